@@ -1,0 +1,17 @@
+//! One module per command.
+
+pub mod info;
+pub mod locks;
+pub mod quaject;
+
+use clap::Args;
+
+use crate::output::Format;
+
+/// Options every command has.
+#[derive(Clone, Debug, Args)]
+pub struct Common {
+    /// Output format: a human table, JSON Lines (machine record first), or CSV.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}

@@ -1,0 +1,102 @@
+//! The machine record that heads every result file: what the numbers were
+//! measured on, so they are never separated from their context.
+
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use crate::output::record;
+
+/// Facts about this machine that every command reports first.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// CPU brand string.
+    pub cpu_model: String,
+    /// Logical CPUs this process may run on.
+    pub cores: usize,
+    /// Cycle-counter (TSC) ticks per second, calibrated against the OS clock.
+    pub tsc_hz: f64,
+    /// What RTM detection found (see `granule_sync::rtm`).
+    pub rtm: String,
+    /// `git describe` of the source tree, if known.
+    pub git_revision: String,
+}
+
+fn cpu_model() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let cpuid = raw_cpuid::CpuId::new();
+        if let Some(b) = cpuid.get_processor_brand_string() {
+            return b.as_str().trim().to_string();
+        }
+    }
+    "unknown".into()
+}
+
+fn git_revision() -> String {
+    Command::new("git")
+        .args(["describe", "--always", "--dirty", "--abbrev=12"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Ticks of the cycle counter per second: the median of five 20 ms windows
+/// against the monotonic OS clock.
+pub fn tsc_hz() -> f64 {
+    static HZ: OnceLock<f64> = OnceLock::new();
+    *HZ.get_or_init(|| {
+        let mut samples: Vec<f64> = (0..5)
+            .map(|_| {
+                let t0 = Instant::now();
+                let c0 = granule_sync::cycles::now();
+                while t0.elapsed() < Duration::from_millis(20) {
+                    std::hint::spin_loop();
+                }
+                let c1 = granule_sync::cycles::now();
+                let dt = t0.elapsed().as_secs_f64();
+                (c1 - c0) as f64 / dt
+            })
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        samples[2]
+    })
+}
+
+impl Machine {
+    /// Describe this machine (calibrates the cycle counter once).
+    pub fn detect() -> Self {
+        Self {
+            cpu_model: cpu_model(),
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            tsc_hz: tsc_hz(),
+            rtm: granule_sync::rtm::detect().to_string(),
+            git_revision: git_revision(),
+        }
+    }
+
+    /// Nanoseconds per cycle-counter tick.
+    pub fn ns_per_cycle(&self) -> f64 {
+        1e9 / self.tsc_hz
+    }
+
+    /// The `{"record":"machine",...}` record.
+    pub fn record(&self) -> Map<String, Value> {
+        let mut r = record("machine");
+        r.insert("cpu_model".into(), self.cpu_model.clone().into());
+        r.insert("cores".into(), self.cores.into());
+        r.insert("tsc_ghz".into(), (self.tsc_hz / 1e9).into());
+        r.insert("rtm".into(), self.rtm.clone().into());
+        r.insert("os".into(), std::env::consts::OS.into());
+        r.insert("arch".into(), std::env::consts::ARCH.into());
+        r.insert("granule_version".into(), env!("CARGO_PKG_VERSION").into());
+        r.insert("git_revision".into(), self.git_revision.clone().into());
+        r.insert("command".into(), std::env::args().collect::<Vec<_>>().join(" ").into());
+        r
+    }
+}

@@ -1,0 +1,43 @@
+//! `granule`: the experiments on kernel locking, as commands.
+//!
+//! Every command measures, prints a human table by default, and with
+//! `--format json|csv` prints machine-readable records headed by a machine
+//! record. See the README for each command's usage.
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod machine;
+mod output;
+mod pin;
+mod progress;
+mod stats;
+
+/// Measure how coarse kernel locking can be.
+#[derive(Debug, Parser)]
+#[command(name = "granule", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// This machine's physical limits: CPU, cores, TSC frequency, RTM,
+    /// core-to-core cache-line latency and the cost of atomic instructions.
+    Info(cmd::info::Args),
+    /// Uncontended and contended cost of every lock, with std, parking_lot
+    /// and spin mutexes as baselines in the same run.
+    Locks(cmd::locks::Args),
+    /// The Synthesis Table 1: lock-free objects with no sync, 0 and 1 retry.
+    Quaject(cmd::quaject::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match &cli.command {
+        Command::Info(a) => cmd::info::run(a),
+        Command::Locks(a) => cmd::locks::run(a),
+        Command::Quaject(a) => cmd::quaject::run(a),
+    }
+}

@@ -1,0 +1,129 @@
+//! CLH queue lock, laid out as seL4's big kernel lock.
+//!
+//! Algorithm: Craig (1993) and Magnusson, Landin & Hagersten (1994); layout
+//! after seL4's `clh_lock_t` (`include/smp/lock.h`). The lock holds `cores + 1`
+//! queue nodes, each alone in a cache line, and per core the index of the node
+//! it owns now (`mine`) and of its predecessor (`prev`). Node word layout:
+//! one `AtomicBool`, `true` = "my owner holds or waits for the lock".
+//! The tail is the index of the last node queued.
+//!
+//! * acquire(core): mark `mine` waiting; swap it into the tail (`xchg`), which
+//!   returns the predecessor's node; spin on the predecessor's flag, which
+//!   lives in the predecessor's cache line and is written once, at its release.
+//! * release(core): clear the flag of `mine`; then adopt the predecessor's node
+//!   as the next `mine` (nobody else can reach it any more — its old owner
+//!   moved on and the only spinner on it was us).
+//!
+//! Each waiter spins on a different line, so a hand-off moves exactly one line
+//! between exactly two cores: the property the queueing model relies on.
+//! Nodes are named by index, so the code is safe Rust; `mine`/`prev` are
+//! atomics written only by their core and read with relaxed ordering.
+
+use alloc::vec::Vec;
+use crossbeam_utils::CachePadded;
+
+use super::RawLock;
+use crate::primitive::{spin_loop, AtomicBool, AtomicUsize, Ordering};
+
+#[derive(Debug)]
+struct PerCore {
+    mine: AtomicUsize,
+    prev: AtomicUsize,
+}
+
+/// CLH queue lock with per-core nodes (seL4's BKL).
+#[derive(Debug)]
+pub struct Clh {
+    tail: CachePadded<AtomicUsize>,
+    nodes: Vec<CachePadded<AtomicBool>>,
+    cores: Vec<CachePadded<PerCore>>,
+}
+
+impl Clh {
+    /// A free lock for cores `0..cores`.
+    pub fn new(cores: usize) -> Self {
+        assert!(cores >= 1, "a lock needs at least one core");
+        // Node `cores` starts as the (released) tail; core i starts owning node i.
+        Self {
+            tail: CachePadded::new(AtomicUsize::new(cores)),
+            nodes: (0..=cores).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
+            cores: (0..cores)
+                .map(|i| CachePadded::new(PerCore { mine: AtomicUsize::new(i), prev: AtomicUsize::new(i) }))
+                .collect(),
+        }
+    }
+}
+
+impl RawLock for Clh {
+    const NAME: &'static str = "clh";
+
+    fn with_cores(cores: usize) -> Self {
+        Self::new(cores)
+    }
+
+    #[inline]
+    fn acquire<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
+        let me = &self.cores[core];
+        let mine = me.mine.load(Ordering::Relaxed);
+        self.nodes[mine].store(true, Ordering::Relaxed);
+        // AcqRel: publish our flag before anyone can reach it through the
+        // tail, and see the predecessor's flag initialisation.
+        let prev = self.tail.swap(mine, Ordering::AcqRel);
+        me.prev.store(prev, Ordering::Relaxed);
+        let node = &self.nodes[prev];
+        if !node.load(Ordering::Acquire) {
+            return false;
+        }
+        while node.load(Ordering::Acquire) {
+            spin();
+            spin_loop();
+        }
+        true
+    }
+
+    /// Succeeds only if the lock looked free; see the comment inside for the
+    /// one bounded wait that a queue lock without abort cannot avoid.
+    #[inline]
+    fn try_acquire(&self, core: usize) -> bool {
+        let me = &self.cores[core];
+        let tail = self.tail.load(Ordering::Acquire);
+        if self.nodes[tail].load(Ordering::Acquire) {
+            return false;
+        }
+        let mine = me.mine.load(Ordering::Relaxed);
+        self.nodes[mine].store(true, Ordering::Relaxed);
+        match self.tail.compare_exchange(tail, mine, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(prev) => {
+                me.prev.store(prev, Ordering::Relaxed);
+                // We are queued now and a CLH waiter cannot leave the queue.
+                // Usually `prev` is the released node we saw, but the tail can
+                // have gone T -> X -> T in between (T's new owner re-queued
+                // it): then we wait for that one critical section. This is the
+                // only case where `try_acquire` waits, and it is bounded.
+                while self.nodes[prev].load(Ordering::Acquire) {
+                    spin_loop();
+                }
+                true
+            }
+            Err(_) => {
+                self.nodes[mine].store(false, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    #[inline]
+    fn release(&self, core: usize) {
+        let me = &self.cores[core];
+        let mine = me.mine.load(Ordering::Relaxed);
+        let prev = me.prev.load(Ordering::Relaxed);
+        self.nodes[mine].store(false, Ordering::Release);
+        me.mine.store(prev, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn is_locked(&self) -> bool {
+        let tail = self.tail.load(Ordering::Acquire);
+        self.nodes[tail].load(Ordering::Acquire)
+    }
+}

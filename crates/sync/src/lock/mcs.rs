@@ -1,0 +1,106 @@
+//! MCS queue lock with one queue node per core kept inside the lock.
+//!
+//! Algorithm: Mellor-Crummey & Scott (1991), Fig. 5. Layout: `tail` holds the
+//! index of the last queued core's node, or `NONE`; node `i` (one cache line
+//! each) belongs to core `i` for ever (unlike CLH, nodes are not swapped) and
+//! holds `next` (successor's index or `NONE`) and `locked` (`true` while its
+//! owner waits). A waiter spins on its own node, which its predecessor writes
+//! once at hand-off.
+//!
+//! Release with no visible successor must CAS the tail back to `NONE`; if that
+//! fails, a successor is between its `xchg` of the tail and its link store, and
+//! we wait for the link. That CAS is the cost MCS pays over CLH.
+
+use alloc::vec::Vec;
+use crossbeam_utils::CachePadded;
+
+use super::RawLock;
+use crate::primitive::{spin_loop, AtomicBool, AtomicUsize, Ordering};
+
+const NONE: usize = usize::MAX;
+
+#[derive(Debug)]
+struct Node {
+    next: AtomicUsize,
+    locked: AtomicBool,
+}
+
+/// MCS queue lock with per-core nodes.
+#[derive(Debug)]
+pub struct Mcs {
+    tail: CachePadded<AtomicUsize>,
+    nodes: Vec<CachePadded<Node>>,
+}
+
+impl Mcs {
+    /// A free lock for cores `0..cores`.
+    pub fn new(cores: usize) -> Self {
+        assert!(cores >= 1, "a lock needs at least one core");
+        Self {
+            tail: CachePadded::new(AtomicUsize::new(NONE)),
+            nodes: (0..cores)
+                .map(|_| CachePadded::new(Node { next: AtomicUsize::new(NONE), locked: AtomicBool::new(false) }))
+                .collect(),
+        }
+    }
+}
+
+impl RawLock for Mcs {
+    const NAME: &'static str = "mcs";
+
+    fn with_cores(cores: usize) -> Self {
+        Self::new(cores)
+    }
+
+    #[inline]
+    fn acquire<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
+        let node = &self.nodes[core];
+        node.next.store(NONE, Ordering::Relaxed);
+        node.locked.store(true, Ordering::Relaxed);
+        let prev = self.tail.swap(core, Ordering::AcqRel);
+        if prev == NONE {
+            return false;
+        }
+        // Link behind the predecessor; Release publishes our `locked = true`
+        // before the predecessor can clear it.
+        self.nodes[prev].next.store(core, Ordering::Release);
+        while node.locked.load(Ordering::Acquire) {
+            spin();
+            spin_loop();
+        }
+        true
+    }
+
+    #[inline]
+    fn try_acquire(&self, core: usize) -> bool {
+        let node = &self.nodes[core];
+        node.next.store(NONE, Ordering::Relaxed);
+        node.locked.store(true, Ordering::Relaxed);
+        self.tail.compare_exchange(NONE, core, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    }
+
+    #[inline]
+    fn release(&self, core: usize) {
+        let node = &self.nodes[core];
+        let mut next = node.next.load(Ordering::Acquire);
+        if next == NONE {
+            if self.tail.compare_exchange(core, NONE, Ordering::Release, Ordering::Relaxed).is_ok() {
+                return;
+            }
+            // A successor swapped the tail but has not linked yet.
+            loop {
+                next = node.next.load(Ordering::Acquire);
+                if next != NONE {
+                    break;
+                }
+                spin_loop();
+            }
+        }
+        self.nodes[next].locked.store(false, Ordering::Release);
+    }
+
+    #[inline]
+    fn is_locked(&self) -> bool {
+        self.tail.load(Ordering::Relaxed) != NONE
+    }
+}

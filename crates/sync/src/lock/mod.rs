@@ -1,0 +1,77 @@
+//! Kernel locks: mutual exclusion between cores, with a per-core queue node
+//! kept inside the lock (seL4's CLH layout) and a spin hook.
+//!
+//! A kernel lock is always taken *by a core*, named by its index `0..cores`
+//! (the lock is built for a fixed number of cores). The contract every
+//! [`RawLock`] relies on, and that callers must keep:
+//!
+//! * at most one thread acts as a given core at any moment, and
+//! * a core never acquires a lock it already holds, and releases only a lock
+//!   it holds.
+//!
+//! Breaking the contract can deadlock or break mutual exclusion, but it can
+//! never cause undefined behaviour inside the lock: every algorithm here is
+//! written in safe code over atomics, with nodes named by index.
+//!
+//! While waiting, `acquire` calls the caller's spin hook once per spin
+//! iteration, so a core waiting for the kernel lock keeps serving IPIs (a
+//! remote core that asked it to stall would otherwise deadlock with it).
+//!
+//! | lock | acquire | release | fair | per-core node |
+//! |---|---|---|---|---|
+//! | [`Ttas`] | `xchg` after a read | store | no | none |
+//! | [`Ticket`] | `lock xadd` | store | FIFO | none |
+//! | [`Clh`] | `xchg` of the tail | store | FIFO | yes (swapped) |
+//! | [`Mcs`] | `xchg` of the tail | CAS or store | FIFO | yes |
+
+mod clh;
+mod mcs;
+mod profiled;
+#[cfg(not(loom))]
+mod raw_mutex;
+mod ticket;
+mod ttas;
+
+pub use clh::Clh;
+pub use mcs::Mcs;
+pub use profiled::Lock;
+#[cfg(not(loom))]
+pub use raw_mutex::{RawTicket, RawTtas, TicketMutex, TtasMutex};
+pub use ticket::Ticket;
+pub use ttas::Ttas;
+
+/// A mutual-exclusion lock taken by numbered cores (see the module docs for
+/// the contract on core indices).
+pub trait RawLock: Send + Sync {
+    /// Short name used in tables and on the command line.
+    const NAME: &'static str;
+
+    /// A lock for cores `0..cores`. `cores` must be at least 1.
+    fn with_cores(cores: usize) -> Self
+    where
+        Self: Sized;
+
+    /// Acquire the lock as `core`, calling `spin` once per iteration while
+    /// waiting. Returns whether the lock was contended (the caller had to wait
+    /// for, or queue behind, another holder).
+    ///
+    /// # Panics
+    /// If `core` is not below the `cores` the lock was built for (a bug in the
+    /// caller, never something user input reaches).
+    fn acquire<F: FnMut()>(&self, core: usize, spin: F) -> bool;
+
+    /// Acquire the lock as `core` if that needs no waiting.
+    fn try_acquire(&self, core: usize) -> bool;
+
+    /// Release the lock held by `core`.
+    fn release(&self, core: usize);
+
+    /// Whether some core holds the lock (or is queued for it). Lock elision
+    /// reads this inside a transaction, which adds the lock word to the
+    /// transaction's read set.
+    fn is_locked(&self) -> bool;
+}
+
+/// Spin hook that does nothing (for callers with no IPIs to serve).
+#[inline(always)]
+pub fn no_hook() {}

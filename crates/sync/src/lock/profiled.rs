@@ -1,0 +1,83 @@
+//! [`Lock`]: a raw kernel lock plus its statistics type.
+
+use super::RawLock;
+use crate::cycles;
+use crate::profile::{LockStats, NoStats, Site};
+
+/// A kernel lock `L` with statistics `S` (by default none, at zero cost).
+///
+/// `acquire` and `release` follow [`RawLock`]'s contract on core indices.
+/// With `S::ENABLED`, acquisition sites are the callers' source locations.
+#[derive(Debug)]
+pub struct Lock<L: RawLock, S: LockStats = NoStats> {
+    raw: L,
+    stats: S,
+}
+
+impl<L: RawLock, S: LockStats> Lock<L, S> {
+    /// A free lock for cores `0..cores`, named `name` in profiles.
+    pub fn new(name: &'static str, cores: usize) -> Self {
+        Self { raw: L::with_cores(cores), stats: S::new(name, cores) }
+    }
+
+    /// The underlying lock.
+    pub fn raw(&self) -> &L {
+        &self.raw
+    }
+
+    /// The statistics.
+    pub fn stats(&self) -> &S {
+        &self.stats
+    }
+
+    /// Acquire as `core`, calling `spin` while waiting; see [`RawLock::acquire`].
+    #[inline]
+    #[track_caller]
+    pub fn acquire<F: FnMut()>(&self, core: usize, spin: F) {
+        if S::ENABLED {
+            let site: Site = core::panic::Location::caller();
+            self.acquire_at(site, core, spin);
+        } else {
+            self.raw.acquire(core, spin);
+        }
+    }
+
+    /// Acquire as `core`, attributing the acquisition to `site`.
+    #[inline]
+    pub fn acquire_at<F: FnMut()>(&self, site: Site, core: usize, spin: F) {
+        if S::ENABLED {
+            let t0 = cycles::now();
+            let contended = self.raw.acquire(core, spin);
+            let t1 = cycles::now();
+            self.stats.acquired(core, site, t1.saturating_sub(t0), contended, t1);
+        } else {
+            self.raw.acquire(core, spin);
+        }
+    }
+
+    /// Acquire as `core` if no waiting is needed.
+    #[inline]
+    #[track_caller]
+    pub fn try_acquire(&self, core: usize) -> bool {
+        let ok = self.raw.try_acquire(core);
+        if S::ENABLED && ok {
+            self.stats.acquired(core, core::panic::Location::caller(), 0, false, cycles::now());
+        }
+        ok
+    }
+
+    /// Release the lock `core` holds.
+    #[inline]
+    pub fn release(&self, core: usize) {
+        if S::ENABLED {
+            self.stats.releasing(core, cycles::now());
+        }
+        self.raw.release(core);
+    }
+
+    /// Whether the lock is held.
+    #[inline]
+    pub fn is_locked(&self) -> bool {
+        self.raw.is_locked()
+    }
+}

@@ -1,0 +1,124 @@
+//! Printers for profiler snapshots: FreeBSD `LOCK_PROFILING`, Linux
+//! `lock_stat`, and JSON Lines.
+//!
+//! Times are cycles (FreeBSD prints microseconds and Linux nanoseconds; the
+//! header says which unit is used so the tables are never misread).
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write;
+
+use super::SiteRecord;
+
+fn site_name(r: &SiteRecord) -> String {
+    format!("{}:{} ({})", r.file, r.line, r.lock)
+}
+
+/// FreeBSD `sysctl debug.lock.prof.stats` layout:
+/// `max wait_max total wait_total count avg wait_avg cnt_hold cnt_lock name`,
+/// where `max`/`total`/`avg` are hold times, `count` acquisitions, `cnt_hold`
+/// times others waited while this site held the lock, and `cnt_lock` times this
+/// site found the lock held. Elision columns follow when any site elided.
+pub fn freebsd_table(records: &[SiteRecord]) -> String {
+    let elided = records.iter().any(|r| r.commits + r.aborts() + r.fallbacks > 0);
+    let mut s = String::from("# times in cycles\n");
+    let _ = write!(
+        s,
+        "{:>10} {:>10} {:>12} {:>12} {:>10} {:>8} {:>8} {:>10} {:>10}",
+        "max", "wait_max", "total", "wait_total", "count", "avg", "wait_avg", "cnt_hold", "cnt_lock"
+    );
+    if elided {
+        let _ = write!(
+            s,
+            " {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "commits", "conflict", "capacity", "lockbusy", "other", "fallback"
+        );
+    }
+    s.push_str(" name\n");
+    for r in records {
+        let _ = write!(
+            s,
+            "{:>10} {:>10} {:>12} {:>12} {:>10} {:>8} {:>8} {:>10} {:>10}",
+            r.hold_max,
+            r.wait_max,
+            r.hold_total,
+            r.wait_total,
+            r.acquisitions,
+            r.hold_avg(),
+            r.wait_avg(),
+            r.cnt_hold,
+            r.contended
+        );
+        if elided {
+            let _ = write!(
+                s,
+                " {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                r.commits, r.aborts_conflict, r.aborts_capacity, r.aborts_lock_busy, r.aborts_other, r.fallbacks
+            );
+        }
+        let _ = writeln!(s, " {}", site_name(r));
+    }
+    s
+}
+
+/// Linux `/proc/lock_stat` layout (one line per site, `class name` first).
+pub fn lock_stat_table(records: &[SiteRecord]) -> String {
+    let mut s = String::from("lock_stat version 0.4 (granule; times in cycles)\n");
+    let _ = writeln!(
+        s,
+        "{:>40} {:>11} {:>11} {:>12} {:>12} {:>14} {:>12} {:>11} {:>12} {:>12} {:>12} {:>14} {:>12}",
+        "class name",
+        "con-bounces",
+        "contentions",
+        "waittime-min",
+        "waittime-max",
+        "waittime-total",
+        "waittime-avg",
+        "acq-bounces",
+        "acquisitions",
+        "holdtime-min",
+        "holdtime-max",
+        "holdtime-total",
+        "holdtime-avg"
+    );
+    for r in records {
+        let name = site_name(r);
+        let mut start = name.len().saturating_sub(40);
+        while !name.is_char_boundary(start) {
+            start += 1;
+        }
+        let name = &name[start..];
+        let _ = writeln!(
+            s,
+            "{:>40} {:>11} {:>11} {:>12} {:>12} {:>14} {:>12} {:>11} {:>12} {:>12} {:>12} {:>14} {:>12}",
+            name,
+            r.con_bounces,
+            r.contended,
+            r.wait_min,
+            r.wait_max,
+            r.wait_total,
+            r.wait_avg(),
+            r.acq_bounces,
+            r.acquisitions,
+            r.hold_min,
+            r.hold_max,
+            r.hold_total,
+            r.hold_avg()
+        );
+    }
+    s
+}
+
+/// One JSON object per site, one per line, each with `"record":"lock_profile"`.
+pub fn to_json_lines(records: &[SiteRecord]) -> String {
+    let mut s = String::new();
+    for r in records {
+        let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert(String::from("record"), serde_json::Value::from("lock_profile"));
+        }
+        s.push_str(&serde_json::to_string(&v).unwrap_or_default());
+        s.push('\n');
+    }
+    s
+}

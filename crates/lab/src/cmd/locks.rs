@@ -1,1 +1,411 @@
-//! placeholder (being written)
+//! `granule locks`: what every lock costs on this machine, next to the
+//! baselines users would otherwise reach for.
+//!
+//! Two measurements per lock, in one run so ratios are not distorted by the
+//! machine's noise between runs:
+//!
+//! * **uncontended**: one pinned thread, `acquire + release` pairs in a loop,
+//!   timed with the cycle counter; an empty loop of the same shape is
+//!   subtracted; the median of `--runs` runs is reported as `cycles_per_pair`,
+//!   beside the uncontended cost of `xchg` measured in the same run (the
+//!   physical floor: every lock here needs at least one atomic RMW);
+//! * **contended**: `threads` pinned threads (thread `i` is core `i`) loop on
+//!   `acquire, critical section, release` for `--seconds`; the critical
+//!   section reads and writes one shared cache line and then busy-waits
+//!   `--critical-cycles`. Reported: total `acquisitions_per_sec` (median over
+//!   runs) and `fairness` (fewest / most acquisitions of any thread).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use clap::Args as ClapArgs;
+use crossbeam_utils::CachePadded;
+use granule_sync::cycles;
+use granule_sync::lock::{Clh, Lock, Mcs, RawLock, Ticket, Ttas};
+use granule_sync::rw::{BrLock, Sx};
+use serde_json::{Map, Value};
+
+use crate::machine::Machine;
+use crate::output::{emit, record};
+use crate::pin::run_pinned;
+use crate::stats::summarize;
+use crate::{limits, progress};
+
+/// Every lock this command knows, in table order.
+pub const ALL_LOCKS: &[&str] = &[
+    "ttas",
+    "ticket",
+    "clh",
+    "mcs",
+    "brlock-read",
+    "brlock-write",
+    "sx-shared",
+    "sx-exclusive",
+    "elided-ttas",
+    "elided-ticket",
+    "elided-clh",
+    "elided-mcs",
+    "std-mutex",
+    "parking-lot",
+    "spin-mutex",
+];
+
+/// Options of `granule locks`.
+#[derive(Clone, Debug, ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: super::Common,
+    /// Locks to measure (comma-separated; `all` for every one). Known:
+    /// ttas, ticket, clh, mcs, brlock-read, brlock-write, sx-shared,
+    /// sx-exclusive, elided-{ttas,ticket,clh,mcs} (RTM only), std-mutex,
+    /// parking-lot, spin-mutex.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub locks: Vec<String>,
+    /// Thread counts for the contended measurement (1 = one thread looping
+    /// alone). Threads are pinned to distinct CPUs while there are enough.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub threads: Vec<usize>,
+    /// Busy-wait inside each critical section, in cycles.
+    #[arg(long, default_value_t = 0)]
+    pub critical_cycles: u64,
+    /// Duration of each contended measurement, in seconds.
+    #[arg(long, default_value_t = 0.5)]
+    pub seconds: f64,
+    /// Repetitions of every measurement; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Acquire+release pairs per uncontended timing.
+    #[arg(long, default_value_t = 100_000)]
+    pub pairs: u64,
+}
+
+/// A lock as the benchmark drives it: acquire, run `critical`, release.
+trait Subject: Sync {
+    /// Whether holders exclude each other (false for the read sides).
+    const EXCLUSIVE: bool = true;
+    fn pair(&self, core: usize, critical: impl FnOnce());
+}
+
+struct Kernel<L: RawLock>(Lock<L>);
+impl<L: RawLock> Subject for Kernel<L> {
+    #[inline(always)]
+    fn pair(&self, core: usize, critical: impl FnOnce()) {
+        self.0.acquire(core, || {});
+        critical();
+        self.0.release(core);
+    }
+}
+
+struct BrRead(BrLock);
+impl Subject for BrRead {
+    const EXCLUSIVE: bool = false;
+    #[inline(always)]
+    fn pair(&self, core: usize, critical: impl FnOnce()) {
+        self.0.read_acquire(core, || {});
+        critical();
+        self.0.read_release(core);
+    }
+}
+
+struct BrWrite(BrLock);
+impl Subject for BrWrite {
+    #[inline(always)]
+    fn pair(&self, core: usize, critical: impl FnOnce()) {
+        self.0.write_acquire(core, || {});
+        critical();
+        self.0.write_release(core);
+    }
+}
+
+struct SxShared(Sx);
+impl Subject for SxShared {
+    const EXCLUSIVE: bool = false;
+    #[inline(always)]
+    fn pair(&self, _core: usize, critical: impl FnOnce()) {
+        self.0.slock(|| {});
+        critical();
+        self.0.sunlock();
+    }
+}
+
+struct SxExclusive(Sx);
+impl Subject for SxExclusive {
+    #[inline(always)]
+    fn pair(&self, _core: usize, critical: impl FnOnce()) {
+        self.0.xlock(|| {});
+        critical();
+        self.0.xunlock();
+    }
+}
+
+struct StdMutex(std::sync::Mutex<()>);
+impl Subject for StdMutex {
+    #[inline(always)]
+    fn pair(&self, _core: usize, critical: impl FnOnce()) {
+        let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        critical();
+        drop(g);
+    }
+}
+
+struct ParkingLot(parking_lot::Mutex<()>);
+impl Subject for ParkingLot {
+    #[inline(always)]
+    fn pair(&self, _core: usize, critical: impl FnOnce()) {
+        let g = self.0.lock();
+        critical();
+        drop(g);
+    }
+}
+
+struct SpinMutex(spin::Mutex<()>);
+impl Subject for SpinMutex {
+    #[inline(always)]
+    fn pair(&self, _core: usize, critical: impl FnOnce()) {
+        let g = self.0.lock();
+        critical();
+        drop(g);
+    }
+}
+
+struct ElidedSubject<L: RawLock>(granule_sync::rtm::Elided<L>);
+impl<L: RawLock> Subject for ElidedSubject<L> {
+    #[inline(always)]
+    fn pair(&self, core: usize, critical: impl FnOnce()) {
+        let mode = self.0.acquire(core, || {});
+        critical();
+        self.0.release(core, mode);
+    }
+}
+
+/// Busy-wait `n` cycles of the cycle counter.
+#[inline(always)]
+fn spin_cycles(n: u64) {
+    if n == 0 {
+        return;
+    }
+    let t0 = cycles::now();
+    while cycles::now().wrapping_sub(t0) < n {
+        std::hint::spin_loop();
+    }
+}
+
+/// Cycles per iteration of `body`, minus an empty loop, median over `runs`.
+fn time_pairs(runs: usize, pairs: u64, mut body: impl FnMut()) -> f64 {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        for _ in 0..pairs / 10 {
+            body();
+        }
+        let t0 = cycles::now();
+        for i in 0..pairs {
+            black_box(i);
+        }
+        let empty = cycles::now_fenced().wrapping_sub(t0);
+        let t0 = cycles::now();
+        for i in 0..pairs {
+            black_box(i);
+            body();
+        }
+        let full = cycles::now_fenced().wrapping_sub(t0);
+        samples.push(full.saturating_sub(empty) as f64 / pairs as f64);
+    }
+    summarize(&samples).median
+}
+
+/// The critical section: exclusive locks read and write one shared cache
+/// line (so lost updates would reveal broken mutual exclusion); shared locks
+/// only read it. Then busy-wait `critical_cycles`.
+#[inline(always)]
+fn critical<S: Subject>(line: &AtomicU64, critical_cycles: u64) {
+    let v = line.load(Ordering::Relaxed);
+    if S::EXCLUSIVE {
+        line.store(v + 1, Ordering::Relaxed);
+    } else {
+        black_box(v);
+    }
+    spin_cycles(critical_cycles);
+}
+
+/// Median acquisitions per second and fairness over `a.runs` runs of
+/// `threads` pinned threads; fails if an exclusive lock lost an update.
+fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> Result<(f64, f64)> {
+    let mut rates = Vec::new();
+    let mut fairness = Vec::new();
+    for _ in 0..a.runs {
+        let line = CachePadded::new(AtomicU64::new(0));
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let counts = run_pinned(threads, |core| {
+            let mut n = 0u64;
+            if core == 0 {
+                // Thread 0 also keeps time, checking only every 64 pairs.
+                let end = started + Duration::from_secs_f64(a.seconds);
+                loop {
+                    for _ in 0..64 {
+                        subject.pair(core, || critical::<S>(&line, a.critical_cycles));
+                    }
+                    n += 64;
+                    if Instant::now() >= end {
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            } else {
+                while !stop.load(Ordering::Relaxed) {
+                    subject.pair(core, || critical::<S>(&line, a.critical_cycles));
+                    n += 1;
+                }
+            }
+            n
+        });
+        let elapsed = started.elapsed().as_secs_f64();
+        let total: u64 = counts.iter().sum();
+        if S::EXCLUSIVE && line.load(Ordering::Relaxed) != total {
+            bail!(
+                "{name}: mutual exclusion violated: {total} critical sections but the shared line counted {}",
+                line.load(Ordering::Relaxed)
+            );
+        }
+        rates.push(total as f64 / elapsed);
+        let (lo, hi) = (counts.iter().min().copied().unwrap_or(0), counts.iter().max().copied().unwrap_or(0));
+        fairness.push(if hi == 0 { 0.0 } else { lo as f64 / hi as f64 });
+    }
+    Ok((summarize(&rates).median, summarize(&fairness).median))
+}
+
+/// Measure one lock, appending its records.
+fn measure<S: Subject>(
+    name: &str,
+    subject: &S,
+    a: &Args,
+    m: &Machine,
+    xchg: f64,
+    uncontended: &mut Vec<Map<String, Value>>,
+    contended_out: &mut Vec<Map<String, Value>>,
+) -> Result<()> {
+    let cycles = time_pairs(a.runs, a.pairs, || subject.pair(0, || {}));
+    let mut r = record("lock_uncontended");
+    r.insert("lock".into(), name.into());
+    r.insert("threads".into(), 1.into());
+    r.insert("cycles_per_pair".into(), cycles.into());
+    r.insert("ns_per_pair".into(), (cycles * m.ns_per_cycle()).into());
+    r.insert("xchg_cycles".into(), xchg.into());
+    r.insert("ratio_to_xchg".into(), (cycles / xchg).into());
+    uncontended.push(r);
+    for &t in &a.threads {
+        let (rate, fairness) = contended(name, subject, t, a)?;
+        let mut r = record("lock_contended");
+        r.insert("lock".into(), name.into());
+        r.insert("threads".into(), t.into());
+        r.insert("critical_cycles".into(), a.critical_cycles.into());
+        r.insert("acquisitions_per_sec".into(), rate.into());
+        r.insert("fairness".into(), fairness.into());
+        contended_out.push(r);
+    }
+    Ok(())
+}
+
+/// Measure `Elided<L>`, or record why it was skipped (no usable RTM).
+#[allow(clippy::too_many_arguments)]
+fn measure_elided<L: RawLock>(
+    name: &'static str,
+    cores: usize,
+    a: &Args,
+    m: &Machine,
+    xchg: f64,
+    unc: &mut Vec<Map<String, Value>>,
+    con: &mut Vec<Map<String, Value>>,
+    skipped: &mut Vec<Map<String, Value>>,
+) -> Result<()> {
+    match granule_sync::rtm::Elided::<L>::new(name, cores) {
+        Ok(l) => measure(name, &ElidedSubject(l), a, m, xchg, unc, con),
+        Err(e) => {
+            let mut r = record("lock_skipped");
+            r.insert("lock".into(), name.into());
+            r.insert("reason".into(), e.to_string().into());
+            skipped.push(r);
+            Ok(())
+        }
+    }
+}
+
+/// The locks selected by `--locks`, validated.
+pub fn selected(locks: &[String]) -> Result<Vec<&'static str>> {
+    if locks.iter().any(|l| l == "all") {
+        return Ok(ALL_LOCKS.to_vec());
+    }
+    let mut out = Vec::new();
+    for l in locks {
+        match ALL_LOCKS.iter().find(|k| **k == l.as_str()) {
+            Some(k) => out.push(*k),
+            None => bail!("unknown lock `{l}`; known locks: {}", ALL_LOCKS.join(", ")),
+        }
+    }
+    Ok(out)
+}
+
+/// Run `granule locks`.
+pub fn run(a: &Args) -> Result<()> {
+    let locks = selected(&a.locks)?;
+    if a.threads.is_empty() || a.threads.contains(&0) {
+        bail!("--threads needs positive thread counts, e.g. --threads 1,2");
+    }
+    if a.runs == 0 || a.pairs == 0 || !(a.seconds > 0.0) {
+        bail!("--runs, --pairs and --seconds must be positive");
+    }
+    let m = Machine::detect();
+    let cores = a.threads.iter().copied().max().unwrap_or(1).max(1);
+    let xchg = limits::xchg_cycles(a.runs);
+    let mut unc = Vec::new();
+    let mut con = Vec::new();
+    let mut skipped = Vec::new();
+    let pb = progress::bar(locks.len() as u64, "locks");
+    for name in locks {
+        pb.set_message(name);
+        macro_rules! go {
+            ($s:expr) => {
+                measure(name, &$s, a, &m, xchg, &mut unc, &mut con)?
+            };
+        }
+        match name {
+            "ttas" => go!(Kernel(Lock::<Ttas>::new("ttas", cores))),
+            "ticket" => go!(Kernel(Lock::<Ticket>::new("ticket", cores))),
+            "clh" => go!(Kernel(Lock::<Clh>::new("clh", cores))),
+            "mcs" => go!(Kernel(Lock::<Mcs>::new("mcs", cores))),
+            "brlock-read" => go!(BrRead(BrLock::new(cores))),
+            "brlock-write" => go!(BrWrite(BrLock::new(cores))),
+            "sx-shared" => go!(SxShared(Sx::new())),
+            "sx-exclusive" => go!(SxExclusive(Sx::new())),
+            "std-mutex" => go!(StdMutex(std::sync::Mutex::new(()))),
+            "parking-lot" => go!(ParkingLot(parking_lot::Mutex::new(()))),
+            "spin-mutex" => go!(SpinMutex(spin::Mutex::new(()))),
+            "elided-ttas" => measure_elided::<Ttas>(name, cores, a, &m, xchg, &mut unc, &mut con, &mut skipped)?,
+            "elided-ticket" => measure_elided::<Ticket>(name, cores, a, &m, xchg, &mut unc, &mut con, &mut skipped)?,
+            "elided-clh" => measure_elided::<Clh>(name, cores, a, &m, xchg, &mut unc, &mut con, &mut skipped)?,
+            _ => measure_elided::<Mcs>(name, cores, a, &m, xchg, &mut unc, &mut con, &mut skipped)?,
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    // Ratios to parking_lot, measured in this same run.
+    let pl = unc
+        .iter()
+        .find(|r| r.get("lock").and_then(Value::as_str) == Some("parking-lot"))
+        .and_then(|r| r.get("cycles_per_pair").and_then(Value::as_f64));
+    if let Some(pl) = pl.filter(|&c| c > 0.0) {
+        for r in &mut unc {
+            if let Some(c) = r.get("cycles_per_pair").and_then(Value::as_f64) {
+                r.insert("ratio_to_parking_lot".into(), (c / pl).into());
+            }
+        }
+    }
+    let mut records = vec![m.record()];
+    records.extend(unc);
+    records.extend(con);
+    records.extend(skipped);
+    emit(a.common.format, &records, "")?;
+    Ok(())
+}

@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod limits;
 mod machine;
 mod output;
 mod pin;

@@ -1,6 +1,6 @@
 //! Summary statistics of repeated measurements (via `statrs`).
 
-use statrs::statistics::{Data, Distribution, Median, OrderStatistics};
+use statrs::statistics::{Data, Distribution, Median};
 
 /// Median, mean, standard deviation, min and max of a sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -22,12 +22,12 @@ pub fn summarize(xs: &[f64]) -> Summary {
     if xs.is_empty() {
         return Summary::default();
     }
-    let mut d = Data::new(xs.to_vec());
+    let d = Data::new(xs.to_vec());
     Summary {
         median: d.median(),
         mean: d.mean().unwrap_or(0.0),
         std: if xs.len() > 1 { d.std_dev().unwrap_or(0.0) } else { 0.0 },
-        min: d.min(),
-        max: d.max(),
+        min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+        max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     }
 }

@@ -286,7 +286,7 @@ fn measure<S: Subject>(
     uncontended: &mut Vec<Map<String, Value>>,
     contended_out: &mut Vec<Map<String, Value>>,
 ) -> Result<()> {
-    let cycles = time_pairs(a.runs, a.pairs, || subject.pair(0, || {}));
+    let cycles = run_pinned(1, |_| time_pairs(a.runs, a.pairs, || subject.pair(0, || {})))[0];
     let mut r = record("lock_uncontended");
     r.insert("lock".into(), name.into());
     r.insert("threads".into(), 1.into());
@@ -353,12 +353,17 @@ pub fn run(a: &Args) -> Result<()> {
     if a.threads.is_empty() || a.threads.contains(&0) {
         bail!("--threads needs positive thread counts, e.g. --threads 1,2");
     }
-    if a.runs == 0 || a.pairs == 0 || !(a.seconds > 0.0) {
+    if a.runs == 0 || a.pairs == 0 || !a.seconds.is_finite() || a.seconds <= 0.0 {
         bail!("--runs, --pairs and --seconds must be positive");
     }
     let m = Machine::detect();
     let cores = a.threads.iter().copied().max().unwrap_or(1).max(1);
-    let xchg = limits::xchg_cycles(a.runs);
+    let xchg = run_pinned(1, |_| limits::atomic_costs(a.runs))
+        .into_iter()
+        .flatten()
+        .find(|c| c.instruction == "xchg")
+        .and_then(|c| c.cycles.ok())
+        .unwrap_or(f64::NAN);
     let mut unc = Vec::new();
     let mut con = Vec::new();
     let mut skipped = Vec::new();

@@ -1,1 +1,86 @@
-//! placeholder
+//! Synthesis's lock-free objects ("quajects"), on x86-64.
+//!
+//! Massalin and Pu built Synthesis V.1 (Columbia CUCS-005-91, 1991), a
+//! dual-68030 kernel with threads, virtual memory and I/O, with no locks at
+//! all. Their recipe: squeeze shared state into one or two words and update
+//! it with compare-and-swap; where it does not fit, use one of a few
+//! lock-free objects — a counter, LIFO stacks, FIFO queues, linked lists —
+//! and otherwise write an *optimistic* critical section that reads, works on
+//! private copies, and commits with one CAS, retrying if anyone interfered.
+//! These are those objects, with the operations of the paper's Figures 1–3,
+//! so the kernel's `lockfree` regime and the `granule quaject` benchmark
+//! (the paper's Table 1) can use them.
+//!
+//! | object | file | words CASed | source |
+//! |---|---|---|---|
+//! | [`Counter`] | `counter.rs` | 1 × 64 bit | §3.1 |
+//! | [`List`] (insert/delete at head) | `list.rs` | 128-bit tagged head | Figure 2, Treiber 1986 |
+//! | [`Stack`] of words | `stack.rs` | 128-bit tagged top + pool head | Figure 1 → Treiber |
+//! | [`Queue`] (SPSC/SPMC/MPSC/MPMC) | `queue.rs` | 64-bit positions | §3.2, Vyukov 2010 |
+//! | [`RcList`] (traversal, marked deletion) | `refcount_list.rs` | 64-bit links and counts | Figure 3, §3.3, Valois 1995 |
+//!
+//! **No CAS2.** The 68030 has `CAS2`, a compare-and-swap over two
+//! *unrelated* addresses, and Synthesis leans on it: stack push checks the
+//! stack pointer and the slot above it, list delete checks the head and the
+//! first node's link, traversal checks a link and a reference count. x86-64
+//! has only `cmpxchg16b`, a CAS over two *adjacent* words. We use it to put
+//! a version tag next to every head index, which gives delete-at-head the
+//! ABA safety `CAS2` gave it; for traversal we emulate `CAS2` by
+//! incrementing the count and then validating the link; the array stack of
+//! Figure 1 becomes a linked (Treiber) stack. Each file says what it does
+//! instead and why.
+//!
+//! **Type-stable nodes.** Stacks and lists take their nodes from a fixed
+//! pool allocated with the object and never returned to the allocator while
+//! it lives; nodes are named by 32-bit index. A reader that lost a race may
+//! read a node that has been reused, but never freed memory, and the CAS (or
+//! the validation) that follows fails. All shared state is atomics and the
+//! module has no `unsafe`; a caller breaking a documented contract (two
+//! producers on a single-producer queue) can lose elements, never memory
+//! safety.
+//!
+//! **Interference.** Every read-then-CAS takes a hook ([`Interference`])
+//! called between the read and the CAS with the attempt number, and every
+//! operation can report its retries ([`Retried`]). A benchmark injects
+//! exactly one conflicting write on attempt 0 — the objects with a tagged
+//! or counted word offer `interfere()`, the cheapest such write — to measure
+//! the seed's "1 retry" column, and a test asserts that exactly one retry
+//! happened. [`NoInterference`] compiles to nothing.
+//!
+//! **No Sync.** Each object has a sequential twin ([`SeqCounter`],
+//! [`SeqList`], [`SeqStack`], [`SeqQueue`], [`SeqRcList`]) with the same
+//! layout and plain loads and stores, for the benchmark's baseline.
+//!
+//! Values are `u64` words, like Synthesis's longword queues: the kernel
+//! stores thread and object indices in them. Full and empty are ordinary
+//! results ([`Full`], `None`), never panics. Retry loops do not pause: a
+//! failed CAS means another core made progress, so retrying at once is the
+//! lock-free thing to do, and a pause would dominate the 1-retry cost.
+
+mod counter;
+mod interference;
+mod list;
+mod queue;
+mod refcount_list;
+mod stack;
+mod tagged;
+
+pub use counter::{Counter, SeqCounter};
+pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
+pub use list::{List, Node, SeqList, MAX_NODES};
+pub use queue::{
+    Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,
+    MAX_CAPACITY,
+};
+pub use refcount_list::{Iter, NodeRef, RcList, SeqRcList};
+pub use stack::{SeqStack, Stack};
+
+/// A put or push found the object full; the rejected word is returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Full(pub u64);
+
+impl core::fmt::Display for Full {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "full (rejected {})", self.0)
+    }
+}

@@ -2,8 +2,10 @@
 //!
 //! Algorithm: Rudolph & Segall (1984). Word layout: one `AtomicBool`,
 //! `true` = held, alone in its cache line. Waiters spin on a plain load (the
-//! line stays shared in their caches) and only try the `xchg` when they see
-//! the lock free. Not fair, no per-core node; the baseline every queue lock is
+//! line stays shared in their caches) and only try `lock cmpxchg(false ->
+//! true)` when they see the lock free. A compare-and-swap rather than `xchg`:
+//! it costs the same on x86, and a failed attempt writes nothing, which keeps
+//! the algorithm within what loom's memory model can check. Not fair, no per-core node; the baseline every queue lock is
 //! compared with.
 
 use crossbeam_utils::CachePadded;
@@ -30,6 +32,14 @@ impl Ttas {
     }
 }
 
+impl Ttas {
+    /// One attempt to take the free lock.
+    #[inline(always)]
+    fn grab(&self) -> bool {
+        self.held.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
+    }
+}
+
 impl Default for Ttas {
     fn default() -> Self {
         Self::new()
@@ -45,7 +55,7 @@ impl RawLock for Ttas {
 
     #[inline]
     fn acquire<F: FnMut()>(&self, _core: usize, mut spin: F) -> bool {
-        if !self.held.swap(true, Ordering::Acquire) {
+        if self.grab() {
             return false;
         }
         loop {
@@ -53,7 +63,7 @@ impl RawLock for Ttas {
                 spin();
                 spin_loop();
             }
-            if !self.held.swap(true, Ordering::Acquire) {
+            if self.grab() {
                 return true;
             }
         }
@@ -61,7 +71,7 @@ impl RawLock for Ttas {
 
     #[inline]
     fn try_acquire(&self, _core: usize) -> bool {
-        !self.held.load(Ordering::Relaxed) && !self.held.swap(true, Ordering::Acquire)
+        !self.held.load(Ordering::Relaxed) && self.grab()
     }
 
     #[inline]

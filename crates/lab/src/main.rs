@@ -34,11 +34,19 @@ enum Command {
     Quaject(cmd::quaject::Args),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    match &cli.command {
+    let result = match &cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Locks(a) => cmd::locks::run(a),
         Command::Quaject(a) => cmd::quaject::run(a),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // `{:#}` prints the whole context chain on one line, never a backtrace.
+            eprintln!("granule: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

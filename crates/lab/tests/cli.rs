@@ -1,0 +1,136 @@
+//! The `granule` commands run end to end with tiny durations and print
+//! well-formed records: JSON Lines with the machine record first, CSV blocks,
+//! and clear errors for bad options. Behaviour only, never timings.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn granule(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_granule")).args(args).output().expect("run granule");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn records(stdout: &str) -> Vec<Value> {
+    stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}"))).collect()
+}
+
+fn of_kind<'a>(rs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    rs.iter().filter(|r| r["record"] == kind).collect()
+}
+
+#[test]
+fn locks_json_has_machine_first_and_every_requested_measurement() {
+    let (ok, out, err) = granule(&[
+        "locks",
+        "--locks",
+        "ttas,clh,parking-lot,elided-clh",
+        "--threads",
+        "1,2",
+        "--seconds",
+        "0.02",
+        "--runs",
+        "1",
+        "--pairs",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "granule locks failed: {err}");
+    let rs = records(&out);
+    assert_eq!(rs[0]["record"], "machine");
+    assert!(rs[0]["cpu_model"].is_string() && rs[0]["tsc_ghz"].as_f64().unwrap() > 0.0);
+    let unc = of_kind(&rs, "lock_uncontended");
+    let con = of_kind(&rs, "lock_contended");
+    let skipped = of_kind(&rs, "lock_skipped");
+    let measured_elided = unc.iter().any(|r| r["lock"] == "elided-clh");
+    assert_eq!(measured_elided, skipped.is_empty(), "elided-clh is either measured or skipped with a reason");
+    let n = if measured_elided { 4 } else { 3 };
+    assert_eq!(unc.len(), n);
+    assert_eq!(con.len(), 2 * n, "one contended record per lock and thread count");
+    for r in &unc {
+        assert!(r["cycles_per_pair"].as_f64().unwrap() > 0.0);
+        assert!(r["ratio_to_parking_lot"].is_number());
+    }
+    for r in &con {
+        assert!(r["acquisitions_per_sec"].as_f64().unwrap() > 0.0);
+        assert!([1, 2].contains(&r["threads"].as_u64().unwrap()));
+    }
+    for r in &skipped {
+        assert!(r["reason"].as_str().unwrap().contains("RTM"));
+    }
+}
+
+#[test]
+fn quaject_prints_every_table_1_row() {
+    let (ok, out, err) = granule(&["quaject", "--iterations", "200", "--runs", "1", "--format", "json"]);
+    assert!(ok, "granule quaject failed: {err}");
+    let rs = records(&out);
+    assert_eq!(rs[0]["record"], "machine");
+    let rows = of_kind(&rs, "quaject");
+    for op in [
+        "increment counter",
+        "linked-list insert",
+        "linked-list delete",
+        "circular-queue insert",
+        "circular-queue delete",
+        "stack push",
+        "stack pop",
+    ] {
+        let r = rows.iter().find(|r| r["operation"] == op).unwrap_or_else(|| panic!("missing row {op}"));
+        assert_eq!(r["retries_per_op"].as_f64(), Some(1.0), "{op}: the 1-retry column retried exactly once");
+        for col in ["nosync_cycles", "opt0_cycles", "opt1_cycles", "opt0_over_nosync", "opt1_over_opt0"] {
+            assert!(r[col].is_number(), "{op}: {col}");
+        }
+    }
+}
+
+#[test]
+fn info_reports_atomic_costs() {
+    let (ok, out, err) = granule(&["info", "--samples", "1", "--format", "json"]);
+    assert!(ok, "granule info failed: {err}");
+    let rs = records(&out);
+    assert_eq!(rs[0]["record"], "machine");
+    let costs = of_kind(&rs, "atomic_cost");
+    for insn in ["xchg", "lock xadd", "lock cmpxchg", "lock cmpxchg16b", "xbegin; xend"] {
+        assert!(costs.iter().any(|c| c["instruction"] == insn), "missing {insn}");
+    }
+}
+
+#[test]
+fn csv_has_a_header_per_record_kind() {
+    let (ok, out, err) = granule(&[
+        "locks",
+        "--locks",
+        "ticket",
+        "--threads",
+        "1",
+        "--seconds",
+        "0.01",
+        "--runs",
+        "1",
+        "--pairs",
+        "100",
+        "--format",
+        "csv",
+    ]);
+    assert!(ok, "{err}");
+    let headers: Vec<&str> = out.lines().filter(|l| l.starts_with("record,")).collect();
+    assert_eq!(headers.len(), 3, "machine, lock_uncontended, lock_contended: {out}");
+    assert!(headers[1].contains("cycles_per_pair"));
+}
+
+#[test]
+fn bad_options_fail_with_a_clear_message() {
+    let (ok, _, err) = granule(&["locks", "--locks", "nonsense"]);
+    assert!(!ok);
+    assert!(err.contains("unknown lock `nonsense`") && err.contains("known locks"), "{err}");
+    assert!(!err.contains("backtrace"), "errors are one line, not a backtrace: {err}");
+    let (ok, _, err) = granule(&["locks", "--threads", "0"]);
+    assert!(!ok);
+    assert!(err.contains("--threads"), "{err}");
+}

@@ -376,8 +376,9 @@ pub fn core_latency(
 /// Spin until `line` holds `want`; `false` if `deadline` passed first.
 fn wait_for(line: &AtomicU64, want: u64, deadline: Instant) -> bool {
     let mut spins = 0u32;
+    // Plain loads, no PAUSE: a PAUSE in flight when the line arrives would
+    // add its own latency (up to ~140 cycles on recent Xeons) to the figure.
     while line.load(Ordering::Acquire) != want {
-        std::hint::spin_loop();
         spins = spins.wrapping_add(1);
         if spins % 4096 == 0 && Instant::now() > deadline {
             return false;
@@ -412,7 +413,6 @@ fn pair_latency(from: core_affinity::CoreId, to: core_affinity::CoreId, cfg: &La
                     line.store(v + 1, Ordering::Release);
                     next += 2;
                 } else {
-                    std::hint::spin_loop();
                     spins = spins.wrapping_add(1);
                     if spins % 4096 == 0 && Instant::now() > backstop {
                         break;

@@ -3,8 +3,8 @@
 //! On x86-64 this is the time-stamp counter (`rdtsc`): it ticks at a constant
 //! rate (the "TSC frequency", calibrated to nanoseconds by the host code), not
 //! at the core's current clock, which is what the seeds call "cycles" too.
-//! On other architectures the virtual counter is used where we know how to
-//! read it; elsewhere the counter reads 0 and profiles show zero times.
+//! On other architectures the counter reads 0 for now, so profiles there
+//! show zero times (a port adds its counter here).
 
 /// The current value of the cycle counter.
 #[inline(always)]
@@ -21,8 +21,9 @@ pub fn now() -> u64 {
     }
 }
 
-/// The cycle counter, ordered after every earlier load and store of this
-/// core (`rdtscp` then `lfence`): use it to end a timed region.
+/// The cycle counter, read after every earlier instruction of this core has
+/// executed (`rdtscp`; earlier stores may still sit in the store buffer) and
+/// before any later one starts (`lfence`): use it to end a timed region.
 #[inline(always)]
 pub fn now_fenced() -> u64 {
     #[cfg(target_arch = "x86_64")]

@@ -284,3 +284,41 @@ fn rclist_racing_deleters() {
         assert_eq!(list.free_nodes(), 1);
     });
 }
+
+/// A traversal standing on a non-head node races with the deletion,
+/// reclamation and reuse of its successor: increment-then-validate on an
+/// inner link must never accept a reclaimed or reused node (the head word
+/// alone would not exercise it). Default preemption bound.
+#[test]
+fn rclist_inner_link_reuse() {
+    model(|| {
+        let list = Arc::new(RcList::new(3));
+        list.insert(1).unwrap();
+        list.insert(2).unwrap();
+        list.insert(3).unwrap();
+        let traverser = {
+            let list = list.clone();
+            thread::spawn(move || {
+                let three = list.iter().find(|n| n.value() == 3).unwrap();
+                let mut seen = Vec::new();
+                let mut cur = three.next();
+                while let Some(n) = cur {
+                    seen.push(n.value());
+                    cur = n.next();
+                }
+                seen
+            })
+        };
+        {
+            let two = list.iter().find(|n| n.value() == 2).unwrap();
+            assert!(list.delete(&two));
+        }
+        list.purge();
+        let _ = list.insert(4);
+        let seen = traverser.join().unwrap();
+        assert!(!seen.contains(&4), "traversal from 3 reached a newer node: {seen:?}");
+        assert!(seen.contains(&1), "lost 1: {seen:?}");
+        let live = list.purge();
+        assert_eq!(live + list.free_nodes(), 3, "leak or double free");
+    });
+}

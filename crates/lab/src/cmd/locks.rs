@@ -180,16 +180,15 @@ impl<L: RawLock> Subject for ElidedSubject<L> {
     }
 }
 
-/// Busy-wait `n` cycles of the cycle counter.
+/// Busy-wait `n` cycles of the cycle counter. No PAUSE (`spin_loop`) here:
+/// this runs inside critical sections, and PAUSE aborts an RTM transaction.
 #[inline(always)]
 fn spin_cycles(n: u64) {
     if n == 0 {
         return;
     }
     let t0 = cycles::now();
-    while cycles::now().wrapping_sub(t0) < n {
-        std::hint::spin_loop();
-    }
+    while cycles::now().wrapping_sub(t0) < n {}
 }
 
 /// Cycles per iteration of `body`, minus an empty loop, median over `runs`.
@@ -237,11 +236,12 @@ fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> R
     for _ in 0..a.runs {
         let line = CachePadded::new(AtomicU64::new(0));
         let stop = AtomicBool::new(false);
-        let started = Instant::now();
-        let counts = run_pinned(threads, |core| {
+        // Thread 0 keeps time from after the start barrier until it raises
+        // `stop`, checking the clock only every 64 pairs.
+        let results = run_pinned(threads, |core| {
             let mut n = 0u64;
             if core == 0 {
-                // Thread 0 also keeps time, checking only every 64 pairs.
+                let started = Instant::now();
                 let end = started + Duration::from_secs_f64(a.seconds);
                 loop {
                     for _ in 0..64 {
@@ -250,7 +250,7 @@ fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> R
                     n += 64;
                     if Instant::now() >= end {
                         stop.store(true, Ordering::Relaxed);
-                        break;
+                        return (n, started.elapsed().as_secs_f64());
                     }
                 }
             } else {
@@ -258,10 +258,11 @@ fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> R
                     subject.pair(core, || critical::<S>(&line, a.critical_cycles));
                     n += 1;
                 }
+                (n, 0.0)
             }
-            n
         });
-        let elapsed = started.elapsed().as_secs_f64();
+        let elapsed = results[0].1;
+        let counts: Vec<u64> = results.iter().map(|r| r.0).collect();
         let total: u64 = counts.iter().sum();
         if S::EXCLUSIVE && line.load(Ordering::Relaxed) != total {
             bail!(

@@ -25,6 +25,13 @@ use crossbeam_utils::CachePadded;
 use super::RawLock;
 use crate::primitive::{spin_loop, AtomicBool, AtomicUsize, Ordering};
 
+/// Under loom only: how many times a successful `try_acquire` found itself
+/// queued behind a held node (the T -> X -> T case) and waited, so a model
+/// can prove it reached that case. A plain core atomic on purpose: a loom
+/// atomic would add synchronisation to the model it observes.
+#[cfg(loom)]
+pub static LOOM_TRY_WAITS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
 #[derive(Debug)]
 struct PerCore {
     mine: AtomicUsize,
@@ -81,8 +88,11 @@ impl RawLock for Clh {
         true
     }
 
-    /// Succeeds only if the lock looked free; see the comment inside for the
-    /// one bounded wait that a queue lock without abort cannot avoid.
+    /// Succeeds only if the lock looked free. In one rare interleaving (see
+    /// the comment inside) it then waits for up to `cores - 1` critical
+    /// sections *without calling a spin hook*, because a CLH waiter cannot
+    /// leave the queue: a core that must keep serving IPIs should use
+    /// `acquire` with its hook rather than `try_acquire` on a CLH lock.
     #[inline]
     fn try_acquire(&self, core: usize) -> bool {
         let me = &self.cores[core];
@@ -97,10 +107,13 @@ impl RawLock for Clh {
                 me.prev.store(prev, Ordering::Relaxed);
                 // We are queued now and a CLH waiter cannot leave the queue.
                 // Usually `prev` is the released node we saw, but the tail can
-                // have gone T -> X -> T in between (T's new owner re-queued
-                // it): then we wait for that one critical section. This is the
-                // only case where `try_acquire` waits, and it is bounded.
+                // have gone T -> X -> ... -> T in between (T re-queued by its
+                // new owner): then we wait behind every core queued ahead of
+                // T's owner, at most `cores - 1` critical sections, without a
+                // spin hook. This is the only case where `try_acquire` waits.
                 while self.nodes[prev].load(Ordering::Acquire) {
+                    #[cfg(loom)]
+                    LOOM_TRY_WAITS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
                     spin_loop();
                 }
                 true

@@ -101,6 +101,7 @@ impl RawLock for Mcs {
 
     #[inline]
     fn is_locked(&self) -> bool {
-        self.tail.load(Ordering::Relaxed) != NONE
+        // Acquire: see `Ttas::is_locked`.
+        self.tail.load(Ordering::Acquire) != NONE
     }
 }

@@ -19,7 +19,7 @@
 //!
 //! | lock | acquire | release | fair | per-core node |
 //! |---|---|---|---|---|
-//! | [`Ttas`] | `xchg` after a read | store | no | none |
+//! | [`Ttas`] | `lock cmpxchg` after a read | store | no | none |
 //! | [`Ticket`] | `lock xadd` | store | FIFO | none |
 //! | [`Clh`] | `xchg` of the tail | store | FIFO | yes (swapped) |
 //! | [`Mcs`] | `xchg` of the tail | CAS or store | FIFO | yes |
@@ -33,6 +33,8 @@ mod ticket;
 mod ttas;
 
 pub use clh::Clh;
+#[cfg(loom)]
+pub use clh::LOOM_TRY_WAITS;
 pub use mcs::Mcs;
 pub use profiled::Lock;
 #[cfg(not(loom))]

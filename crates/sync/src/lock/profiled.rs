@@ -12,12 +12,19 @@ use crate::profile::{LockStats, NoStats, Site};
 pub struct Lock<L: RawLock, S: LockStats = NoStats> {
     raw: L,
     stats: S,
+    cores: usize,
 }
 
 impl<L: RawLock, S: LockStats> Lock<L, S> {
     /// A free lock for cores `0..cores`, named `name` in profiles.
     pub fn new(name: &'static str, cores: usize) -> Self {
-        Self { raw: L::with_cores(cores), stats: S::new(name, cores) }
+        Self { raw: L::with_cores(cores), stats: S::new(name, cores), cores }
+    }
+
+    /// Panics, before any lock state changes, if `core` is out of range.
+    #[inline]
+    fn check_core(&self, core: usize) {
+        assert!(core < self.cores, "core {core} out of range for lock built for {} cores", self.cores);
     }
 
     /// The underlying lock.
@@ -46,6 +53,9 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
     #[inline]
     pub fn acquire_at<F: FnMut()>(&self, site: Site, core: usize, spin: F) {
         if S::ENABLED {
+            // Checked before taking the lock: the statistics index by core,
+            // and a panic after the raw acquire would leave the lock held.
+            self.check_core(core);
             let t0 = cycles::now();
             let contended = self.raw.acquire(core, spin);
             let t1 = cycles::now();
@@ -59,6 +69,9 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
     #[inline]
     #[track_caller]
     pub fn try_acquire(&self, core: usize) -> bool {
+        if S::ENABLED {
+            self.check_core(core);
+        }
         let ok = self.raw.try_acquire(core);
         if S::ENABLED && ok {
             self.stats.acquired(core, core::panic::Location::caller(), 0, false, cycles::now());
@@ -70,6 +83,7 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
     #[inline]
     pub fn release(&self, core: usize) {
         if S::ENABLED {
+            self.check_core(core);
             self.stats.releasing(core, cycles::now());
         }
         self.raw.release(core);

@@ -88,7 +88,9 @@ impl RawLock for Ticket {
 
     #[inline]
     fn is_locked(&self) -> bool {
-        let serving = self.words.serving.load(Ordering::Relaxed);
-        self.words.next.load(Ordering::Relaxed) != serving
+        // Acquire (free on x86): an elided critical section that saw the
+        // lock free must see everything the last holder wrote.
+        let serving = self.words.serving.load(Ordering::Acquire);
+        self.words.next.load(Ordering::Acquire) != serving
     }
 }

@@ -81,6 +81,8 @@ impl RawLock for Ttas {
 
     #[inline]
     fn is_locked(&self) -> bool {
-        self.held.load(Ordering::Relaxed)
+        // Acquire: an elided critical section that saw the lock free must
+        // see everything the last holder wrote.
+        self.held.load(Ordering::Acquire)
     }
 }

@@ -5,9 +5,13 @@
 //! CAS*. Synthesis measured the "1 retry" column of its Table 1 with special
 //! hardware (the Quamachine's PGA) that wrote to memory between the initial
 //! read and the CAS. We have no such hardware, so every operation that has a
-//! read-then-CAS takes a hook, called exactly once per attempt, after the
-//! read and immediately before the CAS, with the attempt number (0 for the
-//! first attempt, 1 for the first retry, …). A hook that performs one
+//! read-then-CAS takes a hook, called once per attempt that reaches its CAS,
+//! after the read and immediately before the CAS, with the attempt number (0
+//! for the first attempt, 1 for the first retry, …). In the array queues an
+//! attempt that finds its slot already taken re-reads the position without
+//! reaching a CAS, and calls no hook; its attempt number is still consumed,
+//! so a hook keyed on attempt 0 fires only if the first read reached the CAS
+//! (always the case with no concurrent operations, as in the benchmark). A hook that performs one
 //! conflicting write on attempt 0 — each object's `interfere()` is the
 //! cheapest such write — makes the first CAS fail and the second succeed,
 //! which is exactly the seed's "Opt., 1 retry" case.

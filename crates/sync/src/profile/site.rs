@@ -8,10 +8,10 @@ use core::ptr;
 use crossbeam_utils::CachePadded;
 
 use super::{AbortCause, ElisionEvent, LockStats, Site};
-use crate::primitive::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::primitive::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-/// Acquisition sites recorded per lock; later sites share the last slot,
-/// which is then reported as `(other sites)`.
+/// Acquisition sites recorded per lock; once the table is full, later sites
+/// share the last slot, which is then reported as `(other sites)`.
 pub const MAX_SITES: usize = 32;
 
 const NO_SITE: usize = usize::MAX;
@@ -57,6 +57,8 @@ pub struct Profile {
     holding: Vec<CachePadded<Holding>>,
     last_core: AtomicUsize,
     last_release_site: AtomicUsize,
+    /// Set once a site found the table full and was recorded in the last slot.
+    overflowed: AtomicBool,
 }
 
 impl Profile {
@@ -99,6 +101,7 @@ impl Profile {
                 }
             }
         }
+        self.overflowed.store(true, Ordering::Relaxed);
         self.sites.len() - 1
     }
 
@@ -120,14 +123,11 @@ impl Profile {
                 u64::MAX => 0,
                 v => v,
             };
+            let shared = i == last && self.overflowed.load(Ordering::Relaxed);
             out.push(SiteRecord {
                 lock: String::from(self.name),
-                file: if i == last && self.sites.len() > 1 {
-                    String::from("(other sites)")
-                } else {
-                    String::from(loc.file())
-                },
-                line: loc.line(),
+                file: if shared { String::from("(other sites)") } else { String::from(loc.file()) },
+                line: if shared { 0 } else { loc.line() },
                 acquisitions,
                 contended: get(&c.contended),
                 wait_total: get(&c.wait_total),
@@ -171,6 +171,7 @@ impl LockStats for Profile {
                 .collect(),
             last_core: AtomicUsize::new(NO_SITE),
             last_release_site: AtomicUsize::new(NO_SITE),
+            overflowed: AtomicBool::new(false),
         }
     }
 
@@ -181,7 +182,8 @@ impl LockStats for Profile {
         c.wait_total.fetch_add(wait, Ordering::Relaxed);
         c.wait_max.fetch_max(wait, Ordering::Relaxed);
         c.wait_min.fetch_min(wait, Ordering::Relaxed);
-        let bounced = self.last_core.swap(core, Ordering::Relaxed) != core;
+        let previous = self.last_core.swap(core, Ordering::Relaxed);
+        let bounced = previous != NO_SITE && previous != core;
         if bounced {
             c.acq_bounces.fetch_add(1, Ordering::Relaxed);
         }

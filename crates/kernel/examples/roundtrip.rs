@@ -1,0 +1,75 @@
+//! Kernel-only IPC round trip: a client and a server on core 0, driven
+//! directly (no platform, no context switch), `Call` + `ReplyRecv` per round
+//! trip. Measures the kernel's share of the seeds' ping-pong, per regime.
+//!
+//! `cargo run --release -p granule-kernel --example roundtrip [iterations]`
+
+use std::time::Instant;
+
+use granule_kernel::abi::*;
+use granule_kernel::{BigLock, BootConfig, Kernel, NoLock, Regime, SyscallArgs, ThreadId};
+use granule_sync::lock::{Clh, Mcs, Ticket};
+
+fn call(
+    k: &Kernel<impl Regime>,
+    h: &mut granule_kernel::CoreHandle,
+    cptr: Word,
+    label: InvocationLabel,
+    args: &[Word],
+) {
+    let t = k.current_thread(h, 0).expect("running");
+    // SAFETY: `t` is the thread this (only) core runs, between kernel entries.
+    let b = unsafe { &mut *k.ipc_buffer(t) };
+    b.msg[..args.len()].copy_from_slice(args);
+    let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
+    let _ = k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
+    // SAFETY: as above.
+    assert_eq!(unsafe { &*k.ipc_buffer(t) }.result(), Ok(()), "{label:?}");
+}
+
+fn run<R: Regime>(regime: R, iters: u64) -> f64 {
+    let mut cfg = BootConfig::new(1);
+    cfg.root_priority = 100;
+    let (k, boot, mut hs) = Kernel::boot(cfg, regime).expect("boot");
+    let h = &mut hs[0];
+    let _ = k.ipi(h);
+    let free = boot.first_free_slot;
+    let ut = CAP_FIRST_UNTYPED;
+    for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
+        call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
+    }
+    let (ep, reply, server, client) = (free, free + 1, free + 2, free + 3);
+    for t in [server, client] {
+        call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
+        call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
+    }
+    let s: ThreadId = k.thread_of_cap(h, boot.root_thread, server).unwrap();
+    let c: ThreadId = k.thread_of_cap(h, boot.root_thread, client).unwrap();
+    call(&k, h, server, InvocationLabel::TcbResume, &[]);
+    assert_eq!(k.current_thread(h, 0), Some(s));
+    // Server: first receive.
+    let plan = k.syscall(h, SyscallArgs::new(Sysno::Recv.word(), ep, 0, reply));
+    assert_eq!(plan.run, Some(boot.root_thread));
+    call(&k, h, client, InvocationLabel::TcbResume, &[]);
+    assert_eq!(k.current_thread(h, 0), Some(c));
+    let call_args = SyscallArgs::new(Sysno::Call.word(), ep, MessageInfo::new(1, 0, 0, 1).word(), 0);
+    let rr_args = SyscallArgs::new(Sysno::ReplyRecv.word(), ep, MessageInfo::new(2, 0, 0, 1).word(), reply);
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        let p = k.syscall(h, call_args);
+        debug_assert_eq!(p.run, Some(s));
+        let p = k.syscall(h, rr_args);
+        debug_assert_eq!(p.run, Some(c));
+    }
+    t0.elapsed().as_nanos() as f64 / iters as f64
+}
+
+fn main() {
+    let iters = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
+    // SAFETY: one core.
+    let none = run(unsafe { NoLock::new() }, iters);
+    let clh = run(BigLock::<Clh>::new(1), iters);
+    let ticket = run(BigLock::<Ticket>::new(1), iters);
+    let mcs = run(BigLock::<Mcs>::new(1), iters);
+    println!("kernel-only round trip (Call + ReplyRecv), ns: none {none:.1}  bkl {clh:.1}  bkl-ticket {ticket:.1}  bkl-mcs {mcs:.1}");
+}

@@ -1,0 +1,328 @@
+//! Synchronous IPC: send, receive, call, reply, and the message transfer.
+//!
+//! A message is a [`MessageInfo`] (label, length, extra capabilities), up to
+//! [`MSG_MAX_WORDS`] words and up to three capabilities, copied from the
+//! sender's IPC buffer to the receiver's when both have arrived. A `Call`
+//! records the caller in the receiver's reply object and blocks it until a
+//! `Reply` through that object.
+//!
+//! Capability transfer needs the grant right on the sender's endpoint
+//! capability. As in seL4, only one capability is *transferred* (into the
+//! receiver's receive slot, which must be empty); a capability to the very
+//! endpoint the message goes through is *unwrapped* instead (its badge
+//! delivered in `caps_or_badges`); transfer stops at the first capability
+//! that fails to look up or has nowhere to go.
+
+use crate::abi::{CapRights, Error, MessageInfo, Word, MSG_MAX_EXTRA_CAPS, MSG_MAX_WORDS};
+use crate::object::endpoint::EpState;
+use crate::object::tcb::ThreadState;
+use crate::object::{Cap, CapObj, Endpoint, Notification, Ref, Reply, Tcb};
+use crate::state::Ctx;
+use crate::syscall::Outcome;
+
+/// A decoded send (the caller is the sender).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SendOp {
+    /// A receiver waits: hand the message over.
+    Deliver { ep: Ref<Endpoint>, receiver: Ref<Tcb>, reply: Option<Ref<Reply>>, msg: Msg },
+    /// Nobody waits: block in the send queue.
+    Block { ep: Ref<Endpoint>, msg: Msg },
+    /// `NBSend` with nobody waiting: the message is dropped.
+    Drop,
+}
+
+/// What a sender sends with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Msg {
+    pub info: MessageInfo,
+    pub badge: Word,
+    pub grant: bool,
+    pub call: bool,
+}
+
+/// A decoded receive (the caller is the receiver).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RecvOp {
+    /// A sender waits: take its message.
+    Take { ep: Ref<Endpoint>, sender: Ref<Tcb>, reply: Option<Ref<Reply>> },
+    /// The bound notification is active: return its word instead.
+    Signal { ntfn: Ref<Notification> },
+    /// Nobody waits: block in the receive queue.
+    Block { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
+    /// `NBRecv` with nobody waiting: return an empty message, badge 0.
+    Nothing,
+}
+
+/// A decoded reply.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ReplyOp {
+    Answer {
+        reply: Ref<Reply>,
+        caller: Ref<Tcb>,
+        grant: bool,
+    },
+    /// The reply object has no caller: nothing to do.
+    NoCaller,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    pub(crate) fn decode_send(
+        &mut self,
+        ep: Ref<Endpoint>,
+        cap: Cap,
+        info: MessageInfo,
+        blocking: bool,
+        call: bool,
+    ) -> Result<SendOp, Error> {
+        if !cap.rights.contains(CapRights::WRITE) {
+            return Err(Error::InvalidCapability);
+        }
+        let e = self.get(ep).ok_or(Error::InvalidCapability)?;
+        let msg = Msg { info, badge: cap.badge, grant: cap.rights.contains(CapRights::GRANT), call };
+        if e.state == EpState::Recv {
+            let head = e.queue.head;
+            let (receiver, x) = self.at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
+            let reply = match x.state {
+                ThreadState::BlockedOnRecv { reply, .. } => reply,
+                _ => None,
+            };
+            let reply = reply.filter(|&r| self.live(r));
+            return Ok(SendOp::Deliver { ep, receiver, reply, msg });
+        }
+        Ok(if blocking { SendOp::Block { ep, msg } } else { SendOp::Drop })
+    }
+
+    #[inline]
+    pub(crate) fn invoke_send(&mut self, caller: Ref<Tcb>, op: SendOp) -> Outcome {
+        match op {
+            SendOp::Deliver { ep, receiver, reply, msg } => {
+                self.ep_remove(ep, receiver);
+                if let Some(r) = reply.and_then(|r| self.get(r)) {
+                    r.receiver = None;
+                }
+                self.transfer(caller, receiver, msg, Some(ep));
+                if let Some(x) = self.get(receiver) {
+                    x.state = ThreadState::Running;
+                }
+                self.wake(receiver);
+                if !msg.call {
+                    return Outcome::Done;
+                }
+                self.block_on_reply(caller, reply, msg.grant)
+            }
+            SendOp::Block { ep, msg } => {
+                if let Some(x) = self.get(caller) {
+                    x.state = ThreadState::BlockedOnSend {
+                        ep,
+                        badge: msg.badge,
+                        info: msg.info,
+                        grant: msg.grant,
+                        call: msg.call,
+                    };
+                }
+                self.ep_append(ep, caller, EpState::Send);
+                Outcome::Blocked
+            }
+            SendOp::Drop => Outcome::Done,
+        }
+    }
+
+    /// `caller`'s call was received: record it in `reply` (or fail the call
+    /// if the receiver gave no reply object).
+    fn block_on_reply(&mut self, caller: Ref<Tcb>, reply: Option<Ref<Reply>>, grant: bool) -> Outcome {
+        let Some(r) = reply.and_then(|r| self.get(r).map(|x| (r, x))) else {
+            return Outcome::Error(Error::FailedLookup);
+        };
+        let (reply, rep) = r;
+        rep.caller = Some(caller);
+        rep.grant = grant;
+        if let Some(x) = self.get(caller) {
+            x.state = ThreadState::BlockedOnReply { reply };
+        }
+        Outcome::Blocked
+    }
+
+    /// The reply object named by `cptr` for a receive: `None` for a null slot.
+    fn reply_arg(&mut self, caller: Ref<Tcb>, cptr: Word) -> Result<Option<Ref<Reply>>, Error> {
+        let cnode = self.cspace_of(caller).ok_or(Error::InvalidCapability)?;
+        let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
+        let cap = self.cap_ref(crate::object::SlotAddr { cnode, index }).ok_or(Error::InvalidCapability)?.cap;
+        match cap.obj {
+            CapObj::Null => Ok(None),
+            CapObj::Reply(r) if self.live(r) => Ok(Some(r)),
+            _ => Err(Error::InvalidCapability),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn decode_recv(
+        &mut self,
+        caller: Ref<Tcb>,
+        ep: Ref<Endpoint>,
+        cap: Cap,
+        reply_cptr: Word,
+        blocking: bool,
+    ) -> Result<RecvOp, Error> {
+        if !cap.rights.contains(CapRights::READ) {
+            return Err(Error::InvalidCapability);
+        }
+        let reply = self.reply_arg(caller, reply_cptr)?;
+        if let Some(r) = reply.and_then(|r| self.get(r)) {
+            if r.caller.is_some() || r.receiver.is_some_and(|t| t != caller) {
+                return Err(Error::IllegalOperation);
+            }
+        }
+        if let Some(n) = self.get(caller).and_then(|t| t.bound) {
+            if self.get(n).is_some_and(|n| n.active) {
+                return Ok(RecvOp::Signal { ntfn: n });
+            }
+        }
+        let e = self.get(ep).ok_or(Error::InvalidCapability)?;
+        if e.state == EpState::Send {
+            let head = e.queue.head;
+            let sender = self.ref_at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
+            return Ok(RecvOp::Take { ep, sender, reply });
+        }
+        Ok(if blocking { RecvOp::Block { ep, reply } } else { RecvOp::Nothing })
+    }
+
+    #[inline]
+    pub(crate) fn invoke_recv(&mut self, caller: Ref<Tcb>, op: RecvOp) -> Outcome {
+        match op {
+            RecvOp::Take { ep, sender, reply } => {
+                let ThreadState::BlockedOnSend { badge, info, grant, call, .. } =
+                    self.get(sender).map_or(ThreadState::Inactive, |x| x.state)
+                else {
+                    return Outcome::Error(Error::InvalidCapability);
+                };
+                self.ep_remove(ep, sender);
+                let msg = Msg { info, badge, grant, call };
+                self.transfer(sender, caller, msg, Some(ep));
+                if call {
+                    if let Outcome::Error(e) = self.block_on_reply(sender, reply, grant) {
+                        self.fail_thread(sender, e);
+                    }
+                } else {
+                    let b = self.ipc(sender.index());
+                    b.error = 0;
+                    b.restart = 0;
+                    b.tag = 0;
+                    if let Some(x) = self.get(sender) {
+                        x.state = ThreadState::Running;
+                    }
+                    self.wake(sender);
+                }
+                Outcome::Received
+            }
+            RecvOp::Signal { ntfn } => {
+                let w = self.take_signal(ntfn);
+                self.ipc(caller.index()).badge = w;
+                Outcome::Done
+            }
+            RecvOp::Block { ep, reply } => {
+                if let Some(x) = self.get(caller) {
+                    x.state = ThreadState::BlockedOnRecv { ep, reply };
+                }
+                if let Some(r) = reply.and_then(|r| self.get(r)) {
+                    r.receiver = Some(caller);
+                }
+                self.ep_append(ep, caller, EpState::Recv);
+                Outcome::Blocked
+            }
+            RecvOp::Nothing => {
+                self.ipc(caller.index()).badge = 0;
+                Outcome::Done
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn decode_reply(&mut self, caller: Ref<Tcb>, reply_cptr: Word) -> Result<ReplyOp, Error> {
+        let (_, cap) = self.lookup(caller, reply_cptr)?;
+        let CapObj::Reply(reply) = cap.obj else { return Err(Error::InvalidCapability) };
+        let r = self.get(reply).ok_or(Error::InvalidCapability)?;
+        let (c, grant) = (r.caller, r.grant);
+        match c {
+            Some(c) if self.get(c).is_some_and(|x| x.state == ThreadState::BlockedOnReply { reply }) => {
+                Ok(ReplyOp::Answer { reply, caller: c, grant: grant && cap.rights.contains(CapRights::GRANT) })
+            }
+            _ => Ok(ReplyOp::NoCaller),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn invoke_reply(&mut self, me: Ref<Tcb>, op: ReplyOp, info: MessageInfo) {
+        let ReplyOp::Answer { reply, caller, grant } = op else { return };
+        if let Some(r) = self.get(reply) {
+            r.caller = None;
+        }
+        self.transfer(me, caller, Msg { info, badge: 0, grant, call: false }, None);
+        if let Some(x) = self.get(caller) {
+            x.state = ThreadState::Running;
+        }
+        self.wake(caller);
+    }
+
+    /// Copy a message from `src`'s IPC buffer to `dst`'s, with capabilities.
+    #[inline]
+    fn transfer(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg, ep: Option<Ref<Endpoint>>) {
+        let len = (msg.info.length() as usize).min(MSG_MAX_WORDS);
+        let (extra, unwrapped, badges) = if msg.grant && msg.info.extra_caps() > 0 {
+            self.transfer_caps(src, dst, msg.info.extra_caps() as usize, ep)
+        } else {
+            (0, 0, [0; MSG_MAX_EXTRA_CAPS])
+        };
+        let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
+        d.msg[..len].copy_from_slice(&s.msg[..len]);
+        for (i, b) in badges.iter().enumerate() {
+            if unwrapped & (1 << i) != 0 {
+                d.caps_or_badges[i] = *b;
+            }
+        }
+        d.tag = MessageInfo::new(msg.info.label(), unwrapped, extra, len as Word).word();
+        d.badge = msg.badge;
+        d.error = 0;
+        d.restart = 0;
+    }
+
+    /// Transfer up to `n` capabilities; returns (count, unwrapped bits, badges).
+    fn transfer_caps(
+        &mut self,
+        src: Ref<Tcb>,
+        dst: Ref<Tcb>,
+        n: usize,
+        ep: Option<Ref<Endpoint>>,
+    ) -> (Word, Word, [Word; MSG_MAX_EXTRA_CAPS]) {
+        let cptrs = self.ipc(src.index()).caps_or_badges;
+        let (rcn, ridx) = {
+            let b = self.ipc(dst.index());
+            (b.receive_cnode, b.receive_index)
+        };
+        let (mut count, mut unwrapped, mut badges) = (0, 0, [0; MSG_MAX_EXTRA_CAPS]);
+        let mut transferred = false;
+        for (i, &cptr) in cptrs.iter().enumerate().take(n.min(MSG_MAX_EXTRA_CAPS)) {
+            let Ok((slot, cap)) = self.lookup(src, cptr) else { break };
+            if let (CapObj::Endpoint(e), Some(ep)) = (cap.obj, ep) {
+                if e == ep {
+                    unwrapped |= 1 << i;
+                    badges[i] = cap.badge;
+                    count += 1;
+                    continue;
+                }
+            }
+            if transferred || matches!(cap.obj, CapObj::Reply(_)) {
+                break;
+            }
+            let Ok(root) = self.lookup_cnode_arg(dst, rcn) else { break };
+            let Ok(dest) = self.slot_in(root, ridx) else { break };
+            if !self.cap_at(dest).obj.is_null() {
+                break;
+            }
+            self.insert_cap(Some(slot), dest, cap);
+            transferred = true;
+            count += 1;
+        }
+        (count, unwrapped, badges)
+    }
+}

@@ -1,0 +1,517 @@
+//! The kernel's public face: boot, and the entry points a platform calls.
+//!
+//! Each entry point is *thin*: publish that the core has trapped, enter the
+//! regime, build the access context, hand off to safe dispatch code, decide
+//! what runs next, leave the regime, return the [`ExitPlan`].
+//!
+//! # How a platform drives the kernel
+//!
+//! ```text
+//! let (kernel, boot, handles) = Kernel::boot(BootConfig::new(cores), BigLock::<Clh>::new(cores))?;
+//! // move handles[c] to core c's OS thread; core 0 starts with the root thread:
+//! let mut plan = kernel.ipi(&mut handle);              // plan.run = root, plan.start = Some(fresh)
+//! loop {
+//!     for c in plan.ipis.iter() { wake(c) }               // after the kernel returned
+//!     for irq in plan.irq_acks.iter() { unmask(irq) }
+//!     match plan.run {
+//!         None => { idle until woken, add_idle_cycles; plan = kernel.ipi(&mut handle) }   // or timer_tick / interrupt
+//!         Some(t) => {
+//!             if let Some(s) = plan.start { create a fresh context for t at s.entry(s.arg) }
+//!             resume t until it traps:
+//!               system call  -> plan = kernel.syscall(&mut handle, args)
+//!               panic        -> plan = kernel.fault(&mut handle, FaultKind::UserPanic)
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! # The platform's contract
+//!
+//! * **One actor per core.** Core `c`'s entry points are called only by the
+//!   holder of `c`'s [`CoreHandle`] (enforced by `&mut`).
+//! * **A trap is handled first.** When the current thread traps with a system
+//!   call, the platform's next entry for that core is [`Kernel::syscall`];
+//!   ticks, interrupts and IPIs are delivered before the thread runs again or
+//!   after the system call returned, never between the trap and `syscall`
+//!   (the kernel marks the core *trapped* only for the entry's duration).
+//! * **Plans are performed in order** (IPIs, IRQ acks, then `run`); an IPI
+//!   target must enter the kernel soon (an idle core must be woken; a busy
+//!   one should call [`Kernel::ipi`] when [`Kernel::pending_ipi`] says so, at
+//!   its next preemption point — on the hosted platform, the next trap).
+//! * **Restart** is the user stub's job (see [`crate::abi`]).
+//! * **Thread contexts** are keyed by [`ThreadId::index`]; a plan with
+//!   `start: Some(_)` means "make a fresh context" (a new thread in the slot, a
+//!   thread whose registers were rewritten, or one restarted after a fault).
+//!   A thread destroyed while it ran ends with no further notice: its context
+//!   is simply never resumed again (the platform may drop it when the slot is
+//!   reused, or at shutdown).
+//! * **Under `none`** see [`crate::NoLock::new`] for what must stay disjoint.
+//!
+//! The user side of a system call: write message words and capability
+//! pointers into the thread's [`IpcBuffer`] (pointer from
+//! [`Kernel::ipc_buffer`]), trap with [`SyscallArgs`], and when resumed read
+//! `error`, `tag`, `badge` and `msg` back; if `restart != 0`, trap again with
+//! the same arguments.
+
+use alloc::vec::Vec;
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
+use crate::exit::{ExitPlan, StartInfo};
+use crate::invariants::InvariantViolation;
+use crate::regime::{LockSet, Regime};
+use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
+
+/// A thread: the slab index of its TCB plus the slot's generation.
+///
+/// The platform keys a thread's context by [`ThreadId::index`] (below
+/// [`Kernel::max_threads`]); when the same index comes back with another
+/// generation, it is a new thread in a reused slot.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId {
+    pub(crate) index: u32,
+    pub(crate) gen: u32,
+}
+
+impl ThreadId {
+    /// The TCB slab index (stable for the thread's life, reused afterwards).
+    pub const fn index(self) -> usize {
+        self.index as usize
+    }
+    /// The slot generation.
+    pub const fn generation(self) -> u32 {
+        self.gen
+    }
+    /// Index and generation in one word (for logs and maps).
+    pub const fn as_u64(self) -> u64 {
+        (self.gen as u64) << 32 | self.index as u64
+    }
+}
+
+impl fmt::Debug for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "T{}.{}", self.index, self.gen)
+    }
+}
+
+/// The permission to act as one core: exactly one exists per core, made by
+/// [`Kernel::boot`]. Entry points take it by `&mut`, so two OS threads can
+/// never act as the same core at once (which the kernel's per-core state and
+/// the queue-lock algorithms rely on). Move each handle to its core's thread.
+#[derive(Debug)]
+pub struct CoreHandle {
+    kernel: u64,
+    core: usize,
+}
+
+impl CoreHandle {
+    /// The core's index.
+    pub fn index(&self) -> usize {
+        self.core
+    }
+}
+
+/// The four "register" words of a system call. Anything at all may be passed:
+/// the kernel validates every word.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyscallArgs {
+    /// [`crate::abi::Sysno`] as a word.
+    pub sysno: Word,
+    /// Capability pointer of the endpoint, notification or invoked object.
+    pub cptr: Word,
+    /// [`crate::MessageInfo`] word (label, extra caps, length).
+    pub info: Word,
+    /// Capability pointer of a reply object (`Recv`, `NBRecv`, `Reply`,
+    /// `ReplyRecv`); `0` (the null slot) = none.
+    pub reply: Word,
+}
+
+impl SyscallArgs {
+    /// Arguments from their parts.
+    pub const fn new(sysno: Word, cptr: Word, info: Word, reply: Word) -> Self {
+        Self { sysno, cptr, info, reply }
+    }
+}
+
+/// Why a user thread stopped abnormally ([`Kernel::fault`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The user code panicked (hosted: the coroutine unwound).
+    UserPanic,
+    /// Any other unrecoverable user fault.
+    Other,
+}
+
+/// How the kernel is booted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootConfig {
+    /// Number of cores (1..=64).
+    pub cores: usize,
+    /// Untyped memory handed to the root thread, in bytes, split into
+    /// `untyped_count` equal untyped capabilities (each rounded down to 16 bytes).
+    pub untyped_bytes: u64,
+    /// Number of untyped capabilities (at least 1).
+    pub untyped_count: usize,
+    /// The root CNode has `2^root_cnode_bits` slots (4..=16).
+    pub root_cnode_bits: u8,
+    /// Priority of the root thread.
+    pub root_priority: u8,
+    /// Timer ticks in a time slice (at least 1).
+    pub timeslice_ticks: u32,
+    /// Slab capacities: the most objects of each type alive at once.
+    pub max_threads: usize,
+    /// See `max_threads`.
+    pub max_endpoints: usize,
+    /// See `max_threads`.
+    pub max_notifications: usize,
+    /// See `max_threads`.
+    pub max_cnodes: usize,
+    /// See `max_threads`.
+    pub max_replies: usize,
+    /// See `max_threads`.
+    pub max_frames: usize,
+    /// See `max_threads`.
+    pub max_vspaces: usize,
+    /// See `max_threads` (includes the boot untypeds).
+    pub max_untypeds: usize,
+}
+
+impl BootConfig {
+    /// Defaults for `cores` cores: 256 MiB of untyped memory in 1 capability,
+    /// a 4096-slot root CNode, root priority 255, 5-tick slices, and slabs of
+    /// 1024 threads / endpoints / notifications / replies / frames, 256 CNodes,
+    /// 64 VSpaces and 256 untypeds.
+    pub fn new(cores: usize) -> Self {
+        Self {
+            cores,
+            untyped_bytes: 256 << 20,
+            untyped_count: 1,
+            root_cnode_bits: 12,
+            root_priority: 255,
+            timeslice_ticks: 5,
+            max_threads: 1024,
+            max_endpoints: 1024,
+            max_notifications: 1024,
+            max_cnodes: 256,
+            max_replies: 1024,
+            max_frames: 1024,
+            max_vspaces: 64,
+            max_untypeds: 256,
+        }
+    }
+}
+
+/// A [`BootConfig`] the kernel cannot boot with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootError {
+    /// `cores` is 0 or more than [`MAX_CORES`].
+    Cores,
+    /// `root_cnode_bits` is out of 4..=16, or too small for the boot capabilities.
+    RootCNode,
+    /// A slab capacity is 0 or above 2^24, or `untyped_count` exceeds `max_untypeds`.
+    Capacity,
+    /// `untyped_count` is 0, or the untyped memory is too small to split.
+    Untyped,
+    /// `timeslice_ticks` is 0.
+    Timeslice,
+}
+
+impl fmt::Display for BootError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Self::Cores => "cores must be 1..=64",
+            Self::RootCNode => "root_cnode_bits must be 4..=16 and hold the boot capabilities",
+            Self::Capacity => "slab capacities must be 1..=2^24 and hold the boot objects",
+            Self::Untyped => "untyped memory must be split into at least one capability of at least 16 bytes",
+            Self::Timeslice => "timeslice_ticks must be at least 1",
+        };
+        f.write_str(s)
+    }
+}
+
+/// What the root thread is told at boot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootInfo {
+    /// Number of cores.
+    pub cores: usize,
+    /// The root thread (runs on core 0).
+    pub root_thread: ThreadId,
+    /// The root CNode has `2^root_cnode_bits` slots.
+    pub root_cnode_bits: u8,
+    /// Untyped capabilities: `(cptr, bytes)`, at `CAP_FIRST_UNTYPED..`.
+    pub untyped: Vec<(Word, u64)>,
+    /// The first empty slot of the root CNode (all later slots are empty too).
+    pub first_free_slot: Word,
+    /// Slots in the root CNode (`2^root_cnode_bits`).
+    pub slots: Word,
+    /// IRQ of core `c`'s virtual timer: `timer_irq_base + c`.
+    pub timer_irq_base: usize,
+    /// Device IRQs are `device_irq_base..NUM_IRQS`.
+    pub device_irq_base: usize,
+}
+
+/// A thread's scheduling state as seen from outside (tests, tools).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadStatus {
+    /// Never started, suspended or stopped by a fault.
+    Inactive,
+    /// Runnable and the current thread of its core.
+    Current,
+    /// Runnable, in its core's ready queue.
+    Ready,
+    /// Blocked sending on an endpoint.
+    BlockedOnSend,
+    /// Blocked receiving on an endpoint.
+    BlockedOnRecv,
+    /// Blocked waiting for a reply.
+    BlockedOnReply,
+    /// Blocked waiting on a notification.
+    BlockedOnNotification,
+    /// Destroyed while running on another core; its slot is freed when that
+    /// core next enters the kernel.
+    Zombie,
+}
+
+/// A snapshot of one thread ([`Kernel::thread_info`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Its state.
+    pub status: ThreadStatus,
+    /// Its affinity core.
+    pub core: usize,
+    /// Its priority.
+    pub priority: u8,
+}
+
+/// Per-core event counters (cheap: written only by their core).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreStats {
+    /// System calls entered.
+    pub syscalls: u64,
+    /// Interrupts, timer ticks, IPIs and faults entered.
+    pub other_entries: u64,
+    /// Context switches (the plan's thread differed from the previous one).
+    pub switches: u64,
+    /// System calls completed by the IPC fast path.
+    pub fastpath: u64,
+    /// Idle cycles reported by the platform.
+    pub idle_cycles: u64,
+}
+
+static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The kernel, generic over its concurrency-control regime.
+///
+/// Share it between the cores' OS threads by reference (it is `Sync`); each
+/// core acts through its own [`CoreHandle`].
+pub struct Kernel<R: Regime> {
+    id: u64,
+    regime: R,
+    state: State,
+}
+
+impl<R: Regime> fmt::Debug for Kernel<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kernel").field("regime", &R::NAME).field("cores", &self.state.config.cores).finish()
+    }
+}
+
+/// The spin hook of a core waiting for the kernel lock.
+///
+/// This kernel's remote calls are *asynchronous* (the requesting core never
+/// waits for the remote core while holding the lock): a stall request is
+/// acknowledged by the remote core either by entering the kernel or by going
+/// idle. A core waiting for the lock has already published that it trapped
+/// (its user thread is not running), which acknowledges every stall request
+/// aimed at it; reschedule requests are served as soon as it holds the lock.
+/// So waiting needs only to be polite to the sibling hyperthread.
+#[inline(always)]
+fn spin_hook() {
+    core::hint::spin_loop();
+}
+
+impl<R: Regime> Kernel<R> {
+    /// Boot: build the slabs, the root thread (on core 0, runnable, fresh with
+    /// entry 0 and argument 0) and its root CNode holding capabilities to its
+    /// TCB, its CNode, its VSpace, IRQ control and all untyped memory.
+    pub fn boot(config: BootConfig, regime: R) -> Result<(Self, BootInfo, Vec<CoreHandle>), BootError> {
+        let (state, info) = State::boot(&config)?;
+        let id = NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed);
+        let handles = (0..config.cores).map(|core| CoreHandle { kernel: id, core }).collect();
+        Ok((Self { id, regime, state }, info, handles))
+    }
+
+    /// The regime (e.g. for the big lock's profiler).
+    pub fn regime(&self) -> &R {
+        &self.regime
+    }
+
+    /// The configuration booted with.
+    pub fn config(&self) -> &BootConfig {
+        &self.state.config
+    }
+
+    /// Number of cores.
+    pub fn cores(&self) -> usize {
+        self.state.config.cores
+    }
+
+    /// Capacity of the TCB slab: every [`ThreadId::index`] is below it.
+    pub fn max_threads(&self) -> usize {
+        self.state.config.max_threads
+    }
+
+    #[inline(always)]
+    fn check(&self, core: &CoreHandle) -> usize {
+        assert!(core.kernel == self.id, "core handle of another kernel");
+        core.core
+    }
+
+    /// Run `f` as `core` inside the regime; `kind` is what the core trapped
+    /// for (`TRAP_NONE` for introspection, which is not a kernel entry and
+    /// must not change the core's scheduling state).
+    #[inline(always)]
+    fn enter<T>(
+        &self,
+        core: &mut CoreHandle,
+        kind: u8,
+        f: impl FnOnce(&mut Ctx<'_>, Option<&dyn Fn(&LockSet)>) -> T,
+    ) -> T {
+        let c = self.check(core);
+        if kind != TRAP_NONE {
+            self.state.trap(c, kind);
+        }
+        self.regime.enter(c, spin_hook);
+        let lock_set = |set: &LockSet| self.regime.lock_set(c, set);
+        let out = {
+            // SAFETY: the regime has just granted core `c` access (its `enter`
+            // returned), and `core: &mut CoreHandle` proves this is the only
+            // thread acting as core `c`; the context ends with this block,
+            // before `exit`.
+            let mut ctx = unsafe { Ctx::new(&self.state, c) };
+            f(&mut ctx, if R::USES_LOCK_SET { Some(&lock_set) } else { None })
+        };
+        self.regime.exit(c);
+        out
+    }
+
+    /// A system call by the current thread of `core`. Its results are in its
+    /// [`IpcBuffer`] (which it may only read once it runs again).
+    pub fn syscall(&self, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+        self.enter(core, TRAP_SYSCALL, |ctx, lock_set| {
+            ctx.begin_entry(true);
+            ctx.handle_syscall(args, lock_set);
+            ctx.finish_entry()
+        })
+    }
+
+    /// An interrupt on `irq` taken by `core`. If a handler with a notification
+    /// is registered, the notification is signalled and the line stays masked
+    /// until the handler acknowledges it (`IrqAckIrq`, which puts the line in
+    /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
+    /// Out-of-range IRQ numbers are ignored.
+    pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
+        self.enter(core, TRAP_OTHER, |ctx, _| {
+            ctx.begin_entry(false);
+            ctx.handle_interrupt(irq);
+            ctx.finish_entry()
+        })
+    }
+
+    /// One scheduler tick on `core`: charge the current thread's time slice;
+    /// when it runs out, the thread goes to the back of its priority level.
+    pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
+        self.enter(core, TRAP_OTHER, |ctx, _| {
+            ctx.begin_entry(false);
+            ctx.handle_tick();
+            ctx.finish_entry()
+        })
+    }
+
+    /// Serve `core`'s pending remote requests (reschedule, stall). Every entry
+    /// point does this first; call this one when the platform saw
+    /// [`Kernel::pending_ipi`] or was woken from idle.
+    pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
+        self.enter(core, TRAP_OTHER, |ctx, _| {
+            ctx.begin_entry(false);
+            ctx.finish_entry()
+        })
+    }
+
+    /// The current thread of `core` faulted (hosted: its coroutine panicked):
+    /// it is stopped (made inactive, its pending operation abandoned).
+    pub fn fault(&self, core: &mut CoreHandle, kind: FaultKind) -> ExitPlan {
+        self.enter(core, TRAP_OTHER, |ctx, _| {
+            ctx.begin_entry(false);
+            ctx.handle_fault(kind);
+            ctx.finish_entry()
+        })
+    }
+
+    /// Whether `core` has pending remote requests (one relaxed load; any
+    /// thread may ask). `false` for an out-of-range core.
+    #[inline]
+    pub fn pending_ipi(&self, core: usize) -> bool {
+        self.state.pending(core)
+    }
+
+    /// Add idle cycles measured by `core`'s idle loop (no lock taken).
+    #[inline]
+    pub fn add_idle_cycles(&self, core: &CoreHandle, cycles: u64) {
+        let c = self.check(core);
+        self.state.add_idle_cycles(c, cycles);
+    }
+
+    /// Idle cycles reported so far by `core` (0 for an out-of-range core).
+    pub fn idle_cycles(&self, core: usize) -> u64 {
+        self.state.idle_cycles(core)
+    }
+
+    /// Event counters of `core`, read without the lock (approximate while
+    /// the core runs).
+    pub fn core_stats(&self, core: usize) -> CoreStats {
+        self.state.core_stats(core)
+    }
+
+    /// The IPC buffer of thread `t`'s TCB slot, or null when `t.index()` is
+    /// not below [`Kernel::max_threads`]. See [`IpcBuffer`] for who may
+    /// access it when; the pointer stays valid as long as the kernel lives,
+    /// but the slot belongs to another thread once `t` is destroyed.
+    pub fn ipc_buffer(&self, t: ThreadId) -> *mut IpcBuffer {
+        self.state.ipc_buffer_ptr(t.index)
+    }
+
+    /// How thread `t` starts (entry, argument, and whether it has never run),
+    /// or `None` if `t` no longer exists. Does not mark the thread started
+    /// (only an [`ExitPlan`] does).
+    pub fn start_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<StartInfo> {
+        self.enter(core, TRAP_NONE, |ctx, _| ctx.start_info(t))
+    }
+
+    /// A snapshot of thread `t`, or `None` if it no longer exists.
+    pub fn thread_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<ThreadInfo> {
+        self.enter(core, TRAP_NONE, |ctx, _| ctx.thread_info(t))
+    }
+
+    /// The current thread of core `of` (`None`: idle), as seen under the regime.
+    pub fn current_thread(&self, core: &mut CoreHandle, of: usize) -> Option<ThreadId> {
+        self.enter(core, TRAP_NONE, |ctx, _| ctx.current_of(of))
+    }
+
+    /// The thread a TCB capability names: capability pointer `cptr` in the
+    /// CSpace of thread `holder` (introspection for tests and tools; user
+    /// threads never see [`ThreadId`]s).
+    pub fn thread_of_cap(&self, core: &mut CoreHandle, holder: ThreadId, cptr: Word) -> Option<ThreadId> {
+        self.enter(core, TRAP_NONE, |ctx, _| ctx.thread_of_cap(holder, cptr))
+    }
+
+    /// Check every kernel invariant (see `invariants.rs`); tests call it
+    /// after each kernel entry.
+    pub fn check_invariants(&self, core: &mut CoreHandle) -> Result<(), InvariantViolation> {
+        self.enter(core, TRAP_NONE, |ctx, _| ctx.check_invariants())
+    }
+}
+
+// Compile-time facts the ABI relies on.
+const _: () = assert!(NUM_PRIORITIES == 256 && NUM_IRQS <= 64 && MAX_CORES == 64);

@@ -1,0 +1,86 @@
+//! # granule-kernel: one microkernel, several ways to lock it
+//!
+//! granule is an seL4-style microkernel written to measure how coarse kernel
+//! locking can be. The kernel is ordinary seL4 in miniature: **objects**
+//! (threads, endpoints, notifications, CNodes, untyped memory, reply objects,
+//! frames, address spaces, IRQ handlers) named by **capabilities**; synchronous
+//! **IPC** through endpoints; **per-core schedulers** with 256 priorities; and
+//! short **two-phase system calls**.
+//!
+//! **Two phases.** Every system call is first *decoded*: `decode_x` reads the
+//! caller's arguments — raw words, mere allegations — and kernel state,
+//! validates everything, and returns either a typed [`abi::Error`] or an
+//! operation (`Op`) that names every object it will touch. Then it is
+//! *executed*: `invoke_x` cannot fail. A call that must wait (a receive with no
+//! sender, a remote core that must first be stalled) blocks or restarts: the
+//! kernel keeps no per-thread kernel stack (event-based, one stack per core).
+//!
+//! **Regimes.** Between decode and execute the operation's lock set is
+//! offered to the concurrency-control regime. The kernel is generic over the
+//! regime ([`Kernel<R: Regime>`](Kernel)) and monomorphised, so [`NoLock`]
+//! (no lock code at all) and [`BigLock`] (one CLH, ticket or MCS lock around
+//! the whole kernel) run exactly the same kernel work.
+//!
+//! **Deferred operations.** A kernel entry never acts outside kernel memory:
+//! it returns an [`ExitPlan`] — the thread to run next, the cores to
+//! interrupt, the interrupt lines to acknowledge — which the platform performs
+//! after the lock is released. This keeps the critical section short (and
+//! makes a transactional regime possible later).
+//!
+//! **Memory and soundness.** Objects live in typed slabs sized at boot and
+//! charged to untyped memory when retyped. A capability holds a slab index
+//! plus a generation, so a stale capability is detected and never followed.
+//! Every slab slot and every core's scheduler state is an `UnsafeCell`
+//! reached only through an access context (`Ctx`) that exists while the regime
+//! grants its core access; the context hands out one `&mut` at a time, so the
+//! borrow checker rules out aliasing within a core, and the regime's contract
+//! rules it out between cores. No `&mut` to the whole kernel ever exists.
+//!
+//! **Cores.** Each core has a current thread (or its idle thread), ready
+//! queues (a priority bitmap plus a FIFO per level), a pending-IPI word and an
+//! idle-cycle counter. Threads run only on their affinity core and move only
+//! when `TcbSetAffinity` asks. A wake-up for another core enqueues the thread
+//! there and interrupts that core if it is idle or the thread outranks its
+//! current one. Suspending, migrating or deleting a thread that runs on another
+//! core first *stalls* that core (see `sched.rs`).
+//!
+//! The platform (the hosted Linux one in `granule-hosted`, a bare-metal one
+//! later) calls the entry points of [`Kernel`] as a core, with that core's
+//! [`CoreHandle`], and performs the returned [`ExitPlan`]. Common IPC
+//! (`Call`, `ReplyRecv` to a waiting partner on the same core) takes a fast
+//! path of guard checks and a point of no return (`fastpath.rs`); everything
+//! else is decoded in full.
+//!
+//! Source map: `abi.rs` (the user/kernel ABI), `kernel.rs` (boot and entry
+//! points), `state.rs` (kernel state and the access context), `sched.rs`,
+//! `syscall.rs` (decode → lock set → execute), `fastpath.rs`, `ipc.rs`,
+//! `object/*.rs` (one file per object type, with its invocations),
+//! `regime/*.rs`, `exit.rs`, `error.rs` (error conventions), `invariants.rs`.
+//! Design notes and deviations from seL4: `docs/kernel.md`.
+
+#![no_std]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+extern crate alloc;
+
+pub mod abi;
+mod error;
+pub mod exit;
+mod fastpath;
+mod invariants;
+mod ipc;
+mod kernel;
+mod object;
+pub mod regime;
+mod sched;
+mod state;
+mod syscall;
+
+pub use abi::{Error, IpcBuffer, MessageInfo, Word};
+pub use exit::{CoreMask, ExitPlan, IrqMask, StartInfo};
+pub use invariants::InvariantViolation;
+pub use kernel::{
+    BootConfig, BootError, BootInfo, CoreHandle, CoreStats, FaultKind, Kernel, SyscallArgs, ThreadId, ThreadInfo,
+    ThreadStatus,
+};
+pub use regime::{BigLock, LockSet, NoLock, Regime};

@@ -1,0 +1,174 @@
+//! Notifications: a word of signal bits plus a queue of waiters, optionally
+//! bound to one TCB (a signal then also wakes that thread from an endpoint
+//! receive). Signal/Wait/Poll decode and execute here.
+
+use crate::abi::{CapRights, Error, Word};
+use crate::object::endpoint::Queue;
+use crate::object::tcb::ThreadState;
+use crate::object::{Cap, Ref, Tcb};
+use crate::state::Ctx;
+use crate::syscall::Outcome;
+
+/// A notification object.
+#[derive(Debug)]
+pub(crate) struct Notification {
+    /// Accumulated badges (OR of the signallers' badges) while active.
+    pub word: Word,
+    /// Signalled and not yet consumed.
+    pub active: bool,
+    pub queue: Queue,
+    pub bound: Option<Ref<Tcb>>,
+}
+
+impl Notification {
+    pub fn new() -> Self {
+        Self { word: 0, active: false, queue: Queue::EMPTY, bound: None }
+    }
+}
+
+/// A decoded signal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SignalOp {
+    /// Wake the first waiter with the badge.
+    Wake { ntfn: Ref<Notification>, waiter: Ref<Tcb>, badge: Word },
+    /// Wake the bound thread out of its endpoint receive.
+    WakeBound { ntfn: Ref<Notification>, tcb: Ref<Tcb>, badge: Word },
+    /// Nobody waits: accumulate.
+    Accumulate { ntfn: Ref<Notification>, badge: Word },
+}
+
+/// A decoded wait or poll.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum WaitOp {
+    Take { ntfn: Ref<Notification> },
+    Block { ntfn: Ref<Notification> },
+    Nothing,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn decode_signal(&mut self, ntfn: Ref<Notification>, cap: Cap) -> Result<SignalOp, Error> {
+        if !cap.rights.contains(CapRights::WRITE) {
+            return Err(Error::InvalidCapability);
+        }
+        let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
+        let (head, bound, badge) = (n.queue.head, n.bound, cap.badge);
+        if let Some(waiter) = self.ref_at::<Tcb>(head) {
+            return Ok(SignalOp::Wake { ntfn, waiter, badge });
+        }
+        if let Some(tcb) = bound {
+            if self.get(tcb).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
+                return Ok(SignalOp::WakeBound { ntfn, tcb, badge });
+            }
+        }
+        Ok(SignalOp::Accumulate { ntfn, badge })
+    }
+
+    pub(crate) fn invoke_signal(&mut self, op: SignalOp) {
+        match op {
+            SignalOp::Wake { ntfn, waiter, badge } => {
+                self.ntfn_remove(ntfn, waiter);
+                self.complete_wait(waiter, badge);
+            }
+            SignalOp::WakeBound { tcb, badge, .. } => {
+                self.detach(tcb);
+                self.complete_wait(tcb, badge);
+            }
+            SignalOp::Accumulate { ntfn, badge } => {
+                if let Some(n) = self.get(ntfn) {
+                    n.word |= badge;
+                    n.active = true;
+                }
+            }
+        }
+    }
+
+    /// `t`'s wait ends with `badge`: results written, thread woken.
+    fn complete_wait(&mut self, t: Ref<Tcb>, badge: Word) {
+        let b = self.ipc(t.index());
+        b.badge = badge;
+        b.tag = 0;
+        b.error = 0;
+        b.restart = 0;
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Running;
+        }
+        self.wake(t);
+    }
+
+    pub(crate) fn decode_wait(
+        &mut self,
+        caller: Ref<Tcb>,
+        ntfn: Ref<Notification>,
+        cap: Cap,
+        blocking: bool,
+    ) -> Result<WaitOp, Error> {
+        if !cap.rights.contains(CapRights::READ) {
+            return Err(Error::InvalidCapability);
+        }
+        let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
+        if n.bound.is_some_and(|b| b != caller) {
+            return Err(Error::IllegalOperation);
+        }
+        Ok(if n.active {
+            WaitOp::Take { ntfn }
+        } else if blocking {
+            WaitOp::Block { ntfn }
+        } else {
+            WaitOp::Nothing
+        })
+    }
+
+    pub(crate) fn invoke_wait(&mut self, caller: Ref<Tcb>, op: WaitOp) -> Outcome {
+        match op {
+            WaitOp::Take { ntfn } => {
+                let word = self.take_signal(ntfn);
+                let b = self.ipc(caller.index());
+                b.badge = word;
+                Outcome::Done
+            }
+            WaitOp::Block { ntfn } => {
+                let Some(n) = self.get(ntfn) else { return Outcome::Error(Error::InvalidCapability) };
+                let q = n.queue;
+                let q = self.q_append(q, caller.index());
+                if let Some(n) = self.get(ntfn) {
+                    n.queue = q;
+                }
+                if let Some(x) = self.get(caller) {
+                    x.state = ThreadState::BlockedOnNotification { ntfn };
+                }
+                Outcome::Blocked
+            }
+            WaitOp::Nothing => {
+                self.ipc(caller.index()).badge = 0;
+                Outcome::Done
+            }
+        }
+    }
+
+    /// Consume an active notification's word.
+    pub(crate) fn take_signal(&mut self, ntfn: Ref<Notification>) -> Word {
+        let Some(n) = self.get(ntfn) else { return 0 };
+        let w = n.word;
+        n.word = 0;
+        n.active = false;
+        w
+    }
+
+    /// Remove waiter `t` from `ntfn`'s queue.
+    pub(crate) fn ntfn_remove(&mut self, ntfn: Ref<Notification>, t: Ref<Tcb>) {
+        let Some(n) = self.get(ntfn) else { return };
+        let q = n.queue;
+        let q = self.q_remove(q, t.index());
+        if let Some(n) = self.get(ntfn) {
+            n.queue = q;
+        }
+    }
+
+    /// Signal from the kernel (interrupts): no capability, just a badge.
+    pub(crate) fn kernel_signal(&mut self, ntfn: Ref<Notification>, badge: Word) {
+        let cap = Cap { obj: crate::object::CapObj::Notification(ntfn), rights: CapRights::WRITE, badge };
+        if let Ok(op) = self.decode_signal(ntfn, cap) {
+            self.invoke_signal(op);
+        }
+    }
+}

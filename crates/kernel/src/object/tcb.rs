@@ -1,0 +1,357 @@
+//! Thread control blocks: state, scheduling links, CSpace/VSpace, registers;
+//! and the TCB invocations (configure, priority, affinity, suspend, resume,
+//! registers, notification binding).
+
+use crate::abi::{Error, InvocationLabel, MessageInfo, Word, MAX_PRIORITY, NUM_REGS};
+use crate::exit::CoreMask;
+use crate::object::{CNode, CapObj, Endpoint, Notification, Ref, Reply, VSpace, NIL};
+use crate::state::Ctx;
+use crate::syscall::{Args, Outcome};
+
+/// Where a thread is and what it waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ThreadState {
+    /// Never started, suspended, or stopped by a fault: in no queue.
+    Inactive,
+    /// Runnable: the current thread of its core, or in its core's ready queue.
+    Running,
+    /// In `ep`'s send queue; the message stays in its IPC buffer.
+    BlockedOnSend { ep: Ref<Endpoint>, badge: Word, info: MessageInfo, grant: bool, call: bool },
+    /// In `ep`'s receive queue; a `Call` it receives is recorded in `reply`.
+    BlockedOnRecv { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
+    /// Its `Call` was received; `reply` records it as the caller.
+    BlockedOnReply { reply: Ref<Reply> },
+    /// In `ntfn`'s wait queue.
+    BlockedOnNotification { ntfn: Ref<Notification> },
+    /// Destroyed while running on another core: still that core's current
+    /// thread, in no other place, freed at that core's next kernel entry.
+    Zombie,
+}
+
+/// A thread control block. Its IPC buffer lives beside it (same slab index)
+/// in a separate cell, so user code may use the buffer while the kernel
+/// updates the TCB.
+#[derive(Debug)]
+pub(crate) struct Tcb {
+    pub state: ThreadState,
+    /// Affinity: the only core the thread runs on.
+    pub core: usize,
+    pub prio: u8,
+    /// Ready-queue links (slab indices) and membership.
+    pub sched_next: u32,
+    pub sched_prev: u32,
+    pub in_ready: bool,
+    /// Endpoint / notification queue links.
+    pub ep_next: u32,
+    pub ep_prev: u32,
+    pub cspace: Option<Ref<CNode>>,
+    pub vspace: Option<Ref<VSpace>>,
+    pub regs: [Word; NUM_REGS],
+    /// Has not run since creation or `WriteRegisters`.
+    pub fresh: bool,
+    pub bound: Option<Ref<Notification>>,
+    /// Timer ticks left in the time slice.
+    pub slice: u32,
+    /// Cores this thread keeps stalled (see `sched.rs`).
+    pub holds: CoreMask,
+}
+
+impl Tcb {
+    pub fn new(core: usize) -> Self {
+        Self {
+            state: ThreadState::Inactive,
+            core,
+            prio: 0,
+            sched_next: NIL,
+            sched_prev: NIL,
+            in_ready: false,
+            ep_next: NIL,
+            ep_prev: NIL,
+            cspace: None,
+            vspace: None,
+            regs: [0; NUM_REGS],
+            fresh: true,
+            bound: None,
+            slice: 1,
+            holds: CoreMask::EMPTY,
+        }
+    }
+}
+
+/// A decoded TCB invocation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TcbOp {
+    ReadRegisters { t: Ref<Tcb>, count: usize },
+    WriteRegisters { t: Ref<Tcb>, resume: bool, count: usize },
+    Configure { t: Ref<Tcb>, cspace: Ref<CNode>, vspace: Option<Ref<VSpace>> },
+    SetPriority { t: Ref<Tcb>, prio: u8 },
+    SetAffinity { t: Ref<Tcb>, core: usize },
+    Suspend { t: Ref<Tcb> },
+    Resume { t: Ref<Tcb> },
+    Bind { t: Ref<Tcb>, ntfn: Ref<Notification> },
+    Unbind { t: Ref<Tcb>, ntfn: Ref<Notification> },
+}
+
+impl TcbOp {
+    pub fn target(&self) -> Ref<Tcb> {
+        match *self {
+            TcbOp::ReadRegisters { t, .. }
+            | TcbOp::WriteRegisters { t, .. }
+            | TcbOp::Configure { t, .. }
+            | TcbOp::SetPriority { t, .. }
+            | TcbOp::SetAffinity { t, .. }
+            | TcbOp::Suspend { t }
+            | TcbOp::Resume { t }
+            | TcbOp::Bind { t, .. }
+            | TcbOp::Unbind { t, .. } => t,
+        }
+    }
+
+    /// Whether the target must not be running on another core meanwhile.
+    fn needs_stall(&self) -> bool {
+        matches!(self, TcbOp::WriteRegisters { .. } | TcbOp::SetAffinity { .. } | TcbOp::Suspend { .. })
+    }
+}
+
+impl Ctx<'_> {
+    /// Decode a TCB invocation by `caller` on TCB `t`.
+    pub(crate) fn decode_tcb(
+        &mut self,
+        caller: Ref<Tcb>,
+        t: Ref<Tcb>,
+        label: InvocationLabel,
+        args: &Args,
+    ) -> Result<TcbOp, Error> {
+        if !self.live(t) {
+            return Err(Error::InvalidCapability);
+        }
+        let op = match label {
+            InvocationLabel::TcbReadRegisters => {
+                let count = args.word(0)?;
+                if count > NUM_REGS as Word {
+                    return Err(Error::RangeError);
+                }
+                TcbOp::ReadRegisters { t, count: count as usize }
+            }
+            InvocationLabel::TcbWriteRegisters => {
+                let resume = args.word(0)? != 0;
+                let count = args.word(1)?;
+                if count > NUM_REGS as Word {
+                    return Err(Error::RangeError);
+                }
+                if args.len() < 2 + count as usize {
+                    return Err(Error::TruncatedMessage);
+                }
+                if t == caller {
+                    return Err(Error::IllegalOperation);
+                }
+                TcbOp::WriteRegisters { t, resume, count: count as usize }
+            }
+            InvocationLabel::TcbConfigure => {
+                let cs = args.word(0)?;
+                let vs = args.word(1)?;
+                let cspace = match self.lookup_arg(caller, cs)?.obj {
+                    CapObj::CNode(c) => c,
+                    _ => return Err(Error::InvalidCapability),
+                };
+                let vspace = if vs == 0 {
+                    None
+                } else {
+                    match self.lookup_arg(caller, vs)?.obj {
+                        CapObj::VSpace(v) => Some(v),
+                        _ => return Err(Error::InvalidCapability),
+                    }
+                };
+                TcbOp::Configure { t, cspace, vspace }
+            }
+            InvocationLabel::TcbSetPriority => {
+                let p = args.word(0)?;
+                if p > MAX_PRIORITY {
+                    return Err(Error::RangeError);
+                }
+                TcbOp::SetPriority { t, prio: p as u8 }
+            }
+            InvocationLabel::TcbSetAffinity => {
+                let c = args.word(0)?;
+                if c >= self.s.config.cores as Word {
+                    return Err(Error::RangeError);
+                }
+                TcbOp::SetAffinity { t, core: c as usize }
+            }
+            InvocationLabel::TcbSuspend => TcbOp::Suspend { t },
+            InvocationLabel::TcbResume => TcbOp::Resume { t },
+            InvocationLabel::TcbBindNotification => {
+                let n = args.word(0)?;
+                let ntfn = match self.lookup_arg(caller, n)?.obj {
+                    CapObj::Notification(n) => n,
+                    _ => return Err(Error::InvalidCapability),
+                };
+                if self.get(t).is_some_and(|x| x.bound.is_some()) {
+                    return Err(Error::IllegalOperation);
+                }
+                let nt = self.get(ntfn).ok_or(Error::InvalidCapability)?;
+                if nt.bound.is_some() || !nt.queue.is_empty() {
+                    return Err(Error::IllegalOperation);
+                }
+                TcbOp::Bind { t, ntfn }
+            }
+            InvocationLabel::TcbUnbindNotification => {
+                let bound = self.get(t).and_then(|x| x.bound);
+                match bound {
+                    Some(ntfn) if self.live(ntfn) => TcbOp::Unbind { t, ntfn },
+                    _ => return Err(Error::IllegalOperation),
+                }
+            }
+            _ => return Err(Error::IllegalOperation),
+        };
+        Ok(op)
+    }
+
+    /// Cores that must be stalled before `op` may run (empty: run it now).
+    pub(crate) fn tcb_op_blockers(&mut self, op: &TcbOp) -> CoreMask {
+        let mut m = CoreMask::EMPTY;
+        if op.needs_stall() {
+            if let Some(c) = self.running_elsewhere(op.target()) {
+                m.insert(c);
+            }
+        }
+        m
+    }
+
+    /// Execute a decoded TCB invocation (cannot fail).
+    pub(crate) fn invoke_tcb(&mut self, caller: Ref<Tcb>, op: TcbOp) -> Outcome {
+        match op {
+            TcbOp::ReadRegisters { t, count } => {
+                let regs = self.get(t).map_or([0; NUM_REGS], |x| x.regs);
+                let buf = self.ipc(caller.index());
+                buf.msg[..count].copy_from_slice(&regs[..count]);
+                Outcome::Reply(MessageInfo::new(0, 0, 0, count as Word))
+            }
+            TcbOp::WriteRegisters { t, resume, count } => {
+                let mut vals = [0; NUM_REGS];
+                vals[..count].copy_from_slice(&self.ipc(caller.index()).msg[2..2 + count]);
+                self.detach(t);
+                let Some(x) = self.get(t) else { return Outcome::Done };
+                x.regs[..count].copy_from_slice(&vals[..count]);
+                x.fresh = true;
+                // A fresh start abandons whatever the thread was doing.
+                let was_active = x.state != ThreadState::Inactive;
+                x.state = ThreadState::Inactive;
+                if was_active || resume {
+                    self.make_runnable(t);
+                }
+                Outcome::Done
+            }
+            TcbOp::Configure { t, cspace, vspace } => {
+                if let Some(x) = self.get(t) {
+                    x.cspace = Some(cspace);
+                    x.vspace = vspace;
+                }
+                Outcome::Done
+            }
+            TcbOp::SetPriority { t, prio } => {
+                self.set_priority(t, prio);
+                Outcome::Done
+            }
+            TcbOp::SetAffinity { t, core } => {
+                self.set_affinity(t, core);
+                Outcome::Done
+            }
+            TcbOp::Suspend { t } => {
+                self.suspend(t);
+                Outcome::Done
+            }
+            TcbOp::Resume { t } => {
+                if self.get(t).is_some_and(|x| x.state == ThreadState::Inactive) {
+                    self.make_runnable(t);
+                }
+                Outcome::Done
+            }
+            TcbOp::Bind { t, ntfn } => {
+                if let Some(x) = self.get(t) {
+                    x.bound = Some(ntfn);
+                }
+                if let Some(n) = self.get(ntfn) {
+                    n.bound = Some(t);
+                }
+                Outcome::Done
+            }
+            TcbOp::Unbind { t, ntfn } => {
+                if let Some(x) = self.get(t) {
+                    x.bound = None;
+                }
+                if let Some(n) = self.get(ntfn) {
+                    n.bound = None;
+                }
+                Outcome::Done
+            }
+        }
+    }
+
+    /// Stop `t`: abandon its blocking call (restarted on resume) and make it
+    /// inactive. `t` is not running on another core (the caller stalled it).
+    pub(crate) fn suspend(&mut self, t: Ref<Tcb>) {
+        self.detach(t);
+        self.release_holds(t);
+        if let Some(x) = self.get(t) {
+            if x.state != ThreadState::Zombie {
+                x.state = ThreadState::Inactive;
+            }
+        }
+    }
+
+    /// Make the inactive thread `t` runnable on its core.
+    pub(crate) fn make_runnable(&mut self, t: Ref<Tcb>) {
+        let slice = self.s.config.timeslice_ticks;
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Running;
+            x.slice = slice;
+            self.wake(t);
+        }
+    }
+
+    fn set_priority(&mut self, t: Ref<Tcb>, prio: u8) {
+        let Some(x) = self.get(t) else { return };
+        let (core, ready) = (x.core, x.in_ready);
+        if ready {
+            self.dequeue(t);
+            if let Some(x) = self.get(t) {
+                x.prio = prio;
+            }
+            self.wake(t);
+            return;
+        }
+        x.prio = prio;
+        if self.cs(core).current == Some(t) {
+            if core == self.core {
+                self.request_reschedule();
+            } else {
+                self.send_ipi(core, crate::state::IPI_RESCHEDULE);
+            }
+        }
+    }
+
+    fn set_affinity(&mut self, t: Ref<Tcb>, core: usize) {
+        let Some(x) = self.get(t) else { return };
+        let (old, state, ready) = (x.core, x.state, x.in_ready);
+        if old == core {
+            return;
+        }
+        let current_here = self.cs(old).current == Some(t);
+        if ready {
+            self.dequeue(t);
+        } else if current_here && old != self.core {
+            // Current on a trapped core (the caller checked): take it away;
+            // an interrupted system call is restarted on the new core.
+            self.detach(t);
+        }
+        if let Some(x) = self.get(t) {
+            x.core = core;
+        }
+        if state == ThreadState::Running && !(current_here && old == self.core) {
+            self.wake(t);
+        }
+        // The caller migrating itself stays current here until this entry
+        // ends; `finish_entry` moves it to its new core.
+    }
+}

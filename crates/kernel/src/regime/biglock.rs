@@ -1,0 +1,57 @@
+//! The `bkl` regime: one big kernel lock.
+
+use granule_sync::lock::{Clh, Lock, Mcs, RawLock, Ticket};
+use granule_sync::profile::{LockStats, NoStats};
+
+use super::Regime;
+
+/// One lock around the whole kernel except entry and exit (seL4's big kernel
+/// lock). `L` is the lock algorithm ([`Clh`] by default, [`Ticket`] or
+/// [`Mcs`]), `S` its profiler ([`NoStats`] compiles to nothing).
+#[derive(Debug)]
+pub struct BigLock<L: RawLock = Clh, S: LockStats = NoStats> {
+    lock: Lock<L, S>,
+}
+
+impl<L: RawLock, S: LockStats> BigLock<L, S> {
+    /// A big lock for cores `0..cores`.
+    pub fn new(cores: usize) -> Self {
+        Self { lock: Lock::new("kernel", cores) }
+    }
+
+    /// The lock (for its profiler statistics).
+    pub fn lock(&self) -> &Lock<L, S> {
+        &self.lock
+    }
+}
+
+/// The big lock with its default CLH algorithm.
+pub type BigLockClh<S = NoStats> = BigLock<Clh, S>;
+/// The big lock with a ticket lock.
+pub type BigLockTicket<S = NoStats> = BigLock<Ticket, S>;
+/// The big lock with an MCS lock.
+pub type BigLockMcs<S = NoStats> = BigLock<Mcs, S>;
+
+// SAFETY: the lock admits one core at a time between `enter` and `exit`, and
+// its acquire/release pair synchronises each critical section with the next
+// (granule-sync's `RawLock` contract), so every kernel entry has the whole
+// kernel to itself.
+unsafe impl<L: RawLock + 'static, S: LockStats + 'static> Regime for BigLock<L, S> {
+    const NAME: &'static str = match L::NAME.as_bytes() {
+        b"clh" => "bkl",
+        b"ticket" => "bkl-ticket",
+        b"mcs" => "bkl-mcs",
+        _ => "bkl-other",
+    };
+
+    #[inline(always)]
+    #[track_caller]
+    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+        self.lock.acquire(core, spin);
+    }
+
+    #[inline(always)]
+    fn exit(&self, core: usize) {
+        self.lock.release(core);
+    }
+}

@@ -1,0 +1,567 @@
+//! Per-core scheduling: ready queues, the current thread, wake-ups, stalls.
+//!
+//! # The scheduler of one core
+//!
+//! Each core has 256 ready queues (FIFO, intrusive through the TCBs) and a
+//! 256-bit bitmap of the non-empty ones, a current thread (`None` = the idle
+//! thread) and an *action* decided during the entry and carried out at its
+//! end ([`Ctx::finish_entry`], seL4's `schedule()`): keep the current thread,
+//! switch directly to a woken thread (IPC hand-off), or choose the highest
+//! ready thread. The current thread is never in a ready queue. The round-robin
+//! time slice is charged by [`crate::Kernel::timer_tick`] and checked on that
+//! entry; a thread whose slice ran out goes to the back of its level.
+//!
+//! # Cross-core wake-up
+//!
+//! A thread is only ever queued on its affinity core. Waking a thread of
+//! another core enqueues it there and sets that core's pending `RESCHEDULE`
+//! bit; the core is put in the plan's IPIs if it is idle or the woken thread
+//! outranks its current thread.
+//!
+//! # Remote stalls
+//!
+//! Suspending, migrating or rewriting a thread that is running user code on
+//! another core, or deleting it or an address space in use there, must wait
+//! until that core stops running it. A core that has *trapped* (it is inside
+//! the kernel or waiting for the kernel lock: `CoreCell::trapped`) is not
+//! running user code, so the operation proceeds at once and takes the thread
+//! away from it (the trapped system call is discarded and restarted later).
+//! Otherwise the operation does not wait with the lock held (a core waiting
+//! for a lock holder that waits for it would deadlock): the requesting thread
+//! *holds* the remote core (its `held` count keeps it on the idle thread),
+//! sets the remote core's `STALL` bit, puts it in the plan's IPIs and has its
+//! own system call *restarted*. The remote core's next kernel entry (the IPI)
+//! puts its current thread back at the head of its ready queue and runs the
+//! idle thread; the restarted operation then finds the thread not running and
+//! completes. A thread's holds are released when one of its system calls
+//! completes without needing a stall, or when it stops (suspend, fault,
+//! destruction); the released core is sent a `RESCHEDULE` IPI.
+//!
+//! A thread destroyed as a side effect of destroying a CNode (a cascade, which
+//! cannot be restarted half-way) while it runs on another core becomes a
+//! *zombie*: unlinked from everything, still that core's current thread, and
+//! freed by that core's next kernel entry (a `STALL` IPI is sent).
+
+use core::sync::atomic::Ordering;
+
+use crate::abi::NUM_PRIORITIES;
+use crate::exit::{CoreMask, ExitPlan, StartInfo};
+use crate::kernel::{FaultKind, ThreadId, ThreadInfo, ThreadStatus};
+use crate::object::tcb::ThreadState;
+use crate::object::{Ref, Tcb, NIL};
+use crate::state::{bump, Ctx, IPI_RESCHEDULE, IPI_STALL, TRAP_NONE, TRAP_SYSCALL};
+
+/// What the end of the entry does with the current thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Keep the current thread if it is still runnable here.
+    Resume,
+    /// Run this woken thread if it outranks the alternatives.
+    SwitchTo(Ref<Tcb>),
+    /// Re-choose; a still-runnable current thread goes to the back of its
+    /// level if `yielded`, else to the front.
+    Choose { yielded: bool },
+}
+
+/// Ready queues: a bitmap of non-empty levels and a FIFO per level.
+#[derive(Debug)]
+pub(crate) struct ReadyQueues {
+    bitmap: [u64; NUM_PRIORITIES / 64],
+    head: [u32; NUM_PRIORITIES],
+    tail: [u32; NUM_PRIORITIES],
+}
+
+impl ReadyQueues {
+    fn new() -> Self {
+        Self { bitmap: [0; 4], head: [NIL; NUM_PRIORITIES], tail: [NIL; NUM_PRIORITIES] }
+    }
+
+    /// The highest non-empty level.
+    #[inline]
+    pub fn highest(&self) -> Option<u8> {
+        for w in (0..4).rev() {
+            let b = self.bitmap[w];
+            if b != 0 {
+                return Some((w * 64 + 63 - b.leading_zeros() as usize) as u8);
+            }
+        }
+        None
+    }
+
+    /// Head of level `p`.
+    pub fn head(&self, p: u8) -> u32 {
+        self.head[p as usize]
+    }
+
+    fn set_bit(&mut self, p: u8, on: bool) {
+        let (w, b) = (p as usize / 64, p as usize % 64);
+        if on {
+            self.bitmap[w] |= 1 << b;
+        } else {
+            self.bitmap[w] &= !(1 << b);
+        }
+    }
+
+    /// Whether level `p`'s bit is set (for the invariants).
+    pub fn bit(&self, p: u8) -> bool {
+        self.bitmap[p as usize / 64] & (1 << (p as usize % 64)) != 0
+    }
+}
+
+/// One core's scheduler state.
+#[derive(Debug)]
+pub(crate) struct CoreState {
+    pub current: Option<Ref<Tcb>>,
+    pub action: Action,
+    pub ready: ReadyQueues,
+    /// Threads holding this core stalled (it runs the idle thread meanwhile).
+    pub held: u32,
+    /// The thread the last plan ran (for the switch counter).
+    pub last_run: Option<Ref<Tcb>>,
+}
+
+impl CoreState {
+    pub fn new() -> Self {
+        Self { current: None, action: Action::Resume, ready: ReadyQueues::new(), held: 0, last_run: None }
+    }
+}
+
+impl Ctx<'_> {
+    /// Append (`front = false`) or prepend `t` to its core's ready queue.
+    pub(crate) fn enqueue(&mut self, t: Ref<Tcb>, front: bool) {
+        let Some(x) = self.get(t) else { return };
+        if x.in_ready {
+            return;
+        }
+        let (core, p) = (x.core, x.prio);
+        x.in_ready = true;
+        let q = &mut self.cs(core).ready;
+        let (h, tl) = (q.head[p as usize], q.tail[p as usize]);
+        if h == NIL {
+            q.head[p as usize] = t.index();
+            q.tail[p as usize] = t.index();
+            q.set_bit(p, true);
+            let x = self.tcb_at(t.index());
+            x.sched_next = NIL;
+            x.sched_prev = NIL;
+        } else if front {
+            q.head[p as usize] = t.index();
+            let x = self.tcb_at(t.index());
+            x.sched_next = h;
+            x.sched_prev = NIL;
+            self.tcb_at(h).sched_prev = t.index();
+        } else {
+            q.tail[p as usize] = t.index();
+            let x = self.tcb_at(t.index());
+            x.sched_prev = tl;
+            x.sched_next = NIL;
+            self.tcb_at(tl).sched_next = t.index();
+        }
+    }
+
+    /// Remove `t` from its core's ready queue (if it is in it).
+    pub(crate) fn dequeue(&mut self, t: Ref<Tcb>) {
+        let Some(x) = self.get(t) else { return };
+        if !x.in_ready {
+            return;
+        }
+        let (core, p, next, prev) = (x.core, x.prio, x.sched_next, x.sched_prev);
+        x.in_ready = false;
+        x.sched_next = NIL;
+        x.sched_prev = NIL;
+        if prev == NIL {
+            self.cs(core).ready.head[p as usize] = next;
+        } else {
+            self.tcb_at(prev).sched_next = next;
+        }
+        if next == NIL {
+            self.cs(core).ready.tail[p as usize] = prev;
+        } else {
+            self.tcb_at(next).sched_prev = prev;
+        }
+        if self.cs(core).ready.head[p as usize] == NIL {
+            self.cs(core).ready.set_bit(p, false);
+        }
+    }
+
+    /// Pop the highest-priority ready thread of `core`.
+    fn pick(&mut self, core: usize) -> Option<Ref<Tcb>> {
+        let p = self.cs(core).ready.highest()?;
+        let i = self.cs(core).ready.head[p as usize];
+        let t = self.ref_at::<Tcb>(i)?;
+        self.dequeue(t);
+        Some(t)
+    }
+
+    /// Set `core`'s pending bits and interrupt it when this entry returns.
+    pub(crate) fn send_ipi(&mut self, core: usize, bits: u64) {
+        if core == self.core {
+            if bits & IPI_RESCHEDULE != 0 {
+                self.request_reschedule();
+            }
+            return;
+        }
+        self.cell(core).pending.fetch_or(bits, Ordering::Release);
+        self.ipis.insert(core);
+    }
+
+    /// Re-choose this core's thread at the end of the entry.
+    pub(crate) fn request_reschedule(&mut self) {
+        let core = self.core;
+        let cs = self.cs(core);
+        if !matches!(cs.action, Action::Choose { .. }) {
+            cs.action = Action::Choose { yielded: false };
+        }
+    }
+
+    /// `t` has just become runnable (state `Running`, in no queue): queue it
+    /// on its core, or make it this core's candidate for a direct switch.
+    pub(crate) fn wake(&mut self, t: Ref<Tcb>) {
+        let Some(x) = self.get(t) else { return };
+        let (core, prio) = (x.core, x.prio);
+        if core == self.core {
+            let cs = self.cs(core);
+            match cs.action {
+                Action::Resume => cs.action = Action::SwitchTo(t),
+                Action::SwitchTo(_) | Action::Choose { .. } => {
+                    // Two candidates: queue both and re-choose.
+                    if let Action::SwitchTo(u) = cs.action {
+                        cs.action = Action::Choose { yielded: false };
+                        self.enqueue(u, false);
+                    }
+                    self.enqueue(t, false);
+                }
+            }
+            return;
+        }
+        self.enqueue(t, false);
+        let cur = self.cs(core).current;
+        let outranks = match cur {
+            None => true,
+            Some(c) => self.get(c).map_or(true, |c| prio > c.prio),
+        };
+        if outranks {
+            self.send_ipi(core, IPI_RESCHEDULE);
+        }
+    }
+
+    /// The core on which `t` is running user code right now, if it is not
+    /// this one: `t` is that core's current thread and the core has not
+    /// trapped. (A trapped core's thread is not running; it can be taken.)
+    pub(crate) fn running_elsewhere(&mut self, t: Ref<Tcb>) -> Option<usize> {
+        let core = self.get(t)?.core;
+        if core == self.core || self.cs(core).current != Some(t) {
+            return None;
+        }
+        (self.cell(core).trapped.load(Ordering::Acquire) == TRAP_NONE).then_some(core)
+    }
+
+    /// Ask the cores in `cores` to stall on behalf of `holder` (this core's
+    /// current thread, whose system call will be restarted).
+    ///
+    /// Only one thread at a time may hold cores (the *stall owner*): two
+    /// threads holding each other's cores idle would deadlock. Another thread
+    /// needing a stall meanwhile just restarts until the owner is done.
+    pub(crate) fn request_stall(&mut self, holder: Ref<Tcb>, cores: CoreMask) {
+        match self.stall_owner() {
+            Some(o) if o != holder && self.live(o) => return,
+            _ => self.global().stall_owner = Some(holder),
+        }
+        for c in cores.iter() {
+            let Some(h) = self.get(holder) else { return };
+            if !h.holds.contains(c) {
+                h.holds.insert(c);
+                self.cs(c).held += 1;
+            }
+            self.send_ipi(c, IPI_STALL);
+        }
+    }
+
+    /// Release every core `t` holds stalled.
+    pub(crate) fn release_holds(&mut self, t: Ref<Tcb>) {
+        if self.stall_owner() == Some(t) {
+            self.global().stall_owner = None;
+        }
+        let Some(x) = self.get(t) else { return };
+        let holds = core::mem::take(&mut x.holds);
+        for c in holds.iter() {
+            let cs = self.cs(c);
+            cs.held = cs.held.saturating_sub(1);
+            if cs.held == 0 {
+                self.send_ipi(c, IPI_RESCHEDULE);
+            }
+        }
+    }
+
+    /// Take `t` out of every place it is in (ready queue, a remote trapped
+    /// core's current slot, an endpoint / notification queue, a reply
+    /// object). Its state is left for the caller to set. Returns whether a
+    /// system call of `t` was interrupted (it was blocked in one, or trapped
+    /// on another core); its IPC buffer then says `restart`. `t` must not be
+    /// running user code on another core.
+    pub(crate) fn detach(&mut self, t: Ref<Tcb>) -> bool {
+        let Some(x) = self.get(t) else { return false };
+        let (state, core, ready) = (x.state, x.core, x.in_ready);
+        match state {
+            ThreadState::Running | ThreadState::Zombie => {
+                if ready {
+                    self.dequeue(t);
+                    false
+                } else if core != self.core && self.cs(core).current == Some(t) {
+                    self.cs(core).current = None;
+                    self.request_remote_choose(core);
+                    let in_call = self.cell(core).trapped.load(Ordering::Acquire) == TRAP_SYSCALL;
+                    if in_call {
+                        self.ipc(t.index()).restart = 1;
+                    }
+                    in_call
+                } else {
+                    false
+                }
+            }
+            ThreadState::Inactive => false,
+            ThreadState::BlockedOnSend { ep, .. } => {
+                self.ep_remove(ep, t);
+                self.ipc(t.index()).restart = 1;
+                true
+            }
+            ThreadState::BlockedOnRecv { ep, reply } => {
+                self.ep_remove(ep, t);
+                if let Some(r) = reply {
+                    if let Some(r) = self.get(r) {
+                        if r.receiver == Some(t) {
+                            r.receiver = None;
+                        }
+                    }
+                }
+                self.ipc(t.index()).restart = 1;
+                true
+            }
+            ThreadState::BlockedOnReply { reply } => {
+                if let Some(r) = self.get(reply) {
+                    if r.caller == Some(t) {
+                        r.caller = None;
+                    }
+                }
+                self.ipc(t.index()).restart = 1;
+                true
+            }
+            ThreadState::BlockedOnNotification { ntfn } => {
+                self.ntfn_remove(ntfn, t);
+                self.ipc(t.index()).restart = 1;
+                true
+            }
+        }
+    }
+
+    /// A trapped core lost its current thread: make it re-choose.
+    fn request_remote_choose(&mut self, core: usize) {
+        let cs = self.cs(core);
+        cs.action = Action::Choose { yielded: false };
+        self.cell(core).pending.fetch_or(IPI_RESCHEDULE, Ordering::Release);
+    }
+
+    /// Start of every kernel entry: count it, serve pending requests, reap a
+    /// zombie current thread.
+    #[inline]
+    pub(crate) fn begin_entry(&mut self, syscall: bool) {
+        let cell = self.cell(self.core);
+        if syscall {
+            bump(&cell.syscalls);
+        } else {
+            bump(&cell.other_entries);
+        }
+        if cell.pending.load(Ordering::Relaxed) != 0 {
+            let p = cell.pending.swap(0, Ordering::Acquire);
+            if p & (IPI_RESCHEDULE | IPI_STALL) != 0 {
+                self.request_reschedule();
+            }
+        }
+        let core = self.core;
+        if let Some(cur) = self.cs(core).current {
+            let zombie = self.get(cur).map_or(true, |x| x.state == ThreadState::Zombie);
+            if zombie {
+                self.cs(core).current = None;
+                self.reap_zombie(cur);
+            }
+        }
+    }
+
+    /// Charge a tick to the current thread's slice.
+    pub(crate) fn handle_tick(&mut self) {
+        let core = self.core;
+        let Some(cur) = self.cs(core).current else { return };
+        let slice = self.s.config.timeslice_ticks;
+        let Some(x) = self.get(cur) else { return };
+        x.slice = x.slice.saturating_sub(1);
+        if x.slice == 0 {
+            x.slice = slice;
+            self.cs(core).action = Action::Choose { yielded: true };
+        }
+    }
+
+    /// Yield: the rest of the slice goes to threads of the same priority.
+    pub(crate) fn yield_current(&mut self, t: Ref<Tcb>) {
+        let slice = self.s.config.timeslice_ticks;
+        if let Some(x) = self.get(t) {
+            x.slice = slice;
+        }
+        let core = self.core;
+        self.cs(core).action = Action::Choose { yielded: true };
+    }
+
+    /// The current thread faulted: stop it; a later `Resume` starts it afresh.
+    pub(crate) fn handle_fault(&mut self, _kind: FaultKind) {
+        let core = self.core;
+        let Some(cur) = self.cs(core).current else { return };
+        self.release_holds(cur);
+        if let Some(x) = self.get(cur) {
+            x.state = ThreadState::Inactive;
+            x.fresh = true;
+        }
+    }
+
+    /// Whether `t` may run on this core now.
+    fn runnable_here(&mut self, t: Ref<Tcb>) -> bool {
+        let core = self.core;
+        self.get(t).is_some_and(|x| x.state == ThreadState::Running && x.core == core)
+    }
+
+    /// End of every kernel entry: carry out the action, honour stalls, and
+    /// build the plan.
+    #[inline]
+    pub(crate) fn finish_entry(&mut self) -> ExitPlan {
+        let core = self.core;
+        let cur = self.cs(core).current;
+        let action = core::mem::replace(&mut self.cs(core).action, Action::Resume);
+        let cur_ok = cur.is_some_and(|c| self.runnable_here(c));
+        // A current thread that is runnable but now belongs to another core
+        // (it migrated itself) moves there.
+        if let Some(c) = cur {
+            if !cur_ok && self.get(c).is_some_and(|x| x.state == ThreadState::Running && !x.in_ready) {
+                self.cs(core).current = None;
+                self.wake(c);
+            }
+        }
+        let next = match action {
+            Action::Resume if cur_ok => cur,
+            Action::Resume => self.pick(core),
+            Action::SwitchTo(t) => {
+                if !self.runnable_here(t) || self.get(t).is_some_and(|x| x.in_ready) {
+                    self.choose(core, cur, cur_ok, false)
+                } else {
+                    let tp = self.get(t).map_or(0, |x| x.prio);
+                    let best = self.cs(core).ready.highest();
+                    let cur_p = cur.filter(|_| cur_ok).and_then(|c| self.get(c).map(|x| x.prio));
+                    let beaten = cur_p.is_some_and(|p| p >= tp) || best.is_some_and(|b| b > tp);
+                    if beaten {
+                        self.enqueue(t, false);
+                        self.choose(core, cur, cur_ok, false)
+                    } else {
+                        if cur_ok {
+                            if let Some(c) = cur {
+                                self.enqueue(c, true);
+                            }
+                        }
+                        Some(t)
+                    }
+                }
+            }
+            Action::Choose { yielded } => self.choose(core, cur, cur_ok, yielded),
+        };
+        let next = if self.cs(core).held > 0 {
+            if let Some(n) = next {
+                self.enqueue(n, true);
+            }
+            None
+        } else {
+            next
+        };
+        self.cs(core).current = next;
+        self.cell(core).trapped.store(TRAP_NONE, Ordering::Relaxed);
+
+        let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks };
+        if let Some(n) = next {
+            if let Some(x) = self.get(n) {
+                if x.fresh {
+                    x.fresh = false;
+                    plan.start = Some(StartInfo::from_regs(x.regs, true));
+                }
+                // Mark the address space as run here (no liveness check: a stale
+                // reference only sets a bit of a dead or reused slot, which
+                // makes a later shoot-down conservative, never unsound).
+                if let Some(bits) = x.vspace.and_then(|v| self.vspace_cores(v.index())) {
+                    if bits.load(Ordering::Relaxed) & (1 << core) == 0 {
+                        bits.fetch_or(1 << core, Ordering::Relaxed);
+                    }
+                }
+            }
+            plan.run = Some(ThreadId { index: n.index(), gen: n.gen() });
+        }
+        if self.cs(core).last_run != next {
+            self.cs(core).last_run = next;
+            bump(&self.cell(core).switches);
+        }
+        plan
+    }
+
+    /// Choose the best of a runnable current thread and the ready queue.
+    fn choose(&mut self, core: usize, cur: Option<Ref<Tcb>>, cur_ok: bool, yielded: bool) -> Option<Ref<Tcb>> {
+        if cur_ok {
+            if let Some(c) = cur {
+                let p = self.get(c).map_or(0, |x| x.prio);
+                let best = self.cs(core).ready.highest();
+                if best.map_or(true, |b| b < p || (b == p && !yielded)) {
+                    return Some(c);
+                }
+                self.enqueue(c, !yielded);
+            }
+        }
+        self.pick(core)
+    }
+
+    /// Free a zombie TCB (this core has just stopped running it).
+    fn reap_zombie(&mut self, t: Ref<Tcb>) {
+        if self.get(t).is_some_and(|x| x.state == ThreadState::Zombie) {
+            self.free_tcb_slot(t);
+        }
+    }
+
+    /// The current thread of `core`.
+    pub(crate) fn current_of(&mut self, core: usize) -> Option<ThreadId> {
+        if core >= self.s.config.cores {
+            return None;
+        }
+        self.cs(core).current.map(|t| ThreadId { index: t.index(), gen: t.gen() })
+    }
+
+    pub(crate) fn thread_of_cap(&mut self, holder: ThreadId, cptr: crate::abi::Word) -> Option<ThreadId> {
+        let h = Ref::<Tcb>::new(holder.index, holder.gen);
+        match self.lookup(h, cptr).ok()?.1.obj {
+            crate::object::CapObj::Tcb(t) => Some(ThreadId { index: t.index(), gen: t.gen() }),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn start_info(&mut self, t: ThreadId) -> Option<StartInfo> {
+        let x = self.get(Ref::<Tcb>::new(t.index, t.gen))?;
+        Some(StartInfo::from_regs(x.regs, x.fresh))
+    }
+
+    pub(crate) fn thread_info(&mut self, t: ThreadId) -> Option<ThreadInfo> {
+        let r = Ref::<Tcb>::new(t.index, t.gen);
+        let x = self.get(r)?;
+        let (state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
+        let status = match state {
+            ThreadState::Inactive => ThreadStatus::Inactive,
+            ThreadState::Running if ready => ThreadStatus::Ready,
+            ThreadState::Running => ThreadStatus::Current,
+            ThreadState::BlockedOnSend { .. } => ThreadStatus::BlockedOnSend,
+            ThreadState::BlockedOnRecv { .. } => ThreadStatus::BlockedOnRecv,
+            ThreadState::BlockedOnReply { .. } => ThreadStatus::BlockedOnReply,
+            ThreadState::BlockedOnNotification { .. } => ThreadStatus::BlockedOnNotification,
+            ThreadState::Zombie => ThreadStatus::Zombie,
+        };
+        Some(ThreadInfo { status, core, priority: prio })
+    }
+}

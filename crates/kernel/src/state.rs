@@ -1,0 +1,477 @@
+//! Kernel state and the one way to reach it: the access context [`Ctx`].
+//!
+//! [`State`] holds the slabs and the per-core cells. All of it is interior
+//! mutable (`UnsafeCell`), and all of it is reached through a [`Ctx`], which
+//! exists only while the regime grants its core access (see [`Ctx::new`]).
+//!
+//! A `Ctx` hands out references one at a time: every accessor takes
+//! `&mut self` and returns a reference borrowing the context, so within one
+//! core the borrow checker guarantees no two live references alias (the few
+//! places that need two objects at once — copying a message between two IPC
+//! buffers — have a dedicated accessor that checks the two are distinct).
+//! Between cores, the regime's contract guarantees it: under a lock only one
+//! core has a `Ctx`; under `none`, cores promise to touch disjoint objects.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+use crate::abi::{
+    IpcBuffer, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_INIT_TCB, CAP_INIT_VSPACE, CAP_IRQ_CONTROL, MAX_CORES,
+    NUM_IRQS, UNTYPED_MIN_BITS,
+};
+use crate::exit::{CoreMask, IrqMask};
+use crate::kernel::{BootConfig, BootError, BootInfo, CoreStats, ThreadId};
+use crate::object::{
+    CNode, Cap, CapObj, CapSlot, Endpoint, Frame, Header, IrqSlot, Notification, Ref, Reply, Slab, Slot, SlotAddr, Tcb,
+    Untyped, VSpace,
+};
+use crate::sched::CoreState;
+
+/// Pending-IPI bit: re-run the scheduler (a thread was woken for this core).
+pub(crate) const IPI_RESCHEDULE: u64 = 1;
+/// Pending-IPI bit: stop running the current thread (remote stall request).
+pub(crate) const IPI_STALL: u64 = 2;
+
+/// `CoreCell::trapped`: the core runs user code (or its idle thread).
+pub(crate) const TRAP_NONE: u8 = 0;
+/// The core entered the kernel for a system call of its current thread that
+/// has not been handled yet.
+pub(crate) const TRAP_SYSCALL: u8 = 1;
+/// The core entered the kernel for another reason (interrupt, tick, IPI).
+pub(crate) const TRAP_OTHER: u8 = 2;
+
+/// One core's cell: scheduler state (under the regime) and the atomics other
+/// cores or the platform touch without it.
+pub(crate) struct CoreCell {
+    sched: UnsafeCell<CoreState>,
+    /// Pending remote requests (`IPI_*` bits), set by any core under the
+    /// regime, cleared by this core.
+    pub pending: AtomicU64,
+    /// This core has trapped into the kernel (`TRAP_*`): its user thread is
+    /// not running. Set (release) before entering the regime, cleared inside it.
+    pub trapped: AtomicU8,
+    pub idle_cycles: AtomicU64,
+    pub syscalls: AtomicU64,
+    pub other_entries: AtomicU64,
+    pub switches: AtomicU64,
+    pub fastpath: AtomicU64,
+}
+
+/// All kernel state.
+pub(crate) struct State {
+    pub config: BootConfig,
+    pub cores: Box<[CachePadded<CoreCell>]>,
+    pub tcbs: Slab<Tcb>,
+    ipc: Box<[UnsafeCell<IpcBuffer>]>,
+    pub endpoints: Slab<Endpoint>,
+    pub notifications: Slab<Notification>,
+    pub cnodes: Slab<CNode>,
+    pub replies: Slab<Reply>,
+    pub frames: Slab<Frame>,
+    pub vspaces: Slab<VSpace>,
+    pub untypeds: Slab<Untyped>,
+    irqs: Box<[UnsafeCell<IrqSlot>]>,
+    global: UnsafeCell<Global>,
+    /// Per VSpace slot: cores that have run it (`CoreMask` bits).
+    vspace_cores: Box<[AtomicU64]>,
+}
+
+/// Kernel-wide scheduling state.
+#[derive(Debug, Default)]
+pub(crate) struct Global {
+    /// The one thread allowed to hold remote cores stalled (see `sched.rs`).
+    pub stall_owner: Option<Ref<Tcb>>,
+}
+
+// SAFETY: every `UnsafeCell` in `State` is accessed only through a `Ctx`,
+// whose existence means the regime granted its core access to what it
+// touches (`Regime`'s contract: a lock excludes all other cores; `NoLock`'s
+// creator promised disjoint objects), with acquire/release between
+// consecutive holders. The atomics are accessed directly. The frames' raw
+// memory pointers are owned by their `Frame` and freed only through it.
+unsafe impl Sync for State {}
+// SAFETY: `State` owns all its data (the frame memory included); moving it
+// to another thread moves that ownership, which is sound for the same data
+// types (`Vec`s, `Box`es, plain values, owned allocations).
+unsafe impl Send for State {}
+
+/// Types that live in a slab of [`State`].
+pub(crate) trait Object: Sized + 'static {
+    fn slab(s: &State) -> &Slab<Self>;
+}
+
+macro_rules! object {
+    ($t:ty, $field:ident) => {
+        impl Object for $t {
+            #[inline(always)]
+            fn slab(s: &State) -> &Slab<Self> {
+                &s.$field
+            }
+        }
+    };
+}
+object!(Tcb, tcbs);
+object!(Endpoint, endpoints);
+object!(Notification, notifications);
+object!(CNode, cnodes);
+object!(Reply, replies);
+object!(Frame, frames);
+object!(VSpace, vspaces);
+object!(Untyped, untypeds);
+
+fn check_capacity(n: usize, min: usize) -> Result<(), BootError> {
+    if n < min || n > (1 << 24) {
+        Err(BootError::Capacity)
+    } else {
+        Ok(())
+    }
+}
+
+impl State {
+    pub fn boot(config: &BootConfig) -> Result<(Self, BootInfo), BootError> {
+        let c = config;
+        if c.cores == 0 || c.cores > MAX_CORES {
+            return Err(BootError::Cores);
+        }
+        if c.timeslice_ticks == 0 {
+            return Err(BootError::Timeslice);
+        }
+        if c.untyped_count == 0 || c.untyped_bytes / (c.untyped_count as u64) < (1 << UNTYPED_MIN_BITS) {
+            return Err(BootError::Untyped);
+        }
+        if !(4..=16).contains(&c.root_cnode_bits)
+            || (CAP_FIRST_UNTYPED as usize + c.untyped_count) > (1usize << c.root_cnode_bits)
+        {
+            return Err(BootError::RootCNode);
+        }
+        check_capacity(c.max_threads, 1)?;
+        check_capacity(c.max_cnodes, 1)?;
+        check_capacity(c.max_vspaces, 1)?;
+        check_capacity(c.max_untypeds, c.untyped_count)?;
+        check_capacity(c.max_endpoints, 0)?;
+        check_capacity(c.max_notifications, 0)?;
+        check_capacity(c.max_replies, 0)?;
+        check_capacity(c.max_frames, 0)?;
+
+        let cores: Vec<CachePadded<CoreCell>> = (0..c.cores)
+            .map(|_| {
+                CachePadded::new(CoreCell {
+                    sched: UnsafeCell::new(CoreState::new()),
+                    pending: AtomicU64::new(0),
+                    trapped: AtomicU8::new(TRAP_NONE),
+                    idle_cycles: AtomicU64::new(0),
+                    syscalls: AtomicU64::new(0),
+                    other_entries: AtomicU64::new(0),
+                    switches: AtomicU64::new(0),
+                    fastpath: AtomicU64::new(0),
+                })
+            })
+            .collect();
+        let ipc: Vec<UnsafeCell<IpcBuffer>> = (0..c.max_threads).map(|_| UnsafeCell::new(IpcBuffer::new())).collect();
+        let irqs: Vec<UnsafeCell<IrqSlot>> = (0..NUM_IRQS).map(|_| UnsafeCell::new(IrqSlot::new())).collect();
+        let state = State {
+            config: c.clone(),
+            cores: cores.into_boxed_slice(),
+            tcbs: Slab::new(c.max_threads),
+            ipc: ipc.into_boxed_slice(),
+            endpoints: Slab::new(c.max_endpoints),
+            notifications: Slab::new(c.max_notifications),
+            cnodes: Slab::new(c.max_cnodes),
+            replies: Slab::new(c.max_replies),
+            frames: Slab::new(c.max_frames),
+            vspaces: Slab::new(c.max_vspaces),
+            untypeds: Slab::new(c.max_untypeds),
+            irqs: irqs.into_boxed_slice(),
+            global: UnsafeCell::new(Global::default()),
+            vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
+        };
+
+        // SAFETY: nothing else can reach `state` yet: this thread has
+        // exclusive access to all of it.
+        let mut ctx = unsafe { Ctx::new(&state, 0) };
+        let hdr = Header { caps: 1, parent: None, bytes: 0 };
+        let cnode = ctx.alloc(CNode::new(c.root_cnode_bits), hdr).ok_or(BootError::Capacity)?;
+        let vspace = ctx.alloc(VSpace::new(), hdr).ok_or(BootError::Capacity)?;
+        let mut tcb = Tcb::new(0);
+        tcb.prio = c.root_priority;
+        tcb.cspace = Some(cnode);
+        tcb.vspace = Some(vspace);
+        tcb.slice = c.timeslice_ticks;
+        let root = ctx.alloc(tcb, hdr).ok_or(BootError::Capacity)?;
+        *ctx.ipc(root.index()) = IpcBuffer::new();
+        let put = |ctx: &mut Ctx<'_>, index: Word, obj: CapObj| {
+            let slot = ctx.cap_slot(SlotAddr { cnode, index: index as u32 }).ok_or(BootError::RootCNode)?;
+            *slot = CapSlot::root(Cap::new(obj));
+            Ok::<(), BootError>(())
+        };
+        put(&mut ctx, CAP_INIT_TCB, CapObj::Tcb(root))?;
+        put(&mut ctx, CAP_INIT_CNODE, CapObj::CNode(cnode))?;
+        put(&mut ctx, CAP_INIT_VSPACE, CapObj::VSpace(vspace))?;
+        put(&mut ctx, CAP_IRQ_CONTROL, CapObj::IrqControl)?;
+        let each = (c.untyped_bytes / c.untyped_count as u64) & !15;
+        let mut untyped = Vec::new();
+        for i in 0..c.untyped_count {
+            let u = ctx.alloc(Untyped::new(each), hdr).ok_or(BootError::Capacity)?;
+            let cptr = CAP_FIRST_UNTYPED + i as Word;
+            put(&mut ctx, cptr, CapObj::Untyped(u))?;
+            untyped.push((cptr, each));
+        }
+        // The root thread is runnable on core 0; core 0's first entry picks it.
+        ctx.tcb_mut(root).ok_or(BootError::Capacity)?.state = crate::object::tcb::ThreadState::Running;
+        ctx.enqueue(root, false);
+        ctx.cell(0).pending.store(IPI_RESCHEDULE, Ordering::Relaxed);
+
+        let info = BootInfo {
+            cores: c.cores,
+            root_thread: ThreadId { index: root.index(), gen: root.gen() },
+            root_cnode_bits: c.root_cnode_bits,
+            untyped,
+            first_free_slot: CAP_FIRST_UNTYPED + c.untyped_count as Word,
+            slots: 1 << c.root_cnode_bits,
+            timer_irq_base: 0,
+            device_irq_base: c.cores,
+        };
+        Ok((state, info))
+    }
+
+    /// Publish that `core` trapped (`TRAP_SYSCALL` or `TRAP_OTHER`).
+    #[inline(always)]
+    pub fn trap(&self, core: usize, kind: u8) {
+        self.cores[core].trapped.store(kind, Ordering::Release);
+    }
+
+    #[inline(always)]
+    pub fn pending(&self, core: usize) -> bool {
+        self.cores.get(core).is_some_and(|c| c.pending.load(Ordering::Relaxed) != 0)
+    }
+
+    pub fn add_idle_cycles(&self, core: usize, cycles: u64) {
+        let c = &self.cores[core].idle_cycles;
+        // Only `core` writes its counter: a load and a store, no RMW needed.
+        c.store(c.load(Ordering::Relaxed).wrapping_add(cycles), Ordering::Relaxed);
+    }
+
+    pub fn idle_cycles(&self, core: usize) -> u64 {
+        self.cores.get(core).map_or(0, |c| c.idle_cycles.load(Ordering::Relaxed))
+    }
+
+    pub fn core_stats(&self, core: usize) -> CoreStats {
+        self.cores.get(core).map_or(CoreStats::default(), |c| CoreStats {
+            syscalls: c.syscalls.load(Ordering::Relaxed),
+            other_entries: c.other_entries.load(Ordering::Relaxed),
+            switches: c.switches.load(Ordering::Relaxed),
+            fastpath: c.fastpath.load(Ordering::Relaxed),
+            idle_cycles: c.idle_cycles.load(Ordering::Relaxed),
+        })
+    }
+
+    pub fn ipc_buffer_ptr(&self, index: u32) -> *mut IpcBuffer {
+        self.ipc.get(index as usize).map_or(core::ptr::null_mut(), UnsafeCell::get)
+    }
+}
+
+/// Bump a counter only its own core writes.
+#[inline(always)]
+pub(crate) fn bump(c: &AtomicU64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+}
+
+/// The access context of one kernel entry on one core.
+pub(crate) struct Ctx<'k> {
+    pub s: &'k State,
+    pub core: usize,
+    /// Cores to interrupt when this entry returns.
+    pub ipis: CoreMask,
+    /// IRQs to acknowledge when this entry returns.
+    pub irq_acks: IrqMask,
+}
+
+impl<'k> Ctx<'k> {
+    /// # Safety
+    ///
+    /// Until the context is dropped, the regime grants core `core` access to
+    /// every object the context will touch (the caller entered the regime as
+    /// `core`, or nothing else can reach `s`), and no other thread acts as
+    /// `core`.
+    pub unsafe fn new(s: &'k State, core: usize) -> Self {
+        Self { s, core, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
+    }
+
+    /// The slot behind `r` if it is live with `r`'s generation.
+    #[inline(always)]
+    pub fn slot<T: Object>(&mut self, r: Ref<T>) -> Option<&mut Slot<T>> {
+        // SAFETY: `Ctx::new`'s contract gives this core access; `&mut self`
+        // makes this the only live reference handed out by this context.
+        let slot = unsafe { T::slab(self.s).slot(r.index()) }?;
+        (slot.gen == r.gen() && slot.obj.is_some()).then_some(slot)
+    }
+
+    /// The object behind `r`, if live.
+    #[inline(always)]
+    pub fn get<T: Object>(&mut self, r: Ref<T>) -> Option<&mut T> {
+        self.slot(r)?.obj.as_mut()
+    }
+
+    /// Read-only access to the object behind `r`, if live. Lookups use this,
+    /// so that cores sharing an object they only read (a CNode holding both
+    /// ping-pong pairs' capabilities) never create `&mut` to it.
+    #[inline(always)]
+    pub fn read<T: Object>(&self, r: Ref<T>) -> Option<&T> {
+        // SAFETY: `Ctx::new`'s contract gives this core access; `&self`
+        // excludes every `&mut` handed out by this context for as long as the
+        // result lives, and the regime's contract excludes writers on other
+        // cores.
+        let slot = unsafe { T::slab(self.s).slot_ref(r.index()) }?;
+        if slot.gen == r.gen() {
+            slot.obj.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// Whether `r` names a live object.
+    #[inline(always)]
+    pub fn live<T: Object>(&self, r: Ref<T>) -> bool {
+        self.read(r).is_some()
+    }
+
+    /// The live object at slab index `i`, with its reference.
+    #[inline(always)]
+    pub fn at<T: Object>(&mut self, i: u32) -> Option<(Ref<T>, &mut T)> {
+        // SAFETY: as in `slot`.
+        let slot = unsafe { T::slab(self.s).slot(i) }?;
+        let gen = slot.gen;
+        slot.obj.as_mut().map(|o| (Ref::new(i, gen), o))
+    }
+
+    /// The reference of the live object at slab index `i`.
+    #[inline(always)]
+    pub fn ref_at<T: Object>(&mut self, i: u32) -> Option<Ref<T>> {
+        self.at::<T>(i).map(|(r, _)| r)
+    }
+
+    pub fn alloc<T: Object>(&mut self, obj: T, hdr: Header) -> Option<Ref<T>> {
+        // SAFETY: as in `slot`; the allocator is part of what the regime grants
+        // (a `NoLock` platform promised no concurrent allocation), and no
+        // reference into the slab is live while `&mut self` is borrowed here.
+        unsafe { T::slab(self.s).alloc(obj, hdr) }
+    }
+
+    pub fn free<T: Object>(&mut self, r: Ref<T>) -> Option<T> {
+        // SAFETY: as in `alloc`.
+        unsafe { T::slab(self.s).free(r) }
+    }
+
+    pub fn free_slots<T: Object>(&mut self) -> usize {
+        // SAFETY: as in `alloc`.
+        unsafe { T::slab(self.s).free_slots() }
+    }
+
+    #[inline(always)]
+    pub fn tcb_mut(&mut self, r: Ref<Tcb>) -> Option<&mut Tcb> {
+        self.get(r)
+    }
+
+    /// The TCB at index `i`, which the caller knows is live (intrusive list
+    /// members are). Panics otherwise: a broken kernel invariant, never
+    /// reachable from user input.
+    #[inline(always)]
+    pub fn tcb_at(&mut self, i: u32) -> &mut Tcb {
+        match self.at::<Tcb>(i) {
+            Some((_, t)) => t,
+            None => panic!("kernel invariant: TCB {i} in a queue is not live"),
+        }
+    }
+
+    /// The IPC buffer of TCB slot `i` (the caller knows `i` is in range).
+    #[inline(always)]
+    pub fn ipc(&mut self, i: u32) -> &mut IpcBuffer {
+        let cell = &self.s.ipc[i as usize];
+        // SAFETY: the buffer's thread is this core's current thread inside its
+        // system call, or not running anywhere (`IpcBuffer`'s contract), so
+        // neither user code nor another core touches it; `&mut self` makes
+        // this the only reference handed out by this context.
+        unsafe { &mut *cell.get() }
+    }
+
+    /// The IPC buffers of two distinct TCB slots: `src` to read, `dst` to write.
+    #[inline(always)]
+    pub fn ipc_pair(&mut self, src: u32, dst: u32) -> Option<(&IpcBuffer, &mut IpcBuffer)> {
+        if src == dst {
+            return None;
+        }
+        let a = self.s.ipc.get(src as usize)?;
+        let b = self.s.ipc.get(dst as usize)?;
+        // SAFETY: as in `ipc`, for two distinct cells.
+        Some(unsafe { (&*a.get(), &mut *b.get()) })
+    }
+
+    /// The scheduler state of `core` (any core: remote ready queues too).
+    #[inline(always)]
+    pub fn cs(&mut self, core: usize) -> &mut CoreState {
+        // SAFETY: per-core scheduler state is kernel state like any object:
+        // the regime grants access to it (`NoLock` platforms promised not to
+        // touch another core's while it is in the kernel); `&mut self` makes
+        // this the only reference handed out by this context.
+        unsafe { &mut *self.s.cores[core].sched.get() }
+    }
+
+    /// The atomics of `core`.
+    #[inline(always)]
+    pub fn cell(&self, core: usize) -> &'k CoreCell {
+        &self.s.cores[core]
+    }
+
+    /// Read-only IRQ slot `irq` (`irq < NUM_IRQS`).
+    pub fn irq_ref(&self, irq: usize) -> &IrqSlot {
+        // SAFETY: as in `read`.
+        unsafe { &*self.s.irqs[irq].get() }
+    }
+
+    /// IRQ slot `irq` (`irq < NUM_IRQS`).
+    pub fn irq(&mut self, irq: usize) -> &mut IrqSlot {
+        // SAFETY: as in `cs`.
+        unsafe { &mut *self.s.irqs[irq].get() }
+    }
+
+    /// The capability slot at `a` if its CNode is live and the index in range.
+    #[inline(always)]
+    pub fn cap_slot(&mut self, a: SlotAddr) -> Option<&mut CapSlot> {
+        self.get(a.cnode)?.slots.get_mut(a.index as usize)
+    }
+
+    /// Read-only access to the capability slot at `a`.
+    #[inline(always)]
+    pub fn cap_ref(&self, a: SlotAddr) -> Option<&CapSlot> {
+        self.read(a.cnode)?.slots.get(a.index as usize)
+    }
+
+    /// The capability at `a` (null if the slot does not exist).
+    #[inline(always)]
+    pub fn cap_at(&self, a: SlotAddr) -> Cap {
+        self.cap_ref(a).map_or(Cap::NULL, |s| s.cap)
+    }
+
+    /// The bitmap of cores that have run VSpace slot `i` (an atomic outside
+    /// the slab: every core sets its own bit on every switch, and address
+    /// spaces are commonly shared by threads of different cores).
+    #[inline(always)]
+    pub fn vspace_cores(&self, i: u32) -> Option<&'k AtomicU64> {
+        self.s.vspace_cores.get(i as usize)
+    }
+
+    /// Kernel-wide scheduling state.
+    pub fn global(&mut self) -> &mut Global {
+        // SAFETY: as in `cs`.
+        unsafe { &mut *self.s.global.get() }
+    }
+
+    /// The thread holding remote cores stalled, if any.
+    pub fn stall_owner(&mut self) -> Option<Ref<Tcb>> {
+        self.global().stall_owner
+    }
+}

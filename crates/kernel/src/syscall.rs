@@ -1,0 +1,360 @@
+//! System call dispatch: decode → lock set → execute.
+//!
+//! [`Ctx::handle_syscall`] is the single safe handler every system call goes
+//! through. It looks up the capability, *decodes* (validates every argument
+//! word and reads the state, producing a typed [`Error`] or an [`Op`] that
+//! names every object it touches), offers the op's [`LockSet`] to the regime,
+//! checks whether a remote core must be stalled first (then the call is
+//! restarted), and *executes* (which cannot fail). Finally the caller's
+//! results are written to its IPC buffer — unless it blocked, in which case
+//! whoever wakes it writes them.
+
+use crate::abi::{Error, InvocationLabel, MessageInfo, Sysno, Word, MSG_MAX_WORDS};
+use crate::exit::CoreMask;
+use crate::ipc::{RecvOp, ReplyOp, SendOp};
+use crate::kernel::SyscallArgs;
+use crate::object::cnode::CNodeOp;
+use crate::object::frame::FrameOp;
+use crate::object::irq::IrqOp;
+use crate::object::notification::{SignalOp, WaitOp};
+use crate::object::tcb::TcbOp;
+use crate::object::untyped::RetypeOp;
+use crate::object::{tcb_id, Cap, CapObj, Ref, SlotAddr, Tcb};
+use crate::regime::{LockSet, ObjectId};
+use crate::state::Ctx;
+
+/// Invocation argument words copied out of the caller's IPC buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Args {
+    len: usize,
+    w: [Word; Args::MAX],
+}
+
+impl Args {
+    /// Most argument words any invocation reads (`TcbWriteRegisters`).
+    pub const MAX: usize = 2 + crate::abi::NUM_REGS;
+
+    /// Argument `i`, or `TruncatedMessage` if the message is shorter.
+    #[inline]
+    pub fn word(&self, i: usize) -> Result<Word, Error> {
+        if i < self.len && i < Self::MAX {
+            Ok(self.w[i])
+        } else {
+            Err(Error::TruncatedMessage)
+        }
+    }
+
+    /// The message length (clamped to the buffer).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// How a system call ended for its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Success with no message.
+    Done,
+    /// Success; results are in the caller's message words.
+    Reply(MessageInfo),
+    /// A message was written into the caller's buffer by the transfer.
+    Received,
+    /// The caller blocked; its waker writes the results.
+    Blocked,
+    /// The caller must reissue the call.
+    Restart,
+    /// The call failed.
+    Error(Error),
+}
+
+/// A decoded operation: what will happen and to which objects.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    Send(SendOp),
+    Recv(RecvOp),
+    Signal(SignalOp),
+    Wait(WaitOp),
+    Tcb(TcbOp),
+    CNode(CNodeOp),
+    Retype(RetypeOp),
+    Irq(IrqOp),
+    Frame(FrameOp),
+}
+
+fn oid(obj: CapObj) -> Option<ObjectId> {
+    obj.id()
+}
+
+impl Op {
+    /// The objects the operation touches besides the caller and its core.
+    pub fn lock_set(&self, caller: Ref<Tcb>, core: usize, ctx: &mut Ctx<'_>) -> LockSet {
+        let mut s = LockSet::default();
+        s.add(tcb_id(caller.index()));
+        s.cores.insert(core);
+        let tcb = |s: &mut LockSet, ctx: &mut Ctx<'_>, t: Ref<Tcb>| {
+            s.add(tcb_id(t.index()));
+            if let Some(x) = ctx.get(t) {
+                s.cores.insert(x.core);
+            }
+        };
+        let add = |s: &mut LockSet, o: CapObj| {
+            if let Some(id) = oid(o) {
+                s.add(id);
+            }
+        };
+        match *self {
+            Op::Send(SendOp::Deliver { ep, receiver, reply, .. }) => {
+                add(&mut s, CapObj::Endpoint(ep));
+                tcb(&mut s, ctx, receiver);
+                if let Some(r) = reply {
+                    add(&mut s, CapObj::Reply(r));
+                }
+                // Capability transfer touches CNodes: no fine-grained path.
+                s.exclusive = true;
+            }
+            Op::Send(SendOp::Block { ep, .. }) => add(&mut s, CapObj::Endpoint(ep)),
+            Op::Send(SendOp::Drop) | Op::Recv(RecvOp::Nothing) | Op::Wait(WaitOp::Nothing) => {}
+            Op::Recv(RecvOp::Take { ep, sender, reply }) => {
+                add(&mut s, CapObj::Endpoint(ep));
+                tcb(&mut s, ctx, sender);
+                if let Some(r) = reply {
+                    add(&mut s, CapObj::Reply(r));
+                }
+                s.exclusive = true;
+            }
+            Op::Recv(RecvOp::Signal { ntfn }) => add(&mut s, CapObj::Notification(ntfn)),
+            Op::Recv(RecvOp::Block { ep, reply }) => {
+                add(&mut s, CapObj::Endpoint(ep));
+                if let Some(r) = reply {
+                    add(&mut s, CapObj::Reply(r));
+                }
+            }
+            Op::Signal(SignalOp::Wake { ntfn, waiter, .. }) => {
+                add(&mut s, CapObj::Notification(ntfn));
+                tcb(&mut s, ctx, waiter);
+            }
+            Op::Signal(SignalOp::WakeBound { ntfn, tcb: t, .. }) => {
+                add(&mut s, CapObj::Notification(ntfn));
+                tcb(&mut s, ctx, t);
+                s.exclusive = true;
+            }
+            Op::Signal(SignalOp::Accumulate { ntfn, .. }) => add(&mut s, CapObj::Notification(ntfn)),
+            Op::Wait(WaitOp::Take { ntfn } | WaitOp::Block { ntfn }) => add(&mut s, CapObj::Notification(ntfn)),
+            Op::Tcb(op) => {
+                tcb(&mut s, ctx, op.target());
+                s.exclusive = true;
+            }
+            Op::CNode(_) | Op::Retype(_) | Op::Irq(_) | Op::Frame(_) => s.exclusive = true,
+        }
+        s
+    }
+}
+
+impl Ctx<'_> {
+    /// Handle a system call of this core's current thread.
+    #[inline]
+    pub(crate) fn handle_syscall(&mut self, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet)>) {
+        if lock.is_none() && self.fastpath(a) {
+            return;
+        }
+        let core = self.core;
+        let Some(caller) = self.cs(core).current else { return };
+        let outcome = match Sysno::from_word(a.sysno) {
+            Some(s) => self.dispatch(caller, s, a, lock),
+            None => Outcome::Error(Error::IllegalOperation),
+        };
+        self.complete(caller, outcome);
+    }
+
+    /// Write the caller's results.
+    #[inline]
+    fn complete(&mut self, caller: Ref<Tcb>, outcome: Outcome) {
+        let Some(x) = self.get(caller) else { return };
+        let holds = !x.holds.is_empty();
+        let b = self.ipc(caller.index());
+        match outcome {
+            Outcome::Done => {
+                b.error = 0;
+                b.restart = 0;
+                b.tag = 0;
+            }
+            Outcome::Reply(info) => {
+                b.error = 0;
+                b.restart = 0;
+                b.tag = info.word();
+            }
+            Outcome::Received | Outcome::Blocked => {}
+            Outcome::Restart => {
+                b.restart = 1;
+                return;
+            }
+            Outcome::Error(e) => {
+                b.error = e.word();
+                b.restart = 0;
+                b.tag = 0;
+            }
+        }
+        // A stall owner always holds at least one core.
+        if holds {
+            self.release_holds(caller);
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, caller: Ref<Tcb>, s: Sysno, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet)>) -> Outcome {
+        let info = MessageInfo(a.info);
+        let op = match s {
+            Sysno::Yield => {
+                self.yield_current(caller);
+                return Outcome::Done;
+            }
+            Sysno::Reply => {
+                return match self.decode_reply(caller, a.reply) {
+                    Ok(op) => {
+                        self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op));
+                        self.invoke_reply(caller, op, info);
+                        Outcome::Done
+                    }
+                    Err(e) => Outcome::Error(e),
+                };
+            }
+            Sysno::ReplyRecv => {
+                let reply = match self.decode_reply(caller, a.reply) {
+                    Ok(op) => op,
+                    Err(e) => return Outcome::Error(e),
+                };
+                self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &reply));
+                self.invoke_reply(caller, reply, info);
+                self.decode_receive(caller, a, true)
+            }
+            Sysno::Recv | Sysno::Wait => self.decode_receive(caller, a, true),
+            Sysno::NBRecv | Sysno::Poll => self.decode_receive(caller, a, false),
+            Sysno::Send | Sysno::NBSend | Sysno::Call | Sysno::Signal => {
+                let (slot, cap) = match self.lookup(caller, a.cptr) {
+                    Ok(x) => x,
+                    Err(e) => return Outcome::Error(e),
+                };
+                match (s, cap.obj) {
+                    (_, CapObj::Notification(n)) if s != Sysno::Call => self.decode_signal(n, cap).map(Op::Signal),
+                    (Sysno::Signal, _) => Err(Error::InvalidCapability),
+                    (_, CapObj::Endpoint(ep)) => {
+                        self.decode_send(ep, cap, info, s != Sysno::NBSend, s == Sysno::Call).map(Op::Send)
+                    }
+                    (_, CapObj::Notification(_)) => Err(Error::IllegalOperation),
+                    _ => self.decode_invocation(caller, slot, cap, info),
+                }
+            }
+        };
+        self.run(caller, op, lock)
+    }
+
+    /// Decode `Recv`, `NBRecv`, `Wait`, `Poll` (and `ReplyRecv`'s receive).
+    fn decode_receive(&mut self, caller: Ref<Tcb>, a: SyscallArgs, blocking: bool) -> Result<Op, Error> {
+        let (_, cap) = self.lookup(caller, a.cptr)?;
+        match cap.obj {
+            CapObj::Endpoint(ep)
+                if matches!(Sysno::from_word(a.sysno), Some(Sysno::Recv | Sysno::NBRecv | Sysno::ReplyRecv)) =>
+            {
+                self.decode_recv(caller, ep, cap, a.reply, blocking).map(Op::Recv)
+            }
+            CapObj::Notification(n) => self.decode_wait(caller, n, cap, blocking).map(Op::Wait),
+            _ => Err(Error::InvalidCapability),
+        }
+    }
+
+    /// Decode an object invocation (`Call`/`Send` on a non-IPC capability).
+    fn decode_invocation(
+        &mut self,
+        caller: Ref<Tcb>,
+        slot: SlotAddr,
+        cap: Cap,
+        info: MessageInfo,
+    ) -> Result<Op, Error> {
+        let label = InvocationLabel::from_word(info.label()).ok_or(Error::IllegalOperation)?;
+        let len = (info.length() as usize).min(MSG_MAX_WORDS);
+        let mut args = Args { len, w: [0; Args::MAX] };
+        let n = len.min(Args::MAX);
+        args.w[..n].copy_from_slice(&self.ipc(caller.index()).msg[..n]);
+        match cap.obj {
+            CapObj::Tcb(t) => self.decode_tcb(caller, t, label, &args).map(Op::Tcb),
+            CapObj::CNode(c) => self.decode_cnode(caller, c, label, &args).map(Op::CNode),
+            CapObj::Untyped(u) => self.decode_untyped(caller, u, slot, label, &args).map(Op::Retype),
+            CapObj::Frame(f) => self.decode_frame(caller, f, label, &args).map(Op::Frame),
+            CapObj::IrqControl | CapObj::IrqHandler(_) => {
+                self.decode_irq(caller, slot, cap.obj, label, &args).map(Op::Irq)
+            }
+            CapObj::Reply(_) | CapObj::VSpace(_) => Err(Error::IllegalOperation),
+            CapObj::Null | CapObj::Endpoint(_) | CapObj::Notification(_) => Err(Error::InvalidCapability),
+        }
+    }
+
+    /// Offer a lock set to the regime (only regimes that use it pay for it).
+    #[inline(always)]
+    fn offer(&mut self, caller: Ref<Tcb>, lock: Option<&dyn Fn(&LockSet)>, f: impl FnOnce(&mut LockSet, &mut Self)) {
+        if let Some(l) = lock {
+            let mut s = LockSet::default();
+            s.cores.insert(self.core);
+            s.add(tcb_id(caller.index()));
+            f(&mut s, self);
+            l(&s);
+        }
+    }
+
+    /// Lock set, stall check, execute.
+    #[inline]
+    fn run(&mut self, caller: Ref<Tcb>, op: Result<Op, Error>, lock: Option<&dyn Fn(&LockSet)>) -> Outcome {
+        let op = match op {
+            Ok(op) => op,
+            Err(e) => return Outcome::Error(e),
+        };
+        if let Some(l) = lock {
+            let core = self.core;
+            let s = op.lock_set(caller, core, self);
+            l(&s);
+        }
+        let blockers = match &op {
+            Op::Tcb(t) => self.tcb_op_blockers(t),
+            Op::CNode(c) => self.cnode_op_blockers(c),
+            _ => CoreMask::EMPTY,
+        };
+        if !blockers.is_empty() {
+            self.request_stall(caller, blockers);
+            return Outcome::Restart;
+        }
+        self.execute(caller, op)
+    }
+
+    /// The point of no return: nothing below fails.
+    #[inline]
+    fn execute(&mut self, caller: Ref<Tcb>, op: Op) -> Outcome {
+        match op {
+            Op::Send(op) => self.invoke_send(caller, op),
+            Op::Recv(op) => self.invoke_recv(caller, op),
+            Op::Signal(op) => {
+                self.invoke_signal(op);
+                Outcome::Done
+            }
+            Op::Wait(op) => self.invoke_wait(caller, op),
+            Op::Tcb(op) => self.invoke_tcb(caller, op),
+            Op::CNode(op) => self.invoke_cnode(op),
+            Op::Retype(op) => self.invoke_untyped(caller, op),
+            Op::Irq(op) => self.invoke_irq(op),
+            Op::Frame(op) => self.invoke_frame(caller, op),
+        }
+    }
+}
+
+fn reply_lock_set(s: &mut LockSet, ctx: &mut Ctx<'_>, op: &ReplyOp) {
+    if let ReplyOp::Answer { reply, caller, grant } = *op {
+        if let Some(id) = CapObj::Reply(reply).id() {
+            s.add(id);
+        }
+        s.add(tcb_id(caller.index()));
+        if let Some(x) = ctx.get(caller) {
+            s.cores.insert(x.core);
+        }
+        if grant {
+            s.exclusive = true;
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Regimes: lock sets offered to a regime that wants them, the fast path
+//! agreeing with the general path, and the profiled big lock.
+
+mod common;
+
+use std::sync::Mutex;
+
+use common::*;
+use granule_kernel::abi::*;
+use granule_kernel::{BigLock, LockSet, Regime};
+use granule_sync::lock::Clh;
+use granule_sync::profile::{freebsd_table, Profile};
+
+/// The big lock, plus a record of every lock set (which also turns the IPC
+/// fast path off: it is only taken by regimes that ignore lock sets).
+struct Recorder {
+    inner: BigLock<Clh>,
+    sets: Mutex<Vec<LockSet>>,
+}
+
+// SAFETY: `enter`/`exit` are the big lock's, which excludes all other cores
+// and synchronises consecutive holders; recording lock sets changes nothing.
+unsafe impl Regime for Recorder {
+    const NAME: &'static str = "recorder";
+    const USES_LOCK_SET: bool = true;
+
+    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+        self.inner.enter(core, spin);
+    }
+    fn lock_set(&self, _core: usize, set: &LockSet) {
+        self.sets.lock().unwrap().push(*set);
+    }
+    fn exit(&self, core: usize) {
+        self.inner.exit(core);
+    }
+}
+
+/// Run a ping-pong on one core; returns what the two threads saw.
+fn pingpong<R: Regime>(sim: &mut Sim<R>) -> Vec<(Word, Word, Word, Word)> {
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let badged = sim.alloc_slot();
+    sim.invoke(0, CAP_INIT_CNODE, InvocationLabel::CNodeMint, &[badged, 0, ep, CapRights::ALL.0, 9]).unwrap();
+    let (_, s) = sim.spawn(1, 150, 0);
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    let (_, c) = sim.spawn(2, 150, 0);
+    let mut seen = Vec::new();
+    for i in 0..50 {
+        sim.buf(c).msg[..3].copy_from_slice(&[i, i * 2, i * 3]);
+        sim.sys(0, Sysno::Call, badged, msg(i, 3), 0);
+        assert_eq!(sim.running[0], Some(s));
+        let b = sim.buf(s);
+        seen.push((b.tag, b.badge, b.msg[2], b.error));
+        b.msg[0] = i + 100;
+        sim.sys(0, Sysno::ReplyRecv, ep, msg(7, 1), reply);
+        assert_eq!(sim.running[0], Some(c));
+        let b = sim.buf(c);
+        seen.push((b.tag, b.badge, b.msg[0], b.error));
+    }
+    seen
+}
+
+#[test]
+fn fast_path_agrees_with_general_path_and_lock_sets_name_objects() {
+    let mut fast = Sim::new(1);
+    let a = pingpong(&mut fast);
+    assert!(fast.k.core_stats(0).fastpath >= 100);
+
+    let regime = Recorder { inner: BigLock::new(1), sets: Mutex::new(Vec::new()) };
+    let mut slow = Sim::with(config(1), regime);
+    let b = pingpong(&mut slow);
+    assert_eq!(slow.k.core_stats(0).fastpath, 0);
+    assert_eq!(a, b);
+
+    // Every offered set names the caller's core; a Call delivered to a
+    // waiting receiver names the caller, endpoint, receiver and reply object.
+    let sets = slow.k.regime().sets.lock().unwrap();
+    assert!(!sets.is_empty());
+    assert!(sets.iter().all(|s| s.cores.contains(0)));
+    let call = sets.iter().find(|s| {
+        s.objects().filter(|o| o.kind == ObjectType::Tcb as u8).count() == 2
+            && s.objects().any(|o| o.kind == ObjectType::Endpoint as u8)
+            && s.objects().any(|o| o.kind == ObjectType::Reply as u8)
+    });
+    assert!(call.is_some(), "no Call lock set among {} sets", sets.len());
+    // Retype is exclusive.
+    assert!(sets.iter().any(|s| s.exclusive));
+}
+
+#[test]
+fn profiled_big_lock_records_acquisitions() {
+    let mut sim = Sim::with(config(2), BigLock::<Clh, Profile>::new(2));
+    let ep = sim.obj(ObjectType::Endpoint);
+    for _ in 0..10 {
+        sim.sys(0, Sysno::NBSend, ep, msg(0, 0), 0);
+    }
+    let records = sim.k.regime().lock().stats().snapshot();
+    assert!(records.iter().map(|r| r.acquisitions).sum::<u64>() >= 10);
+    let table = freebsd_table(&records);
+    assert!(table.contains("kernel"), "{table}");
+}
+
+#[test]
+fn regime_names() {
+    use granule_sync::lock::{Mcs, Ticket};
+    assert_eq!(<BigLock<Clh> as Regime>::NAME, "bkl");
+    assert_eq!(<BigLock<Ticket> as Regime>::NAME, "bkl-ticket");
+    assert_eq!(<BigLock<Mcs> as Regime>::NAME, "bkl-mcs");
+    assert_eq!(<granule_kernel::NoLock as Regime>::NAME, "none");
+}

@@ -1,0 +1,190 @@
+//! Remote stalls: suspending, migrating, deleting a thread that runs on
+//! another core; address spaces in use elsewhere; zombies from cascades;
+//! two threads stalling each other; and the same under real concurrency.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use common::*;
+use granule_kernel::abi::*;
+use granule_kernel::{CoreHandle, SyscallArgs, ThreadStatus};
+
+use InvocationLabel::*;
+
+#[test]
+fn suspend_a_thread_running_on_another_core() {
+    let mut sim = Sim::new(2);
+    let (cap, t) = sim.spawn(1, 50, 1);
+    assert_eq!(sim.running[1], Some(t));
+    sim.auto_ipi = false;
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSuspend, &[]), None);
+    assert!(sim.pending.contains(&1));
+    assert!(sim.k.pending_ipi(1));
+    // Until core 1 takes the IPI the thread still runs; retrying restarts again.
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSuspend, &[]), None);
+    sim.deliver_ipis();
+    // Core 1 is held idle; its thread waits at the head of its queue.
+    assert_eq!(sim.running[1], None);
+    assert_eq!(sim.status(t), ThreadStatus::Ready);
+    // A tick or IPI on the held core keeps it idle.
+    sim.tick(1);
+    assert_eq!(sim.running[1], None);
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSuspend, &[]), Some(Ok(())));
+    assert_eq!(sim.status(t), ThreadStatus::Inactive);
+    // The hold is released with a reschedule IPI; nothing to run there.
+    assert!(sim.pending.contains(&1));
+    sim.deliver_ipis();
+    assert_eq!(sim.running[1], None);
+    sim.invoke(0, cap, TcbResume, &[]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!(sim.running[1], Some(t));
+}
+
+#[test]
+fn delete_a_thread_running_on_another_core() {
+    let mut sim = Sim::new(2);
+    let (cap, t) = sim.spawn(1, 50, 1);
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), None);
+    assert_eq!(sim.running[1], None);
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), Some(Ok(())));
+    assert_eq!(sim.info(t), None);
+    // Revoke sees through to its descendants too.
+    let (cap, t) = sim.spawn(2, 50, 1);
+    let copy = sim.alloc_slot();
+    sim.invoke(0, CAP_INIT_CNODE, CNodeMove, &[copy, 0, cap]).unwrap();
+    assert_eq!(sim.running[1], Some(t));
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_FIRST_UNTYPED, CNodeRevoke, &[0]), Some(Err(Error::IllegalOperation)));
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeRevoke, &[CAP_FIRST_UNTYPED]), None);
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeRevoke, &[CAP_FIRST_UNTYPED]), Some(Ok(())));
+    assert_eq!(sim.info(t), None);
+}
+
+#[test]
+fn write_registers_and_migrate_a_running_thread() {
+    let mut sim = Sim::new(2);
+    let (cap, t) = sim.spawn(1, 50, 1);
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbWriteRegisters, &[0, 1, 0x77]), None);
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbWriteRegisters, &[0, 1, 0x77]), Some(Ok(())));
+    assert_eq!(sim.running[1], Some(t));
+    assert_eq!(sim.started.last().unwrap().1.entry, 0x77);
+    // Priority changes need no stall: they take effect at the next entry.
+    sim.invoke(0, cap, TcbSetPriority, &[60]).unwrap();
+    assert_eq!(sim.info(t).unwrap().priority, 60);
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSetAffinity, &[0]), None);
+    assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSetAffinity, &[0]), Some(Ok(())));
+    assert_eq!(sim.info(t).unwrap().core, 0);
+    assert_eq!(sim.status(t), ThreadStatus::Ready);
+}
+
+#[test]
+fn two_threads_stalling_each_other_do_not_deadlock() {
+    let mut sim = Sim::new(2);
+    let (a_cap, a) = sim.spawn(1, 150, 0);
+    let (b_cap, b) = sim.spawn(2, 150, 1);
+    assert_eq!((sim.running[0], sim.running[1]), (Some(a), Some(b)));
+    sim.auto_ipi = false;
+    assert_eq!(sim.invoke_maybe_restart(0, b_cap, TcbSuspend, &[]), None);
+    // b (not stalled yet) tries the same on a: only one thread may hold
+    // cores, so b just restarts.
+    assert_eq!(sim.invoke_maybe_restart(1, a_cap, TcbSuspend, &[]), None);
+    sim.deliver_ipis();
+    assert_eq!(sim.running[1], None);
+    assert_eq!(sim.invoke_maybe_restart(0, b_cap, TcbSuspend, &[]), Some(Ok(())));
+    sim.deliver_ipis();
+    assert_eq!(sim.status(b), ThreadStatus::Inactive);
+    assert_eq!(sim.running[0], Some(a));
+}
+
+#[test]
+fn cascade_makes_a_zombie_reaped_by_its_core() {
+    let mut sim = Sim::new(2);
+    let cn = sim.retype(0, ObjectType::CNode, 2, 1);
+    let (cap, t) = sim.spawn(1, 50, 1);
+    sim.invoke(0, cn, CNodeMove, &[0, 0, cap]).unwrap();
+    assert_eq!(sim.running[1], Some(t));
+    sim.auto_ipi = false;
+    sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[cn]).unwrap();
+    assert_eq!(sim.status(t), ThreadStatus::Zombie);
+    assert!(sim.pending.contains(&1));
+    sim.deliver_ipis();
+    assert_eq!(sim.info(t), None);
+    assert_eq!(sim.running[1], None);
+    // Its slot is reused by the next thread (with a new generation).
+    let (_, u) = sim.spawn(2, 50, 1);
+    assert_eq!(u.index(), t.index());
+    assert_ne!(u.generation(), t.generation());
+}
+
+#[test]
+fn vspace_in_use_elsewhere_stalls_first() {
+    let mut sim = Sim::new(2);
+    let v = sim.obj(ObjectType::VSpace);
+    let (cap, t) = sim.spawn(1, 50, 0);
+    sim.invoke(0, cap, TcbConfigure, &[CAP_INIT_CNODE, v]).unwrap();
+    sim.invoke(0, cap, TcbSetAffinity, &[1]).unwrap();
+    assert_eq!(sim.running[1], Some(t));
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[v]), None);
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[v]), Some(Ok(())));
+    sim.deliver_ipis();
+    // The thread runs on without an address space.
+    assert_eq!(sim.running[1], Some(t));
+}
+
+/// Real concurrency: core 1 runs a thread that makes system calls in a loop
+/// while core 0's root suspends, resumes and migrates it. Exercises the
+/// "trapped core" path (taking a thread from a core waiting for the lock).
+#[test]
+fn concurrent_suspend_resume_migrate() {
+    let mut sim = Sim::new(2);
+    let (cap, t) = sim.spawn(1, 50, 1);
+    let stop = AtomicBool::new(false);
+    let mut handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
+    let h1 = handles.pop().unwrap();
+    let mut h0 = handles.pop().unwrap();
+    let k = &sim.k;
+    let root = sim.root;
+    let mut run1 = sim.running[1];
+    std::thread::scope(|s| {
+        let stop = &stop;
+        s.spawn(move || {
+            let mut h1 = h1;
+            while !stop.load(Ordering::SeqCst) {
+                if k.pending_ipi(1) || run1.is_none() {
+                    run1 = k.ipi(&mut h1).run;
+                    continue;
+                }
+                // The thread yields (a system call) over and over.
+                run1 = k.syscall(&mut h1, SyscallArgs::new(Sysno::Yield.word(), 0, 0, 0)).run;
+            }
+        });
+        let call = |h0: &mut CoreHandle, label: InvocationLabel, args: &[Word]| loop {
+            // SAFETY: the root runs on core 0 and only this thread acts as core 0.
+            let b = unsafe { &mut *k.ipc_buffer(root) };
+            b.msg[..args.len()].copy_from_slice(args);
+            let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
+            let plan = k.syscall(h0, SyscallArgs::new(Sysno::Call.word(), cap, info.word(), 0));
+            assert_eq!(plan.run, Some(root));
+            // SAFETY: as above, after the kernel returned.
+            let b = unsafe { &*k.ipc_buffer(root) };
+            if b.restart == 0 {
+                assert_eq!(b.result(), Ok(()));
+                break;
+            }
+            std::hint::spin_loop();
+        };
+        for i in 0..100 {
+            call(&mut h0, TcbSuspend, &[]);
+            assert_eq!(k.thread_info(&mut h0, t).unwrap().status, ThreadStatus::Inactive);
+            call(&mut h0, TcbResume, &[]);
+            if i % 3 == 0 {
+                call(&mut h0, TcbSetAffinity, &[(i / 3 % 2) as Word]);
+                call(&mut h0, TcbSetAffinity, &[1]);
+            }
+            if let Err(e) = k.check_invariants(&mut h0) {
+                panic!("{e}");
+            }
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+}

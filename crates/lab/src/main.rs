@@ -32,6 +32,12 @@ enum Command {
     Locks(cmd::locks::Args),
     /// The Synthesis Table 1: lock-free objects with no sync, 0 and 1 retry.
     Quaject(cmd::quaject::Args),
+    /// Single-core IPC ping-pong: round-trip cost of every kernel regime and
+    /// its overhead over `none`.
+    Ipc(cmd::ipc::Args),
+    /// Multicore ping-pong: one independent pair per core, total round trips
+    /// per second and utilisation for each regime, core count and delay.
+    Scale(cmd::scale::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -40,6 +46,8 @@ fn main() -> std::process::ExitCode {
         Command::Info(a) => cmd::info::run(a),
         Command::Locks(a) => cmd::locks::run(a),
         Command::Quaject(a) => cmd::quaject::run(a),
+        Command::Ipc(a) => cmd::ipc::run(a),
+        Command::Scale(a) => cmd::scale::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

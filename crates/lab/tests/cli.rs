@@ -2,26 +2,9 @@
 //! well-formed records: JSON Lines with the machine record first, CSV blocks,
 //! and clear errors for bad options. Behaviour only, never timings.
 
-use std::process::Command;
+mod common;
 
-use serde_json::Value;
-
-fn granule(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_granule")).args(args).output().expect("run granule");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn records(stdout: &str) -> Vec<Value> {
-    stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}"))).collect()
-}
-
-fn of_kind<'a>(rs: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    rs.iter().filter(|r| r["record"] == kind).collect()
-}
+use common::{granule, of_kind, records};
 
 #[test]
 fn locks_json_has_machine_first_and_every_requested_measurement() {

@@ -1,8 +1,10 @@
 //! One module per command.
 
 pub mod info;
+pub mod ipc;
 pub mod locks;
 pub mod quaject;
+pub mod scale;
 
 use clap::Args;
 

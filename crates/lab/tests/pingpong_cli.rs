@@ -1,0 +1,113 @@
+//! `granule ipc` and `granule scale` run end to end with tiny durations and
+//! print well-formed records. Behaviour only, never timings.
+
+mod common;
+
+use common::{granule, of_kind, records};
+
+#[test]
+fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
+    let (ok, out, err) = granule(&["ipc", "--runs", "2", "--seconds", "0.02", "--warmup", "0.01", "--format", "json"]);
+    assert!(ok, "granule ipc failed: {err}");
+    let rs = records(&out);
+    assert_eq!(rs[0]["record"], "machine");
+    let ipc = of_kind(&rs, "ipc");
+    let regimes: Vec<&str> = ipc.iter().map(|r| r["regime"].as_str().unwrap()).collect();
+    assert_eq!(regimes, ["none", "bkl", "bkl-ticket", "bkl-mcs"]);
+    for r in &ipc {
+        assert_eq!(r["runs"], 2);
+        for f in ["round_trip_cycles_mean", "round_trip_cycles_std", "round_trip_ns_mean", "ratio_to_none"] {
+            assert!(r[f].as_f64().is_some_and(|x| x >= 0.0), "{f} in {r}");
+        }
+        assert!(r["round_trip_cycles_mean"].as_f64().unwrap() > 0.0);
+        assert!(r["extra_cycles_per_call"].is_number());
+    }
+    assert_eq!(ipc[0]["ratio_to_none"].as_f64(), Some(1.0));
+}
+
+#[test]
+fn ipc_profile_prints_the_lock_profile() {
+    let (ok, out, err) =
+        granule(&["ipc", "--regimes", "none,bkl", "--runs", "1", "--seconds", "0.02", "--warmup", "0", "--profile"]);
+    assert!(ok, "granule ipc --profile failed: {err}");
+    assert!(out.contains("== lock profile: bkl"), "{out}");
+    assert!(out.contains("wait_max") && out.contains("cnt_lock"), "{out}");
+    let (ok, out, err) = granule(&[
+        "ipc",
+        "--regimes",
+        "bkl",
+        "--runs",
+        "1",
+        "--seconds",
+        "0.02",
+        "--warmup",
+        "0",
+        "--profile",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    let rs = records(&out);
+    let prof = of_kind(&rs, "lock_profile");
+    assert!(!prof.is_empty());
+    assert!(prof.iter().any(|p| p["acquisitions"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn scale_csv_and_json_cover_every_point() {
+    let (ok, out, err) = granule(&[
+        "scale",
+        "--regimes",
+        "none,bkl",
+        "--cores",
+        "1..2",
+        "--delays",
+        "0,1000",
+        "--warmup",
+        "0.01",
+        "--seconds",
+        "0.02",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "granule scale failed: {err}");
+    let rs = records(&out);
+    assert_eq!(rs[0]["record"], "machine");
+    let pts = of_kind(&rs, "scale");
+    assert_eq!(pts.len(), 2 * 2 * 2, "regimes x cores x delays");
+    for p in &pts {
+        assert!(p["round_trips_per_sec"].as_f64().unwrap() > 0.0);
+        let u = p["utilisation"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&u), "{p}");
+        assert_eq!(p["run"], 1);
+        assert!([1, 2].contains(&p["cores"].as_u64().unwrap()));
+        assert!([0, 1000].contains(&p["delay_cycles"].as_u64().unwrap()));
+    }
+    let (ok, out, err) = granule(&[
+        "scale",
+        "--regimes",
+        "bkl-mcs",
+        "--cores",
+        "2",
+        "--delays",
+        "500",
+        "--warmup",
+        "0",
+        "--seconds",
+        "0.02",
+        "--format",
+        "csv",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("record,regime,cores,delay_cycles,run,round_trips_per_sec"), "{out}");
+}
+
+#[test]
+fn bad_options_fail_with_a_clear_message() {
+    let (ok, _, err) = granule(&["ipc", "--regimes", "fine", "--runs", "1", "--seconds", "0.01"]);
+    assert!(!ok);
+    assert!(err.contains("unknown regime `fine`"), "{err}");
+    let (ok, _, err) = granule(&["scale", "--cores", "0..2", "--seconds", "0.01"]);
+    assert!(!ok);
+    assert!(err.contains("positive core counts"), "{err}");
+}

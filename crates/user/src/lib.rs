@@ -1,0 +1,46 @@
+//! # granule-user: user-level code of the granule kernel
+//!
+//! User code talks to the kernel in one way only: a *trap* carrying four
+//! argument words (system call number, capability pointer, message info,
+//! reply capability), with everything else — message words, capabilities to
+//! send, results and error codes — in the thread's IPC buffer. This crate
+//! wraps that ABI (`granule_kernel::abi`) for programs:
+//!
+//! * [`Trap`](trap::Trap) is the platform's half: how a thread enters the
+//!   kernel and where its IPC buffer is. The hosted platform's trap is a
+//!   coroutine yield (feature `hosted`, on by default); a bare-metal one would
+//!   be a `syscall` instruction.
+//! * [`Env`](env::Env) is the program's half: one safe method per system call
+//!   (send, call, recv, reply_recv, signal, wait, poll, yield…) and per object
+//!   invocation (untyped retype; CNode copy, mint, move, delete, revoke; TCB
+//!   configure, priority, affinity, suspend, resume, registers; IRQ handlers;
+//!   frames), each returning `Result<_, Error>` with seL4's error codes. It
+//!   reissues a call when the kernel asks for a restart, so programs never see
+//!   the kernel's event-based restarts.
+//! * [`Allocator`](alloc::Allocator) is the root task's bookkeeping of empty
+//!   slots and untyped memory.
+//! * [`pingpong`] holds the programs of the IPC experiments: a client that
+//!   `Call`s and a server that answers with `ReplyRecv` after an exponentially
+//!   distributed busy delay; [`hosted`] boots them on the hosted platform and
+//!   samples their counters.
+//!
+//! **The user-program rule of the hosted platform.** A hosted user thread is
+//! a coroutine that may be resumed by a different OS thread after every
+//! system call (when the kernel migrates it). A program must therefore not
+//! keep, across a system call, anything tied to the OS thread it ran on: a
+//! reference into a thread-local (e.g. `rand::thread_rng()`), a guard of an
+//! OS-thread-affine lock, a thread id. Programs here seed their own
+//! generators and keep all their state on their stack.
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod alloc;
+pub mod env;
+#[cfg(feature = "hosted")]
+pub mod hosted;
+pub mod pingpong;
+pub mod trap;
+
+pub use alloc::Allocator;
+pub use env::{CPtr, Env, Received, NULL};
+pub use trap::Trap;

@@ -359,7 +359,8 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let m = Machine::detect();
     let cores = a.threads.iter().copied().max().unwrap_or(1).max(1);
-    let xchg = run_pinned(1, |_| limits::atomic_costs(a.runs))
+    // At least 15 samples: the floor every ratio is taken against must not be one noisy run.
+    let xchg = run_pinned(1, |_| limits::atomic_costs(a.runs.max(15)))
         .into_iter()
         .flatten()
         .find(|c| c.instruction == "xchg")

@@ -40,6 +40,18 @@ pub struct AtomicCost {
     pub note: String,
 }
 
+/// The uncontended cost of `xchg` on this machine (every lock's floor),
+/// measured on a pinned thread; `None` where it cannot be measured. At least
+/// 15 samples: the floor every ratio is taken against must not be one noisy
+/// run.
+pub fn xchg_cycles(samples: usize) -> Option<f64> {
+    crate::pin::run_pinned(1, |_| atomic_costs(samples.max(15)))
+        .into_iter()
+        .flatten()
+        .find(|c| c.instruction == "xchg")
+        .and_then(|c| c.cycles.ok())
+}
+
 /// The uncontended cost in cycles of `xchg`, `lock xadd`, `lock cmpxchg`,
 /// `lock cmpxchg16b`, and of an empty `xbegin; xend` transaction (only where
 /// RTM works; otherwise reported unavailable with the reason).

@@ -40,7 +40,6 @@ use serde_json::{Map, Value};
 
 use crate::machine::Machine;
 use crate::output::{emit, record, Format};
-use crate::pin::run_pinned;
 use crate::stats::summarize;
 use crate::{limits, progress};
 
@@ -188,15 +187,6 @@ pub fn secs(name: &str, s: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
-/// The uncontended cost of `xchg` on this machine (the lock's floor).
-pub fn xchg_cycles(samples: usize) -> Option<f64> {
-    run_pinned(1, |_| limits::atomic_costs(samples))
-        .into_iter()
-        .flatten()
-        .find(|c| c.instruction == "xchg")
-        .and_then(|c| c.cycles.ok())
-}
-
 /// `lock_profile` records of one regime's profile.
 pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Value>> {
     sites
@@ -224,7 +214,7 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let warmup = secs("warmup", a.warmup)?;
     let m = Machine::detect();
-    let xchg = xchg_cycles(5);
+    let xchg = limits::xchg_cycles(5);
     let spec = PingSpec { cores: 1, delay_mean_cycles: 0.0, words: a.words, warmup, window, profile: a.profile };
     let mut cycles: Vec<Vec<f64>> = vec![Vec::new(); regimes.len()];
     let mut profiles: Vec<Option<Vec<SiteRecord>>> = vec![None; regimes.len()];

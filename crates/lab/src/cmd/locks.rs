@@ -359,13 +359,7 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let m = Machine::detect();
     let cores = a.threads.iter().copied().max().unwrap_or(1).max(1);
-    // At least 15 samples: the floor every ratio is taken against must not be one noisy run.
-    let xchg = run_pinned(1, |_| limits::atomic_costs(a.runs.max(15)))
-        .into_iter()
-        .flatten()
-        .find(|c| c.instruction == "xchg")
-        .and_then(|c| c.cycles.ok())
-        .unwrap_or(f64::NAN);
+    let xchg = limits::xchg_cycles(a.runs).unwrap_or(f64::NAN);
     let mut unc = Vec::new();
     let mut con = Vec::new();
     let mut skipped = Vec::new();

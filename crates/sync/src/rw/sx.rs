@@ -181,8 +181,15 @@ impl Sx {
     /// not stop it; W is kept for that writer).
     #[inline]
     pub fn try_xlock(&self) -> bool {
-        let mut cur = self.word.load(Ordering::Relaxed);
-        while cur & (EXCLUSIVE | SHARERS) == 0 {
+        self.take_exclusive_while(self.word.load(Ordering::Relaxed), |w| w & (EXCLUSIVE | SHARERS) == 0)
+    }
+
+    /// CAS the word from `cur` to "exclusive, W kept" for as long as `may`
+    /// holds of the word we last saw; whether it succeeded. Acquire: the
+    /// previous holders' releases happen-before our writes.
+    #[inline]
+    fn take_exclusive_while(&self, mut cur: u64, may: impl Fn(u64) -> bool) -> bool {
+        while may(cur) {
             match self.word.compare_exchange(
                 cur,
                 EXCLUSIVE | (cur & WRITER_WAITING),
@@ -210,23 +217,11 @@ impl Sx {
     /// its shared hold.
     #[inline]
     pub fn try_upgrade(&self) -> bool {
-        let mut cur = self.word.load(Ordering::Relaxed);
+        let cur = self.word.load(Ordering::Relaxed);
         debug_assert!(cur & SHARERS != 0, "sx: try_upgrade without a shared hold (word {cur:#x})");
         // The count can only change by other sharers arriving (then we fail)
         // or by W flipping (then we retry).
-        while cur & SHARERS == ONE_SHARER {
-            // Acquire: the other sharers' releases happen-before our writes.
-            match self.word.compare_exchange(
-                cur,
-                EXCLUSIVE | (cur & WRITER_WAITING),
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(now) => cur = now,
-            }
-        }
-        false
+        self.take_exclusive_while(cur, |w| w & SHARERS == ONE_SHARER)
     }
 
     /// Turn the caller's exclusive hold into a shared hold in one atomic step:

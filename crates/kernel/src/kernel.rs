@@ -60,7 +60,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::exit::{ExitPlan, StartInfo};
 use crate::invariants::InvariantViolation;
-use crate::regime::{LockSet, Regime};
+use crate::plan::{Entry, Planned};
+use crate::regime::{LockSet, Protocol, Regime};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 
 /// A thread: the slab index of its TCB plus the slot's generation.
@@ -301,6 +302,10 @@ pub struct CoreStats {
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Shared rounds a kernel entry tries under [`Protocol::Objects`] before it
+/// takes the exclusive side.
+const MAX_ROUNDS: u32 = 4;
+
 /// The kernel, generic over its concurrency-control regime.
 ///
 /// Share it between the cores' OS threads by reference (it is `Sync`); each
@@ -370,17 +375,22 @@ impl<R: Regime> Kernel<R> {
 
     /// Run `f` as `core` inside the regime; `kind` is what the core trapped
     /// for (`TRAP_NONE` for introspection, which is not a kernel entry and
-    /// must not change the core's scheduling state).
+    /// must not change the core's scheduling state); `entry` says what the
+    /// entry will do, for regimes that lock objects.
     #[inline(always)]
     fn enter<T>(
         &self,
         core: &mut CoreHandle,
         kind: u8,
-        f: impl FnOnce(&mut Ctx<'_>, Option<&dyn Fn(&LockSet)>) -> T,
+        entry: Entry,
+        f: impl FnOnce(&mut Ctx<'_>, Option<&dyn Fn(&LockSet) -> bool>) -> T,
     ) -> T {
         let c = self.check(core);
         if kind != TRAP_NONE {
             self.state.trap(c, kind);
+        }
+        if R::PROTOCOL == Protocol::Objects {
+            return self.enter_objects(c, entry, f);
         }
         self.regime.enter(c, spin_hook);
         let lock_set = |set: &LockSet| self.regime.lock_set(c, set);
@@ -396,12 +406,85 @@ impl<R: Regime> Kernel<R> {
         out
     }
 
+    /// [`Self::enter`] for [`Protocol::Objects`]: a shared entry holding this
+    /// core's scheduler, then the objects `plan.rs` names, step by step; if a
+    /// lock cannot be had, release everything and start again holding what
+    /// was learnt (in lock order, from nothing); after [`MAX_ROUNDS`] failed
+    /// rounds, or for an entry that needs it, an exclusive entry.
+    fn enter_objects<T>(
+        &self,
+        c: usize,
+        entry: Entry,
+        f: impl FnOnce(&mut Ctx<'_>, Option<&dyn Fn(&LockSet) -> bool>) -> T,
+    ) -> T {
+        let mut f = Some(f);
+        let syscall = matches!(entry, Entry::Syscall(_));
+        let mut exclusive = matches!(entry, Entry::Whole) || (syscall && self.regime.take_escalation(c));
+        let mut hint = LockSet::core(c);
+        let mut rounds = 0;
+        let lock_set = |set: &LockSet| self.regime.lock_set(c, set);
+        while !exclusive {
+            self.regime.enter(c, spin_hook);
+            let planned = if self.regime.lock_more(c, &hint, spin_hook) {
+                // SAFETY: the regime granted core `c` a shared entry holding
+                // its scheduler; the context reads only what `plan` has had
+                // locked (or what changes only under the exclusive side, see
+                // `plan.rs`), and the operation executes only after the
+                // regime accepted its lock set. `c`'s handle is `&mut`, so no
+                // other thread acts as `c`. The context ends before `exit`.
+                let mut ctx = unsafe { Ctx::new(&self.state, c) };
+                // The sets of the steps so far; kept only to be learnt when
+                // a step fails (then the next round takes them in order).
+                let mut steps = [LockSet::default(); 4];
+                let mut n = 0;
+                let planned = ctx.plan(&entry, &mut |s: &LockSet| {
+                    if n < steps.len() {
+                        steps[n] = *s;
+                        n += 1;
+                    }
+                    self.regime.lock_more(c, s, spin_hook)
+                });
+                if planned == Planned::Ready {
+                    if let Some(f) = f.take() {
+                        let out = f(&mut ctx, Some(&lock_set));
+                        self.regime.unlock_objects(c);
+                        self.regime.exit(c);
+                        return out;
+                    }
+                }
+                for s in &steps[..n] {
+                    hint.extend(s);
+                }
+                planned
+            } else {
+                Planned::Exclusive
+            };
+            self.regime.unlock_objects(c);
+            self.regime.exit(c);
+            rounds += 1;
+            exclusive = planned == Planned::Exclusive || rounds >= MAX_ROUNDS || hint.exclusive;
+        }
+        self.regime.enter_exclusive(c, spin_hook);
+        let out = {
+            // SAFETY: the exclusive side excludes every other core's entry;
+            // `c`'s handle is `&mut`. The context ends before `exit_exclusive`.
+            let mut ctx = unsafe { Ctx::new(&self.state, c) };
+            f.take().map(|f| f(&mut ctx, Some(&lock_set)))
+        };
+        self.regime.exit_exclusive(c);
+        match out {
+            Some(out) => out,
+            // `f` is taken only on the path that returns at once.
+            None => unreachable!("kernel entry body ran twice"),
+        }
+    }
+
     /// A system call by the current thread of `core`. Its results are in its
     /// [`IpcBuffer`] (which it may only read once it runs again).
     pub fn syscall(&self, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
-        self.enter(core, TRAP_SYSCALL, |ctx, lock_set| {
+        self.enter(core, TRAP_SYSCALL, Entry::Syscall(args), |ctx, lock_set| {
             ctx.begin_entry(true);
-            ctx.handle_syscall(args, lock_set);
+            ctx.handle_syscall(args, lock_set, R::FAST_PATH);
             ctx.finish_entry()
         })
     }
@@ -412,7 +495,7 @@ impl<R: Regime> Kernel<R> {
     /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
     /// Out-of-range IRQ numbers are ignored.
     pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
-        self.enter(core, TRAP_OTHER, |ctx, _| {
+        self.enter(core, TRAP_OTHER, Entry::Interrupt(irq), |ctx, _| {
             ctx.begin_entry(false);
             ctx.handle_interrupt(irq);
             ctx.finish_entry()
@@ -422,7 +505,7 @@ impl<R: Regime> Kernel<R> {
     /// One scheduler tick on `core`: charge the current thread's time slice;
     /// when it runs out, the thread goes to the back of its priority level.
     pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
-        self.enter(core, TRAP_OTHER, |ctx, _| {
+        self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
             ctx.begin_entry(false);
             ctx.handle_tick();
             ctx.finish_entry()
@@ -433,7 +516,7 @@ impl<R: Regime> Kernel<R> {
     /// point does this first; call this one when the platform saw
     /// [`Kernel::pending_ipi`] or was woken from idle.
     pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
-        self.enter(core, TRAP_OTHER, |ctx, _| {
+        self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
             ctx.begin_entry(false);
             ctx.finish_entry()
         })
@@ -442,7 +525,7 @@ impl<R: Regime> Kernel<R> {
     /// The current thread of `core` faulted (hosted: its coroutine panicked):
     /// it is stopped (made inactive, its pending operation abandoned).
     pub fn fault(&self, core: &mut CoreHandle, kind: FaultKind) -> ExitPlan {
-        self.enter(core, TRAP_OTHER, |ctx, _| {
+        self.enter(core, TRAP_OTHER, Entry::Whole, |ctx, _| {
             ctx.begin_entry(false);
             ctx.handle_fault(kind);
             ctx.finish_entry()
@@ -486,30 +569,30 @@ impl<R: Regime> Kernel<R> {
     /// or `None` if `t` no longer exists. Does not mark the thread started
     /// (only an [`ExitPlan`] does).
     pub fn start_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<StartInfo> {
-        self.enter(core, TRAP_NONE, |ctx, _| ctx.start_info(t))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.start_info(t))
     }
 
     /// A snapshot of thread `t`, or `None` if it no longer exists.
     pub fn thread_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<ThreadInfo> {
-        self.enter(core, TRAP_NONE, |ctx, _| ctx.thread_info(t))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.thread_info(t))
     }
 
     /// The current thread of core `of` (`None`: idle), as seen under the regime.
     pub fn current_thread(&self, core: &mut CoreHandle, of: usize) -> Option<ThreadId> {
-        self.enter(core, TRAP_NONE, |ctx, _| ctx.current_of(of))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.current_of(of))
     }
 
     /// The thread a TCB capability names: capability pointer `cptr` in the
     /// CSpace of thread `holder` (introspection for tests and tools; user
     /// threads never see [`ThreadId`]s).
     pub fn thread_of_cap(&self, core: &mut CoreHandle, holder: ThreadId, cptr: Word) -> Option<ThreadId> {
-        self.enter(core, TRAP_NONE, |ctx, _| ctx.thread_of_cap(holder, cptr))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.thread_of_cap(holder, cptr))
     }
 
     /// Check every kernel invariant (see `invariants.rs`); tests call it
     /// after each kernel entry.
     pub fn check_invariants(&self, core: &mut CoreHandle) -> Result<(), InvariantViolation> {
-        self.enter(core, TRAP_NONE, |ctx, _| ctx.check_invariants())
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.check_invariants())
     }
 }
 

@@ -71,6 +71,7 @@ mod invariants;
 mod ipc;
 mod kernel;
 mod object;
+mod plan;
 pub mod regime;
 mod sched;
 mod state;
@@ -83,4 +84,4 @@ pub use kernel::{
     BootConfig, BootError, BootInfo, CoreHandle, CoreStats, FaultKind, Kernel, SyscallArgs, ThreadId, ThreadInfo,
     ThreadStatus,
 };
-pub use regime::{BigLock, LockSet, NoLock, Regime};
+pub use regime::{BigLock, Fine, FineOptions, LockSet, NoLock, Protocol, Regime, Transactional};

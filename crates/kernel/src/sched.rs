@@ -118,11 +118,23 @@ pub(crate) struct CoreState {
     pub held: u32,
     /// The thread the last plan ran (for the switch counter).
     pub last_run: Option<Ref<Tcb>>,
+    /// The priority of `current` (meaningful while it is `Some`): other
+    /// cores deciding whether a wake-up outranks it read this copy under the
+    /// core's scheduler lock instead of the current thread's TCB, which its
+    /// own core may be using (see the `fine` regime).
+    pub current_prio: u8,
 }
 
 impl CoreState {
     pub fn new() -> Self {
-        Self { current: None, action: Action::Resume, ready: ReadyQueues::new(), held: 0, last_run: None }
+        Self {
+            current: None,
+            action: Action::Resume,
+            ready: ReadyQueues::new(),
+            held: 0,
+            last_run: None,
+            current_prio: 0,
+        }
     }
 }
 
@@ -235,11 +247,8 @@ impl Ctx<'_> {
             return;
         }
         self.enqueue(t, false);
-        let cur = self.cs(core).current;
-        let outranks = match cur {
-            None => true,
-            Some(c) => self.get(c).map_or(true, |c| prio > c.prio),
-        };
+        let cs = self.cs(core);
+        let outranks = cs.current.is_none() || prio > cs.current_prio;
         if outranks {
             self.send_ipi(core, IPI_RESCHEDULE);
         }
@@ -477,7 +486,10 @@ impl Ctx<'_> {
         } else {
             next
         };
-        self.cs(core).current = next;
+        let next_prio = next.and_then(|n| self.get(n).map(|x| x.prio)).unwrap_or(0);
+        let cs = self.cs(core);
+        cs.current = next;
+        cs.current_prio = next_prio;
         self.cell(core).trapped.store(TRAP_NONE, Ordering::Relaxed);
 
         let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks };

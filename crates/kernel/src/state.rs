@@ -333,10 +333,17 @@ impl<'k> Ctx<'k> {
         }
     }
 
-    /// Whether `r` names a live object.
+    /// Whether `r` names a live object: its generation is the slot's (a
+    /// slot's generation moves on when it is freed, and references are only
+    /// made from live slots). Reads the generation alone, so it may ask about
+    /// an object another core is using under a lock (see the `fine` regime).
     #[inline(always)]
     pub fn live<T: Object>(&self, r: Ref<T>) -> bool {
-        self.read(r).is_some()
+        // SAFETY: allocation and freeing happen only where the regime grants
+        // the whole kernel (`Regime`'s contract), never while this context
+        // exists beside another core's, so the generation is stable here.
+        let gen = unsafe { T::slab(self.s).gen(r.index()) };
+        gen == Some(r.gen())
     }
 
     /// The live object at slab index `i`, with its reference.

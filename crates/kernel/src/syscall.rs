@@ -18,6 +18,7 @@ use crate::object::frame::FrameOp;
 use crate::object::irq::IrqOp;
 use crate::object::notification::{SignalOp, WaitOp};
 use crate::object::tcb::TcbOp;
+use crate::object::tcb::ThreadState;
 use crate::object::untyped::RetypeOp;
 use crate::object::{tcb_id, Cap, CapObj, Ref, SlotAddr, Tcb};
 use crate::regime::{LockSet, ObjectId};
@@ -103,14 +104,14 @@ impl Op {
             }
         };
         match *self {
-            Op::Send(SendOp::Deliver { ep, receiver, reply, .. }) => {
+            Op::Send(SendOp::Deliver { ep, receiver, reply, msg }) => {
                 add(&mut s, CapObj::Endpoint(ep));
                 tcb(&mut s, ctx, receiver);
                 if let Some(r) = reply {
                     add(&mut s, CapObj::Reply(r));
                 }
                 // Capability transfer touches CNodes: no fine-grained path.
-                s.exclusive = true;
+                s.exclusive |= msg.grant && msg.info.extra_caps() > 0;
             }
             Op::Send(SendOp::Block { ep, .. }) => add(&mut s, CapObj::Endpoint(ep)),
             Op::Send(SendOp::Drop) | Op::Recv(RecvOp::Nothing) | Op::Wait(WaitOp::Nothing) => {}
@@ -120,7 +121,11 @@ impl Op {
                 if let Some(r) = reply {
                     add(&mut s, CapObj::Reply(r));
                 }
-                s.exclusive = true;
+                if let Some(x) = ctx.get(sender) {
+                    if let ThreadState::BlockedOnSend { grant, info, .. } = x.state {
+                        s.exclusive |= grant && info.extra_caps() > 0;
+                    }
+                }
             }
             Op::Recv(RecvOp::Signal { ntfn }) => add(&mut s, CapObj::Notification(ntfn)),
             Op::Recv(RecvOp::Block { ep, reply }) => {
@@ -153,8 +158,8 @@ impl Op {
 impl Ctx<'_> {
     /// Handle a system call of this core's current thread.
     #[inline]
-    pub(crate) fn handle_syscall(&mut self, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet)>) {
-        if lock.is_none() && self.fastpath(a) {
+    pub(crate) fn handle_syscall(&mut self, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet) -> bool>, fast: bool) {
+        if fast && self.fastpath(a) {
             return;
         }
         let core = self.core;
@@ -201,7 +206,13 @@ impl Ctx<'_> {
     }
 
     #[inline]
-    fn dispatch(&mut self, caller: Ref<Tcb>, s: Sysno, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet)>) -> Outcome {
+    fn dispatch(
+        &mut self,
+        caller: Ref<Tcb>,
+        s: Sysno,
+        a: SyscallArgs,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+    ) -> Outcome {
         let info = MessageInfo(a.info);
         let op = match s {
             Sysno::Yield => {
@@ -211,7 +222,9 @@ impl Ctx<'_> {
             Sysno::Reply => {
                 return match self.decode_reply(caller, a.reply) {
                     Ok(op) => {
-                        self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op));
+                        if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
+                            return Outcome::Restart;
+                        }
                         self.invoke_reply(caller, op, info);
                         Outcome::Done
                     }
@@ -223,7 +236,9 @@ impl Ctx<'_> {
                     Ok(op) => op,
                     Err(e) => return Outcome::Error(e),
                 };
-                self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &reply));
+                if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &reply, info)) {
+                    return Outcome::Restart;
+                }
                 self.invoke_reply(caller, reply, info);
                 self.decode_receive(caller, a, true)
             }
@@ -288,21 +303,26 @@ impl Ctx<'_> {
         }
     }
 
-    /// Offer a lock set to the regime (only regimes that use it pay for it).
+    /// Offer a lock set to the regime (only regimes that use it pay for it);
+    /// `false` if the regime refused it (the call must restart).
     #[inline(always)]
-    fn offer(&mut self, caller: Ref<Tcb>, lock: Option<&dyn Fn(&LockSet)>, f: impl FnOnce(&mut LockSet, &mut Self)) {
-        if let Some(l) = lock {
-            let mut s = LockSet::default();
-            s.cores.insert(self.core);
-            s.add(tcb_id(caller.index()));
-            f(&mut s, self);
-            l(&s);
-        }
+    fn offer(
+        &mut self,
+        caller: Ref<Tcb>,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+        f: impl FnOnce(&mut LockSet, &mut Self),
+    ) -> bool {
+        let Some(l) = lock else { return true };
+        let mut s = LockSet::default();
+        s.cores.insert(self.core);
+        s.add(tcb_id(caller.index()));
+        f(&mut s, self);
+        l(&s)
     }
 
     /// Lock set, stall check, execute.
     #[inline]
-    fn run(&mut self, caller: Ref<Tcb>, op: Result<Op, Error>, lock: Option<&dyn Fn(&LockSet)>) -> Outcome {
+    fn run(&mut self, caller: Ref<Tcb>, op: Result<Op, Error>, lock: Option<&dyn Fn(&LockSet) -> bool>) -> Outcome {
         let op = match op {
             Ok(op) => op,
             Err(e) => return Outcome::Error(e),
@@ -310,7 +330,9 @@ impl Ctx<'_> {
         if let Some(l) = lock {
             let core = self.core;
             let s = op.lock_set(caller, core, self);
-            l(&s);
+            if !l(&s) {
+                return Outcome::Restart;
+            }
         }
         let blockers = match &op {
             Op::Tcb(t) => self.tcb_op_blockers(t),
@@ -344,7 +366,7 @@ impl Ctx<'_> {
     }
 }
 
-fn reply_lock_set(s: &mut LockSet, ctx: &mut Ctx<'_>, op: &ReplyOp) {
+fn reply_lock_set(s: &mut LockSet, ctx: &mut Ctx<'_>, op: &ReplyOp, info: MessageInfo) {
     if let ReplyOp::Answer { reply, caller, grant } = *op {
         if let Some(id) = CapObj::Reply(reply).id() {
             s.add(id);
@@ -353,7 +375,7 @@ fn reply_lock_set(s: &mut LockSet, ctx: &mut Ctx<'_>, op: &ReplyOp) {
         if let Some(x) = ctx.get(caller) {
             s.cores.insert(x.core);
         }
-        if grant {
+        if grant && info.extra_caps() > 0 {
             s.exclusive = true;
         }
     }

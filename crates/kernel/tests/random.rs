@@ -8,7 +8,9 @@ mod common;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, SyscallArgs};
+use granule_kernel::{BigLock, BootConfig, Fine, FineOptions, Regime, SyscallArgs, Transactional};
+use granule_sync::profile::{AbortCause, NoStats};
+use granule_sync::rtm::{AlwaysAbort, InjectAborts, RetryPolicy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -34,13 +36,14 @@ fn slot(rng: &mut ChaCha8Rng, filled: Word) -> Word {
     }
 }
 
-fn run(seed: u64, steps: usize) -> (usize, [usize; 11]) {
+fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usize; 11]) {
     let mut errs = [0usize; 11];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut cfg = config(2);
     cfg.untyped_bytes = 8 << 20;
     cfg.untyped_count = 2;
-    let mut s = Sim::with(cfg, BigLock::<granule_sync::lock::Clh>::new(2));
+    let regime = make(&cfg);
+    let mut s = Sim::with(cfg, regime);
 
     // Some objects of every kind, and threads sharing the root CSpace.
     let first = s.next_slot;
@@ -241,21 +244,63 @@ fn run(seed: u64, steps: usize) -> (usize, [usize; 11]) {
     (steps, errs)
 }
 
-#[test]
-fn random_syscalls_two_cores() {
+/// Run random programs under the regime `make` builds until `want` steps
+/// ran; returns (steps, results by error code).
+fn many<R: Regime>(want: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usize; 11]) {
     let mut total = 0;
     let mut errs = [0usize; 11];
     let mut seed = 0;
-    while total < 150_000 && seed < 3000 {
+    while total < want && seed < 3000 {
         seed += 1;
-        let (n, e) = run(seed, 1500);
+        let (n, e) = run(seed, 1500, make);
         total += n;
         for (a, b) in errs.iter_mut().zip(e) {
             *a += b;
         }
     }
+    eprintln!("{} : {seed} seeds, {total} steps, results by error code {errs:?}", R::NAME);
+    assert!(total >= want, "too few steps ran: {total}");
+    (total, errs)
+}
+
+#[test]
+fn random_syscalls_two_cores() {
+    FAST.store(0, std::sync::atomic::Ordering::Relaxed);
+    many(150_000, &|_| BigLock::<granule_sync::lock::Clh>::new(2));
     let fast = FAST.load(std::sync::atomic::Ordering::Relaxed);
-    eprintln!("{seed} seeds, {total} steps, {fast} fast-path calls, results by error code {errs:?}");
     assert!(fast > 100, "the fast path was hardly exercised: {fast}");
-    assert!(total >= 150_000, "too few steps ran: {total}");
+}
+
+/// The same programs under `fine`: every entry plans its locks, takes the
+/// read side or the write side, and the invariants hold after every entry.
+#[test]
+fn random_syscalls_two_cores_fine() {
+    many(100_000, &|cfg| Fine::<NoStats>::new(cfg));
+}
+
+/// `fine` with fault injection (random spins while holding object locks).
+#[test]
+fn random_syscalls_two_cores_fine_with_delays() {
+    let opts = FineOptions { delay_max_cycles: 2000, delay_permille: 200, seed: 7 };
+    many(30_000, &|cfg| Fine::<NoStats>::with_options(cfg, opts));
+}
+
+/// `rtm` where every transaction aborts (the only HTM that can run on a
+/// machine without RTM): every entry takes the fallback path.
+#[test]
+fn random_syscalls_two_cores_rtm_fallback() {
+    many(60_000, &|_| {
+        Transactional::<AlwaysAbort>::with_htm(2, AlwaysAbort::new(AbortCause::Conflict), RetryPolicy::DEFAULT)
+    });
+}
+
+/// `rtm` over real RTM where the machine has it, with injected aborts.
+#[test]
+fn random_syscalls_two_cores_rtm() {
+    match granule_sync::rtm::Rtm::new() {
+        Ok(rtm) => {
+            many(60_000, &|_| Transactional::<_>::with_htm(2, InjectAborts::new(rtm, 100, 1), RetryPolicy::DEFAULT));
+        }
+        Err(e) => eprintln!("skipped: RTM unavailable: {e}"),
+    }
 }

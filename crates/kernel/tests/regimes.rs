@@ -27,8 +27,9 @@ unsafe impl Regime for Recorder {
     fn enter<F: FnMut()>(&self, core: usize, spin: F) {
         self.inner.enter(core, spin);
     }
-    fn lock_set(&self, _core: usize, set: &LockSet) {
+    fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
         self.sets.lock().unwrap().push(*set);
+        true
     }
     fn exit(&self, core: usize) {
         self.inner.exit(core);
@@ -107,4 +108,26 @@ fn regime_names() {
     assert_eq!(<BigLock<Ticket> as Regime>::NAME, "bkl-ticket");
     assert_eq!(<BigLock<Mcs> as Regime>::NAME, "bkl-mcs");
     assert_eq!(<granule_kernel::NoLock as Regime>::NAME, "none");
+}
+
+/// Under `fine`, a one-core ping-pong runs entirely in shared entries (the
+/// exclusive ones are the harness's invariant checks and the set-up), takes
+/// the IPC fast path after planning, and agrees with the big lock.
+#[test]
+fn fine_pingpong_is_shared_and_agrees() {
+    let cfg = config(1);
+    let mut sim = Sim::with(cfg.clone(), granule_kernel::Fine::<Profile>::new(&cfg));
+    let expected = pingpong(&mut Sim::new(1));
+    let before = sim.k.regime().counts();
+    let seen = pingpong(&mut sim);
+    let after = sim.k.regime().counts();
+    assert_eq!(seen, expected);
+    let shared = after.shared - before.shared;
+    let checks = after.exclusive - before.exclusive;
+    assert!(shared >= 100, "only {shared} shared entries");
+    // One exclusive entry per check (after every kernel entry) plus the
+    // set-up's invocations (retype, mint, spawning two threads).
+    assert!(checks <= shared + 20, "{checks} exclusive entries for {shared} shared");
+    assert_eq!(after.failed, 0);
+    assert!(sim.k.core_stats(0).fastpath >= 100);
 }

@@ -14,8 +14,12 @@ use std::sync::Mutex;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, CoreHandle, ExitPlan, Kernel, Regime, SyscallArgs, ThreadId};
+use granule_kernel::{
+    BigLock, CoreHandle, ExitPlan, Fine, FineOptions, Kernel, Regime, SyscallArgs, ThreadId, Transactional,
+};
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
+use granule_sync::profile::{AbortCause, NoStats};
+use granule_sync::rtm::{AlwaysAbort, InjectAborts, RetryPolicy};
 
 const MESSAGES: u64 = 1500;
 
@@ -106,7 +110,11 @@ fn core_loop<R: Regime>(k: &Kernel<R>, sh: &Shared, mut h: CoreHandle, mut run: 
 }
 
 fn conservation<L: RawLock + 'static>() {
-    let mut sim = Sim::with(config(2), BigLock::<L>::new(2));
+    conservation_under(BigLock::<L>::new(2));
+}
+
+fn conservation_under<R: Regime>(regime: R) {
+    let mut sim = Sim::with(config(2), regime);
     let ep = sim.obj(ObjectType::Endpoint);
     let park = sim.obj(ObjectType::Endpoint);
     let mut progs = HashMap::new();
@@ -165,6 +173,33 @@ fn message_conservation_ticket() {
 #[test]
 fn message_conservation_mcs() {
     conservation::<Mcs>();
+}
+
+#[test]
+fn message_conservation_fine() {
+    conservation_under(Fine::<NoStats>::new(&config(2)));
+}
+
+#[test]
+fn message_conservation_fine_with_delays() {
+    let opts = FineOptions { delay_max_cycles: 3000, delay_permille: 300, seed: 11 };
+    conservation_under(Fine::<NoStats>::with_options(&config(2), opts));
+}
+
+#[test]
+fn message_conservation_rtm_fallback() {
+    let htm = AlwaysAbort::new(AbortCause::Conflict);
+    conservation_under(Transactional::<AlwaysAbort>::with_htm(2, htm, RetryPolicy::DEFAULT));
+}
+
+#[test]
+fn message_conservation_rtm() {
+    match granule_sync::rtm::Rtm::new() {
+        Ok(rtm) => {
+            conservation_under(Transactional::<_>::with_htm(2, InjectAborts::new(rtm, 50, 3), RetryPolicy::DEFAULT))
+        }
+        Err(e) => eprintln!("skipped: RTM unavailable: {e}"),
+    }
 }
 
 /// The `none` regime in the shape of the seeds' multicore ping-pong: one

@@ -45,11 +45,12 @@ pub struct AtomicCost {
 /// 15 samples: the floor every ratio is taken against must not be one noisy
 /// run.
 pub fn xchg_cycles(samples: usize) -> Option<f64> {
-    crate::pin::run_pinned(1, |_| atomic_costs(samples.max(15)))
-        .into_iter()
-        .flatten()
-        .find(|c| c.instruction == "xchg")
-        .and_then(|c| c.cycles.ok())
+    pinned_atomic_costs(samples).into_iter().find(|c| c.instruction == "xchg").and_then(|c| c.cycles.ok())
+}
+
+/// [`atomic_costs`] on a pinned thread, with at least 15 samples.
+pub fn pinned_atomic_costs(samples: usize) -> Vec<AtomicCost> {
+    crate::pin::run_pinned(1, |_| atomic_costs(samples.max(15))).into_iter().flatten().collect()
 }
 
 /// The uncontended cost in cycles of `xchg`, `lock xadd`, `lock cmpxchg`,

@@ -12,6 +12,7 @@ mod machine;
 mod output;
 mod pin;
 mod progress;
+mod regimes;
 mod stats;
 
 /// Measure how coarse kernel locking can be.

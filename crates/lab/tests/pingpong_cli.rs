@@ -13,9 +13,20 @@ fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
     assert_eq!(rs[0]["record"], "machine");
     let ipc = of_kind(&rs, "ipc");
     let regimes: Vec<&str> = ipc.iter().map(|r| r["regime"].as_str().unwrap()).collect();
-    assert_eq!(regimes, ["none", "bkl", "bkl-ticket", "bkl-mcs"]);
+    let skipped: Vec<&str> = of_kind(&rs, "regime_skipped").iter().map(|r| r["regime"].as_str().unwrap()).collect();
+    // `all` (the default): every regime either ran or was skipped with a reason.
+    let mut all: Vec<&str> = regimes.iter().chain(&skipped).copied().collect();
+    all.sort_unstable();
+    assert_eq!(all, ["bkl", "bkl-mcs", "bkl-ticket", "fine", "none", "rtm"]);
+    assert!(regimes.starts_with(&["none", "bkl", "bkl-ticket", "bkl-mcs", "fine"]), "{regimes:?}");
+    for r in of_kind(&rs, "regime_skipped") {
+        assert!(r["reason"].as_str().is_some_and(|x| x.contains("RTM")), "{r}");
+    }
     for r in &ipc {
         assert_eq!(r["runs"], 2);
+        // Atomics were counted for every regime (none: zero).
+        assert!(r["atomics_per_call"].as_f64().is_some_and(|x| x >= 0.0), "{r}");
+        assert!(r["meets_target"].is_boolean(), "{r}");
         for f in ["round_trip_cycles_mean", "round_trip_cycles_std", "round_trip_ns_mean", "ratio_to_none"] {
             assert!(r[f].as_f64().is_some_and(|x| x >= 0.0), "{f} in {r}");
         }
@@ -23,6 +34,13 @@ fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
         assert!(r["extra_cycles_per_call"].is_number());
     }
     assert_eq!(ipc[0]["ratio_to_none"].as_f64(), Some(1.0));
+    assert_eq!(ipc[0]["atomics_per_call"].as_f64(), Some(0.0));
+    // The big CLH lock: one xchg per call; fine: the read side plus the
+    // object locks of caller, endpoint, reply object, partner and core.
+    let bkl = ipc.iter().find(|r| r["regime"] == "bkl").unwrap();
+    assert!((bkl["xchg_per_call"].as_f64().unwrap() - 1.0).abs() < 0.1, "{bkl}");
+    let fine = ipc.iter().find(|r| r["regime"] == "fine").unwrap();
+    assert!(fine["atomics_per_call"].as_f64().unwrap() >= 4.0, "{fine}");
 }
 
 #[test]
@@ -58,7 +76,7 @@ fn scale_csv_and_json_cover_every_point() {
     let (ok, out, err) = granule(&[
         "scale",
         "--regimes",
-        "none,bkl",
+        "none,bkl,fine",
         "--cores",
         "1..2",
         "--delays",
@@ -74,7 +92,7 @@ fn scale_csv_and_json_cover_every_point() {
     let rs = records(&out);
     assert_eq!(rs[0]["record"], "machine");
     let pts = of_kind(&rs, "scale");
-    assert_eq!(pts.len(), 2 * 2 * 2, "regimes x cores x delays");
+    assert_eq!(pts.len(), 3 * 2 * 2, "regimes x cores x delays");
     for p in &pts {
         assert!(p["round_trips_per_sec"].as_f64().unwrap() > 0.0);
         let u = p["utilisation"].as_f64().unwrap();
@@ -104,9 +122,17 @@ fn scale_csv_and_json_cover_every_point() {
 
 #[test]
 fn bad_options_fail_with_a_clear_message() {
-    let (ok, _, err) = granule(&["ipc", "--regimes", "fine", "--runs", "1", "--seconds", "0.01"]);
+    let (ok, _, err) = granule(&["ipc", "--regimes", "coarse", "--runs", "1", "--seconds", "0.01"]);
     assert!(!ok);
-    assert!(err.contains("unknown regime `fine`"), "{err}");
+    assert!(err.contains("unknown regime `coarse`"), "{err}");
+    // `rtm` runs where RTM works, and is refused with the reason elsewhere.
+    let (ok, out, err) =
+        granule(&["ipc", "--regimes", "rtm", "--runs", "1", "--seconds", "0.01", "--warmup", "0", "--format", "json"]);
+    if ok {
+        assert_eq!(of_kind(&records(&out), "ipc")[0]["regime"], "rtm");
+    } else {
+        assert!(err.contains("none of the selected regimes can run"), "{err}");
+    }
     let (ok, _, err) = granule(&["scale", "--cores", "0..2", "--seconds", "0.01"]);
     assert!(!ok);
     assert!(err.contains("positive core counts"), "{err}");

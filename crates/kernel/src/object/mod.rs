@@ -176,6 +176,24 @@ impl<T> Slab<T> {
         Some(unsafe { &*cell.get() })
     }
 
+    /// The generation of slot `i`, or `None` if out of range. It changes
+    /// only when the slot is allocated or freed.
+    ///
+    /// # Safety
+    /// The caller has the regime's permission to read slot `i`'s generation:
+    /// no allocation or freeing of the slot runs meanwhile (other fields of
+    /// the slot may be in use elsewhere: only the generation is read, through
+    /// a raw pointer, without a reference to the slot).
+    #[inline(always)]
+    pub unsafe fn gen(&self, i: u32) -> Option<u32> {
+        let cell = self.slots.get(i as usize)?;
+        // SAFETY: `cell.get()` points to a valid slot; by the caller's
+        // contract nobody writes its `gen` field meanwhile, and reading one
+        // field through a raw pointer creates no reference that could alias
+        // another core's `&mut` to the rest of the slot.
+        Some(unsafe { core::ptr::addr_of!((*cell.get()).gen).read() })
+    }
+
     /// Number of free slots.
     ///
     /// # Safety

@@ -323,6 +323,7 @@ impl Ctx<'_> {
         }
         x.prio = prio;
         if self.cs(core).current == Some(t) {
+            self.cs(core).current_prio = prio;
             if core == self.core {
                 self.request_reschedule();
             } else {

@@ -11,16 +11,29 @@
 //! * [`BigLock`] (`bkl`): one lock around the whole kernel except the entry
 //!   and exit code, CLH by default, ticket or MCS selectable, with the
 //!   granule-sync profiler as a type parameter.
+//! * [`Fine`] (`fine`): a big-reader lock plus one ticket lock per object and
+//!   per core's scheduler; IPC, notification and interrupt paths take the
+//!   read side and lock exactly the objects they touch, everything else takes
+//!   the write side (see `fine.rs` for the protocol and the lock order).
+//! * [`Transactional`] (`rtm`): the whole kernel entry as one hardware
+//!   transaction, the CLH big lock as its fallback.
 //!
 //! The lock set of the operation (the objects it touches, see [`LockSet`]) is
-//! offered to the regime between decode and execute; the two regimes here
-//! ignore it (a future `fine` regime locks exactly these objects).
+//! offered to the regime between decode and execute. `none` and `bkl` ignore
+//! it; `rtm` aborts to its fallback lock when the set is exclusive (the
+//! operation may allocate or touch unboundedly many objects); `fine` checks
+//! that it holds every lock of the set, extending its holdings when that is
+//! deadlock-free and otherwise asking the kernel to restart the call.
 
 mod biglock;
+mod fine;
 mod none;
+mod rtm;
 
 pub use biglock::{BigLock, BigLockClh, BigLockMcs, BigLockTicket};
+pub use fine::{Fine, FineCounts, FineOptions};
 pub use none::NoLock;
+pub use rtm::{Transactional, NEEDS_LOCK};
 
 use crate::exit::CoreMask;
 
@@ -50,39 +63,95 @@ impl LockSet {
     /// Most objects an operation names; more makes the set exclusive.
     pub const MAX: usize = 8;
 
-    /// Add an object (duplicates are ignored).
+    /// The set holding only core `core`'s scheduler.
+    pub fn core(core: usize) -> Self {
+        let mut s = Self::default();
+        s.cores.insert(core);
+        s
+    }
+
+    /// An exclusive set (the operation needs the whole kernel).
+    pub fn whole() -> Self {
+        Self { exclusive: true, ..Self::default() }
+    }
+
+    /// Number of objects (cores not counted).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set names no object (cores not counted).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Add everything `other` names.
+    pub fn extend(&mut self, other: &LockSet) {
+        for id in other.objects[..other.len].iter().copied() {
+            self.add(id);
+        }
+        self.cores = CoreMask(self.cores.0 | other.cores.0);
+        self.exclusive |= other.exclusive;
+    }
+
+    /// Add an object (duplicates are ignored). The set stays sorted.
+    #[inline]
     pub fn add(&mut self, id: ObjectId) {
-        if self.objects[..self.len].contains(&id) {
+        let mut i = self.len;
+        while i > 0 && self.objects[i - 1] > id {
+            i -= 1;
+        }
+        if i > 0 && self.objects[i - 1] == id {
             return;
         }
         if self.len == Self::MAX {
             self.exclusive = true;
-        } else {
-            self.objects[self.len] = id;
-            self.len += 1;
+            return;
         }
+        self.objects.copy_within(i..self.len, i + 1);
+        self.objects[i] = id;
+        self.len += 1;
     }
 
-    /// The objects, in address (kind, index) order as the `fine` regime
-    /// acquires them.
+    /// The objects, in (kind, index) order — the lock order of the `fine`
+    /// regime.
+    #[inline]
     pub fn objects(&self) -> impl Iterator<Item = ObjectId> + '_ {
-        let mut v = self.objects;
-        v[..self.len].sort_unstable();
-        (0..self.len).map(move |i| v[i])
+        self.objects[..self.len].iter().copied()
     }
+}
+
+/// How the kernel drives a regime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// [`Regime::enter`] grants the whole kernel (`none`, `bkl`, `rtm`).
+    Whole,
+    /// [`Regime::enter`] is a *shared* entry that grants nothing by itself:
+    /// the kernel then names the objects it will touch, step by step, with
+    /// [`Regime::lock_more`], or asks for the whole kernel with
+    /// [`Regime::enter_exclusive`] (`fine`).
+    Objects,
 }
 
 /// A concurrency-control regime (see the module documentation).
 ///
 /// # Safety
 ///
-/// The kernel's soundness rests on this promise: between `enter(core, _)` and
-/// the following `exit(core)`, no other core is between its own `enter` and
-/// `exit` *and touching the same kernel object* — for a lock regime, because
-/// at most one core is inside; for [`NoLock`], because its constructor's
-/// caller promised disjoint objects. `enter` must synchronise-with the
-/// previous `exit` (acquire/release), so that kernel memory written by one
-/// core is visible to the next.
+/// The kernel's soundness rests on this promise. For [`Protocol::Whole`]:
+/// between `enter(core, _)` and the following `exit(core)`, no other core is
+/// between its own `enter` and `exit` *and touching the same kernel object* —
+/// for a lock regime, because at most one core is inside; for [`NoLock`],
+/// because its constructor's caller promised disjoint objects. `enter` must
+/// synchronise-with the previous `exit` (acquire/release), so that kernel
+/// memory written by one core is visible to the next.
+///
+/// For [`Protocol::Objects`]: between `enter_exclusive` and `exit_exclusive`
+/// no other core is between any of its entries and exits; between `enter`
+/// and `exit`, every object (and core scheduler) in a set for which
+/// [`Regime::lock_more`] (or [`Regime::lock_set`]) returned `true` is held by
+/// `core` alone until [`Regime::unlock_objects`]; objects are never freed or
+/// allocated except under the exclusive side; and every hand-over of an
+/// object or of the exclusive side is an acquire/release pair.
 pub unsafe trait Regime: Send + Sync + 'static {
     /// Name on the command line and in tables (`none`, `bkl`, `bkl-ticket`…).
     const NAME: &'static str;
@@ -91,13 +160,57 @@ pub unsafe trait Regime: Send + Sync + 'static {
     /// does not even build the lock set.
     const USES_LOCK_SET: bool = false;
 
+    /// Whether the IPC fast path may run (it names no lock set).
+    const FAST_PATH: bool = !Self::USES_LOCK_SET;
+
+    /// How the kernel drives this regime.
+    const PROTOCOL: Protocol = Protocol::Whole;
+
     /// Begin a kernel entry as `core`, calling `spin` while waiting.
     fn enter<F: FnMut()>(&self, core: usize, spin: F);
 
     /// The objects the decoded operation touches (ignored by `none`/`bkl`).
+    /// `false` means the regime cannot let the operation run as it stands:
+    /// the kernel restarts the system call, and the regime makes that core's
+    /// next system call exclusive.
     #[inline(always)]
-    fn lock_set(&self, _core: usize, _set: &LockSet) {}
+    fn lock_set(&self, _core: usize, _set: &LockSet) -> bool {
+        true
+    }
 
     /// End the kernel entry of `core`.
     fn exit(&self, core: usize);
+
+    /// [`Protocol::Objects`]: begin an entry with the whole kernel.
+    #[inline(always)]
+    fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
+        self.enter(core, spin);
+    }
+
+    /// [`Protocol::Objects`]: end an exclusive entry.
+    #[inline(always)]
+    fn exit_exclusive(&self, core: usize) {
+        self.exit(core);
+    }
+
+    /// [`Protocol::Objects`]: hold every object and core of `set` too
+    /// (inside a shared entry). Waits only where that cannot deadlock and
+    /// otherwise only tries; `false` if some lock could not be had (what is
+    /// held stays held until [`Regime::unlock_objects`]), or if the set is
+    /// exclusive.
+    #[inline(always)]
+    fn lock_more<F: FnMut()>(&self, _core: usize, _set: &LockSet, _spin: F) -> bool {
+        true
+    }
+
+    /// [`Protocol::Objects`]: release every object lock `core` holds.
+    #[inline(always)]
+    fn unlock_objects(&self, _core: usize) {}
+
+    /// [`Protocol::Objects`]: whether `core`'s next system call must be
+    /// exclusive (a previous attempt could not get its locks); clears it.
+    #[inline(always)]
+    fn take_escalation(&self, _core: usize) -> bool {
+        false
+    }
 }

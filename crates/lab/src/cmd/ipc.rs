@@ -18,41 +18,53 @@
 //!   measured in the same invocation (the floor: every lock here needs one
 //!   atomic read-modify-write per acquire + release).
 //!
-//! `--profile` runs the big-lock regimes with the lock profiler compiled in
+//! `--profile` runs the regimes with the lock profiler compiled in
 //! (granule-sync's `Profile` statistics instead of `NoStats`, so the
 //! profiled figures include the profiler's own cost) and prints the FreeBSD
-//! `LOCK_PROFILING` table of each after the results (JSON/CSV: one
-//! `lock_profile` record per acquisition site).
+//! `LOCK_PROFILING` table of each after the results — for `fine` the brlock
+//! and every class of object locks, for `rtm` the fallback lock with the
+//! commits and aborts by cause (JSON/CSV: one `lock_profile` record per
+//! acquisition site).
+//!
+//! **Atomics per call.** Each regime also runs one short profiled counting
+//! run, whose profile says how many atomic read-modify-write instructions
+//! (or transactions) one system call executes on the ping-pong path:
+//! `atomics_per_call`, split by instruction. Their uncontended costs, measured
+//! in the same invocation on a pinned thread (`granule info`'s method), give
+//! `atomic_floor_cycles`, what the regime's atomics alone cost per call; the
+//! target is `extra_cycles_per_call ≤ 1.5 × atomic_floor_cycles`.
+//!
+//! Regimes this machine cannot run (`rtm` without Intel RTM) are reported as
+//! `regime_skipped` records with the reason, and the others still run.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
-use granule_hosted::granule_kernel::regime::BigLock;
-use granule_hosted::granule_kernel::{Kernel, NoLock, Regime};
+use granule_hosted::granule_kernel::{Kernel, Regime};
 use granule_hosted::MachineConfig;
-use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
-use granule_sync::profile::{freebsd_table, NoStats, Profile, SiteRecord};
+use granule_sync::profile::{freebsd_table, SiteRecord};
 use granule_user::hosted::{self, Window};
 use granule_user::pingpong::PingPong;
 use serde_json::{Map, Value};
 
+use crate::limits::{self, AtomicCost};
 use crate::machine::Machine;
 use crate::output::{emit, record, Format};
+use crate::progress;
+pub use crate::regimes::selected;
+use crate::regimes::{unavailable, with_regime, Atomics, Experiment, Probe};
 use crate::stats::summarize;
-use crate::{limits, progress};
-
-/// Every regime these commands know, in table order.
-pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs"];
 
 /// Options of `granule ipc`.
 #[derive(Clone, Debug, ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket, bkl-mcs.
-    #[arg(long, value_delimiter = ',', default_value = "none,bkl,bkl-ticket,bkl-mcs")]
+    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket,
+    /// bkl-mcs, fine, rtm, or all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh machine each); mean and std are over runs.
     #[arg(long, default_value_t = 16)]
@@ -66,26 +78,10 @@ pub struct Args {
     /// Message words per call (the server answers as many).
     #[arg(long, default_value_t = 1)]
     pub words: usize,
-    /// Compile the lock profiler into the big-lock regimes and print its
-    /// table after the run.
+    /// Compile the lock profiler into the regimes and print their tables
+    /// after the run.
     #[arg(long)]
     pub profile: bool,
-}
-
-/// The regimes selected on a command line, validated.
-pub fn selected(regimes: &[String]) -> Result<Vec<&'static str>> {
-    let mut out = Vec::new();
-    for r in regimes {
-        match REGIMES.iter().find(|k| **k == r.as_str()) {
-            Some(k) if !out.contains(k) => out.push(*k),
-            Some(_) => {}
-            None => bail!("unknown regime `{r}`; known regimes: {}", REGIMES.join(", ")),
-        }
-    }
-    if out.is_empty() {
-        bail!("no regime selected; known regimes: {}", REGIMES.join(", "));
-    }
-    Ok(out)
 }
 
 /// One ping-pong measurement: a fresh machine of `cores` cores with one
@@ -111,72 +107,86 @@ pub struct PingSpec {
 pub struct PingResult {
     /// Counters over the window.
     pub window: Window,
-    /// The lock profile (profiled big-lock regimes only).
+    /// The lock profile at the end (profiled regimes only).
     pub profile: Option<Vec<SiteRecord>>,
+    /// Atomic instructions executed during the window (profiled only).
+    pub atomics: Option<Atomics>,
 }
 
-/// Measure `regime` (one of [`REGIMES`]) on `spec`.
+/// Measure `regime` (one of [`crate::regimes::REGIMES`]) on `spec`.
 pub fn measure(regime: &str, spec: &PingSpec) -> Result<PingResult> {
-    fn bkl<L: RawLock + 'static>(spec: &PingSpec) -> Result<PingResult> {
-        if spec.profile {
-            let lock = BigLock::<L, Profile>::new(spec.cores);
-            boot_and_measure(lock, spec, |k| Some(k.regime().lock().stats().snapshot()))
-        } else {
-            boot_and_measure(BigLock::<L, NoStats>::new(spec.cores), spec, |_| None)
-        }
-    }
-    match regime {
-        "none" => {
-            // SAFETY: `NoLock`'s promise is kept by the experiment: every pair
-            // has its own endpoint, reply object and TCBs on its own core; the
-            // root task creates them all on core 0 while the other cores are
-            // held out of the kernel (`hold_secondary_cores`), and no
-            // operation of a pair touches another core's objects or
-            // scheduler state (no cross-core wake-up, migration or
-            // suspension after the cores are released).
-            let none = unsafe { NoLock::new() };
-            boot_and_measure(none, spec, |_| None)
-        }
-        "bkl" => bkl::<Clh>(spec),
-        "bkl-ticket" => bkl::<Ticket>(spec),
-        "bkl-mcs" => bkl::<Mcs>(spec),
-        other => bail!("unknown regime `{other}`; known regimes: {}", REGIMES.join(", ")),
-    }
-}
-
-fn boot_and_measure<R: Regime>(
-    regime: R,
-    spec: &PingSpec,
-    profile: impl FnOnce(&Kernel<R>) -> Option<Vec<SiteRecord>>,
-) -> Result<PingResult> {
     let mut config = MachineConfig::new(spec.cores);
     // Every regime follows the same protocol, which `none` needs: the root
     // task builds all pairs before the other cores enter the kernel.
     config.hold_secondary_cores = true;
-    let pp = Arc::new(PingPong::per_core(spec.cores, spec.delay_mean_cycles, spec.words));
-    let m = hosted::boot(config, regime, pp).map_err(|e| anyhow!("{e}"))?;
-    let measured = (|| -> Result<Window> {
-        m.wait_running(Duration::from_secs(10)).map_err(|e| anyhow!(e))?;
-        std::thread::sleep(spec.warmup);
-        let s0 = m.sample();
-        std::thread::sleep(spec.window);
-        let s1 = m.sample();
-        Ok(s0.until(&s1))
-    })();
-    let profile = profile(m.machine.kernel());
-    let bad = m.pp.bad_replies();
-    let faults = m.shutdown().map_err(|e| anyhow!("{e}"))?;
-    let window = measured?;
-    if let Some(f) = faults.first() {
-        bail!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message);
+    let boot = config.kernel.clone();
+    with_regime(regime, &boot, spec.profile, PingRun { spec, config })
+}
+
+/// One ping-pong run as an [`Experiment`].
+struct PingRun<'a> {
+    spec: &'a PingSpec,
+    config: MachineConfig,
+}
+
+impl Experiment for PingRun<'_> {
+    type Out = PingResult;
+    // Every pair has its own endpoint, reply object and TCBs on its own
+    // core; the root task creates them all on core 0 while the other cores
+    // are held out of the kernel (`hold_secondary_cores`), and no operation
+    // of a pair touches another core's objects or scheduler state (no
+    // cross-core wake-up, migration or suspension after the cores are
+    // released).
+    const DISJOINT: bool = true;
+
+    fn run<R: Regime>(self, regime: R, probe: &dyn Fn(&Kernel<R>) -> Option<Probe>) -> Result<PingResult> {
+        let spec = self.spec;
+        let pp = Arc::new(PingPong::per_core(spec.cores, spec.delay_mean_cycles, spec.words));
+        let m = hosted::boot(self.config, regime, pp).map_err(|e| anyhow!("{e}"))?;
+        let measured = (|| -> Result<(Window, Option<Atomics>)> {
+            m.wait_running(Duration::from_secs(10)).map_err(|e| anyhow!(e))?;
+            std::thread::sleep(spec.warmup);
+            let p0 = probe(m.machine.kernel());
+            let s0 = m.sample();
+            std::thread::sleep(spec.window);
+            let s1 = m.sample();
+            let p1 = probe(m.machine.kernel());
+            let atomics = p0.zip(p1).map(|(a, b)| b.atomics.since(&a.atomics));
+            Ok((s0.until(&s1), atomics))
+        })();
+        let profile = probe(m.machine.kernel()).map(|p| p.sites);
+        let bad = m.pp.bad_replies();
+        let faults = m.shutdown().map_err(|e| anyhow!("{e}"))?;
+        let (window, atomics) = measured?;
+        if let Some(f) = faults.first() {
+            bail!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message);
+        }
+        if bad > 0 {
+            bail!("{bad} replies failed verification");
+        }
+        if window.round_trips == 0 {
+            bail!("no round trip completed in the window");
+        }
+        Ok(PingResult { window, profile, atomics })
     }
-    if bad > 0 {
-        bail!("{bad} replies failed verification");
+}
+
+/// Regimes of `list` this machine can run; the others become
+/// `regime_skipped` records (with the reason) in `records`.
+pub fn runnable(list: &[&'static str], records: &mut Vec<Map<String, Value>>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for &r in list {
+        match unavailable(r) {
+            None => out.push(r),
+            Some(why) => {
+                let mut rec = record("regime_skipped");
+                rec.insert("regime".into(), r.into());
+                rec.insert("reason".into(), why.into());
+                records.push(rec);
+            }
+        }
     }
-    if window.round_trips == 0 {
-        bail!("no round trip completed in the window");
-    }
-    Ok(PingResult { window, profile })
+    out
 }
 
 /// Seconds → `Duration`, rejecting nonsense.
@@ -202,9 +212,27 @@ pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Va
         .collect()
 }
 
+/// Cost per call of `atomics` executed over `calls` system calls, from the
+/// measured instruction costs; `None` if a needed cost is unavailable.
+fn floor_per_call(atomics: &Atomics, calls: f64, costs: &[AtomicCost]) -> Option<f64> {
+    let cost = |name: &str| costs.iter().find(|c| c.instruction == name).and_then(|c| c.cycles.clone().ok());
+    let mut sum = 0.0;
+    for (n, name) in [
+        (atomics.xchg, "xchg"),
+        (atomics.xadd, "lock xadd"),
+        (atomics.cmpxchg, "lock cmpxchg"),
+        (atomics.transactions, "xbegin; xend"),
+    ] {
+        if n > 0 {
+            sum += n as f64 / calls * cost(name)?;
+        }
+    }
+    Some(sum)
+}
+
 /// Run `granule ipc`.
 pub fn run(a: &Args) -> Result<()> {
-    let regimes = selected(&a.regimes)?;
+    let wanted = selected(&a.regimes)?;
     if a.runs == 0 {
         bail!("--runs must be at least 1");
     }
@@ -214,11 +242,27 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let warmup = secs("warmup", a.warmup)?;
     let m = Machine::detect();
-    let xchg = limits::xchg_cycles(5);
+    let mut records = vec![m.record()];
+    let regimes = runnable(&wanted, &mut records);
+    if regimes.is_empty() {
+        bail!("none of the selected regimes can run on this machine");
+    }
+    let costs = limits::pinned_atomic_costs(15);
+    let xchg = costs.iter().find(|c| c.instruction == "xchg").and_then(|c| c.cycles.clone().ok());
     let spec = PingSpec { cores: 1, delay_mean_cycles: 0.0, words: a.words, warmup, window, profile: a.profile };
+    let count_spec = PingSpec { profile: true, window: window.min(Duration::from_millis(300)), ..spec.clone() };
     let mut cycles: Vec<Vec<f64>> = vec![Vec::new(); regimes.len()];
     let mut profiles: Vec<Option<Vec<SiteRecord>>> = vec![None; regimes.len()];
-    let pb = progress::bar((a.runs * regimes.len()) as u64, "ipc");
+    let mut counted: Vec<Option<(Atomics, f64)>> = vec![None; regimes.len()];
+    let pb = progress::bar((a.runs * regimes.len() + regimes.len()) as u64, "ipc");
+    for (i, regime) in regimes.iter().enumerate() {
+        pb.set_message(format!("{regime} counting atomics"));
+        if *regime != "none" {
+            let r = measure(regime, &count_spec).with_context(|| format!("{regime}, counting run"))?;
+            counted[i] = r.atomics.map(|at| (at, 2.0 * r.window.round_trips as f64));
+        }
+        pb.inc(1);
+    }
     for run in 0..a.runs {
         for (i, regime) in regimes.iter().enumerate() {
             pb.set_message(format!("{regime} run {}", run + 1));
@@ -233,7 +277,6 @@ pub fn run(a: &Args) -> Result<()> {
     pb.finish_and_clear();
     let means: Vec<f64> = cycles.iter().map(|c| summarize(c).mean).collect();
     let none = regimes.iter().position(|r| *r == "none").map(|i| means[i]);
-    let mut records = vec![m.record()];
     for (i, regime) in regimes.iter().enumerate() {
         let s = summarize(&cycles[i]);
         let mut r = record("ipc");
@@ -252,15 +295,53 @@ pub fn run(a: &Args) -> Result<()> {
         r.insert("extra_cycles_per_call".into(), extra.into());
         r.insert("xchg_cycles".into(), xchg.into());
         r.insert("extra_per_xchg".into(), extra.zip(xchg).map(|(e, x)| e / x).into());
+        let (at, calls) = match *regime {
+            "none" => (Some(Atomics::default()), 1.0),
+            _ => counted[i].map_or((None, 1.0), |(at, calls)| (Some(at), calls.max(1.0))),
+        };
+        let per = |n: u64| at.map(|_| n as f64 / calls);
+        let at0 = at.unwrap_or_default();
+        r.insert("atomics_per_call".into(), per(at0.total()).into());
+        r.insert("xchg_per_call".into(), per(at0.xchg).into());
+        r.insert("xadd_per_call".into(), per(at0.xadd).into());
+        r.insert("cmpxchg_per_call".into(), per(at0.cmpxchg).into());
+        r.insert("transactions_per_call".into(), per(at0.transactions).into());
+        let floor = at.and_then(|at| floor_per_call(&at, calls, &costs));
+        r.insert("atomic_floor_cycles".into(), floor.into());
+        let target = floor.map(|f| 1.5 * f);
+        r.insert("target_max_extra_cycles".into(), target.into());
+        r.insert("meets_target".into(), extra.zip(target).map(|(e, t)| e <= t).into());
         records.push(r);
     }
     let mut extra = String::new();
     for (i, regime) in regimes.iter().enumerate() {
         if let Some(p) = &profiles[i] {
             extra.push_str(&format!("== lock profile: {regime} (last run) ==\n{}\n", freebsd_table(p)));
+            let (commits, aborts) =
+                (p.iter().map(|s| s.commits).sum::<u64>(), p.iter().map(|s| s.aborts()).sum::<u64>());
+            if commits + aborts > 0 {
+                let by = |f: fn(&SiteRecord) -> u64| p.iter().map(f).sum::<u64>();
+                extra.push_str(&format!(
+                    "rtm: {commits} commits, {aborts} aborts (conflict {}, capacity {}, lock busy {}, other {}), {} fallbacks\n",
+                    by(|s| s.aborts_conflict),
+                    by(|s| s.aborts_capacity),
+                    by(|s| s.aborts_lock_busy),
+                    by(|s| s.aborts_other),
+                    by(|s| s.fallbacks),
+                ));
+            }
             if a.common.format != Format::Table {
                 records.extend(profile_records(regime, p));
             }
+        }
+    }
+    for rec in records.iter().filter(|r| r.get("kind").and_then(Value::as_str) == Some("regime_skipped")) {
+        if a.common.format == Format::Table {
+            extra.push_str(&format!(
+                "skipped {}: {}\n",
+                rec.get("regime").and_then(Value::as_str).unwrap_or("?"),
+                rec.get("reason").and_then(Value::as_str).unwrap_or("?")
+            ));
         }
     }
     emit(a.common.format, &records, &extra)?;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 
-use super::ipc::{measure, secs, selected, PingSpec};
+use super::ipc::{measure, runnable, secs, selected, PingSpec};
 use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::progress;
@@ -28,8 +28,9 @@ use crate::progress;
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket, bkl-mcs.
-    #[arg(long, value_delimiter = ',', default_value = "none,bkl,bkl-ticket,bkl-mcs")]
+    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket,
+    /// bkl-mcs, fine, rtm, or all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`; default
     /// 1..(CPUs of this machine).
@@ -76,8 +77,13 @@ pub fn parse_cores(s: &str) -> Result<Vec<usize>> {
 
 /// Run `granule scale`.
 pub fn run(a: &Args) -> Result<()> {
-    let regimes = selected(&a.regimes)?;
+    let wanted = selected(&a.regimes)?;
     let m = Machine::detect();
+    let mut records = vec![m.record()];
+    let regimes = runnable(&wanted, &mut records);
+    if regimes.is_empty() {
+        bail!("none of the selected regimes can run on this machine");
+    }
     let cores = match &a.cores {
         Some(s) => parse_cores(s)?,
         None => (1..=m.cores).collect(),
@@ -95,7 +101,6 @@ pub fn run(a: &Args) -> Result<()> {
     let warmup: Duration = secs("warmup", a.warmup)?;
     let total = (a.runs * a.delays.len() * cores.len() * regimes.len()) as u64;
     let pb = progress::bar(total, "scale");
-    let mut records = vec![m.record()];
     for run in 1..=a.runs {
         for &delay in &a.delays {
             for &n in &cores {

@@ -9,7 +9,8 @@
 //!     inside: read the lock word (it joins the read set);
 //!             free → run the critical section transactionally   (Mode::Elided)
 //!             held → xabort(LOCK_BUSY)
-//!     aborted: record the cause; if the policy allows a retry,
+//!     aborted: record the cause; unless the section asked for the lock
+//!              (explicit abort with NO_RETRY) and if the policy allows a retry,
 //!              wait (spin hook) until the lock is free, then loop
 //! take the lock                                                  (Mode::Locked)
 //! ```
@@ -26,7 +27,7 @@ use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use super::htm::{Htm, Rtm, LOCK_BUSY};
+use super::htm::{Htm, Rtm, LOCK_BUSY, NO_RETRY};
 use super::policy::{Attempts, Next, RetryPolicy};
 use super::RtmUnavailable;
 use crate::lock::{Lock, RawLock};
@@ -170,7 +171,7 @@ impl<L: RawLock, S: LockStats, H: Htm> Elided<L, S, H> {
                     if S::ENABLED {
                         self.lock.stats().elision(site, ElisionEvent::Abort(cause));
                     }
-                    if attempts.aborted(cause) == Next::Fallback {
+                    if status.code() == Some(NO_RETRY) || attempts.aborted(cause) == Next::Fallback {
                         break;
                     }
                     // Retrying while the lock is held would only abort again

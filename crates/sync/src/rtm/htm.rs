@@ -54,6 +54,12 @@ pub const XBEGIN_STARTED: u32 = u32::MAX;
 /// aborts with any other code are counted as [`AbortCause::Other`].
 pub const LOCK_BUSY: u8 = 0xff;
 
+/// The explicit abort code a critical section uses when it finds it cannot
+/// run transactionally at all (it would allocate, or touch too much):
+/// [`super::Elided`] then takes the lock at once instead of retrying. Counted
+/// as [`AbortCause::Other`].
+pub const NO_RETRY: u8 = 0xfe;
+
 /// The status word (EAX) of an aborted transaction.
 ///
 /// | bit | meaning (Intel SDM vol. 1, table 16-1) |

@@ -68,13 +68,15 @@
 mod detect;
 mod elided;
 mod htm;
+mod inject;
 mod policy;
 
 use core::fmt;
 
 pub use detect::{cpuid_reports_rtm, detect, RtmSupport, PROBE_TRANSACTIONS};
 pub use elided::{Elided, Mode};
-pub use htm::{AbortStatus, AlwaysAbort, Htm, Rtm, LOCK_BUSY, XBEGIN_STARTED};
+pub use htm::{AbortStatus, AlwaysAbort, Htm, Rtm, LOCK_BUSY, NO_RETRY, XBEGIN_STARTED};
+pub use inject::InjectAborts;
 pub use policy::RetryPolicy;
 
 /// Lock elision was asked for on a machine that cannot run RTM transactions.

@@ -1,0 +1,444 @@
+//! The `fine` regime: a big-reader lock plus one ticket lock per object.
+//!
+//! The design of the seeds' fine-grained seL4 (Peters et al., §3.3):
+//!
+//! * **Shared entries.** IPC, notification, interrupt, tick and IPI entries
+//!   take the *read side* of a big-reader lock ([`BrLock`], one ticket lock
+//!   per core), then ticket locks on exactly what they touch: their own
+//!   core's scheduler, the caller's TCB, the endpoint or notification, the
+//!   reply objects, the partner's TCB and the partner core's scheduler. The
+//!   kernel names them step by step (`plan.rs`): each step reads only objects
+//!   it already holds, so the objects a step names are *identified* before
+//!   anything reads them unlocked.
+//! * **Exclusive entries.** Every other system call (object invocations,
+//!   capability transfer, waking a bound thread, faults, introspection) takes
+//!   the *write side*, which holds every core's reader lock and so excludes
+//!   every other entry. Objects are allocated and freed only there.
+//!
+//! # Lock order
+//!
+//! All object locks live in one array, in this order, which is also their
+//! address order: the cores' schedulers (by core), then TCBs, endpoints,
+//! notifications, reply objects and IRQ handlers (each by slab index). The
+//! brlock's read side comes before all of them; its write side excludes them.
+//!
+//! [`Regime::lock_more`] *waits* for a lock only if its index is above every
+//! lock the core already holds; any other lock it only *tries*. So every wait
+//! follows the order and no cycle of waiting cores can form. When a try fails
+//! the kernel releases everything and starts the entry again, this time
+//! taking the whole set it learnt in order from the start (re-validating the
+//! state it reads on the way), and after a few failed rounds it takes the
+//! write side instead.
+//!
+//! # What a held lock protects
+//!
+//! A lock protects its object, and a few objects are protected by the lock of
+//! the structure they sit in: a thread waiting in an endpoint's or a
+//! notification's queue by that endpoint's or notification's lock, a thread
+//! waiting for a reply by the reply object's lock, a thread in a ready queue
+//! by its core's lock, and a core's current thread by that core's lock. The
+//! TCB locks of caller and partner are taken too (as in the seeds) although
+//! these rules already cover them. The capability slots of CNodes, TCB
+//! affinity, priority, CSpace and bound notification, IRQ handler bindings
+//! and every slot's generation change only under the write side, so shared
+//! entries may read them unlocked.
+//!
+//! # Fault injection
+//!
+//! [`FineOptions`] can make a core spin for a random time right after it took
+//! new object locks, which widens the windows in which another core meets
+//! them held (`granule verify --fault-injection`).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::panic::Location;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crossbeam_utils::CachePadded;
+use granule_sync::cycles;
+use granule_sync::lock::{RawLock, Ticket};
+use granule_sync::profile::{LockStats, NoStats};
+use granule_sync::rw::BrLock;
+
+use super::{LockSet, ObjectId, Protocol, Regime};
+use crate::abi::ObjectType;
+use crate::kernel::BootConfig;
+use crate::object::KIND_IRQ;
+
+/// Most locks a core holds at once in a shared entry; an entry that needs
+/// more is run exclusively.
+const MAX_HELD: usize = 24;
+
+/// The classes of object locks, in lock order after the cores.
+const CLASSES: [(u8, &str); 5] = [
+    (ObjectType::Tcb as u8, "fine.tcb"),
+    (ObjectType::Endpoint as u8, "fine.endpoint"),
+    (ObjectType::Notification as u8, "fine.notification"),
+    (ObjectType::Reply as u8, "fine.reply"),
+    (KIND_IRQ, "fine.irq"),
+];
+
+/// Options of the `fine` regime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FineOptions {
+    /// Fault injection: after taking new object locks, spin for a random
+    /// number of cycles below this bound (0: never).
+    pub delay_max_cycles: u64,
+    /// Fault injection: how often (out of 1000 lock steps) to spin.
+    pub delay_permille: u32,
+    /// Seed of the per-core random streams.
+    pub seed: u64,
+}
+
+/// What one core holds; touched only by that core.
+#[derive(Debug)]
+struct Held {
+    idx: [u32; MAX_HELD],
+    len: usize,
+    /// Highest index held (meaningful when `len > 0`).
+    max: u32,
+    /// The core holds the write side.
+    exclusive: bool,
+    /// xorshift state for fault injection.
+    rng: u64,
+}
+
+#[derive(Debug)]
+struct PerCore {
+    held: UnsafeCell<Held>,
+    /// The core's next system call must be exclusive.
+    escalate: AtomicBool,
+    /// Event counts (kept only when `S` profiles; written by this core).
+    counts: [AtomicU64; 5],
+}
+
+/// What the `fine` regime did, summed over cores (counted only when the
+/// regime is profiled, so unprofiled runs pay nothing for it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FineCounts {
+    /// Shared entries (read side taken).
+    pub shared: u64,
+    /// Exclusive entries (write side taken).
+    pub exclusive: u64,
+    /// Object locks taken by waiting (`lock xadd`).
+    pub waited: u64,
+    /// Object locks taken by trying (`lock cmpxchg`), successful or not.
+    pub tried: u64,
+    /// Tries that failed (the entry released everything and started again).
+    pub failed: u64,
+}
+
+const C_SHARED: usize = 0;
+const C_EXCLUSIVE: usize = 1;
+const C_WAITED: usize = 2;
+const C_TRIED: usize = 3;
+const C_FAILED: usize = 4;
+
+/// The `fine` regime (see the module documentation). `S` profiles the brlock
+/// and each class of object locks (one profile per class, named
+/// `fine.core`, `fine.tcb`, …).
+#[derive(Debug)]
+pub struct Fine<S: LockStats = NoStats> {
+    big: BrLock<Ticket, S>,
+    locks: Box<[CachePadded<Ticket>]>,
+    /// Start of each class in `locks` (index 0 = cores), plus the end.
+    base: [u32; CLASSES.len() + 2],
+    stats: Vec<S>,
+    cores: usize,
+    per_core: Box<[CachePadded<PerCore>]>,
+    options: FineOptions,
+}
+
+// SAFETY: `per_core[c].held` is only ever accessed by the thread acting as
+// core `c` (the kernel calls the regime as `core` only with that core's
+// `CoreHandle`, which is `&mut`-exclusive), so the `UnsafeCell` is never
+// shared between threads; everything else is `Sync` already.
+unsafe impl<S: LockStats> Sync for Fine<S> {}
+
+impl<S: LockStats> Fine<S> {
+    /// The regime for a kernel booted with `config`, without fault injection.
+    pub fn new(config: &BootConfig) -> Self {
+        Self::with_options(config, FineOptions::default())
+    }
+
+    /// The regime for a kernel booted with `config`, with `options`.
+    pub fn with_options(config: &BootConfig, options: FineOptions) -> Self {
+        let cores = config.cores.max(1);
+        let sizes = [
+            cores,
+            config.max_threads,
+            config.max_endpoints,
+            config.max_notifications,
+            config.max_replies,
+            crate::abi::NUM_IRQS,
+        ];
+        let mut base = [0u32; CLASSES.len() + 2];
+        for (i, n) in sizes.iter().enumerate() {
+            base[i + 1] = base[i] + *n as u32;
+        }
+        let total = base[sizes.len()] as usize;
+        let locks = (0..total).map(|_| CachePadded::new(Ticket::with_cores(cores))).collect();
+        let mut stats = Vec::with_capacity(CLASSES.len() + 1);
+        stats.push(S::new("fine.core", cores));
+        for (_, name) in CLASSES {
+            stats.push(S::new(name, cores));
+        }
+        let per_core = (0..cores)
+            .map(|c| {
+                CachePadded::new(PerCore {
+                    held: UnsafeCell::new(Held {
+                        idx: [0; MAX_HELD],
+                        len: 0,
+                        max: 0,
+                        exclusive: false,
+                        rng: options.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(c as u64 + 1)) | 1,
+                    }),
+                    escalate: AtomicBool::new(false),
+                    counts: Default::default(),
+                })
+            })
+            .collect();
+        Self { big: BrLock::named("fine.brlock", cores), locks, base, stats, cores, per_core, options }
+    }
+
+    /// The big-reader lock (for its profile).
+    pub fn brlock(&self) -> &BrLock<Ticket, S> {
+        &self.big
+    }
+
+    /// The profiles of the object-lock classes: `fine.core`, `fine.tcb`,
+    /// `fine.endpoint`, `fine.notification`, `fine.reply`, `fine.irq`.
+    pub fn class_stats(&self) -> &[S] {
+        &self.stats
+    }
+
+    /// The options.
+    pub fn options(&self) -> &FineOptions {
+        &self.options
+    }
+
+    /// What the regime did so far (all zero unless `S` profiles).
+    pub fn counts(&self) -> FineCounts {
+        let sum = |i: usize| self.per_core.iter().map(|p| p.counts[i].load(Ordering::Relaxed)).sum();
+        FineCounts {
+            shared: sum(C_SHARED),
+            exclusive: sum(C_EXCLUSIVE),
+            waited: sum(C_WAITED),
+            tried: sum(C_TRIED),
+            failed: sum(C_FAILED),
+        }
+    }
+
+    /// Count event `i` of `core` (profiled regimes only; only `core` writes).
+    #[inline(always)]
+    fn count(&self, core: usize, i: usize) {
+        if S::ENABLED {
+            let c = &self.per_core[core].counts[i];
+            c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Lock index of `id`, if it names a lockable object in range.
+    #[inline]
+    fn index_of(&self, id: ObjectId) -> Option<u32> {
+        const TCB: u8 = ObjectType::Tcb as u8;
+        const EP: u8 = ObjectType::Endpoint as u8;
+        const NTFN: u8 = ObjectType::Notification as u8;
+        const REPLY: u8 = ObjectType::Reply as u8;
+        let class = match id.kind {
+            TCB => 1,
+            EP => 2,
+            NTFN => 3,
+            REPLY => 4,
+            KIND_IRQ => 5,
+            _ => return None,
+        };
+        let i = self.base[class].checked_add(id.index)?;
+        (i < self.base[class + 1]).then_some(i)
+    }
+
+    /// Hold lock `i` too: wait for it if it comes after every lock held,
+    /// else only try. `false` if it could not be had.
+    #[inline]
+    fn take<F: FnMut()>(
+        &self,
+        core: usize,
+        h: &mut Held,
+        i: u32,
+        spin: &mut F,
+        site: &'static Location<'static>,
+    ) -> bool {
+        if h.idx[..h.len].contains(&i) {
+            return true;
+        }
+        if h.len == MAX_HELD {
+            return false;
+        }
+        let lock = &self.locks[i as usize];
+        let t0 = if S::ENABLED { cycles::now() } else { 0 };
+        let contended = if h.len == 0 || i > h.max {
+            self.count(core, C_WAITED);
+            lock.acquire(core, &mut *spin)
+        } else {
+            self.count(core, C_TRIED);
+            if !lock.try_acquire(core) {
+                self.count(core, C_FAILED);
+                return false;
+            }
+            false
+        };
+        if S::ENABLED {
+            let now = cycles::now();
+            self.stats[self.class_of(i)].acquired(core, site, now.saturating_sub(t0), contended, now);
+        }
+        h.idx[h.len] = i;
+        h.len += 1;
+        h.max = h.max.max(i);
+        true
+    }
+
+    /// Class (profile index) of lock `i`.
+    fn class_of(&self, i: u32) -> usize {
+        (1..self.base.len()).find(|&c| i < self.base[c]).map_or(0, |c| c - 1)
+    }
+
+    /// The held set of `core`.
+    ///
+    /// # Safety
+    /// Only the thread acting as `core` may call this, and it must not keep
+    /// another reference from an earlier call alive.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn held(&self, core: usize) -> &mut Held {
+        // SAFETY: by the caller's contract this is the only reference, made
+        // by the only thread acting as `core` (see the `Sync` impl).
+        unsafe { &mut *self.per_core[core].held.get() }
+    }
+
+    /// Spin a random while, if fault injection asks for it.
+    #[inline]
+    fn maybe_delay(&self, h: &mut Held) {
+        let o = &self.options;
+        if o.delay_max_cycles == 0 || o.delay_permille == 0 {
+            return;
+        }
+        h.rng ^= h.rng << 13;
+        h.rng ^= h.rng >> 7;
+        h.rng ^= h.rng << 17;
+        if (h.rng % 1000) as u32 >= o.delay_permille {
+            return;
+        }
+        let d = (h.rng >> 20) % o.delay_max_cycles;
+        let t0 = cycles::now();
+        while cycles::now().wrapping_sub(t0) < d {
+            core::hint::spin_loop();
+        }
+    }
+}
+
+// SAFETY: the write side holds every core's reader lock, so it excludes every
+// other entry, shared or exclusive. A shared entry holds its core's reader
+// lock, which excludes writers; the object locks it holds (ticket locks, each
+// granting one core at a time with acquire/release hand-over) are released
+// only in `unlock_objects`. `lock_more` returns `true` only when every lock
+// of the set is held by `core`. Waiting happens only in lock order (see the
+// module documentation), so entries cannot deadlock. Allocation and freeing
+// happen only in exclusive entries (the kernel marks those operations
+// exclusive, which `lock_more` refuses).
+unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
+    const NAME: &'static str = "fine";
+    const USES_LOCK_SET: bool = true;
+    // The fast path's objects (caller, endpoint, the partner at its head or
+    // waiting on the reply object, their reply object, this core) are exactly
+    // those the plan of a `Call` / `ReplyRecv` has locked before the body
+    // runs, so it may run without offering a lock set.
+    const FAST_PATH: bool = true;
+    const PROTOCOL: Protocol = Protocol::Objects;
+
+    #[inline]
+    #[track_caller]
+    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+        self.big.read_acquire_at(Location::caller(), core, spin);
+        self.count(core, C_SHARED);
+    }
+
+    #[inline]
+    #[track_caller]
+    fn lock_set(&self, core: usize, set: &LockSet) -> bool {
+        // SAFETY: called by the thread acting as `core`; no other reference
+        // to its held set is alive.
+        if unsafe { self.held(core) }.exclusive {
+            return true;
+        }
+        if self.lock_more(core, set, core::hint::spin_loop) {
+            return true;
+        }
+        self.per_core[core].escalate.store(true, Ordering::Relaxed);
+        false
+    }
+
+    #[inline]
+    fn exit(&self, core: usize) {
+        self.big.read_release(core);
+    }
+
+    #[track_caller]
+    fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
+        self.big.write_acquire_at(Location::caller(), core, spin);
+        self.count(core, C_EXCLUSIVE);
+        // SAFETY: as in `lock_set`.
+        unsafe { self.held(core) }.exclusive = true;
+    }
+
+    fn exit_exclusive(&self, core: usize) {
+        // SAFETY: as in `lock_set`.
+        unsafe { self.held(core) }.exclusive = false;
+        self.big.write_release(core);
+    }
+
+    #[track_caller]
+    fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, mut spin: F) -> bool {
+        if set.exclusive {
+            return false;
+        }
+        let site = Location::caller();
+        // SAFETY: as in `lock_set`.
+        let h = unsafe { self.held(core) };
+        let before = h.len;
+        // Cores come first in the lock order, then objects in (kind, index)
+        // order, which is the order of their lock indices: a set is taken in
+        // lock order.
+        for c in set.cores.iter() {
+            if c >= self.cores || !self.take(core, h, c as u32, &mut spin, site) {
+                return false;
+            }
+        }
+        for id in set.objects() {
+            match self.index_of(id) {
+                Some(i) if self.take(core, h, i, &mut spin, site) => {}
+                _ => return false,
+            }
+        }
+        if h.len > before {
+            self.maybe_delay(h);
+        }
+        true
+    }
+
+    fn unlock_objects(&self, core: usize) {
+        // SAFETY: as in `lock_set`.
+        let h = unsafe { self.held(core) };
+        for &i in h.idx[..h.len].iter().rev() {
+            if S::ENABLED {
+                self.stats[self.class_of(i)].releasing(core, cycles::now());
+            }
+            self.locks[i as usize].release(core);
+        }
+        h.len = 0;
+        h.max = 0;
+    }
+
+    fn take_escalation(&self, core: usize) -> bool {
+        self.per_core[core].escalate.swap(false, Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,176 @@
+//! The concurrency regimes the experiments know, by name, and how to build
+//! each one (profiled or not) for an experiment generic over the regime.
+//!
+//! An experiment implements [`Experiment`]; [`with_regime`] builds the named
+//! regime and calls it monomorphised, with a probe that reads the regime's
+//! lock profile and counts its atomic instructions (profiled builds only).
+
+use anyhow::{bail, Result};
+use granule_hosted::granule_kernel::regime::{BigLock, Fine, Transactional};
+use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime};
+use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
+use granule_sync::profile::{NoStats, Profile, SiteRecord};
+use granule_sync::rtm::Rtm;
+
+/// Every regime, in table order. `all` on a command line means all of them.
+pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm"];
+
+/// The regimes named by a comma-separated command-line list (`all` = every
+/// regime), validated and deduplicated, in the order given.
+pub fn selected(list: &[String]) -> Result<Vec<&'static str>> {
+    let mut out = Vec::new();
+    for r in list {
+        let names: Vec<&'static str> = if r == "all" {
+            REGIMES.to_vec()
+        } else {
+            match REGIMES.iter().find(|k| **k == r.as_str()) {
+                Some(k) => vec![*k],
+                None => bail!("unknown regime `{r}`; known regimes: {} (or all)", REGIMES.join(", ")),
+            }
+        };
+        for k in names {
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!("no regime selected; known regimes: {} (or all)", REGIMES.join(", "));
+    }
+    Ok(out)
+}
+
+/// Why regime `name` cannot run on this machine, or `None` if it can.
+pub fn unavailable(name: &str) -> Option<String> {
+    match name {
+        "rtm" => Rtm::new().err().map(|e| format!("rtm needs Intel RTM: {e}")),
+        _ => None,
+    }
+}
+
+/// Atomic instructions a regime executed, counted from its profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Atomics {
+    /// `xchg` (CLH and MCS acquire).
+    pub xchg: u64,
+    /// `lock xadd` (ticket acquire).
+    pub xadd: u64,
+    /// `lock cmpxchg` (MCS release, ticket try-acquire).
+    pub cmpxchg: u64,
+    /// Hardware transactions started (`xbegin` … `xend` or abort).
+    pub transactions: u64,
+}
+
+impl Atomics {
+    /// `self - earlier`, per instruction.
+    pub fn since(&self, earlier: &Atomics) -> Atomics {
+        Atomics {
+            xchg: self.xchg.saturating_sub(earlier.xchg),
+            xadd: self.xadd.saturating_sub(earlier.xadd),
+            cmpxchg: self.cmpxchg.saturating_sub(earlier.cmpxchg),
+            transactions: self.transactions.saturating_sub(earlier.transactions),
+        }
+    }
+
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.xchg + self.xadd + self.cmpxchg + self.transactions
+    }
+}
+
+/// What a profiled regime reports.
+#[derive(Clone, Debug, Default)]
+pub struct Probe {
+    /// Every lock's acquisition sites.
+    pub sites: Vec<SiteRecord>,
+    /// Atomic instructions so far.
+    pub atomics: Atomics,
+}
+
+/// An experiment generic over the regime.
+pub trait Experiment {
+    /// What it returns.
+    type Out;
+    /// Whether the experiment keeps `none`'s promise: cores touch disjoint
+    /// objects (see `NoLock::new`). Experiments that do not must not run it.
+    const DISJOINT: bool;
+    /// Run with `regime`; `probe` reads its profile (`None` unprofiled).
+    fn run<R: Regime>(self, regime: R, probe: &dyn Fn(&Kernel<R>) -> Option<Probe>) -> Result<Self::Out>;
+}
+
+fn acquisitions(sites: &[SiteRecord]) -> u64 {
+    sites.iter().map(|s| s.acquisitions).sum()
+}
+
+/// Build regime `name` for a kernel booted with `boot` (profiled if
+/// `profile`) and run `e` with it.
+pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, e: E) -> Result<E::Out> {
+    fn bkl<L: RawLock + 'static, E: Experiment>(cores: usize, profile: bool, e: E) -> Result<E::Out> {
+        // Per acquisition: CLH one xchg; ticket one lock xadd; MCS one xchg,
+        // plus one lock cmpxchg to release when nobody queued.
+        let per = |n: u64| match L::NAME {
+            "ticket" => Atomics { xadd: n, ..Atomics::default() },
+            "mcs" => Atomics { xchg: n, cmpxchg: n, ..Atomics::default() },
+            _ => Atomics { xchg: n, ..Atomics::default() },
+        };
+        if profile {
+            e.run(BigLock::<L, Profile>::new(cores), &|k| {
+                let sites = k.regime().lock().stats().snapshot();
+                Some(Probe { atomics: per(acquisitions(&sites)), sites })
+            })
+        } else {
+            e.run(BigLock::<L, NoStats>::new(cores), &|_| None)
+        }
+    }
+    if let Some(why) = unavailable(name) {
+        bail!("regime {name} is unavailable on this machine: {why}");
+    }
+    let cores = boot.cores;
+    match name {
+        "none" => {
+            if !E::DISJOINT {
+                bail!("regime none is only sound when cores touch disjoint objects; this experiment does not");
+            }
+            // SAFETY: the experiment declared (`E::DISJOINT`) that it keeps
+            // `NoLock`'s promise: cores only ever touch disjoint objects
+            // (set up while the other cores are held out of the kernel).
+            let none = unsafe { NoLock::new() };
+            e.run(none, &|_| None)
+        }
+        "bkl" => bkl::<Clh, E>(cores, profile, e),
+        "bkl-ticket" => bkl::<Ticket, E>(cores, profile, e),
+        "bkl-mcs" => bkl::<Mcs, E>(cores, profile, e),
+        "fine" => {
+            if profile {
+                e.run(Fine::<Profile>::new(boot), &|k| {
+                    let f = k.regime();
+                    let mut sites = f.brlock().stats().snapshot();
+                    for s in f.class_stats() {
+                        sites.extend(s.snapshot());
+                    }
+                    let c = f.counts();
+                    // Read side: one ticket (lock xadd); write side: one per core.
+                    let xadd = c.shared + c.exclusive * cores as u64 + c.waited;
+                    Some(Probe { sites, atomics: Atomics { xadd, cmpxchg: c.tried, ..Atomics::default() } })
+                })
+            } else {
+                e.run(Fine::<NoStats>::new(boot), &|_| None)
+            }
+        }
+        "rtm" => {
+            if profile {
+                let t = Transactional::<Rtm, Profile>::new(cores).map_err(|e| anyhow::anyhow!("{e}"))?;
+                e.run(t, &|k| {
+                    let sites = k.regime().elided().stats().snapshot();
+                    let transactions = sites.iter().map(|s| s.commits + s.aborts()).sum();
+                    let fallbacks: u64 = sites.iter().map(|s| s.fallbacks).sum();
+                    Some(Probe { sites, atomics: Atomics { transactions, xchg: fallbacks, ..Atomics::default() } })
+                })
+            } else {
+                let t = Transactional::<Rtm, NoStats>::new(cores).map_err(|e| anyhow::anyhow!("{e}"))?;
+                e.run(t, &|_| None)
+            }
+        }
+        other => bail!("unknown regime `{other}`; known regimes: {}", REGIMES.join(", ")),
+    }
+}

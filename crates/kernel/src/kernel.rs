@@ -433,16 +433,15 @@ impl<R: Regime> Kernel<R> {
                 // regime accepted its lock set. `c`'s handle is `&mut`, so no
                 // other thread acts as `c`. The context ends before `exit`.
                 let mut ctx = unsafe { Ctx::new(&self.state, c) };
-                // The sets of the steps so far; kept only to be learnt when
-                // a step fails (then the next round takes them in order).
-                let mut steps = [LockSet::default(); 4];
-                let mut n = 0;
+                // A step that fails is learnt, with what is held, so that
+                // the next round takes all of it in lock order.
+                let mut failed = None;
                 let planned = ctx.plan(&entry, &mut |s: &LockSet| {
-                    if n < steps.len() {
-                        steps[n] = *s;
-                        n += 1;
+                    let ok = self.regime.lock_more(c, s, spin_hook);
+                    if !ok {
+                        failed = Some(*s);
                     }
-                    self.regime.lock_more(c, s, spin_hook)
+                    ok
                 });
                 if planned == Planned::Ready {
                     if let Some(f) = f.take() {
@@ -452,8 +451,9 @@ impl<R: Regime> Kernel<R> {
                         return out;
                     }
                 }
-                for s in &steps[..n] {
-                    hint.extend(s);
+                if let Some(s) = failed {
+                    hint.extend(&self.regime.held_set(c));
+                    hint.extend(&s);
                 }
                 planned
             } else {

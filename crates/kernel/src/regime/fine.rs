@@ -260,7 +260,7 @@ impl<S: LockStats> Fine<S> {
 
     /// Hold lock `i` too: wait for it if it comes after every lock held,
     /// else only try. `false` if it could not be had.
-    #[inline]
+    #[inline(always)]
     fn take<F: FnMut()>(
         &self,
         core: usize,
@@ -423,6 +423,22 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
             self.maybe_delay(h);
         }
         true
+    }
+
+    fn held_set(&self, core: usize) -> LockSet {
+        // SAFETY: as in `lock_set`.
+        let h = unsafe { self.held(core) };
+        let mut set = LockSet::default();
+        for &i in &h.idx[..h.len] {
+            let class = self.class_of(i);
+            if class == 0 {
+                set.cores.insert(i as usize);
+            } else {
+                let kind = CLASSES[class - 1].0;
+                set.add(ObjectId { kind, index: i - self.base[class] });
+            }
+        }
+        set
     }
 
     fn unlock_objects(&self, core: usize) {

@@ -203,6 +203,13 @@ pub unsafe trait Regime: Send + Sync + 'static {
         true
     }
 
+    /// [`Protocol::Objects`]: what `core` holds now, as a set (to take it
+    /// again in lock order after a failed round).
+    #[inline(always)]
+    fn held_set(&self, _core: usize) -> LockSet {
+        LockSet::default()
+    }
+
     /// [`Protocol::Objects`]: release every object lock `core` holds.
     #[inline(always)]
     fn unlock_objects(&self, _core: usize) {}

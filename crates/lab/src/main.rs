@@ -14,6 +14,7 @@ mod pin;
 mod progress;
 mod regimes;
 mod stats;
+mod verify;
 
 /// Measure how coarse kernel locking can be.
 #[derive(Debug, Parser)]
@@ -39,6 +40,9 @@ enum Command {
     /// Multicore ping-pong: one independent pair per core, total round trips
     /// per second and utilisation for each regime, core count and delay.
     Scale(cmd::scale::Args),
+    /// Random concurrent programs under every regime, checked for kernel
+    /// invariants, message conservation, linearizability and determinism.
+    Verify(cmd::verify::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -49,6 +53,7 @@ fn main() -> std::process::ExitCode {
         Command::Quaject(a) => cmd::quaject::run(a),
         Command::Ipc(a) => cmd::ipc::run(a),
         Command::Scale(a) => cmd::scale::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

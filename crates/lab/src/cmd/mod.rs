@@ -5,6 +5,7 @@ pub mod ipc;
 pub mod locks;
 pub mod quaject;
 pub mod scale;
+pub mod verify;
 
 use clap::Args;
 

@@ -1,0 +1,223 @@
+//! `granule verify`: random concurrent programs under every regime, checked
+//! for kernel invariants, message conservation, linearizability of small
+//! histories against a sequential oracle, and single-core determinism (see
+//! `crate::verify` and `docs/verify.md`).
+//!
+//! Program `n` of a run is generated from seed `--seed + n`, so any one is
+//! reproduced with `--seed <its seed> --programs 1`. A violation is reported
+//! on stderr with that command and a minimised program; the command then
+//! fails (exit status 1) after printing its records.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use clap::Args as ClapArgs;
+use serde_json::{Map, Value};
+
+use crate::machine::Machine;
+use crate::output::{emit, record};
+use crate::progress;
+use crate::verify::driver::RunOptions;
+use crate::verify::generate::generate;
+use crate::verify::program::{Program, Shape};
+use crate::verify::regimes::{kind, selected, Kind};
+use crate::verify::shrink::{shrink, Budget};
+use crate::verify::{check_program, still_fails, Check, Finding, Options, Stats};
+
+/// Options of `granule verify`.
+#[derive(Clone, Debug, ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: super::Common,
+    /// Regimes to verify (comma-separated), or `all` for every regime the
+    /// command knows (`none` runs the single-core programs only).
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub regimes: Vec<String>,
+    /// Cores of the concurrent programs (single-core programs use one).
+    #[arg(long, default_value_t = 2)]
+    pub cores: usize,
+    /// Programs to generate and check.
+    #[arg(long, default_value_t = 200)]
+    pub programs: u64,
+    /// Seed of the first program (program `n` uses `seed + n`).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Widen race windows: random delays, ticks and preemption points in
+    /// every core, and the regimes' own fault injection (forced RTM aborts,
+    /// delays while object locks are held) where they have it.
+    #[arg(long)]
+    pub fault_injection: bool,
+    /// Wall-time bound of one run, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub run_seconds: f64,
+    /// Minimise at most this many failing programs (the others are only
+    /// reported with their seed).
+    #[arg(long, default_value_t = 3)]
+    pub shrink: usize,
+    /// Print every program and every run's history (each system call with
+    /// its real-time interval and result) on stderr.
+    #[arg(long)]
+    pub dump: bool,
+    /// Test the checker: drop one received message from every run's log.
+    #[arg(long, hide = true)]
+    pub inject_bug: bool,
+}
+
+/// Most cores a verified program may have (one OS thread each).
+const MAX_CORES: usize = 8;
+
+/// Run `granule verify`.
+pub fn run(a: &Args) -> Result<()> {
+    let regimes = selected(&a.regimes)?;
+    if a.cores == 0 || a.cores > MAX_CORES {
+        bail!("--cores must be 1..={MAX_CORES}");
+    }
+    if a.programs == 0 {
+        bail!("--programs must be at least 1");
+    }
+    let wall = super::ipc::secs("run-seconds", a.run_seconds)?;
+    if wall.is_zero() {
+        bail!("--run-seconds must be positive");
+    }
+    let opts = Options {
+        run: RunOptions { fault_injection: a.fault_injection, wall },
+        inject_bug: a.inject_bug,
+        dump: a.dump,
+    };
+    let machine = Machine::detect();
+    let started = Instant::now();
+    let mut totals: Vec<Stats> = vec![Stats::default(); regimes.len()];
+    // Small, single-core, large.
+    let mut shapes = [0u64; 3];
+    let (mut failing, mut shrunk, mut stopped) = (0u64, 0usize, None);
+    let pb = progress::bar(a.programs, "verify");
+    for n in 0..a.programs {
+        let seed = a.seed.wrapping_add(n);
+        let prog = generate(seed, a.cores);
+        shapes[match prog.shape {
+            Shape::Small => 0,
+            Shape::SingleCore => 1,
+            Shape::Large => 2,
+        }] += 1;
+        pb.set_message(format!("seed {seed}"));
+        let res = check_program(&prog, &regimes, &opts);
+        for (r, s) in &res.stats {
+            if let Some(i) = regimes.iter().position(|x| x == r) {
+                totals[i].add(s);
+            }
+        }
+        if !res.findings.is_empty() {
+            failing += 1;
+            let minimise = shrunk < a.shrink && !res.hung;
+            shrunk += minimise as usize;
+            pb.suspend(|| report(a, &prog, &res.findings, minimise, &opts));
+        }
+        if res.hung {
+            stopped = Some(seed);
+            break;
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+
+    let mut records = vec![machine.record()];
+    for (r, s) in regimes.iter().zip(&totals) {
+        records.push(regime_record(r, s));
+    }
+    let mut sum = record("verify_summary");
+    sum.insert("seed".into(), a.seed.into());
+    sum.insert("cores".into(), a.cores.into());
+    sum.insert("programs".into(), shapes.iter().sum::<u64>().into());
+    sum.insert("small_programs".into(), shapes[0].into());
+    sum.insert("single_core_programs".into(), shapes[1].into());
+    sum.insert("large_programs".into(), shapes[2].into());
+    sum.insert("fault_injection".into(), a.fault_injection.into());
+    sum.insert("failing_programs".into(), failing.into());
+    sum.insert("violations".into(), totals.iter().map(|s| s.violations).sum::<u64>().into());
+    sum.insert("seconds".into(), started.elapsed().as_secs_f64().into());
+    records.push(sum);
+    emit(a.common.format, &records, "")?;
+    if let Some(seed) = stopped {
+        bail!("program seed {seed}: a core never returned from the kernel; verification stopped there");
+    }
+    if failing > 0 {
+        bail!("{failing} program(s) violated a check (reported above)");
+    }
+    Ok(())
+}
+
+fn regime_record(r: &str, s: &Stats) -> Map<String, Value> {
+    let how = match kind(r) {
+        Some(Kind::SingleCoreOnly) => "single-core programs, every entry",
+        Some(Kind::StopsWorld) => "every entry",
+        Some(Kind::Quiescent) => "quiescent points",
+        None => "",
+    };
+    let mut m = record("verify");
+    m.insert("regime".into(), r.into());
+    m.insert("invariants_checked_at".into(), how.into());
+    m.insert("programs".into(), s.programs.into());
+    m.insert("syscalls".into(), s.syscalls.into());
+    m.insert("kernel_entries".into(), s.entries.into());
+    m.insert("invariant_checks".into(), s.invariant_checks.into());
+    m.insert("messages_checked".into(), s.messages.into());
+    m.insert("replies_checked".into(), s.replies.into());
+    m.insert("notification_results_checked".into(), s.notifications.into());
+    m.insert("linearizability_checks".into(), s.linearizable.into());
+    m.insert("linearizability_inconclusive".into(), s.lin_inconclusive.into());
+    m.insert("determinism_checks".into(), s.determinism_checks.into());
+    m.insert("bound_stops".into(), s.bound_stops.into());
+    m.insert("violations".into(), s.violations.into());
+    m
+}
+
+/// Print a failing program's report on stderr: every violation, the command
+/// that reproduces it, and (if `minimise`) the smallest program found that
+/// still fails the first violation's check.
+fn report(a: &Args, prog: &Program, findings: &[Finding], minimise: bool, opts: &Options) {
+    let first = &findings[0];
+    eprintln!(
+        "granule verify: VIOLATION in program seed {} ({} core{}, {:?}):",
+        prog.seed,
+        prog.cores,
+        if prog.cores == 1 { "" } else { "s" },
+        prog.shape
+    );
+    for f in findings {
+        eprintln!("  under {}: {}", f.regime, f.violation);
+    }
+    let mut regimes: Vec<&str> = findings.iter().flat_map(|f| f.reference.into_iter().chain([f.regime])).collect();
+    regimes.dedup();
+    eprintln!(
+        "  reproduce: granule verify --regimes {} --cores {} --seed {} --programs 1{}{}",
+        regimes.join(","),
+        a.cores,
+        prog.seed,
+        if a.fault_injection { " --fault-injection" } else { "" },
+        if a.inject_bug { " --inject-bug" } else { "" }
+    );
+    let shown = if minimise && first.violation.check != Check::Crash {
+        let check = first.violation.check;
+        let reference = first.reference;
+        let budget = Budget { candidates: 150, time: Duration::from_secs(30) };
+        let s = shrink(prog, budget, |p| still_fails(p, first.regime, reference, check, opts, 3));
+        eprintln!(
+            "  minimal reproduction ({} thread(s) / {} operation(s) shrunk to {} / {} in {} tries; still fails \
+             `{}` under {}):",
+            prog.threads.len(),
+            prog.total_ops(),
+            s.program.threads.len(),
+            s.program.total_ops(),
+            s.tried,
+            check.name(),
+            first.regime
+        );
+        s.program
+    } else {
+        eprintln!("  program:");
+        prog.clone()
+    };
+    for line in shown.to_string().lines() {
+        eprintln!("    {line}");
+    }
+}

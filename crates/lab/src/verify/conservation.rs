@@ -1,0 +1,267 @@
+//! Message conservation, replies and notification words, from one run's
+//! record.
+//!
+//! Every message names its sender, sequence number, attempt and endpoint
+//! (with a checksum), so receipts can be matched against sends:
+//!
+//! * a received message is intact, was sent, through the endpoint it was
+//!   received on, with the label of its kind of send; none is received twice;
+//! * each receiver gets each sender's messages in the order they were sent;
+//! * a send's fate agrees with what its sender saw: a completed `Send`, or a
+//!   `Call` that completed (with a reply, or failing for lack of a reply
+//!   object), was received exactly once; a failed send, or one still blocked
+//!   sending when the run ended, never; a `Call` still waiting for its reply,
+//!   exactly once; an `NBSend`, or an attempt whose result nobody saw (its
+//!   thread was destroyed), at most once;
+//! * a `Call` that completed got a reply echoing its own message, from a
+//!   thread that did receive that message;
+//! * no notification word delivers a badge bit more often than it was
+//!   signalled (by threads' `Signal`s and interrupts).
+
+use std::collections::HashMap;
+
+use granule_kernel::abi::Error;
+use granule_kernel::{ThreadStatus, Word};
+
+use super::program::{Op, Program};
+use super::record::{Attempt, Observed, RunRecord};
+use super::setup::{irq_badge, signal_badge};
+use super::user::{decode_message, decode_reply, MsgId, CALL, DATA, REPLY};
+use super::{Check, Violation};
+
+/// What was checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Messages whose fate was checked (every send attempt).
+    pub messages: u64,
+    /// Replies checked.
+    pub replies: u64,
+    /// Notification words checked.
+    pub notifications: u64,
+}
+
+/// One received message.
+#[derive(Clone, Copy, Debug)]
+struct Receipt {
+    receiver: usize,
+    id: MsgId,
+    /// Endpoint the message says it was sent through.
+    sent_ep: u8,
+    /// Endpoint the receiver received on.
+    ep: u8,
+    label: Word,
+}
+
+/// Check `rec` (a run of `prog`). `drop_receipt` removes the first receipt
+/// from the record before checking: a deliberately broken log, which the
+/// checks must catch.
+pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Vec<Violation>) {
+    let mut v = Vec::new();
+    let mut bad = |check: Check, detail: String| v.push(Violation { check, detail });
+    let mut counts = Counts::default();
+
+    let sends: HashMap<MsgId, &Attempt> = rec
+        .attempts
+        .iter()
+        .filter(|a| a.op.is_some_and(|op| op.sends()))
+        .filter_map(|a| a.msg_id.map(|id| (id, a)))
+        .collect();
+
+    let mut receipts = Vec::new();
+    for a in &rec.attempts {
+        let (Some(ep), Observed::Completed(out)) = (a.op.and_then(|op| op.receive_ep()), a.observed) else {
+            continue;
+        };
+        if !out.ok() {
+            continue;
+        }
+        match out.label() {
+            DATA | CALL => match decode_message(&out.words) {
+                Some((id, sent_ep)) => {
+                    receipts.push(Receipt { receiver: a.thread, id, sent_ep, ep, label: out.label() })
+                }
+                None => bad(Check::Conservation, format!("t{} received a corrupt message on ep{ep}: {out}", a.thread)),
+            },
+            // An `NBRecv` that found nobody.
+            0 => {}
+            other => bad(Check::Conservation, format!("t{}'s receive on ep{ep} returned label {other:#x}", a.thread)),
+        }
+    }
+    if drop_receipt && !receipts.is_empty() {
+        receipts.remove(0);
+    }
+
+    // Every receipt: intact, sent, same endpoint, same kind; counted.
+    let mut received: HashMap<MsgId, Vec<usize>> = HashMap::new();
+    for r in &receipts {
+        received.entry(r.id).or_default().push(r.receiver);
+        let Some(s) = sends.get(&r.id) else {
+            bad(Check::Conservation, format!("t{} received message {} that was never sent", r.receiver, r.id));
+            continue;
+        };
+        let sent_on = match s.op {
+            Some(Op::Send { ep } | Op::NbSend { ep } | Op::Call { ep }) => ep,
+            _ => continue,
+        };
+        if r.sent_ep != sent_on || r.ep != sent_on {
+            bad(
+                Check::Conservation,
+                format!("message {} was sent via ep{sent_on} but t{} received it via ep{}", r.id, r.receiver, r.ep),
+            );
+        }
+        let call = matches!(s.op, Some(Op::Call { .. }));
+        if call != (r.label == CALL) {
+            bad(Check::Conservation, format!("message {} arrived at t{} with the wrong label", r.id, r.receiver));
+        }
+    }
+    for (id, who) in &received {
+        if who.len() > 1 {
+            bad(Check::Conservation, format!("message {id} was delivered {} times (to {who:?})", who.len()));
+        }
+    }
+
+    // Per-sender FIFO at each receiver.
+    let mut last: HashMap<(usize, u64), MsgId> = HashMap::new();
+    for r in &receipts {
+        if let Some(prev) = last.insert((r.receiver, r.id.sender), r.id) {
+            if (prev.seq, prev.attempt) >= (r.id.seq, r.id.attempt) {
+                bad(Check::Conservation, format!("t{} received {} after {prev}: out of send order", r.receiver, r.id));
+            }
+        }
+    }
+
+    // Each send's fate against what its sender saw.
+    for (id, a) in &sends {
+        counts.messages += 1;
+        let n = received.get(id).map_or(0, Vec::len);
+        let op = a.op.expect("sends have an operation");
+        let call = matches!(op, Op::Call { .. });
+        let (lo, hi, what) = match a.observed {
+            Observed::Completed(o) if o.ok() && matches!(op, Op::NbSend { .. }) => {
+                (0, 1, "completed non-blocking send")
+            }
+            Observed::Completed(o) if o.ok() => (1, 1, if call { "completed call" } else { "completed send" }),
+            Observed::Completed(o) if call && o.error == Error::FailedLookup.word() => {
+                (1, 1, "call that failed for want of a reply object")
+            }
+            Observed::Completed(_) => (0, 0, "failed send"),
+            Observed::Restarted if call => (0, 1, "restarted call"),
+            Observed::Restarted => (0, 0, "restarted send"),
+            Observed::Pending(ThreadStatus::BlockedOnSend) => (0, 0, "send still blocked at the end"),
+            Observed::Pending(ThreadStatus::BlockedOnReply) => (1, 1, "call waiting for its reply at the end"),
+            Observed::Pending(_) | Observed::Unknown => (0, 1, "send whose result was never seen"),
+        };
+        if n < lo || n > hi {
+            bad(Check::Conservation, format!("{what} {id} (t{}, `{op}`) was received {n} times", a.thread));
+        }
+        if let (true, Observed::Completed(o)) = (call, a.observed) {
+            if !o.ok() {
+                continue;
+            }
+            counts.replies += 1;
+            let echo = (o.label() == REPLY).then(|| decode_reply(&o.words)).flatten();
+            match echo {
+                Some((server, e)) if e == *id => {
+                    let got = received.get(id).is_some_and(|w| w.contains(&(server as usize)));
+                    if !got {
+                        bad(Check::Reply, format!("call {id} was answered by t{server}, which never received it"));
+                    }
+                }
+                Some((server, e)) => bad(
+                    Check::Reply,
+                    format!("call {id} got t{server}'s reply to {e}: a reply reached the wrong caller"),
+                ),
+                None => bad(Check::Reply, format!("call {id} completed without a well-formed reply: {o}")),
+            }
+        }
+    }
+
+    // Notification words: no badge bit delivered more often than signalled.
+    let n = prog.notifications;
+    let mut signalled: HashMap<(u8, u32), u64> = HashMap::new();
+    let mut seen: HashMap<(u8, u32), u64> = HashMap::new();
+    let bits = |w: Word| (0..64u32).filter(move |b| w & (1 << b) != 0);
+    for a in &rec.attempts {
+        match (a.op, a.observed) {
+            (Some(Op::Signal { .. }), Observed::Completed(o)) if !o.ok() => {}
+            (Some(Op::Signal { ntfn }), Observed::Completed(_) | Observed::Unknown | Observed::Pending(_)) => {
+                for b in bits(signal_badge(a.thread)) {
+                    *signalled.entry((ntfn, b)).or_default() += 1;
+                }
+            }
+            (Some(Op::Wait { ntfn } | Op::Poll { ntfn }), Observed::Completed(o)) if o.ok() => {
+                counts.notifications += 1;
+                for b in bits(o.badge) {
+                    *seen.entry((ntfn, b)).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    for i in &rec.interrupts {
+        for b in bits(irq_badge(i.line as usize)) {
+            *signalled.entry(((i.line as usize % n) as u8, b)).or_default() += 1;
+        }
+    }
+    let mut seen: Vec<_> = seen.into_iter().collect();
+    seen.sort();
+    for ((k, b), times) in seen {
+        let max = signalled.get(&(k, b)).copied().unwrap_or(0);
+        if times > max {
+            bad(
+                Check::Notification,
+                format!("ntfn{k} delivered badge bit {b} {times} times but it was signalled at most {max} times"),
+            );
+        }
+    }
+    (counts, v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::driver::RunOptions;
+    use crate::verify::generate::generate;
+    use crate::verify::regimes::run_named;
+
+    /// A run under `bkl` in which some message was received.
+    fn sample() -> (Program, RunRecord, usize) {
+        for seed in 0..500 {
+            let p = generate(seed, 2);
+            let rec = run_named("bkl", &p, &RunOptions::default()).unwrap().record.unwrap();
+            let got = rec.attempts.iter().position(|a| {
+                a.op.is_some_and(|op| op.receive_ep().is_some())
+                    && matches!(a.observed, Observed::Completed(o) if o.ok() && o.label() == DATA)
+            });
+            if let Some(i) = got {
+                assert_eq!(check(&p, &rec, false).1, vec![], "seed {seed}");
+                return (p, rec, i);
+            }
+        }
+        panic!("no message was ever received");
+    }
+
+    #[test]
+    fn lost_duplicated_and_forged_messages_are_caught() {
+        let (p, rec, i) = sample();
+        let (counts, v) = check(&p, &rec, false);
+        assert!(v.is_empty() && counts.messages > 0);
+        // Lost: the driver's log drops the receipt.
+        let (_, v) = check(&p, &rec, true);
+        assert!(v.iter().any(|v| v.check == Check::Conservation), "{v:?}");
+        // Duplicated: a second thread's later receive saw the same message.
+        let mut dup = rec.clone();
+        let mut copy = dup.attempts[i].clone();
+        copy.thread = (copy.thread + 1) % p.threads.len();
+        dup.attempts.push(copy);
+        let (_, v) = check(&p, &dup, false);
+        assert!(v.iter().any(|v| v.detail.contains("delivered 2 times")), "{v:?}");
+        // Forged: a message nobody sent.
+        let mut forged = rec.clone();
+        if let Observed::Completed(o) = &mut forged.attempts[i].observed {
+            o.words = crate::verify::user::message(MsgId { sender: 0, seq: 999, attempt: 0 }, 0);
+        }
+        let (_, v) = check(&p, &forged, false);
+        assert!(v.iter().any(|v| v.detail.contains("never sent")), "{v:?}");
+    }
+}

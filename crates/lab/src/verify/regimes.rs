@@ -1,0 +1,133 @@
+//! The regimes `granule verify` runs programs under: **the one list**.
+//!
+//! Each line names a regime, says how its invariants can be checked, and
+//! gives its maker: a closure from `(cores, fault injection)` to the regime.
+//! Adding a regime to the kernel means adding one line here, e.g.
+//!
+//! ```text
+//! "fine" => StopsWorld, |cores, fault| Fine::new(cores),
+//! ```
+//!
+//! The maker receives `Some(FaultInjection)` under `--fault-injection`;
+//! regimes with fault hooks (forced RTM aborts, delays while object locks
+//! are held) build their fault-injecting variant from it, the others ignore
+//! it (the driver injects its own delays either way).
+
+use granule_kernel::regime::BigLock;
+use granule_kernel::NoLock;
+use granule_sync::lock::{Clh, Mcs, Ticket};
+
+use super::driver::{run_under, RunOptions, RunOutcome};
+use super::program::Program;
+
+/// What `--fault-injection` asks of a regime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultInjection {
+    /// Seed of the regime's own fault choices (differs per program).
+    pub seed: u64,
+    /// Transactions forced to abort, per thousand (RTM regimes).
+    pub abort_per_mille: u32,
+    /// Longest random delay, in spin-loop iterations, while a fine-grained
+    /// regime holds object locks.
+    pub max_delay_spins: u32,
+}
+
+impl FaultInjection {
+    /// The settings `--fault-injection` uses for a program of `seed`.
+    pub fn for_program(seed: u64) -> Self {
+        Self { seed: seed ^ 0xfa17_fa17_fa17_fa17, abort_per_mille: 250, max_delay_spins: 2000 }
+    }
+}
+
+/// How a regime can be checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Sound only on one core (`none`): runs single-core programs only.
+    SingleCoreOnly,
+    /// Its kernel entries exclude each other (a lock), so the invariant
+    /// checker can run after every system call.
+    StopsWorld,
+    /// Cores may be inside the kernel together; invariants are checked at
+    /// quiescent points only.
+    Quiescent,
+}
+
+/// The `none` regime, for one-core kernels only.
+fn none_single_core() -> NoLock {
+    // SAFETY: `NoLock`'s promise (no two cores inside the kernel touching the
+    // same object) holds trivially: this maker is registered `SingleCoreOnly`,
+    // and `run_under` boots such regimes only for one-core programs, whose
+    // single core is driven by a single OS thread.
+    unsafe { NoLock::new() }
+}
+
+macro_rules! regimes {
+    ($($name:literal => $kind:ident, $make:expr,)*) => {
+        /// Every regime, in table order (`--regimes all`).
+        pub const REGIMES: &[&str] = &[$($name),*];
+
+        /// How regime `name` is checked, if it is known.
+        pub fn kind(name: &str) -> Option<Kind> {
+            match name {
+                $($name => Some(Kind::$kind),)*
+                _ => None,
+            }
+        }
+
+        /// Run `prog` under regime `name` (`None`: unknown regime).
+        pub fn run_named(name: &str, prog: &Program, opts: &RunOptions) -> Option<RunOutcome> {
+            match name {
+                $($name => Some(run_under(Kind::$kind, $make, prog, opts)),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+regimes! {
+    "none" => SingleCoreOnly, |_cores, _fault| none_single_core(),
+    "bkl" => StopsWorld, |cores, _fault| BigLock::<Clh>::new(cores),
+    "bkl-ticket" => StopsWorld, |cores, _fault| BigLock::<Ticket>::new(cores),
+    "bkl-mcs" => StopsWorld, |cores, _fault| BigLock::<Mcs>::new(cores),
+}
+
+/// `--regimes` validated: `all`, or known names without duplicates.
+pub fn selected(names: &[String]) -> anyhow::Result<Vec<&'static str>> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for n in names {
+        let n = n.trim();
+        if n == "all" {
+            for r in REGIMES {
+                if !out.contains(r) {
+                    out.push(r);
+                }
+            }
+            continue;
+        }
+        match REGIMES.iter().find(|r| **r == n) {
+            Some(r) if !out.contains(r) => out.push(r),
+            Some(_) => {}
+            None => anyhow::bail!("unknown regime `{n}`; known regimes: {}, all", REGIMES.join(", ")),
+        }
+    }
+    if out.is_empty() {
+        anyhow::bail!("no regime selected; known regimes: {}, all", REGIMES.join(", "));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_regime_has_a_kind_and_selection_works() {
+        for r in REGIMES {
+            assert!(kind(r).is_some());
+        }
+        assert_eq!(selected(&["all".into()]).unwrap(), REGIMES);
+        assert_eq!(selected(&["bkl".into(), "bkl".into()]).unwrap(), ["bkl"]);
+        let e = selected(&["nope".into()]).unwrap_err().to_string();
+        assert!(e.contains("unknown regime `nope`") && e.contains("bkl-mcs"), "{e}");
+    }
+}

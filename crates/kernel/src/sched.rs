@@ -309,6 +309,11 @@ impl Ctx<'_> {
     /// on another core); its IPC buffer then says `restart`. `t` must not be
     /// running user code on another core.
     pub(crate) fn detach(&mut self, t: Ref<Tcb>) -> bool {
+        // A stall owner whose pending call is abandoned or moved gives its
+        // cores back (its call, if restarted, asks again).
+        if self.get(t).is_some_and(|x| !x.holds.is_empty()) {
+            self.release_holds(t);
+        }
         let Some(x) = self.get(t) else { return false };
         let (state, core, ready) = (x.state, x.core, x.in_ready);
         match state {

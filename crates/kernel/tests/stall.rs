@@ -188,3 +188,38 @@ fn concurrent_suspend_resume_migrate() {
         stop.store(true, Ordering::SeqCst);
     });
 }
+
+/// A stall owner migrated onto the core it holds (before its restarted call
+/// ran again) gives the core back: otherwise that core stays idle forever
+/// with the owner in its ready queue. Found by `granule verify` (seed 425).
+#[test]
+fn a_stall_owner_migrated_onto_the_core_it_holds_releases_it() {
+    let mut sim = Sim::new(2);
+    let ntfn = sim.obj(ObjectType::Notification);
+    let irq = sim.boot.device_irq_base;
+    let handler = sim.alloc_slot();
+    sim.invoke(0, CAP_IRQ_CONTROL, IrqIssueIrqHandler, &[irq as Word, 0, handler]).unwrap();
+    sim.invoke(0, handler, IrqSetIrqHandler, &[ntfn]).unwrap();
+    let (v_cap, v) = sim.spawn(1, 50, 1);
+    assert_eq!(sim.running[1], Some(v));
+    // X: top priority on core 0, waiting for the device interrupt.
+    let (_, x) = sim.spawn(2, 150, 0);
+    assert_eq!(sim.running[0], Some(x));
+    sim.sys(0, Sysno::Wait, ntfn, MessageInfo::default(), 0);
+    // A: deletes V, which runs on core 1: A now holds core 1 idle.
+    let (a_cap, a) = sim.spawn(3, 120, 0);
+    assert_eq!(sim.running[0], Some(a));
+    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[v_cap]), None);
+    assert_eq!(sim.running[1], None);
+    // Before A retries, X preempts it and moves it to core 1.
+    sim.interrupt(0, irq);
+    assert_eq!(sim.running[0], Some(x));
+    sim.invoke_maybe_restart(0, a_cap, TcbSetAffinity, &[1]).unwrap().unwrap();
+    sim.invoke(0, handler, IrqAckIrq, &[]).unwrap();
+    sim.sys(0, Sysno::Wait, ntfn, MessageInfo::default(), 0);
+    sim.tick(1);
+    assert_eq!(sim.running[1], Some(a), "core 1 must run A, not stay held");
+    // A's restarted call asks again from core 1 and completes.
+    assert_eq!(sim.invoke_maybe_restart(1, CAP_INIT_CNODE, CNodeDelete, &[v_cap]), Some(Ok(())));
+    assert_eq!(sim.info(v), None);
+}

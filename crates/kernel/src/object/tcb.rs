@@ -334,9 +334,14 @@ impl Ctx<'_> {
 
     fn set_affinity(&mut self, t: Ref<Tcb>, core: usize) {
         let Some(x) = self.get(t) else { return };
-        let (old, state, ready) = (x.core, x.state, x.in_ready);
+        let (old, state, ready, holds) = (x.core, x.state, x.in_ready, !x.holds.is_empty());
         if old == core {
             return;
+        }
+        // A stall owner moved (perhaps onto a core it holds idle) gives its
+        // cores back; its restarted call asks again from its new core.
+        if holds {
+            self.release_holds(t);
         }
         let current_here = self.cs(old).current == Some(t);
         if ready {

@@ -20,7 +20,7 @@ use crate::progress;
 use crate::verify::driver::RunOptions;
 use crate::verify::generate::generate;
 use crate::verify::program::{Program, Shape};
-use crate::verify::regimes::{kind, selected, Kind};
+use crate::verify::regimes::{kind, selected, unavailable, Kind};
 use crate::verify::shrink::{shrink, Budget};
 use crate::verify::{check_program, still_fails, Check, Finding, Options, Stats};
 
@@ -68,7 +68,24 @@ const MAX_CORES: usize = 8;
 
 /// Run `granule verify`.
 pub fn run(a: &Args) -> Result<()> {
-    let regimes = selected(&a.regimes)?;
+    let wanted = selected(&a.regimes)?;
+    let mut skipped = Vec::new();
+    let mut regimes = Vec::new();
+    for r in wanted {
+        match unavailable(r) {
+            Some(why) => {
+                let mut rec = record("regime_skipped");
+                rec.insert("regime".into(), r.into());
+                rec.insert("reason".into(), why.clone().into());
+                eprintln!("skipped {r}: {why}");
+                skipped.push(rec);
+            }
+            None => regimes.push(r),
+        }
+    }
+    if regimes.is_empty() {
+        bail!("none of the selected regimes can run on this machine");
+    }
     if a.cores == 0 || a.cores > MAX_CORES {
         bail!("--cores must be 1..={MAX_CORES}");
     }
@@ -121,6 +138,7 @@ pub fn run(a: &Args) -> Result<()> {
     pb.finish_and_clear();
 
     let mut records = vec![machine.record()];
+    records.extend(skipped);
     for (r, s) in regimes.iter().zip(&totals) {
         records.push(regime_record(r, s));
     }

@@ -13,9 +13,13 @@
 //! are held) build their fault-injecting variant from it, the others ignore
 //! it (the driver injects its own delays either way).
 
-use granule_kernel::regime::BigLock;
+use granule_kernel::regime::{BigLock, Fine, FineOptions, Transactional};
 use granule_kernel::NoLock;
 use granule_sync::lock::{Clh, Mcs, Ticket};
+use granule_sync::profile::AbortCause;
+use granule_sync::rtm::{AlwaysAbort, InjectAborts, RetryPolicy, Rtm};
+
+use super::setup::boot_config;
 
 use super::driver::{run_under, RunOptions, RunOutcome};
 use super::program::Program;
@@ -84,11 +88,45 @@ macro_rules! regimes {
     };
 }
 
+/// `fine`, with random delays while it holds object locks under fault
+/// injection (`max_delay_spins` read as cycles).
+fn fine(cores: usize, fault: Option<FaultInjection>) -> Fine {
+    let opts = fault.map_or(FineOptions::default(), |f| FineOptions {
+        delay_max_cycles: u64::from(f.max_delay_spins),
+        delay_permille: 250,
+        seed: f.seed,
+    });
+    Fine::with_options(&boot_config(cores), opts)
+}
+
+/// `rtm` over real RTM (only where it works: `run_named` refuses it
+/// elsewhere), with forced aborts under fault injection.
+fn rtm(cores: usize, fault: Option<FaultInjection>) -> Transactional<InjectAborts<Rtm>> {
+    let Ok(htm) = Rtm::new() else { unreachable!("rtm is refused where RTM is unavailable") };
+    let permille = fault.map_or(0, |f| f.abort_per_mille);
+    let seed = fault.map_or(0, |f| f.seed);
+    Transactional::with_htm(cores, InjectAborts::new(htm, permille, seed), RetryPolicy::DEFAULT)
+}
+
+/// `rtm`'s fallback path alone: every transaction aborts (runs anywhere;
+/// on a machine without RTM this is all of `rtm` that can run).
+fn rtm_fallback(cores: usize, _fault: Option<FaultInjection>) -> Transactional<AlwaysAbort> {
+    Transactional::with_htm(cores, AlwaysAbort::new(AbortCause::Conflict), RetryPolicy::DEFAULT)
+}
+
 regimes! {
     "none" => SingleCoreOnly, |_cores, _fault| none_single_core(),
     "bkl" => StopsWorld, |cores, _fault| BigLock::<Clh>::new(cores),
     "bkl-ticket" => StopsWorld, |cores, _fault| BigLock::<Ticket>::new(cores),
     "bkl-mcs" => StopsWorld, |cores, _fault| BigLock::<Mcs>::new(cores),
+    "fine" => StopsWorld, fine,
+    "rtm" => StopsWorld, rtm,
+    "rtm-fallback" => StopsWorld, rtm_fallback,
+}
+
+/// Why regime `name` cannot run here (`rtm` without Intel RTM).
+pub fn unavailable(name: &str) -> Option<String> {
+    crate::regimes::unavailable(name)
 }
 
 /// `--regimes` validated: `all`, or known names without duplicates.

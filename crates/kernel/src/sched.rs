@@ -300,6 +300,10 @@ impl Ctx<'_> {
     /// on another core); its IPC buffer then says `restart`. `t` must not be
     /// running user code on another core.
     pub(crate) fn detach(&mut self, t: Ref<Tcb>) -> bool {
+        // lockfree: a blocked thread waits in a lock-free word instead.
+        if let Some(interrupted) = self.lf_detach(t) {
+            return interrupted;
+        }
         let Some(x) = self.get(t) else { return false };
         let (state, core, ready) = (x.state, x.core, x.in_ready);
         match state {

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, SyscallArgs};
+use granule_kernel::SyscallArgs;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -40,7 +40,7 @@ fn run(seed: u64, steps: usize) -> (usize, [usize; 11]) {
     let mut cfg = config(2);
     cfg.untyped_bytes = 8 << 20;
     cfg.untyped_count = 2;
-    let mut s = Sim::with(cfg, BigLock::<granule_sync::lock::Clh>::new(2));
+    let mut s = Sim::with(cfg, regime(2));
 
     // Some objects of every kind, and threads sharing the root CSpace.
     let first = s.next_slot;

@@ -13,7 +13,7 @@ fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
     assert_eq!(rs[0]["record"], "machine");
     let ipc = of_kind(&rs, "ipc");
     let regimes: Vec<&str> = ipc.iter().map(|r| r["regime"].as_str().unwrap()).collect();
-    assert_eq!(regimes, ["none", "bkl", "bkl-ticket", "bkl-mcs"]);
+    assert_eq!(regimes, ["none", "bkl", "bkl-ticket", "bkl-mcs", "lockfree"]);
     for r in &ipc {
         assert_eq!(r["runs"], 2);
         for f in ["round_trip_cycles_mean", "round_trip_cycles_std", "round_trip_ns_mean", "ratio_to_none"] {

@@ -11,15 +11,20 @@
 //! * [`BigLock`] (`bkl`): one lock around the whole kernel except the entry
 //!   and exit code, CLH by default, ticket or MCS selectable, with the
 //!   granule-sync profiler as a type parameter.
+//! * [`LockFree`] (`lockfree`): IPC and notification paths without locks
+//!   (`crate::lockfree`); every other operation is a management operation
+//!   behind a gate ([`Regime::enter`]/[`Regime::exit`]) that excludes them.
 //!
 //! The lock set of the operation (the objects it touches, see [`LockSet`]) is
-//! offered to the regime between decode and execute; the two regimes here
+//! offered to the regime between decode and execute; the regimes here
 //! ignore it (a future `fine` regime locks exactly these objects).
 
 mod biglock;
+mod lockfree;
 mod none;
 
 pub use biglock::{BigLock, BigLockClh, BigLockMcs, BigLockTicket};
+pub use lockfree::LockFree;
 pub use none::NoLock;
 
 use crate::exit::CoreMask;
@@ -100,4 +105,16 @@ pub unsafe trait Regime: Send + Sync + 'static {
 
     /// End the kernel entry of `core`.
     fn exit(&self, core: usize);
+
+    /// `lockfree` only: the IPC paths run lock-free outside `enter`/`exit`
+    /// (which then mean "management operation"). Every other regime leaves
+    /// this `false`, and the kernel's `if R::LOCK_FREE` branches compile away.
+    const LOCK_FREE: bool = false;
+
+    /// The [`LockFree`] regime itself (its shared-path gate), `None` for
+    /// every other regime.
+    #[inline(always)]
+    fn lock_free(&self) -> Option<&LockFree> {
+        None
+    }
 }

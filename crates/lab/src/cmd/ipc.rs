@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
-use granule_hosted::granule_kernel::regime::BigLock;
+use granule_hosted::granule_kernel::regime::{BigLock, LockFree};
 use granule_hosted::granule_kernel::{Kernel, NoLock, Regime};
 use granule_hosted::MachineConfig;
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
@@ -44,15 +44,15 @@ use crate::stats::summarize;
 use crate::{limits, progress};
 
 /// Every regime these commands know, in table order.
-pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs"];
+pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "lockfree"];
 
 /// Options of `granule ipc`.
 #[derive(Clone, Debug, ClapArgs)]
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket, bkl-mcs.
-    #[arg(long, value_delimiter = ',', default_value = "none,bkl,bkl-ticket,bkl-mcs")]
+    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket, bkl-mcs, lockfree.
+    #[arg(long, value_delimiter = ',', default_value = "none,bkl,bkl-ticket,bkl-mcs,lockfree")]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh machine each); mean and std are over runs.
     #[arg(long, default_value_t = 16)]
@@ -140,6 +140,7 @@ pub fn measure(regime: &str, spec: &PingSpec) -> Result<PingResult> {
         "bkl" => bkl::<Clh>(spec),
         "bkl-ticket" => bkl::<Ticket>(spec),
         "bkl-mcs" => bkl::<Mcs>(spec),
+        "lockfree" => boot_and_measure(LockFree::new(spec.cores), spec, |_| None),
         other => bail!("unknown regime `{other}`; known regimes: {}", REGIMES.join(", ")),
     }
 }

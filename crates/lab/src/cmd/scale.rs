@@ -28,8 +28,8 @@ use crate::progress;
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket, bkl-mcs.
-    #[arg(long, value_delimiter = ',', default_value = "none,bkl,bkl-ticket,bkl-mcs")]
+    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket, bkl-mcs, lockfree.
+    #[arg(long, value_delimiter = ',', default_value = "none,bkl,bkl-ticket,bkl-mcs,lockfree")]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`; default
     /// 1..(CPUs of this machine).

@@ -190,6 +190,9 @@ impl Ctx<'_> {
             }
         }
 
+        // lockfree: the threads waiting in the lock-free words.
+        self.lf_check(&mut places)?;
+
         // Every TCB in exactly one place.
         let mut holds = vec![0u32; cores];
         for i in 0..ntcb as u32 {

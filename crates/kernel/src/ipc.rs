@@ -266,7 +266,7 @@ impl Ctx<'_> {
 
     /// Copy a message from `src`'s IPC buffer to `dst`'s, with capabilities.
     #[inline]
-    fn transfer(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg, ep: Option<Ref<Endpoint>>) {
+    pub(crate) fn transfer(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg, ep: Option<Ref<Endpoint>>) {
         let len = (msg.info.length() as usize).min(MSG_MAX_WORDS);
         let (extra, unwrapped, badges) = if msg.grant && msg.info.extra_caps() > 0 {
             self.transfer_caps(src, dst, msg.info.extra_caps() as usize, ep)

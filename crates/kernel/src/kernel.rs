@@ -210,7 +210,8 @@ pub enum BootError {
     Cores,
     /// `root_cnode_bits` is out of 4..=16, or too small for the boot capabilities.
     RootCNode,
-    /// A slab capacity is 0 or above 2^24, or `untyped_count` exceeds `max_untypeds`.
+    /// A slab capacity is 0 or above 2^24 (`max_threads` above 65535 under
+    /// `lockfree`), or `untyped_count` exceeds `max_untypeds`.
     Capacity,
     /// `untyped_count` is 0, or the untyped memory is too small to split.
     Untyped,
@@ -294,7 +295,8 @@ pub struct CoreStats {
     pub other_entries: u64,
     /// Context switches (the plan's thread differed from the previous one).
     pub switches: u64,
-    /// System calls completed by the IPC fast path.
+    /// System calls completed by the IPC fast path (under `lockfree`: IPC
+    /// and notification calls completed on the shared, lock-free path).
     pub fastpath: u64,
     /// Idle cycles reported by the platform.
     pub idle_cycles: u64,
@@ -341,7 +343,14 @@ impl<R: Regime> Kernel<R> {
     /// entry 0 and argument 0) and its root CNode holding capabilities to its
     /// TCB, its CNode, its VSpace, IRQ control and all untyped memory.
     pub fn boot(config: BootConfig, regime: R) -> Result<(Self, BootInfo, Vec<CoreHandle>), BootError> {
-        let (state, info) = State::boot(&config)?;
+        // lockfree: its endpoint words hold 16-bit thread indices.
+        if R::LOCK_FREE && config.max_threads > crate::lockfree::MAX_THREADS {
+            return Err(BootError::Capacity);
+        }
+        let (mut state, info) = State::boot(&config)?;
+        if R::LOCK_FREE {
+            state.lf = Some(crate::lockfree::LfState::new(&config));
+        }
         let id = NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed);
         let handles = (0..config.cores).map(|core| CoreHandle { kernel: id, core }).collect();
         Ok((Self { id, regime, state }, info, handles))
@@ -400,7 +409,15 @@ impl<R: Regime> Kernel<R> {
             // thread acting as core `c`; the context ends with this block,
             // before `exit`.
             let mut ctx = unsafe { Ctx::new(&self.state, c) };
-            f(&mut ctx, if R::USES_LOCK_SET { Some(&lock_set) } else { None })
+            // lockfree: this is a management entry; see `crate::lockfree`.
+            if R::LOCK_FREE {
+                ctx.lf_begin_exclusive();
+            }
+            let out = f(&mut ctx, if R::USES_LOCK_SET { Some(&lock_set) } else { None });
+            if R::LOCK_FREE {
+                ctx.lf_end_exclusive();
+            }
+            out
         };
         self.regime.exit(c);
         out
@@ -482,11 +499,33 @@ impl<R: Regime> Kernel<R> {
     /// A system call by the current thread of `core`. Its results are in its
     /// [`IpcBuffer`] (which it may only read once it runs again).
     pub fn syscall(&self, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+        // lockfree: IPC runs on the shared (lock-free) path when it can.
+        if R::LOCK_FREE {
+            if let Some(gate) = self.regime.lock_free() {
+                let c = self.check(core);
+                if let Some(plan) = crate::lockfree::shared_syscall(gate, &self.state, c, args) {
+                    return plan;
+                }
+            }
+        }
         self.enter(core, TRAP_SYSCALL, Entry::Syscall(args), |ctx, lock_set| {
             ctx.begin_entry(true);
-            ctx.handle_syscall(args, lock_set, R::FAST_PATH);
+            if R::LOCK_FREE {
+                ctx.lf_exclusive_syscall(args);
+            } else {
+                ctx.handle_syscall(args, lock_set, R::FAST_PATH);
+            }
             ctx.finish_entry()
         })
+    }
+
+    /// lockfree: a tick, IPI or interrupt entry on the shared path, if it can
+    /// run there.
+    #[inline(always)]
+    fn lf_shared_entry(&self, core: &mut CoreHandle, what: crate::lockfree::SharedEntry) -> Option<ExitPlan> {
+        let gate = self.regime.lock_free()?;
+        let c = self.check(core);
+        crate::lockfree::shared_entry(gate, &self.state, c, what)
     }
 
     /// An interrupt on `irq` taken by `core`. If a handler with a notification
@@ -495,6 +534,11 @@ impl<R: Regime> Kernel<R> {
     /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
     /// Out-of-range IRQ numbers are ignored.
     pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
+        if R::LOCK_FREE {
+            if let Some(plan) = self.lf_shared_entry(core, crate::lockfree::SharedEntry::Interrupt(irq)) {
+                return plan;
+            }
+        }
         self.enter(core, TRAP_OTHER, Entry::Interrupt(irq), |ctx, _| {
             ctx.begin_entry(false);
             ctx.handle_interrupt(irq);
@@ -505,6 +549,11 @@ impl<R: Regime> Kernel<R> {
     /// One scheduler tick on `core`: charge the current thread's time slice;
     /// when it runs out, the thread goes to the back of its priority level.
     pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
+        if R::LOCK_FREE {
+            if let Some(plan) = self.lf_shared_entry(core, crate::lockfree::SharedEntry::Tick) {
+                return plan;
+            }
+        }
         self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
             ctx.begin_entry(false);
             ctx.handle_tick();
@@ -516,6 +565,11 @@ impl<R: Regime> Kernel<R> {
     /// point does this first; call this one when the platform saw
     /// [`Kernel::pending_ipi`] or was woken from idle.
     pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
+        if R::LOCK_FREE {
+            if let Some(plan) = self.lf_shared_entry(core, crate::lockfree::SharedEntry::Ipi) {
+                return plan;
+            }
+        }
         self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
             ctx.begin_entry(false);
             ctx.finish_entry()

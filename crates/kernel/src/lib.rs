@@ -19,7 +19,10 @@
 //! offered to the concurrency-control regime. The kernel is generic over the
 //! regime ([`Kernel<R: Regime>`](Kernel)) and monomorphised, so [`NoLock`]
 //! (no lock code at all) and [`BigLock`] (one CLH, ticket or MCS lock around
-//! the whole kernel) run exactly the same kernel work.
+//! the whole kernel) run exactly the same kernel work. [`LockFree`] runs the
+//! IPC paths without locks, on compare-and-swap words beside the objects,
+//! and everything else as serialised management operations that exclude
+//! them (`lockfree/`; its branches compile away for the other regimes).
 //!
 //! **Deferred operations.** A kernel entry never acts outside kernel memory:
 //! it returns an [`ExitPlan`] — the thread to run next, the cores to
@@ -55,8 +58,10 @@
 //! points), `state.rs` (kernel state and the access context), `sched.rs`,
 //! `syscall.rs` (decode → lock set → execute), `fastpath.rs`, `ipc.rs`,
 //! `object/*.rs` (one file per object type, with its invocations),
-//! `regime/*.rs`, `exit.rs`, `error.rs` (error conventions), `invariants.rs`.
-//! Design notes and deviations from seL4: `docs/kernel.md`.
+//! `regime/*.rs`, `lockfree/*.rs` (the `lockfree` regime's kernel side),
+//! `exit.rs`, `error.rs` (error conventions), `invariants.rs`.
+//! Design notes and deviations from seL4: `docs/kernel.md`,
+//! `docs/lockfree-kernel.md`.
 
 #![no_std]
 #![forbid(unsafe_op_in_unsafe_fn)]
@@ -70,6 +75,7 @@ mod fastpath;
 mod invariants;
 mod ipc;
 mod kernel;
+mod lockfree;
 mod object;
 mod plan;
 pub mod regime;
@@ -84,4 +90,4 @@ pub use kernel::{
     BootConfig, BootError, BootInfo, CoreHandle, CoreStats, FaultKind, Kernel, SyscallArgs, ThreadId, ThreadInfo,
     ThreadStatus,
 };
-pub use regime::{BigLock, Fine, FineOptions, LockSet, NoLock, Protocol, Regime, Transactional};
+pub use regime::{BigLock, Fine, FineOptions, LockFree, LockSet, NoLock, Protocol, Regime, Transactional};

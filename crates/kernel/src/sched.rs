@@ -314,6 +314,10 @@ impl Ctx<'_> {
         if self.get(t).is_some_and(|x| !x.holds.is_empty()) {
             self.release_holds(t);
         }
+        // lockfree: a blocked thread waits in a lock-free word instead.
+        if let Some(interrupted) = self.lf_detach(t) {
+            return interrupted;
+        }
         let Some(x) = self.get(t) else { return false };
         let (state, core, ready) = (x.state, x.core, x.in_ready);
         match state {

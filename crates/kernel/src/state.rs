@@ -78,6 +78,9 @@ pub(crate) struct State {
     global: UnsafeCell<Global>,
     /// Per VSpace slot: cores that have run it (`CoreMask` bits).
     vspace_cores: Box<[AtomicU64]>,
+    /// The lock-free representation of IPC state, under `lockfree` only
+    /// (`crate::lockfree`); `None` for every other regime.
+    pub lf: Option<crate::lockfree::LfState>,
 }
 
 /// Kernel-wide scheduling state.
@@ -188,6 +191,7 @@ impl State {
             irqs: irqs.into_boxed_slice(),
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
+            lf: None,
         };
 
         // SAFETY: nothing else can reach `state` yet: this thread has
@@ -296,7 +300,9 @@ impl<'k> Ctx<'k> {
     /// Until the context is dropped, the regime grants core `core` access to
     /// every object the context will touch (the caller entered the regime as
     /// `core`, or nothing else can reach `s`), and no other thread acts as
-    /// `core`.
+    /// `core`. (Under `lockfree`'s shared paths the grant is per object, by
+    /// the ownership protocol of `crate::lockfree`, and the context is used
+    /// only as that protocol allows.)
     pub unsafe fn new(s: &'k State, core: usize) -> Self {
         Self { s, core, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
     }

@@ -238,17 +238,19 @@ fn cross_core_call_sends_ipis() {
 fn no_ipi_when_the_remote_core_runs_a_higher_priority_thread() {
     let mut sim = Sim::new(2);
     let ntfn = sim.obj(ObjectType::Notification);
+    let other = sim.obj(ObjectType::Notification);
     let (_, busy) = sim.spawn(20, 200, 1);
     let (_, low) = sim.spawn(21, 10, 1);
     assert_eq!(sim.running[1], Some(busy));
-    // `low` is queued behind `busy`; make it wait on the notification.
+    // `low` is queued behind `busy`; make each wait on its own notification
+    // (so the test does not depend on the order of waiters).
     sim.sys(1, Sysno::Wait, ntfn, msg(0, 0), 0); // busy waits
     assert_eq!(sim.running[1], Some(low));
-    sim.sys(1, Sysno::Wait, ntfn, msg(0, 0), 0); // low waits
-    sim.sys(0, Sysno::Signal, ntfn, msg(0, 0), 0); // wakes busy (first waiter)
+    sim.sys(1, Sysno::Wait, other, msg(0, 0), 0); // low waits
+    sim.sys(0, Sysno::Signal, ntfn, msg(0, 0), 0); // wakes busy
     assert_eq!(sim.running[1], Some(busy));
     sim.ipi_log.clear();
-    sim.sys(0, Sysno::Signal, ntfn, msg(0, 0), 0); // wakes low: busy outranks it
+    sim.sys(0, Sysno::Signal, other, msg(0, 0), 0); // wakes low: busy outranks it
     assert!(sim.ipi_log.is_empty());
     assert_eq!(sim.status(low), ThreadStatus::Ready);
 }

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, BootConfig, Fine, FineOptions, Regime, SyscallArgs, Transactional};
+use granule_kernel::{BootConfig, Fine, FineOptions, Regime, SyscallArgs, Transactional};
 use granule_sync::profile::{AbortCause, NoStats};
 use granule_sync::rtm::{AlwaysAbort, InjectAborts, RetryPolicy};
 use rand::{Rng, SeedableRng};
@@ -266,7 +266,7 @@ fn many<R: Regime>(want: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usi
 #[test]
 fn random_syscalls_two_cores() {
     FAST.store(0, std::sync::atomic::Ordering::Relaxed);
-    many(150_000, &|_| BigLock::<granule_sync::lock::Clh>::new(2));
+    many(150_000, &|_| regime(2));
     let fast = FAST.load(std::sync::atomic::Ordering::Relaxed);
     assert!(fast > 100, "the fast path was hardly exercised: {fast}");
 }
@@ -275,12 +275,18 @@ fn random_syscalls_two_cores() {
 /// read side or the write side, and the invariants hold after every entry.
 #[test]
 fn random_syscalls_two_cores_fine() {
+    if LOCKFREE_SUITE {
+        return; // run by `random.rs` itself
+    }
     many(100_000, &|cfg| Fine::<NoStats>::new(cfg));
 }
 
 /// `fine` with fault injection (random spins while holding object locks).
 #[test]
 fn random_syscalls_two_cores_fine_with_delays() {
+    if LOCKFREE_SUITE {
+        return; // run by `random.rs` itself
+    }
     let opts = FineOptions { delay_max_cycles: 2000, delay_permille: 200, seed: 7 };
     many(30_000, &|cfg| Fine::<NoStats>::with_options(cfg, opts));
 }
@@ -289,6 +295,9 @@ fn random_syscalls_two_cores_fine_with_delays() {
 /// machine without RTM): every entry takes the fallback path.
 #[test]
 fn random_syscalls_two_cores_rtm_fallback() {
+    if LOCKFREE_SUITE {
+        return; // run by `random.rs` itself
+    }
     many(60_000, &|_| {
         Transactional::<AlwaysAbort>::with_htm(2, AlwaysAbort::new(AbortCause::Conflict), RetryPolicy::DEFAULT)
     });
@@ -297,6 +306,9 @@ fn random_syscalls_two_cores_rtm_fallback() {
 /// `rtm` over real RTM where the machine has it, with injected aborts.
 #[test]
 fn random_syscalls_two_cores_rtm() {
+    if LOCKFREE_SUITE {
+        return; // run by `random.rs` itself
+    }
     match granule_sync::rtm::Rtm::new() {
         Ok(rtm) => {
             many(60_000, &|_| Transactional::<_>::with_htm(2, InjectAborts::new(rtm, 100, 1), RetryPolicy::DEFAULT));

@@ -1,5 +1,6 @@
 //! Regimes: lock sets offered to a regime that wants them, the fast path
-//! agreeing with the general path, and the profiled big lock.
+//! agreeing with the general path, the lock-free paths agreeing with the
+//! big lock, and the profiled big lock.
 
 mod common;
 
@@ -7,7 +8,7 @@ use std::sync::Mutex;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, LockSet, Regime};
+use granule_kernel::{BigLock, BootError, Kernel, LockFree, LockSet, Regime};
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
 
@@ -89,6 +90,27 @@ fn fast_path_agrees_with_general_path_and_lock_sets_name_objects() {
 }
 
 #[test]
+fn lock_free_paths_agree_with_the_big_lock() {
+    let mut bkl = Sim::new(1);
+    let a = pingpong(&mut bkl);
+    let mut lf = Sim::with(config(1), LockFree::new(1));
+    let b = pingpong(&mut lf);
+    assert_eq!(a, b);
+    // Every call and reply-receive of the ping-pong ran on the shared path.
+    assert!(lf.k.core_stats(0).fastpath >= 100);
+}
+
+#[test]
+fn lockfree_boot_limits_thread_indices_to_16_bits() {
+    let mut cfg = config(1);
+    cfg.max_threads = 65536;
+    assert_eq!(Kernel::boot(cfg.clone(), LockFree::new(1)).err(), Some(BootError::Capacity));
+    assert!(Kernel::boot(cfg.clone(), BigLock::<Clh>::new(1)).is_ok());
+    cfg.max_threads = 65535;
+    assert!(Kernel::boot(cfg, LockFree::new(1)).is_ok());
+}
+
+#[test]
 fn profiled_big_lock_records_acquisitions() {
     let mut sim = Sim::with(config(2), BigLock::<Clh, Profile>::new(2));
     let ep = sim.obj(ObjectType::Endpoint);
@@ -108,6 +130,8 @@ fn regime_names() {
     assert_eq!(<BigLock<Ticket> as Regime>::NAME, "bkl-ticket");
     assert_eq!(<BigLock<Mcs> as Regime>::NAME, "bkl-mcs");
     assert_eq!(<granule_kernel::NoLock as Regime>::NAME, "none");
+    assert_eq!(<LockFree as Regime>::NAME, "lockfree");
+    const { assert!(<LockFree as Regime>::LOCK_FREE && !<BigLock<Clh> as Regime>::LOCK_FREE) };
 }
 
 /// Under `fine`, a one-core ping-pong runs entirely in shared entries (the

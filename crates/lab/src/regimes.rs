@@ -6,14 +6,14 @@
 //! lock profile and counts its atomic instructions (profiled builds only).
 
 use anyhow::{bail, Result};
-use granule_hosted::granule_kernel::regime::{BigLock, Fine, Transactional};
+use granule_hosted::granule_kernel::regime::{BigLock, Fine, LockFree, Transactional};
 use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime};
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{NoStats, Profile, SiteRecord};
 use granule_sync::rtm::Rtm;
 
 /// Every regime, in table order. `all` on a command line means all of them.
-pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm"];
+pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
 
 /// The regimes named by a comma-separated command-line list (`all` = every
 /// regime), validated and deduplicated, in the order given.
@@ -171,6 +171,8 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                 e.run(t, &|_| None)
             }
         }
+        // No profiler is built into `lockfree`: its atomics are not counted.
+        "lockfree" => e.run(LockFree::new(cores), &|_| None),
         other => bail!("unknown regime `{other}`; known regimes: {}", REGIMES.join(", ")),
     }
 }

@@ -11,7 +11,11 @@
 //! stale word, and the conservation checks below would catch it.
 #![cfg(loom)]
 
-use granule_sync::lockfree::{Callbacks, Counter, List, Mpmc, Queue, RcList, Stack};
+use granule_sync::lockfree::{
+    new_link, Callbacks, Counter, DualQueue, Inbox, List, Mpmc, Queue, RcList, Side, SignalStack, Stack, Waited,
+};
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::AtomicU64;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::Arc;
 use loom::thread;
@@ -320,5 +324,368 @@ fn rclist_inner_link_reuse() {
         assert!(seen.contains(&1), "lost 1: {seen:?}");
         let live = list.purge();
         assert_eq!(live + list.free_nodes(), 3, "leak or double free");
+    });
+}
+
+// ---- The kernel's intrusive objects: dual stack, signal stack, inbox ----
+
+/// Nodes of the intrusive objects: a link word each, and a payload the
+/// owner writes before publishing the node and whoever takes the node reads
+/// afterwards. The payload is a loom `UnsafeCell`, so loom fails the model
+/// if taking a node is not ordered after its publication.
+struct Nodes {
+    links: Vec<AtomicU64>,
+    payload: Vec<UnsafeCell<u64>>,
+}
+
+// SAFETY: a payload cell is written only by the node's owner before it
+// publishes the node and read only by the thread that took it (or after all
+// threads were joined); whether publication orders the two is exactly what
+// loom checks.
+unsafe impl Sync for Nodes {}
+
+impl Nodes {
+    fn new(n: usize) -> Self {
+        Self {
+            links: (0..n).map(|_| AtomicU64::new(new_link())).collect(),
+            payload: (0..n).map(|_| UnsafeCell::new(0)).collect(),
+        }
+    }
+    fn link(&self, i: u32) -> &AtomicU64 {
+        &self.links[i as usize]
+    }
+    /// The owner of node `i` sets its payload (before publishing it).
+    fn set(&self, i: u32, v: u64) {
+        // SAFETY: the caller owns node `i` (see the `Sync` impl).
+        self.payload[i as usize].with_mut(|p| unsafe { *p = v });
+    }
+    /// The taker of node `i` reads its payload.
+    fn get(&self, i: u32) -> u64 {
+        // SAFETY: the caller took node `i` (see the `Sync` impl).
+        self.payload[i as usize].with(|p| unsafe { *p })
+    }
+}
+
+/// Two waiters of side A and one of side B arrive at once: every match
+/// pairs opposite sides, every node ends up matched exactly once or still
+/// waiting, the word never mixes sides, and a matched node's payload is
+/// visible to whoever took it.
+#[test]
+fn dual_queue_matches_each_waiter_once() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(3));
+        let q = Arc::new(DualQueue::new());
+        let arrive = |n: u32, side: Side| {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            move || {
+                nodes.set(n, 100 + u64::from(n));
+                let got = q.offer(|i| nodes.link(i), side, n);
+                if let Some(p) = got {
+                    assert_eq!(nodes.get(p), 100 + u64::from(p), "partner's payload not visible");
+                }
+                got
+            }
+        };
+        let a0 = thread::spawn(arrive(0, Side::A));
+        let a1 = thread::spawn(arrive(1, Side::A));
+        let b = arrive(2, Side::B)();
+        let results = [(0, a0.join().unwrap()), (1, a1.join().unwrap()), (2, b)];
+        let side = |n: u32| if n == 2 { Side::B } else { Side::A };
+        let mut count = [0u32; 3];
+        for (me, got) in results {
+            if let Some(p) = got {
+                assert_ne!(side(me), side(p), "{me} matched {p} of its own side");
+                count[me as usize] += 1;
+                count[p as usize] += 1;
+            }
+        }
+        let left: Vec<u32> = q.iter(|i| nodes.link(i), 9).collect();
+        let waiting = q.snapshot().waiting;
+        for &n in &left {
+            count[n as usize] += 1;
+            assert_eq!(waiting, Some(side(n)), "mixed sides: {left:?}");
+        }
+        assert_eq!(count, [1, 1, 1], "matched or waiting exactly once (left {left:?})");
+    });
+}
+
+/// Taking the last side-A waiter races an enqueue behind it (the close
+/// protocol): the taker gets the old waiter, the new one is not lost.
+#[test]
+fn dual_queue_take_last_races_enqueue() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let q = Arc::new(DualQueue::new());
+        assert_eq!(q.offer(|i| nodes.link(i), Side::A, 0), None);
+        let enq = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || {
+                nodes.set(1, 11);
+                q.offer(|i| nodes.link(i), Side::A, 1)
+            })
+        };
+        let took = q.take(|i| nodes.link(i), Side::A);
+        assert_eq!(took, Some(0), "the oldest waiter is taken first");
+        assert_eq!(enq.join().unwrap(), None);
+        let left: Vec<u32> = q.iter(|i| nodes.link(i), 9).collect();
+        assert_eq!(left, vec![1], "the enqueued waiter was lost or doubled");
+        assert_eq!(q.take(|i| nodes.link(i), Side::A), Some(1));
+        assert_eq!(nodes.get(1), 11);
+        assert_eq!(q.snapshot().waiting, None);
+    });
+}
+
+/// Two takers race for one side-A waiter while a third node waits behind
+/// it: each waiter is taken by at most one, in order.
+#[test]
+fn dual_queue_racing_takers() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let q = Arc::new(DualQueue::new());
+        assert_eq!(q.offer(|i| nodes.link(i), Side::A, 0), None);
+        assert_eq!(q.offer(|i| nodes.link(i), Side::A, 1), None);
+        let other = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || q.take(|i| nodes.link(i), Side::A))
+        };
+        let mine = q.take(|i| nodes.link(i), Side::A);
+        let theirs = other.join().unwrap();
+        let mut got: Vec<u32> = [mine, theirs].into_iter().flatten().collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1]);
+        assert_eq!(q.snapshot().waiting, None);
+    });
+}
+
+/// A node taken as the last waiter waits again at once while a stale
+/// enqueuer still holds its old link: the link tag must stop the stale
+/// CAS from linking behind the node's old incarnation.
+#[test]
+fn dual_queue_reused_tail_link() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let q = Arc::new(DualQueue::new());
+        assert_eq!(q.offer(|i| nodes.link(i), Side::A, 0), None);
+        let enq = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || q.offer(|i| nodes.link(i), Side::A, 1))
+        };
+        let took = q.take(|i| nodes.link(i), Side::A);
+        if took == Some(0) {
+            assert_eq!(q.offer(|i| nodes.link(i), Side::A, 0), None);
+        }
+        assert_eq!(enq.join().unwrap(), None);
+        let mut left: Vec<u32> = q.iter(|i| nodes.link(i), 9).collect();
+        let in_order = left.clone();
+        left.sort_unstable();
+        assert_eq!(left, vec![0, 1], "lost or doubled: {in_order:?}");
+        let mut drained = Vec::new();
+        while let Some(n) = q.take(|i| nodes.link(i), Side::A) {
+            drained.push(n);
+            assert!(drained.len() <= 2, "cycle: {drained:?}");
+        }
+        assert_eq!(drained, in_order);
+    });
+}
+
+/// An enqueuer that read queue 1's tail (node 0) and its link races a taker
+/// that takes node 0 and makes it wait in queue 2: the enqueuer's node must
+/// end up in queue 1, never behind node 0 in queue 2 (the word re-check and
+/// the link tag both guard this).
+#[test]
+fn dual_queue_stale_enqueuer_cannot_follow_a_moved_tail() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let q1 = Arc::new(DualQueue::new());
+        let q2 = Arc::new(DualQueue::new());
+        assert_eq!(q1.offer(|i| nodes.link(i), Side::A, 0), None);
+        let enq = {
+            let (nodes, q1) = (nodes.clone(), q1.clone());
+            thread::spawn(move || q1.offer(|i| nodes.link(i), Side::A, 1))
+        };
+        assert_eq!(q1.take(|i| nodes.link(i), Side::A), Some(0));
+        assert_eq!(q2.offer(|i| nodes.link(i), Side::A, 0), None);
+        assert_eq!(enq.join().unwrap(), None);
+        let in1: Vec<u32> = q1.iter(|i| nodes.link(i), 9).collect();
+        let in2: Vec<u32> = q2.iter(|i| nodes.link(i), 9).collect();
+        assert_eq!((in1, in2), (vec![1], vec![0]));
+    });
+}
+
+/// One producer enqueues three side-A waiters while a taker takes one: the
+/// waiters come out in the order they went in.
+#[test]
+fn dual_queue_is_fifo_for_side_a() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(3));
+        let q = Arc::new(DualQueue::new());
+        let producer = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || {
+                for n in 0..3 {
+                    assert_eq!(q.offer(|i| nodes.link(i), Side::A, n), None);
+                }
+            })
+        };
+        let first = q.take(|i| nodes.link(i), Side::A);
+        producer.join().unwrap();
+        let mut order: Vec<u32> = first.into_iter().collect();
+        while let Some(n) = q.take(|i| nodes.link(i), Side::A) {
+            order.push(n);
+            assert!(order.len() <= 3, "cycle: {order:?}");
+        }
+        assert_eq!(order, vec![0, 1, 2]);
+    });
+}
+
+/// Side B is a stack whose take survives ABA: a taker reads top X and its
+/// successor Y; meanwhile another takes X and Y and X waits again alone.
+#[test]
+fn dual_queue_side_b_take_survives_aba() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let q = Arc::new(DualQueue::new());
+        let link = |i: u32| nodes.link(i);
+        assert_eq!(q.offer(link, Side::B, 1), None);
+        assert_eq!(q.offer(link, Side::B, 0), None);
+        let taker = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || q.take(|i| nodes.link(i), Side::B))
+        };
+        let x = q.take(link, Side::B);
+        let y = q.take(link, Side::B);
+        let mut mine: Vec<u32> = [x, y].into_iter().flatten().collect();
+        if mine.contains(&0) {
+            assert_eq!(q.offer(link, Side::B, 0), None);
+            mine.retain(|&n| n != 0);
+        }
+        let theirs = taker.join().unwrap();
+        let mut all: Vec<u32> = mine.into_iter().chain(theirs).collect();
+        all.extend(q.iter(link, 9));
+        all.sort_unstable();
+        assert_eq!(all, vec![0, 1], "a node was lost or duplicated");
+    });
+}
+
+/// A waiter and a signaller race: exactly one of "the waiter consumed the
+/// badge" and "the signaller popped the waiter" happens (no lost wake-up),
+/// and the badge is never lost.
+#[test]
+fn signal_stack_loses_no_wake_up() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(1));
+        let word = Arc::new(SignalStack::new());
+        let waiter = {
+            let (nodes, word) = (nodes.clone(), word.clone());
+            thread::spawn(move || {
+                nodes.set(0, 7);
+                word.wait(|i| nodes.link(i), 0)
+            })
+        };
+        let popped = word.signal(|i| nodes.link(i), 0b100);
+        if let Some(w) = popped {
+            assert_eq!(w, 0);
+            assert_eq!(nodes.get(0), 7, "waiter's payload not visible to the signaller");
+        }
+        let waited = waiter.join().unwrap();
+        let st = word.state();
+        match (waited, popped) {
+            (Waited::Took(bits), None) => {
+                assert_eq!(bits, 0b100);
+                assert!(!st.active && st.waiter.is_none());
+            }
+            (Waited::Pushed, Some(0)) => assert!(!st.active && st.waiter.is_none() && st.bits == 0),
+            other => panic!("lost or doubled wake-up: {other:?}, {st:?}"),
+        }
+    });
+}
+
+/// Two signals and a poll: the bits of both signals are consumed exactly
+/// once between the poll and a final poll.
+#[test]
+fn signal_stack_accumulates_concurrent_badges() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(1));
+        let word = Arc::new(SignalStack::new());
+        let s = {
+            let (nodes, word) = (nodes.clone(), word.clone());
+            thread::spawn(move || assert_eq!(word.signal(|i| nodes.link(i), 0b01), None))
+        };
+        assert_eq!(word.signal(|i| nodes.link(i), 0b10), None);
+        let first = word.poll().unwrap_or(0);
+        s.join().unwrap();
+        let second = word.poll().unwrap_or(0);
+        assert_eq!(first | second, 0b11);
+        assert_eq!(first & second, 0, "a badge was consumed twice");
+    });
+}
+
+/// Two producers push while the consumer takes: every node arrives exactly
+/// once, each producer's nodes in push order, payloads visible.
+#[test]
+fn inbox_delivers_each_node_once_in_order() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(3));
+        let inbox = Arc::new(Inbox::new());
+        let p0 = {
+            let (nodes, inbox) = (nodes.clone(), inbox.clone());
+            thread::spawn(move || {
+                for n in [0, 1] {
+                    nodes.set(n, 10 + u64::from(n));
+                    inbox.push(|i| nodes.link(i), n);
+                }
+            })
+        };
+        let p1 = {
+            let (nodes, inbox) = (nodes.clone(), inbox.clone());
+            thread::spawn(move || {
+                nodes.set(2, 12);
+                inbox.push(|i| nodes.link(i), 2);
+            })
+        };
+        let mut got: Vec<u32> = inbox.take_all(|i| nodes.link(i)).collect();
+        for &n in &got {
+            assert_eq!(nodes.get(n), 10 + u64::from(n));
+        }
+        p0.join().unwrap();
+        p1.join().unwrap();
+        got.extend(inbox.take_all(|i| nodes.link(i)));
+        assert!(inbox.is_empty());
+        let pos = |n: u32| got.iter().position(|&x| x == n);
+        assert!(pos(0) < pos(1), "producer 0's nodes out of order: {got:?}");
+        let mut sorted = got.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![0, 1, 2], "{got:?}");
+    });
+}
+
+/// The kernel's wake-up handshake (`lockfree` regime, `sched.rs`): a waker
+/// pushes a thread of priority 5 on a core's inbox and interrupts the core
+/// if 5 is above the priority the core publishes; the core, switching from
+/// priority 9 to idle (0), publishes 0 and then looks at its inbox. With a
+/// `SeqCst` fence between the two accesses on each side, either the waker
+/// interrupts or the core finds the thread: the wake-up is never left in
+/// the inbox of an idle, uninterrupted core. (Without the fences loom finds
+/// the interleaving that loses it.)
+#[test]
+fn inbox_wake_up_survives_a_lowered_priority() {
+    use loom::sync::atomic::{fence, AtomicU32, Ordering::Relaxed};
+    model(|| {
+        let nodes = Arc::new(Nodes::new(1));
+        let inbox = Arc::new(Inbox::new());
+        let published = Arc::new(AtomicU32::new(9));
+        let waker = {
+            let (nodes, inbox, published) = (nodes.clone(), inbox.clone(), published.clone());
+            thread::spawn(move || {
+                inbox.push(|i| nodes.link(i), 0);
+                fence(SeqCst);
+                5 > published.load(Relaxed)
+            })
+        };
+        published.store(0, Relaxed);
+        fence(SeqCst);
+        let found = !inbox.is_empty();
+        let interrupted = waker.join().unwrap();
+        assert!(interrupted || found, "the woken thread waits in the inbox of an idle core");
     });
 }

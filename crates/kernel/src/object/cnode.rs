@@ -525,6 +525,8 @@ impl Ctx<'_> {
     }
 
     fn cancel_all_waits(&mut self, n: Ref<crate::object::Notification>) {
+        // lockfree: the waiters are in the notification's lock-free word.
+        self.lf_cancel_waits(n);
         loop {
             let Some(head) = self.get(n).map(|x| x.queue.head) else { return };
             let Some(t) = self.ref_at::<Tcb>(head) else { break };
@@ -539,8 +541,10 @@ impl Ctx<'_> {
 
     /// A reply object is destroyed: its waiting caller's `Call` fails.
     fn cancel_reply(&mut self, r: Ref<crate::object::Reply>) {
+        // lockfree: the reply object's state is its lock-free word instead.
+        let lf = self.lf_take_reply(r);
         let Some(rep) = self.get(r) else { return };
-        let (caller, receiver) = (rep.caller.take(), rep.receiver.take());
+        let (caller, receiver) = lf.unwrap_or_else(|| (rep.caller.take(), rep.receiver.take()));
         if let Some(c) = caller {
             if self.get(c).is_some_and(|x| x.state == ThreadState::BlockedOnReply { reply: r }) {
                 self.fail_thread(c, Error::FailedLookup);

@@ -101,6 +101,10 @@ impl Ctx<'_> {
 
     /// The thread at the head of `ep`'s queue.
     pub(crate) fn ep_head(&mut self, ep: Ref<Endpoint>) -> Option<Ref<Tcb>> {
+        // lockfree: the queue is the endpoint's lock-free word instead.
+        if let Some(head) = self.lf_ep_head(ep) {
+            return head;
+        }
         let h = self.get(ep)?.queue.head;
         self.ref_at::<Tcb>(h)
     }

@@ -166,6 +166,10 @@ impl Ctx<'_> {
 
     /// Signal from the kernel (interrupts): no capability, just a badge.
     pub(crate) fn kernel_signal(&mut self, ntfn: Ref<Notification>, badge: Word) {
+        // lockfree: signal the notification's lock-free word instead.
+        if self.lf_kernel_signal(ntfn, badge) {
+            return;
+        }
         let cap = Cap { obj: crate::object::CapObj::Notification(ntfn), rights: CapRights::WRITE, badge };
         if let Ok(op) = self.decode_signal(ntfn, cap) {
             self.invoke_signal(op);

@@ -189,8 +189,10 @@ impl Ctx<'_> {
                 if self.get(t).is_some_and(|x| x.bound.is_some()) {
                     return Err(Error::IllegalOperation);
                 }
+                // lockfree: waiters may be in the notification's lock-free word.
+                let lf_waiters = self.lf_has_waiters(ntfn);
                 let nt = self.get(ntfn).ok_or(Error::InvalidCapability)?;
-                if nt.bound.is_some() || !nt.queue.is_empty() {
+                if nt.bound.is_some() || !nt.queue.is_empty() || lf_waiters {
                     return Err(Error::IllegalOperation);
                 }
                 TcbOp::Bind { t, ntfn }

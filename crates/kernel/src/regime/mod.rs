@@ -17,6 +17,9 @@
 //!   the write side (see `fine.rs` for the protocol and the lock order).
 //! * [`Transactional`] (`rtm`): the whole kernel entry as one hardware
 //!   transaction, the CLH big lock as its fallback.
+//! * [`LockFree`] (`lockfree`): IPC and notification paths without locks
+//!   (`crate::lockfree`); every other operation is a management operation
+//!   behind a gate ([`Regime::enter`]/[`Regime::exit`]) that excludes them.
 //!
 //! The lock set of the operation (the objects it touches, see [`LockSet`]) is
 //! offered to the regime between decode and execute. `none` and `bkl` ignore
@@ -27,11 +30,13 @@
 
 mod biglock;
 mod fine;
+mod lockfree;
 mod none;
 mod rtm;
 
 pub use biglock::{BigLock, BigLockClh, BigLockMcs, BigLockTicket};
 pub use fine::{Fine, FineCounts, FineOptions};
+pub use lockfree::LockFree;
 pub use none::NoLock;
 pub use rtm::{Transactional, NEEDS_LOCK};
 
@@ -219,5 +224,17 @@ pub unsafe trait Regime: Send + Sync + 'static {
     #[inline(always)]
     fn take_escalation(&self, _core: usize) -> bool {
         false
+    }
+
+    /// `lockfree` only: the IPC paths run lock-free outside `enter`/`exit`
+    /// (which then mean "management operation"). Every other regime leaves
+    /// this `false`, and the kernel's `if R::LOCK_FREE` branches compile away.
+    const LOCK_FREE: bool = false;
+
+    /// The [`LockFree`] regime itself (its shared-path gate), `None` for
+    /// every other regime.
+    #[inline(always)]
+    fn lock_free(&self) -> Option<&LockFree> {
+        None
     }
 }

@@ -13,7 +13,7 @@
 //! are held) build their fault-injecting variant from it, the others ignore
 //! it (the driver injects its own delays either way).
 
-use granule_kernel::regime::{BigLock, Fine, FineOptions, Transactional};
+use granule_kernel::regime::{BigLock, Fine, FineOptions, LockFree, Transactional};
 use granule_kernel::NoLock;
 use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::AbortCause;
@@ -122,6 +122,15 @@ regimes! {
     "fine" => StopsWorld, fine,
     "rtm" => StopsWorld, rtm,
     "rtm-fallback" => StopsWorld, rtm_fallback,
+    "lockfree" => StopsWorld, |cores, _fault| LockFree::new(cores),
+}
+
+/// Whether regime `name` serves waiting receivers and notification waiters
+/// in arrival order, as seL4 does. `lockfree` serves them last-in first-out
+/// (docs/lockfree-kernel.md), so its single-core results are not compared
+/// with the others' (they legitimately differ).
+pub fn fifo_waiters(name: &str) -> bool {
+    name != "lockfree"
 }
 
 /// Why regime `name` cannot run here (`rtm` without Intel RTM).

@@ -18,6 +18,14 @@
 //! | [`Stack`] of words | `stack.rs` | 128-bit tagged top + pool head | Figure 1 → Treiber |
 //! | [`Queue`] (SPSC/SPMC/MPSC/MPMC) | `queue.rs` | 64-bit positions | §3.2, Vyukov 2010 |
 //! | [`RcList`] (traversal, marked deletion) | `refcount_list.rs` | 64-bit links and counts | Figure 3, §3.3, Valois 1995 |
+//! | [`DualQueue`] (senders FIFO *or* receivers LIFO waiting) | `dual.rs` | 64-bit tagged word, tagged links | Michael & Scott 1996, Treiber 1986 |
+//! | [`SignalStack`] (badge bits + waiters) | `signal.rs` | 128-bit word | §2.3 "squeeze into two words" |
+//! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
+//!
+//! The last three are the kernel's `lockfree` regime's objects. Unlike the
+//! others they are *intrusive*: their nodes are indices into a link array
+//! the caller owns (one `AtomicU64` per thread, layout in `link.rs`),
+//! because a waiting thread is the node.
 //!
 //! **No CAS2.** The 68030 has `CAS2`, a compare-and-swap over two
 //! *unrelated* addresses, and Synthesis leans on it: stack push checks the
@@ -58,21 +66,29 @@
 //! lock-free thing to do, and a pause would dominate the 1-retry cost.
 
 mod counter;
+mod dual;
+mod inbox;
 mod interference;
+mod link;
 mod list;
 mod queue;
 mod refcount_list;
+mod signal;
 mod stack;
 mod tagged;
 
 pub use counter::{Counter, SeqCounter};
+pub use dual::{DualQueue, Side, Snapshot, MAX_WAITER};
+pub use inbox::{Drained, Inbox};
 pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
+pub use link::{new_link, MAX_NODE, NIL};
 pub use list::{List, Node, SeqList, MAX_NODES};
 pub use queue::{
     Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,
     MAX_CAPACITY,
 };
 pub use refcount_list::{Iter, NodeRef, RcList, SeqRcList};
+pub use signal::{SignalStack, SignalState, Waited};
 pub use stack::{SeqStack, Stack};
 
 /// A put or push found the object full; the rejected word is returned.

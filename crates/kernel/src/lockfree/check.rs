@@ -1,0 +1,165 @@
+//! The kernel invariants over the lock-free representation (checked by
+//! `invariants.rs`, in a management entry, so the words hold still).
+//!
+//! * An endpoint's queue holds live threads blocked on *that* endpoint on
+//!   the queue's side, without cycles; its mark is set iff one of them is a
+//!   sender transferring capabilities. A free endpoint slot's queue is empty.
+//! * A notification's waiters are live threads blocked on it; it is never
+//!   active with waiters, and has no bits unless active. Free slots are clear.
+//! * A reply word `Caller(c)` names a thread blocked on that reply object,
+//!   `Receiver(t)` a thread receiving with it — and conversely every thread
+//!   receiving with a reply object is its `Receiver`. Free slots are empty.
+//! * Every inbox is empty (a management entry drained them) and every core
+//!   publishes the priority of its current thread.
+//! * The general code's queues and reply fields stay empty.
+//!
+//! Members found are added to `places`, the "every thread in exactly one
+//! place" count of `invariants.rs`.
+
+use alloc::format;
+use alloc::string::String;
+
+use crate::invariants::InvariantViolation;
+use crate::object::endpoint::EpState;
+use crate::object::tcb::ThreadState;
+use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::state::{Ctx, Object};
+
+use super::shared::{published, ReplyState, IDLE};
+use super::SENDERS;
+
+fn violated(invariant: &'static str, detail: String) -> InvariantViolation {
+    InvariantViolation { invariant, detail }
+}
+
+macro_rules! ensure {
+    ($cond:expr, $inv:literal, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(violated($inv, format!($($fmt)+)));
+        }
+    };
+}
+
+fn capacity<T: Object>(ctx: &Ctx<'_>) -> u32 {
+    T::slab(ctx.s).capacity() as u32
+}
+
+impl Ctx<'_> {
+    /// Check the lock-free representation (see the module documentation);
+    /// `Ok` at once when not under `lockfree`.
+    pub(crate) fn lf_check(&mut self, places: &mut [u32]) -> Result<(), InvariantViolation> {
+        let Some(lf) = self.lf() else { return Ok(()) };
+        let limit = capacity::<Tcb>(self) as usize + 1;
+        let links = |i| lf.link(i);
+
+        for i in 0..capacity::<Endpoint>(self) {
+            let queue = &lf.eps[i as usize];
+            let top = queue.snapshot();
+            let Some((ep, e)) = self.at::<Endpoint>(i) else {
+                ensure!(top.waiting.is_none(), "lf-endpoint", "free endpoint slot {i} has waiters");
+                continue;
+            };
+            ensure!(
+                e.state == EpState::Idle && e.queue.is_empty(),
+                "lf-endpoint",
+                "ep {i}: the general queue is in use"
+            );
+            let mut n = 0;
+            let mut caps = false;
+            for m in queue.iter(links, limit) {
+                n += 1;
+                ensure!(n < limit, "lf-endpoint", "ep {i}: cycle");
+                let Some((_, x)) = self.at::<Tcb>(m) else {
+                    return Err(violated("lf-endpoint", format!("ep {i}: dead TCB {m} waits")));
+                };
+                let ok = match (top.waiting == Some(SENDERS), x.state) {
+                    (true, ThreadState::BlockedOnSend { ep: e, grant, info, .. }) => {
+                        caps |= grant && info.extra_caps() > 0;
+                        e == ep
+                    }
+                    (false, ThreadState::BlockedOnRecv { ep: e, .. }) => e == ep,
+                    _ => false,
+                };
+                ensure!(ok, "lf-endpoint", "ep {i} ({:?}) holds TCB {m} in {:?}", top.waiting, x.state);
+                places[m as usize] += 1;
+            }
+            ensure!(top.marked == caps, "lf-endpoint", "ep {i}: mark {} but capability senders {caps}", top.marked);
+        }
+
+        for i in 0..capacity::<Notification>(self) {
+            let word = &lf.ntfns[i as usize];
+            let st = word.state();
+            let Some((n, x)) = self.at::<Notification>(i) else {
+                ensure!(
+                    st.waiter.is_none() && !st.active && st.bits == 0,
+                    "lf-notification",
+                    "free notification slot {i}: {st:?}"
+                );
+                continue;
+            };
+            ensure!(
+                x.queue.is_empty() && !x.active && x.word == 0,
+                "lf-notification",
+                "ntfn {i}: the general word is in use"
+            );
+            ensure!(!(st.active && st.waiter.is_some()), "lf-notification", "ntfn {i} active with waiters");
+            ensure!(st.active || st.bits == 0, "lf-notification", "ntfn {i}: bits {:#x} while inactive", st.bits);
+            let mut k = 0;
+            for m in word.iter(links, limit) {
+                k += 1;
+                ensure!(k < limit, "lf-notification", "ntfn {i}: cycle");
+                let s = self.at::<Tcb>(m).map(|(_, x)| x.state);
+                ensure!(
+                    s == Some(ThreadState::BlockedOnNotification { ntfn: n }),
+                    "lf-notification",
+                    "ntfn {i} holds TCB {m} in {s:?}"
+                );
+                places[m as usize] += 1;
+            }
+        }
+
+        for i in 0..capacity::<Reply>(self) {
+            let st = lf.replies[i as usize].load().1;
+            let Some((r, x)) = self.at::<Reply>(i) else {
+                ensure!(st == ReplyState::Empty, "lf-reply", "free reply slot {i}: {st:?}");
+                continue;
+            };
+            ensure!(x.caller.is_none() && x.receiver.is_none(), "lf-reply", "reply {i}: the general fields are in use");
+            match st {
+                ReplyState::Empty => {}
+                ReplyState::Caller(c, _) => {
+                    let s = self.get(c).map(|x| x.state);
+                    ensure!(
+                        s == Some(ThreadState::BlockedOnReply { reply: r }),
+                        "lf-reply",
+                        "reply {i} caller {c:?} is {s:?}"
+                    );
+                    places[c.index() as usize] += 1;
+                }
+                ReplyState::Receiver(t) => {
+                    let s = self.get(t).map(|x| x.state);
+                    let ok = matches!(s, Some(ThreadState::BlockedOnRecv { reply: Some(rr), .. }) if rr == r);
+                    ensure!(ok, "lf-reply", "reply {i} receiver {t:?} is {s:?}");
+                }
+            }
+        }
+
+        for i in 0..capacity::<Tcb>(self) {
+            let Some((t, x)) = self.at::<Tcb>(i) else { continue };
+            if let ThreadState::BlockedOnRecv { reply: Some(r), .. } = x.state {
+                let st = lf.replies[r.index() as usize].load().1;
+                ensure!(st == ReplyState::Receiver(t), "lf-reply", "TCB {i} receives with {r:?}, which is {st:?}");
+            }
+        }
+
+        for c in 0..self.s.config.cores {
+            let cell = &lf.cores[c];
+            ensure!(cell.inbox.is_empty(), "lf-inbox", "core {c}: inbox not drained");
+            let cur: Option<Ref<Tcb>> = self.cs(c).current;
+            let p = cur.and_then(|t| self.get(t)).map_or(IDLE, |x| published(x.prio));
+            let have = cell.prio.load(core::sync::atomic::Ordering::Relaxed);
+            ensure!(have == p, "lf-priority", "core {c} publishes {have}, runs {p}");
+        }
+        Ok(())
+    }
+}

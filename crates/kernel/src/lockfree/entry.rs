@@ -1,0 +1,232 @@
+//! Kernel entries under `lockfree`: the shared (lock-free) entries, and the
+//! hooks that run at the start and end of every management entry.
+//!
+//! A shared entry is `trap → gate (reader side) → decide → begin → drain
+//! inbox → execute → finish → publish priority → leave the gate`. "Decide"
+//! (`decode.rs`) changes nothing, so when it says "management", the entry
+//! leaves the gate and the kernel reruns it as a management entry.
+
+use core::sync::atomic::Ordering;
+
+use crate::exit::ExitPlan;
+use crate::kernel::SyscallArgs;
+use crate::object::tcb::ThreadState;
+use crate::object::{Ref, Tcb};
+use crate::regime::LockFree;
+use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
+use crate::syscall::Outcome;
+
+use super::decode::{CallerView, LfOp};
+use super::shared::{published, LfState, IDLE};
+
+/// A shared entry other than a system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SharedEntry {
+    /// A timer tick.
+    Tick,
+    /// Serve pending IPIs (and the inbox).
+    Ipi,
+    /// An interrupt on a line that has no handler notification to signal
+    /// (or is masked): it is only acknowledged. (Signalling a handler's
+    /// notification marks the line pending: a management entry.)
+    Interrupt(usize),
+}
+
+/// Run `f` as core `core` on a shared path (between the gate's reader
+/// entry and exit).
+#[inline(always)]
+fn shared<T>(gate: &LockFree, s: &State, core: usize, kind: u8, f: impl FnOnce(&mut Ctx<'_>, &LfState) -> T) -> T {
+    s.trap(core, kind);
+    gate.enter_shared(core);
+    let out = {
+        // SAFETY: the gate's reader side excludes every management
+        // operation until `exit_shared`, and the platform's `CoreHandle`
+        // (checked by the caller) makes this the only thread acting as
+        // `core`. The context is used only as the ownership protocol of
+        // `crate::lockfree` allows: this core's scheduler state and the
+        // threads it owns mutably, capability / endpoint / notification /
+        // reply slots read-only, everything shared through atomics.
+        let mut ctx = unsafe { Ctx::new(s, core) };
+        match s.lf.as_ref() {
+            Some(lf) => f(&mut ctx, lf),
+            None => unreachable_lf(),
+        }
+    };
+    gate.exit_shared(core);
+    out
+}
+
+/// `Kernel::boot` builds the lock-free state whenever the regime is
+/// `lockfree`, so a `LockFree` gate without it cannot exist.
+#[cold]
+fn unreachable_lf() -> ! {
+    panic!("kernel invariant: the lockfree regime without its lock-free state")
+}
+
+/// A system call of `core`'s current thread on the shared path; `None` if
+/// it needs a management entry (nothing has changed then).
+#[inline]
+pub(crate) fn shared_syscall(gate: &LockFree, s: &State, core: usize, args: SyscallArgs) -> Option<ExitPlan> {
+    shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+        let op = match ctx.lf_shared_current()? {
+            None => None,
+            Some(c) => Some((c.t, ctx.lf_decode::<false>(lf, &c, args).ok()?)),
+        };
+        ctx.lf_begin(lf, true);
+        if let Some((t, op)) = op {
+            let ipc = !matches!(op, LfOp::Yield | LfOp::Fail(_));
+            let out = ctx.lf_execute::<false>(lf, t, op);
+            ctx.lf_complete::<false>(t, out);
+            if ipc {
+                bump(&ctx.cell(core).fastpath);
+            }
+        }
+        Some(ctx.lf_finish(lf))
+    })
+}
+
+/// A tick, IPI or interrupt entry of `core` on the shared path; `None` if
+/// it needs a management entry.
+#[inline]
+pub(crate) fn shared_entry(gate: &LockFree, s: &State, core: usize, what: SharedEntry) -> Option<ExitPlan> {
+    shared(gate, s, core, TRAP_OTHER, |ctx, lf| {
+        ctx.lf_shared_current()?;
+        let ack = match what {
+            SharedEntry::Interrupt(irq) => ctx.lf_interrupt_ack(irq)?,
+            SharedEntry::Tick | SharedEntry::Ipi => None,
+        };
+        ctx.lf_begin(lf, false);
+        if what == SharedEntry::Tick {
+            ctx.handle_tick();
+        }
+        if let Some(irq) = ack {
+            ctx.irq_acks.insert(irq);
+        }
+        Some(ctx.lf_finish(lf))
+    })
+}
+
+impl Ctx<'_> {
+    /// The current thread, if a shared entry may run with it: `Some(None)`
+    /// for none, `Some(Some(_))` for a live runnable thread of this core
+    /// holding no stalled cores. A zombie (to be freed: the allocator is
+    /// management's), a dead or foreign thread, or a stall owner (whose
+    /// holds every completed call releases, on other cores) gives `None`.
+    #[inline(always)]
+    fn lf_shared_current(&mut self) -> Option<Option<CallerView>> {
+        let core = self.core;
+        let Some(t) = self.cs(core).current else { return Some(None) };
+        let x = self.get(t)?;
+        let ok = matches!(x.state, ThreadState::Running) && x.core == core && x.holds.is_empty();
+        ok.then_some(Some(CallerView { t, cspace: x.cspace, bound: x.bound.is_some() }))
+    }
+
+    /// What `handle_interrupt` does with `irq` if that is only an
+    /// acknowledgement (`Some(Some(irq))`) or nothing (`Some(None)`: out of
+    /// range, or masked); `None` if it signals a notification (management).
+    /// IRQ slots are written only by management entries, so reading one is
+    /// sound here.
+    #[inline]
+    fn lf_interrupt_ack(&mut self, irq: usize) -> Option<Option<usize>> {
+        if irq >= crate::abi::NUM_IRQS {
+            return Some(None);
+        }
+        let s = self.irq_ref(irq);
+        if s.pending {
+            return Some(None);
+        }
+        match if s.issued { s.ntfn } else { None } {
+            Some((n, _)) if self.live(n) => None,
+            _ => Some(Some(irq)),
+        }
+    }
+
+    /// `begin_entry` of a shared entry (whose current thread is known not to
+    /// be a zombie), then the inbox.
+    #[inline(always)]
+    fn lf_begin(&mut self, lf: &LfState, syscall: bool) {
+        let cell = self.cell(self.core);
+        bump(if syscall { &cell.syscalls } else { &cell.other_entries });
+        if cell.pending.load(Ordering::Relaxed) != 0 {
+            let p = cell.pending.swap(0, Ordering::Acquire);
+            if p & (IPI_RESCHEDULE | IPI_STALL) != 0 {
+                self.request_reschedule();
+            }
+        }
+        self.lf_drain(lf);
+    }
+
+    /// A system call in a management entry (the general path, with the IPC
+    /// system calls routed to the lock-free operations, which then may also
+    /// transfer capabilities, serve bound notifications and release holds).
+    pub(crate) fn lf_exclusive_syscall(&mut self, args: SyscallArgs) {
+        let Some(lf) = self.lf() else { return self.handle_syscall(args, None, false) };
+        let core = self.core;
+        let Some(caller) = self.cs(core).current else { return };
+        let Some(x) = self.get(caller) else { return };
+        let view = CallerView { t: caller, cspace: x.cspace, bound: x.bound.is_some() };
+        match self.lf_decode::<true>(lf, &view, args) {
+            Ok(LfOp::Invocation) | Err(_) => self.handle_syscall(args, None, false),
+            Ok(op) => {
+                let out = self.lf_execute::<true>(lf, caller, op);
+                self.lf_complete::<true>(caller, out);
+            }
+        }
+    }
+
+    /// Start of every management entry: every core's inbox goes into its
+    /// ready queues, so the general code sees the scheduler state it knows
+    /// (a thread is current, ready, blocked or inactive). The IPIs the
+    /// wakers decided on are already planned.
+    pub(crate) fn lf_begin_exclusive(&mut self) {
+        let Some(lf) = self.lf() else { return };
+        for c in 0..self.s.config.cores {
+            for i in lf.cores[c].inbox.take_all(|i| lf.link(i)) {
+                if let Some(t) = self.ref_at::<Tcb>(i) {
+                    self.enqueue(t, false);
+                }
+            }
+        }
+    }
+
+    /// End of every management entry: publish every core's priority (the
+    /// operation may have changed any core's current thread or its
+    /// priority). Plain stores: the shared paths that read them start after
+    /// the gate's release.
+    pub(crate) fn lf_end_exclusive(&mut self) {
+        let Some(lf) = self.lf() else { return };
+        for c in 0..self.s.config.cores {
+            let p = match self.cs(c).current {
+                Some(t) => self.get(t).map_or(IDLE, |x| published(x.prio)),
+                None => IDLE,
+            };
+            lf.cores[c].prio.store(p, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Write the caller's results (the general path's `complete`). A caller
+    /// that blocked on a shared path is no longer this core's: it is not
+    /// touched. In a management entry, a stall owner's holds are released.
+    pub(crate) fn lf_complete<const X: bool>(&mut self, caller: Ref<Tcb>, out: Outcome) {
+        match out {
+            Outcome::Blocked if !X => return,
+            Outcome::Blocked | Outcome::Received => {}
+            Outcome::Restart => {
+                self.ipc(caller.index()).restart = 1;
+                return;
+            }
+            Outcome::Done | Outcome::Reply(_) | Outcome::Error(_) => {
+                let b = self.ipc(caller.index());
+                (b.error, b.tag) = match out {
+                    Outcome::Error(e) => (e.word(), 0),
+                    Outcome::Reply(info) => (0, info.word()),
+                    _ => (0, 0),
+                };
+                b.restart = 0;
+            }
+        }
+        if X && self.get(caller).is_some_and(|x| !x.holds.is_empty()) {
+            self.release_holds(caller);
+        }
+    }
+}

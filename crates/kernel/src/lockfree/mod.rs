@@ -1,0 +1,145 @@
+//! The `lockfree` regime's kernel side: IPC without locks (Synthesis style).
+//!
+//! # What runs lock-free, and how
+//!
+//! The *shared paths* — `Send`, `NBSend`, `Call`, `Recv`, `NBRecv`,
+//! `Reply`, `ReplyRecv`, `Signal`, `Wait`, `Poll`, `Yield`, timer ticks,
+//! IPIs and interrupts on lines without a handler notification — run on any
+//! number of cores at once behind the [`LockFree`] gate's reader side (one
+//! `xchg`). They synchronise only through words changed by compare-and-swap
+//! (`shared.rs`, objects from `granule_sync::lockfree`):
+//!
+//! * an endpoint is a [`DualQueue`] word: the waiting senders (first-in
+//!   first-out) or the waiting receivers (last-in first-out), linked through
+//!   per-thread link words. A sender takes a waiting receiver, or waits
+//!   itself, in one CAS when uncontended; receivers likewise.
+//! * a notification is a [`SignalStack`] (128-bit: badge bits, active flag,
+//!   waiter stack), signalled and waited on with one `cmpxchg16b`.
+//! * a reply object is a [`shared::ReplyWord`]: empty, the receiver that
+//!   will record a caller in it, or the caller waiting for its answer.
+//! * a thread woken for another core is pushed on that core's
+//!   [`Inbox`]; the core drains it into its private ready queues at every
+//!   entry. Scheduler state is private to its core.
+//!
+//! Everything else — object invocations (retype, delete, revoke, copy,
+//! configure, suspend …), capability transfer, bound notifications, faults,
+//! interrupts that signal a handler, stall owners, zombie reaping and
+//! introspection — is a
+//! *management* operation ([`LockFree`]'s `enter`/`exit`): serialised, and
+//! with every shared path of every other core excluded. It runs the
+//! ordinary kernel code, which reaches the lock-free representation through
+//! a few marked hooks (`manage.rs`).
+//!
+//! # Ownership: the rule that makes the shared paths sound
+//!
+//! Kernel memory that is not an atomic is touched by one core at a time,
+//! and which core is decided by the lock-free words:
+//!
+//! * **A core owns** its scheduler state, its current thread, the threads
+//!   in its ready queues, and any thread it has just *taken* out of a
+//!   lock-free word: taken from an endpoint or notification, taken from a
+//!   reply object by the CAS that moves `Caller(t)` out, or drained from its
+//!   inbox. Owning a thread means owning its TCB slot and its IPC buffer
+//!   (the thread is not running: it is blocked, or trapped on this core).
+//! * **Taking is the claim.** The CAS that removes a blocked thread from the
+//!   only word that names it is the single point at which it changes hands;
+//!   nothing reads its TCB before (not even its state), so no separate
+//!   "claimed" mark is needed. Synthesis marks a thread before touching it
+//!   because other CPUs may reach it through the run queue or a `STOPME`
+//!   request at any time; here the only other route to a blocked thread
+//!   (suspend, delete, migrate, cancel) is a management operation, which
+//!   excludes the shared paths.
+//! * **Publishing is the release.** A core gives a thread away by the CAS or
+//!   release store that makes it reachable (queueing it on an endpoint,
+//!   notification or inbox, storing it in a reply word), and touches it no
+//!   more: everything the thread needs (state, message) is written first,
+//!   and a blocking caller stops being its core's current thread *before*
+//!   it is published, so that the end of the entry does not look at it.
+//! * **Read-only while shared**: capability slots, endpoint / notification /
+//!   reply slab slots (liveness, bindings), IRQ slots. Only management
+//!   writes them. A shared path never reads another core's TCB
+//!   (not even for a capability's liveness: a capability to anything but
+//!   an endpoint, notification or reply object sends the call to the
+//!   management path).
+//!
+//! A shared path decides first (`decode.rs`: look-ups and guard checks,
+//! no state change) whether it can run shared; if not, it leaves the gate
+//! and the whole entry reruns as a management operation. It never waits
+//! once inside.
+//!
+//! # Why management excludes the shared paths, and the grace period
+//!
+//! The capability slots, the thread fields other than the lock-free words,
+//! and the slab allocators are plain memory: the shared paths read them
+//! without synchronisation, which is only sound if nobody writes them
+//! meanwhile. Management writes them, so it runs alone. The same exclusion
+//! is the grace period: a management operation starts only when every other
+//! core is outside its shared path, i.e. has passed a kernel exit since it
+//! last read anything, and the shared paths keep no reference to kernel
+//! memory across an exit (an event-based kernel has no per-thread kernel
+//! stacks; what survives an exit is stored in the lock-free words, which
+//! management updates). So an object deleted by a management operation is
+//! unreachable by the time any shared path runs again, and its slot can be
+//! reused at once. Slabs are type-stable besides (slots are never returned
+//! to the host allocator), so a stale link read by a taker that loses its
+//! CAS reads a link word, never freed memory.
+//!
+//! # Cost on the ping-pong path (client and server on one core)
+//!
+//! | call | atomic read-modify-writes |
+//! |---|---|
+//! | `Call` | gate `xchg`; endpoint CAS taking the waiting server |
+//! | `ReplyRecv` | gate `xchg`; reply-word CAS (`Caller(client)` → `Receiver(server)`); endpoint CAS queueing the server |
+//!
+//! Five per round trip (2.5 per call). Recording the caller in the reply
+//! object, leaving the gate and publishing the core's priority are plain
+//! stores; the wake-up is local (a direct switch), so no inbox push and no
+//! IPI. A wake-up for another core adds the inbox CAS, an `mfence` and,
+//! when it outranks the core's current thread, the pending-IPI `fetch_or`
+//! (as in `bkl`); a core that lowers its published priority (or goes idle)
+//! pays one `mfence` (see `sched.rs`). A sender waiting behind other
+//! senders, and taking the last waiting sender, are two CASes (`DualQueue`).
+//!
+//! Files: `shared.rs` (the words), `entry.rs` (shared entries, management
+//! hooks around every management entry), `decode.rs`, `ipc.rs`,
+//! `notify.rs`, `sched.rs` (inboxes and priorities), `manage.rs` (hooks of
+//! the general code), `check.rs` (invariants). Design notes:
+//! `docs/lockfree-kernel.md`.
+//!
+//! [`LockFree`]: crate::regime::LockFree
+//! [`DualQueue`]: granule_sync::lockfree::DualQueue
+//! [`SignalStack`]: granule_sync::lockfree::SignalStack
+//! [`Inbox`]: granule_sync::lockfree::Inbox
+
+mod check;
+mod decode;
+mod entry;
+mod ipc;
+mod manage;
+mod notify;
+mod sched;
+mod shared;
+
+use granule_sync::lockfree::Side;
+
+pub(crate) use entry::{shared_entry, shared_syscall, SharedEntry};
+pub(crate) use shared::LfState;
+
+use crate::state::Ctx;
+
+/// The dual queue side of waiting senders (served first-in first-out).
+pub(crate) const SENDERS: Side = Side::A;
+/// The dual queue side of waiting receivers (served last-in first-out).
+pub(crate) const RECEIVERS: Side = Side::B;
+
+/// The most threads a `lockfree` kernel can have: endpoint words hold
+/// 16-bit thread indices (`granule_sync::lockfree::DualQueue`).
+pub(crate) const MAX_THREADS: usize = granule_sync::lockfree::MAX_WAITER as usize + 1;
+
+impl<'k> Ctx<'k> {
+    /// The lock-free representation, under `lockfree` (else `None`).
+    #[inline(always)]
+    pub(crate) fn lf(&self) -> Option<&'k LfState> {
+        self.s.lf.as_ref()
+    }
+}

@@ -1,0 +1,82 @@
+//! Notifications on the lock-free word: signal, wait, poll.
+//!
+//! The general path's `decode_signal`/`invoke_signal` and `invoke_wait`
+//! (`object/notification.rs`), with the word and the waiter queue replaced
+//! by one [`granule_sync::lockfree::SignalStack`] changed by `cmpxchg16b`:
+//! "wake the first waiter, or accumulate" and "consume, or wait" are each
+//! one CAS, so a signal and a wait racing on two cores can neither both
+//! wait nor lose the badge. A bound thread (seL4's notification binding)
+//! is served only by management entries (`decode.rs` sends such signals
+//! there), where the order is the general path's: waiter, then bound
+//! thread, then accumulate.
+
+use granule_sync::lockfree::Waited;
+
+use crate::abi::Word;
+use crate::object::tcb::ThreadState;
+use crate::object::{Notification, Ref, Tcb};
+use crate::state::Ctx;
+use crate::syscall::Outcome;
+
+use super::shared::LfState;
+
+impl Ctx<'_> {
+    /// Signal `ntfn` with `badge`.
+    pub(crate) fn lf_signal<const X: bool>(&mut self, lf: &LfState, ntfn: Ref<Notification>, badge: Word) {
+        let word = &lf.ntfns[ntfn.index() as usize];
+        let links = |i| lf.link(i);
+        if X {
+            if let Some(w) = word.pop_waiter(links) {
+                return self.lf_complete_wait::<X>(lf, w, badge);
+            }
+            let bound = self.read(ntfn).and_then(|n| n.bound);
+            if let Some(t) = bound {
+                if self.get(t).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
+                    self.detach(t);
+                    return self.lf_complete_wait::<X>(lf, t.index(), badge);
+                }
+            }
+        }
+        if let Some(w) = word.signal(links, badge) {
+            self.lf_complete_wait::<X>(lf, w, badge);
+        }
+    }
+
+    /// Waiter `w` (just taken, ours) gets `badge` and runs again.
+    fn lf_complete_wait<const X: bool>(&mut self, lf: &LfState, w: u32, badge: Word) {
+        let Some(t) = self.ref_at::<Tcb>(w) else { return };
+        let b = self.ipc(w);
+        b.badge = badge;
+        b.tag = 0;
+        b.error = 0;
+        b.restart = 0;
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Running;
+        }
+        self.lf_wake::<X>(lf, t);
+    }
+
+    /// `Wait` (blocking) or `Poll` on `ntfn` by `me`.
+    pub(crate) fn lf_wait(&mut self, lf: &LfState, me: Ref<Tcb>, ntfn: Ref<Notification>, blocking: bool) -> Outcome {
+        let word = &lf.ntfns[ntfn.index() as usize];
+        if !blocking {
+            self.ipc(me.index()).badge = word.poll().unwrap_or(0);
+            return Outcome::Done;
+        }
+        if let Some(x) = self.get(me) {
+            x.state = ThreadState::BlockedOnNotification { ntfn };
+        }
+        self.lf_set_current(me, false);
+        match word.wait(|i| lf.link(i), me.index()) {
+            Waited::Pushed => Outcome::Blocked,
+            Waited::Took(bits) => {
+                if let Some(x) = self.get(me) {
+                    x.state = ThreadState::Running;
+                }
+                self.lf_set_current(me, true);
+                self.ipc(me.index()).badge = bits;
+                Outcome::Done
+            }
+        }
+    }
+}

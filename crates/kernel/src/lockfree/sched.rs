@@ -1,0 +1,133 @@
+//! Scheduling on the shared paths: cross-core wake-ups through inboxes, and
+//! the published priority that decides whether they interrupt.
+//!
+//! Under `lockfree` a core's scheduler state (current thread, ready queues)
+//! is its own: shared paths of other cores never touch it. A thread woken
+//! for another core is pushed on that core's [`granule_sync::lockfree::Inbox`]
+//! (one CAS), and the core moves its inbox into its ready queues at the
+//! start of every entry (one load when empty). Management entries, which
+//! may touch every core's state, first drain every inbox (`entry.rs`).
+//!
+//! **Whether to interrupt.** `bkl` interrupts the target core if it is
+//! idle or the woken thread outranks its current thread, reading that
+//! core's state under the lock. Here each core publishes the priority it
+//! runs at (`LfCore::prio`, `0` = idle) when an entry ends, and a waker
+//! interrupts if the woken thread's priority is above the published one.
+//! The published value can be stale, in two directions:
+//!
+//! * too low (the core has since switched to a higher priority): the waker
+//!   interrupts needlessly; the core re-chooses and keeps its thread.
+//! * too high (the core is switching to a lower priority, or to idle): the
+//!   waker would not interrupt, and the woken thread could wait in the
+//!   inbox while a lower-priority thread — or nothing — runs. So a core
+//!   *lowering* its published priority does it Dekker-style: store the new
+//!   priority, `fence(SeqCst)`, look at its inbox; the waker pushes,
+//!   `fence(SeqCst)`, reads the priority. The two fences are ordered one
+//!   way or the other, so either the waker sees the lowered priority (and
+//!   interrupts), or the core sees the pushed thread (and drains and
+//!   re-chooses before leaving) — the handshake is model-checked in
+//!   granule-sync's `tests/loom_lockfree.rs` (loom checks `SeqCst` fences,
+//!   not `SeqCst` accesses). The fence is an `mfence` on x86-64: the one
+//!   extra barrier of an entry that lowers the priority, and of a
+//!   cross-core wake-up. Raising or keeping it is a plain store (or none).
+
+use core::sync::atomic::{fence, Ordering};
+
+use crate::exit::ExitPlan;
+use crate::object::{Ref, Tcb};
+use crate::sched::Action;
+use crate::state::{Ctx, IPI_RESCHEDULE};
+
+use super::shared::{published, LfState, IDLE};
+
+impl Ctx<'_> {
+    /// `t` (ours: runnable, in no queue) is woken. On this core (or in a
+    /// management entry, which owns every core) this is the general
+    /// `wake`; for another core, a push on its inbox, and an IPI if `t`
+    /// outranks what that core publishes it runs. `t` is not ours after.
+    #[inline(always)]
+    pub(crate) fn lf_wake<const X: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
+        let Some(x) = self.get(t) else { return };
+        let (core, prio) = (x.core, x.prio);
+        if core == self.core && !X {
+            // The general `wake`'s common case: a direct switch candidate.
+            let cs = self.cs(core);
+            if cs.action == Action::Resume {
+                cs.action = Action::SwitchTo(t);
+                return;
+            }
+        }
+        if X || core == self.core {
+            return self.wake(t);
+        }
+        let cell = &lf.cores[core];
+        cell.inbox.push(|i| lf.link(i), t.index());
+        fence(Ordering::SeqCst);
+        if published(prio) > cell.prio.load(Ordering::Relaxed) {
+            self.send_ipi(core, IPI_RESCHEDULE);
+        }
+    }
+
+    /// Move this core's inbox into its ready queues (at the back, as the
+    /// general `wake` queues a thread woken remotely) and, if there was
+    /// anything, re-choose at the end of the entry. Returns whether there was.
+    #[inline(always)]
+    pub(crate) fn lf_drain(&mut self, lf: &LfState) -> bool {
+        let mut any = false;
+        for i in lf.cores[self.core].inbox.take_all(|i| lf.link(i)) {
+            any = true;
+            if let Some(t) = self.ref_at::<Tcb>(i) {
+                self.enqueue(t, false);
+            }
+        }
+        if any {
+            self.request_reschedule();
+        }
+        any
+    }
+
+    /// End a shared entry: the general `finish_entry`, then publish this
+    /// core's priority (see the module documentation); a wake-up that raced
+    /// with lowering it is drained and the choice made again.
+    #[inline(always)]
+    pub(crate) fn lf_finish(&mut self, lf: &LfState) -> ExitPlan {
+        let cell = &lf.cores[self.core];
+        let mut plan = self.finish_entry();
+        loop {
+            let p = match plan.run {
+                Some(t) => self.get(Ref::<Tcb>::new(t.index, t.gen)).map_or(IDLE, |x| published(x.prio)),
+                None => IDLE,
+            };
+            let old = cell.prio.load(Ordering::Relaxed);
+            if p >= old {
+                if p != old {
+                    cell.prio.store(p, Ordering::Relaxed);
+                }
+                return plan;
+            }
+            cell.prio.store(p, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if cell.inbox.is_empty() || !self.lf_drain(lf) {
+                return plan;
+            }
+            let again = self.finish_entry();
+            plan = self.lf_merge_plans(plan, again);
+        }
+    }
+
+    /// The plan of an entry whose end was run twice: the second choice,
+    /// keeping a fresh start the first one reported (or, if the first
+    /// choice no longer runs, giving its thread its fresh start back).
+    #[cold]
+    fn lf_merge_plans(&mut self, first: ExitPlan, again: ExitPlan) -> ExitPlan {
+        if again.run == first.run {
+            return ExitPlan { start: first.start.or(again.start), ..again };
+        }
+        if let (Some(t), Some(_)) = (first.run, first.start) {
+            if let Some(x) = self.get(Ref::<Tcb>::new(t.index, t.gen)) {
+                x.fresh = true;
+            }
+        }
+        again
+    }
+}

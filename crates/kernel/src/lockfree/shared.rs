@@ -1,0 +1,187 @@
+//! The lock-free representation: the words the shared paths change with
+//! compare-and-swap, kept beside the slabs and indexed like them.
+//!
+//! Under `lockfree` the queues and the reply state of endpoints,
+//! notifications and reply objects live *here*, not in the objects' slab
+//! slots (whose `queue`, `state`, `word`, `active`, `caller` and `receiver`
+//! fields stay empty): a slab slot is plain memory, reachable through `&mut`
+//! only by one owner, while these words are atomics any core may touch.
+//! Keeping them beside the slabs leaves the objects — and the `none` and
+//! `bkl` kernels — exactly as they were.
+//!
+//! Every element is cache-line padded: the words of two objects used by two
+//! cores must not share a line (one ping-pong pair per core would otherwise
+//! bounce a line on every call).
+//!
+//! | array | per | word |
+//! |---|---|---|
+//! | `eps` | endpoint slot | [`DualQueue`]: waiting senders (FIFO) or receivers (LIFO) |
+//! | `ntfns` | notification slot | [`SignalStack`]: badge bits, active, waiters |
+//! | `replies` | reply slot | [`ReplyWord`]: empty, the caller, or the receiver |
+//! | `links` | TCB slot | the thread's link in whichever of the above (or an inbox) holds it |
+//! | `cores` | core | [`LfCore`]: wake-up inbox, published priority |
+
+use alloc::boxed::Box;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crossbeam_utils::CachePadded;
+use granule_sync::lockfree::{new_link, DualQueue, Inbox, SignalStack};
+
+use crate::kernel::BootConfig;
+use crate::object::{Ref, Tcb};
+
+/// The lock-free words of one kernel (see the module documentation).
+pub(crate) struct LfState {
+    pub eps: Box<[CachePadded<DualQueue>]>,
+    pub ntfns: Box<[CachePadded<SignalStack>]>,
+    pub replies: Box<[CachePadded<ReplyWord>]>,
+    links: Box<[CachePadded<AtomicU64>]>,
+    pub cores: Box<[CachePadded<LfCore>]>,
+}
+
+/// One core's lock-free cell.
+pub(crate) struct LfCore {
+    /// Threads of this core woken by other cores' shared paths; drained by
+    /// this core at every kernel entry (management drains every core's).
+    pub inbox: Inbox,
+    /// The priority of the thread this core runs, plus one (`0`: idle), for
+    /// other cores' "does the woken thread outrank it?" decision. Written by
+    /// this core at the end of each shared entry (and by management).
+    pub prio: AtomicU32,
+}
+
+/// The published-priority encoding of "runs nothing".
+pub(crate) const IDLE: u32 = 0;
+
+/// The published-priority encoding of a thread of priority `p`.
+#[inline(always)]
+pub(crate) fn published(p: u8) -> u32 {
+    u32::from(p) + 1
+}
+
+fn padded<T>(n: usize, f: impl Fn() -> T) -> Box<[CachePadded<T>]> {
+    (0..n).map(|_| CachePadded::new(f())).collect()
+}
+
+impl LfState {
+    pub fn new(config: &BootConfig) -> Self {
+        Self {
+            eps: padded(config.max_endpoints, DualQueue::new),
+            ntfns: padded(config.max_notifications, SignalStack::new),
+            replies: padded(config.max_replies, ReplyWord::new),
+            links: padded(config.max_threads, || AtomicU64::new(new_link())),
+            cores: padded(config.cores, || LfCore { inbox: Inbox::new(), prio: AtomicU32::new(IDLE) }),
+        }
+    }
+
+    /// The link word of TCB slot `i` (the accessor every lock-free object
+    /// takes). Slot indices come from references and from the lock-free
+    /// objects, which only ever hold TCB slot indices.
+    #[inline(always)]
+    pub fn link(&self, i: u32) -> &AtomicU64 {
+        &self.links[i as usize]
+    }
+}
+
+/// What a reply object is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplyState {
+    /// Nothing: free for a receive.
+    Empty,
+    /// A receive with this object is under way (the thread is about to
+    /// block, or blocked, receiving).
+    Receiver(Ref<Tcb>),
+    /// A `Call` was received with this object; its caller waits for the
+    /// answer; `grant` = the call's endpoint capability had the grant right.
+    Caller(Ref<Tcb>, bool),
+}
+
+/// A reply object's state in one word.
+///
+/// **Layout** (`AtomicU64`): bits 32..64 the thread's slot generation, bits
+/// 0..24 its slot index (TCB slabs hold at most 2^24 slots), bits 24..26 the
+/// state (0 empty, 1 receiver, 2 caller), bit 26 the grant flag; `0` =
+/// empty. One word for both "caller" and "receiver" (an seL4 reply object
+/// never has both) makes the `ReplyRecv` hand-over — answer the caller and
+/// claim the object for the next receive — a single CAS.
+///
+/// **Protocol.** `Empty` and `Caller` are contended (any receiver may claim
+/// an empty object, any holder of the reply capability may answer the
+/// caller): they change only by CAS, and the winner owns the outcome (for
+/// `Caller(t)`, the thread `t`). `Receiver(r)` belongs to whoever owns `r`
+/// (the core running it, or the core that popped it from an endpoint):
+/// only that owner changes it, with a release store. No tag is needed: a
+/// CAS that succeeds against a recurring value (the same caller calling
+/// again) acts on the current value, which is a correct linearisation.
+#[derive(Debug)]
+pub(crate) struct ReplyWord(AtomicU64);
+
+const KIND_SHIFT: u32 = 24;
+const KIND_RECEIVER: u64 = 1 << KIND_SHIFT;
+const KIND_CALLER: u64 = 2 << KIND_SHIFT;
+const KIND_MASK: u64 = 3 << KIND_SHIFT;
+const GRANT: u64 = 1 << 26;
+const INDEX_MASK: u64 = (1 << KIND_SHIFT) - 1;
+
+impl ReplyWord {
+    pub fn new() -> Self {
+        Self(AtomicU64::new(0))
+    }
+
+    #[inline(always)]
+    fn encode(s: ReplyState) -> u64 {
+        let t = |r: Ref<Tcb>| (u64::from(r.gen()) << 32) | u64::from(r.index());
+        match s {
+            ReplyState::Empty => 0,
+            ReplyState::Receiver(r) => t(r) | KIND_RECEIVER,
+            ReplyState::Caller(r, g) => t(r) | KIND_CALLER | if g { GRANT } else { 0 },
+        }
+    }
+
+    #[inline(always)]
+    fn decode(w: u64) -> ReplyState {
+        let r = || Ref::new((w & INDEX_MASK) as u32, (w >> 32) as u32);
+        match w & KIND_MASK {
+            KIND_RECEIVER => ReplyState::Receiver(r()),
+            KIND_CALLER => ReplyState::Caller(r(), w & GRANT != 0),
+            _ => ReplyState::Empty,
+        }
+    }
+
+    /// The raw word (for [`ReplyWord::cas`]) and its meaning.
+    #[inline(always)]
+    pub fn load(&self) -> (u64, ReplyState) {
+        let w = self.0.load(Ordering::Acquire);
+        (w, Self::decode(w))
+    }
+
+    /// CAS from raw word `seen` to `new`; on failure, the word now.
+    #[inline(always)]
+    pub fn cas(&self, seen: u64, new: ReplyState) -> Result<(), (u64, ReplyState)> {
+        self.0
+            .compare_exchange(seen, Self::encode(new), Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(|w| (w, Self::decode(w)))
+    }
+
+    /// Overwrite (the owner of the current state only; see the protocol).
+    #[inline(always)]
+    pub fn set(&self, new: ReplyState) {
+        self.0.store(Self::encode(new), Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_states_round_trip() {
+        let t = Ref::<Tcb>::new((1 << 24) - 1, u32::MAX);
+        for s in [ReplyState::Empty, ReplyState::Receiver(t), ReplyState::Caller(t, true), ReplyState::Caller(t, false)]
+        {
+            assert_eq!(ReplyWord::decode(ReplyWord::encode(s)), s);
+        }
+        assert_eq!(ReplyWord::encode(ReplyState::Empty), 0);
+    }
+}

@@ -1,0 +1,135 @@
+//! The `lockfree` regime: lock-free IPC paths behind a management gate.
+//!
+//! The IPC, notification, yield, tick and IPI paths run *shared*: any
+//! number of cores at once, synchronising through the lock-free objects of
+//! `crate::lockfree` (compare-and-swap on endpoint, notification and reply
+//! words, per-core wake-up inboxes) — never through a lock. Everything else
+//! is a *management* operation: serialised among management operations,
+//! and excluding the shared paths of every other core while it runs. Why
+//! exclusion is needed, and why it is also the grace period for deleted
+//! objects, is explained in `crate::lockfree` and `docs/lockfree-kernel.md`.
+//!
+//! **The gate** (a Dekker-style handshake, like a big-reader lock whose
+//! reader side is one `xchg` on a core-private line):
+//!
+//! * shared entry of core `c`: `active[c].swap(1, SeqCst)`, then
+//!   `exclusive.load(SeqCst)`; if a management operation is running or
+//!   waiting, `active[c] = 0` and spin until it is done, then retry.
+//! * shared exit: `active[c].store(0, Release)`.
+//! * management entry ([`Regime::enter`]): take the management ticket lock,
+//!   `exclusive.store(true, SeqCst)`, then wait until `active[d] == 0`
+//!   (`SeqCst` load) for every other core `d`.
+//! * management exit: `exclusive.store(false, Release)`, release the lock.
+//!
+//! With all four accesses of the handshake `SeqCst`, in their single total
+//! order either the reader's `swap` precedes the manager's load of
+//! `active[c]` (the manager waits for the reader's exit), or the manager's
+//! store precedes the reader's load (the reader backs off): never both
+//! inside. The manager's acquire of `active[c] == 0` synchronises with the
+//! reader's release at exit, and the reader's acquire of `exclusive ==
+//! false` with the manager's release at its exit, so each side sees all the
+//! other wrote. On x86-64 the reader pays one `xchg` per entry (the only
+//! read-modify-write of the gate; the exit is a plain store).
+//!
+//! A core waiting at the gate has already published that it trapped
+//! (`CoreCell::trapped`), exactly like a core waiting for the big lock, so
+//! the stall protocol of `sched.rs` needs nothing more. Shared paths never
+//! wait for anything (no spinning inside), so a manager waiting for
+//! `active[d]` cannot deadlock with core `d`.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crossbeam_utils::CachePadded;
+use granule_sync::lock::{RawLock, Ticket};
+
+use super::Regime;
+
+/// The `lockfree` regime (see the module documentation).
+pub struct LockFree {
+    /// Per core: 1 while the core is inside a shared (lock-free) path.
+    active: Box<[CachePadded<AtomicU64>]>,
+    /// A management operation runs, or waits for the shared paths to leave.
+    exclusive: CachePadded<AtomicBool>,
+    /// Serialises management operations among themselves.
+    manage: Ticket,
+}
+
+impl core::fmt::Debug for LockFree {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LockFree").field("cores", &self.active.len()).finish()
+    }
+}
+
+impl LockFree {
+    /// The regime for cores `0..cores` (at least 1).
+    pub fn new(cores: usize) -> Self {
+        let cores = cores.max(1);
+        let active: Vec<CachePadded<AtomicU64>> = (0..cores).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
+        Self {
+            active: active.into_boxed_slice(),
+            exclusive: CachePadded::new(AtomicBool::new(false)),
+            manage: Ticket::with_cores(cores),
+        }
+    }
+
+    /// Enter a shared path as `core`, waiting while a management operation
+    /// runs (or waits to run).
+    #[inline(always)]
+    pub(crate) fn enter_shared(&self, core: usize) {
+        let me = &self.active[core];
+        loop {
+            me.swap(1, Ordering::SeqCst);
+            if !self.exclusive.load(Ordering::SeqCst) {
+                return;
+            }
+            me.store(0, Ordering::Release);
+            while self.exclusive.load(Ordering::Relaxed) {
+                core::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Leave the shared path entered by `core`.
+    #[inline(always)]
+    pub(crate) fn exit_shared(&self, core: usize) {
+        self.active[core].store(0, Ordering::Release);
+    }
+}
+
+// SAFETY: `enter` (management) returns only when this core holds the
+// management lock and every other core is outside its shared path and will
+// stay out (it sees `exclusive` and backs off) until `exit`: the kernel is
+// this core's alone, with acquire/release edges to every earlier shared or
+// management section (module documentation). Shared sections are entered
+// only through `enter_shared`, by `crate::lockfree`, whose code touches
+// shared state only as its ownership protocol allows (see `crate::lockfree`).
+unsafe impl Regime for LockFree {
+    const NAME: &'static str = "lockfree";
+    const LOCK_FREE: bool = true;
+
+    #[inline]
+    fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
+        self.manage.acquire(core, &mut spin);
+        self.exclusive.store(true, Ordering::SeqCst);
+        for (d, a) in self.active.iter().enumerate() {
+            if d != core {
+                while a.load(Ordering::SeqCst) != 0 {
+                    spin();
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn exit(&self, core: usize) {
+        self.exclusive.store(false, Ordering::Release);
+        self.manage.release(core);
+    }
+
+    #[inline(always)]
+    fn lock_free(&self) -> Option<&LockFree> {
+        Some(self)
+    }
+}

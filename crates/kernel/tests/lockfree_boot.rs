@@ -1,0 +1,4 @@
+//! `boot.rs` under the `lockfree` regime (see `common::Bkl`).
+
+#[path = "boot.rs"]
+mod suite;

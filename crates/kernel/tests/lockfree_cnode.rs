@@ -1,0 +1,4 @@
+//! `cnode.rs` under the `lockfree` regime (see `common::Bkl`).
+
+#[path = "cnode.rs"]
+mod suite;

@@ -1,0 +1,4 @@
+//! `notification.rs` under the `lockfree` regime (see `common::Bkl`).
+
+#[path = "notification.rs"]
+mod suite;

@@ -1,0 +1,4 @@
+//! `random.rs` under the `lockfree` regime (see `common::Bkl`).
+
+#[path = "random.rs"]
+mod suite;

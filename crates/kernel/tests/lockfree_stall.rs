@@ -1,0 +1,4 @@
+//! `stall.rs` under the `lockfree` regime (see `common::Bkl`).
+
+#[path = "stall.rs"]
+mod suite;

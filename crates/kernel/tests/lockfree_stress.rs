@@ -1,0 +1,436 @@
+//! The `lockfree` regime under real concurrency: two OS threads act as the
+//! two cores, and the shared (lock-free) paths of both run at once on
+//! shared objects while a management thread suspends, resumes, creates and
+//! deletes threads.
+//!
+//! * Two servers (one per core) answer `Call`s on one shared endpoint with
+//!   `ReplyRecv`; four clients (two per core) call it with numbered
+//!   requests and check every answer (each reply reaches its caller).
+//! * Two senders (one per core) `Send` numbered messages through a second
+//!   shared endpoint to two receivers (one per core): every message must be
+//!   received exactly once, each sender's in order.
+//! * A notification ping-pong across the cores (signal, wait for the echo).
+//! * A manager on core 0 suspends and resumes servers, clients, senders and
+//!   receivers in turn, and now and then creates a victim thread on core 1
+//!   that calls the servers, and deletes it wherever it is.
+//!
+//! Cores serve IPIs at system call boundaries and take timer ticks while
+//! they run a thread (an idle core waits for an IPI); each
+//! checks every kernel invariant now and then (a management entry, while
+//! the other core runs). Nothing is timed: a deadline only turns a hang
+//! into a failure.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::*;
+use granule_kernel::abi::*;
+use granule_kernel::{CoreHandle, ExitPlan, Kernel, LockFree, SyscallArgs, ThreadId};
+
+const CALLS: u64 = 3000;
+const SENDS: u64 = 3000;
+const PINGS: u64 = 1000;
+/// The manager counts as finished after this many rounds of its cycle.
+const MANAGER_ROUNDS: usize = 3;
+const VICTIM_ID: u64 = 99;
+
+/// The answer a server gives to request `seq`.
+fn answer(seq: u64) -> u64 {
+    seq.wrapping_mul(3) + 1
+}
+
+/// Capabilities the programs use (slots of the shared root CNode).
+#[derive(Clone, Copy, Debug)]
+struct Caps {
+    service: Word,
+    oneway: Word,
+    park: Word,
+    ping: Word,
+    pong: Word,
+    ping_sig: Word,
+    pong_sig: Word,
+    replies: [Word; 2],
+}
+
+/// Programs by entry word (`spawn(entry, …)`; the argument is the entry).
+const SERVER: Word = 10;
+const CLIENT: Word = 20;
+const SENDER: Word = 30;
+const RECEIVER: Word = 40;
+const PINGER: Word = 50;
+const PONGER: Word = 51;
+const MANAGER: Word = 60;
+const VICTIM: Word = 70;
+
+#[derive(Clone, Debug)]
+enum Prog {
+    Server { reply: Word },
+    Client { id: u64, seq: u64 },
+    Sender { id: u64, next: u64 },
+    Receiver { id: usize },
+    Pinger { rounds: u64 },
+    Ponger,
+    Manager { ops: Vec<(Word, InvocationLabel, Vec<Word>)>, next: usize },
+    Parked,
+}
+
+/// What a thread does, and the arguments of its last system call (reissued
+/// when the kernel asks for a restart).
+struct Thread {
+    prog: Prog,
+    last: Option<SyscallArgs>,
+}
+
+struct Shared {
+    caps: Caps,
+    threads: Mutex<HashMap<ThreadId, Thread>>,
+    /// Per receiver: (sender, seq) in order of reception.
+    logs: Vec<Mutex<Vec<(u64, u64)>>>,
+    /// Clients, senders (as a whole: 2 × SENDS receptions), the pinger and
+    /// the manager done.
+    finished: AtomicUsize,
+    received: AtomicUsize,
+    victims: AtomicUsize,
+    done: AtomicBool,
+}
+
+const FINISHERS: usize = 4 + 1 + 1 + 1;
+
+fn args(sysno: Sysno, cptr: Word, info: MessageInfo, reply: Word) -> SyscallArgs {
+    SyscallArgs::new(sysno.word(), cptr, info.word(), reply)
+}
+
+impl Shared {
+    fn finish(&self) {
+        if self.finished.fetch_add(1, Ordering::SeqCst) + 1 == FINISHERS {
+            self.done.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn program(&self, entry: Word, arg: Word) -> Prog {
+        let c = &self.caps;
+        match entry {
+            SERVER => Prog::Server { reply: c.replies[(arg % 2) as usize] },
+            CLIENT => Prog::Client { id: arg, seq: 0 },
+            SENDER => Prog::Sender { id: arg, next: 0 },
+            RECEIVER => Prog::Receiver { id: arg as usize },
+            PINGER => Prog::Pinger { rounds: 0 },
+            PONGER => Prog::Ponger,
+            VICTIM => Prog::Client { id: VICTIM_ID, seq: 0 },
+            _ => Prog::Parked,
+        }
+    }
+
+    /// The next system call of `t` (the thread this core runs), given the
+    /// results of its last one in its IPC buffer.
+    fn step(&self, k: &Kernel<LockFree>, t: ThreadId) -> SyscallArgs {
+        // SAFETY: `t` is the thread this core runs; only this core touches
+        // its buffer until the next kernel entry.
+        let b = unsafe { &mut *k.ipc_buffer(t) };
+        let c = self.caps;
+        let mut threads = self.threads.lock().unwrap();
+        let th = threads.get_mut(&t).expect("every running thread has a program");
+        if let (Some(last), true) = (th.last, b.restart != 0) {
+            return last;
+        }
+        let first = th.last.is_none();
+        let next = match &mut th.prog {
+            Prog::Parked => args(Sysno::Recv, c.park, MessageInfo::default(), 0),
+            Prog::Server { reply } => {
+                if first {
+                    args(Sysno::Recv, c.service, MessageInfo::default(), *reply)
+                } else {
+                    assert_eq!(b.error, 0, "server {t:?}");
+                    assert_eq!(b.info().length(), 2, "server {t:?} got {:?}", b.info());
+                    // Echo the client's id and sequence number, add the answer.
+                    b.msg[2] = answer(b.msg[1]);
+                    args(Sysno::ReplyRecv, c.service, MessageInfo::new(0, 0, 0, 3), *reply)
+                }
+            }
+            Prog::Client { id, seq } => {
+                if !first {
+                    assert_eq!(b.error, 0, "client {id}");
+                    assert_eq!(b.info().length(), 3, "client {id}");
+                    assert_eq!((b.msg[0], b.msg[1], b.msg[2]), (*id, *seq, answer(*seq)), "client {id}: wrong answer");
+                    *seq += 1;
+                    if *id == VICTIM_ID {
+                        self.victims.fetch_add(1, Ordering::Relaxed);
+                    } else if *seq == CALLS {
+                        self.finish();
+                        th.prog = Prog::Parked;
+                        th.last = Some(args(Sysno::Recv, c.park, MessageInfo::default(), 0));
+                        return th.last.unwrap();
+                    }
+                }
+                b.msg[0] = *id;
+                b.msg[1] = *seq;
+                args(Sysno::Call, c.service, MessageInfo::new(1, 0, 0, 2), 0)
+            }
+            Prog::Sender { id, next } => {
+                if !first {
+                    assert_eq!(b.error, 0, "sender {id}");
+                }
+                if *next == SENDS {
+                    th.prog = Prog::Parked;
+                    args(Sysno::Recv, c.park, MessageInfo::default(), 0)
+                } else {
+                    b.msg[0] = *id;
+                    b.msg[1] = *next;
+                    *next += 1;
+                    args(Sysno::Send, c.oneway, MessageInfo::new(1, 0, 0, 2), 0)
+                }
+            }
+            Prog::Receiver { id } => {
+                if !first {
+                    assert_eq!(b.error, 0, "receiver {id}");
+                    assert_eq!(b.info().length(), 2, "receiver {id}");
+                    self.logs[*id].lock().unwrap().push((b.msg[0], b.msg[1]));
+                    if self.received.fetch_add(1, Ordering::SeqCst) + 1 == 2 * SENDS as usize {
+                        self.finish();
+                    }
+                }
+                args(Sysno::Recv, c.oneway, MessageInfo::default(), 0)
+            }
+            Prog::Pinger { rounds } => {
+                // Alternate: signal the ponger, then wait for its echo.
+                let signalled = th.last.is_some_and(|l| l.sysno == Sysno::Signal.word());
+                if signalled {
+                    assert_eq!(b.error, 0, "pinger signal");
+                    args(Sysno::Wait, c.pong, MessageInfo::default(), 0)
+                } else {
+                    if !first {
+                        assert_eq!((b.error, b.badge), (0, 7), "pinger got a wrong echo");
+                        *rounds += 1;
+                        if *rounds == PINGS {
+                            self.finish();
+                            th.prog = Prog::Parked;
+                            th.last = Some(args(Sysno::Recv, c.park, MessageInfo::default(), 0));
+                            return th.last.unwrap();
+                        }
+                    }
+                    args(Sysno::Signal, c.ping_sig, MessageInfo::default(), 0)
+                }
+            }
+            Prog::Ponger => {
+                let waited = th.last.is_some_and(|l| l.sysno == Sysno::Wait.word());
+                if waited {
+                    assert_eq!((b.error, b.badge), (0, 5), "ponger got a wrong ping");
+                    args(Sysno::Signal, c.pong_sig, MessageInfo::default(), 0)
+                } else {
+                    args(Sysno::Wait, c.ping, MessageInfo::default(), 0)
+                }
+            }
+            Prog::Manager { ops, next } => {
+                if !first {
+                    assert_eq!(b.error, 0, "manager invocation {} failed", *next - 1);
+                }
+                if *next == MANAGER_ROUNDS * ops.len() {
+                    self.finish();
+                }
+                let (cap, label, words) = &ops[*next % ops.len()];
+                *next += 1;
+                b.msg[..words.len()].copy_from_slice(words);
+                args(Sysno::Call, *cap, MessageInfo::new(label.word(), 0, 0, words.len() as Word), 0)
+            }
+        };
+        th.last = Some(next);
+        next
+    }
+}
+
+/// One core: run the current thread's next system call, serve IPIs, take
+/// ticks, check the invariants now and then; until everything is done.
+fn core_loop(k: &Kernel<LockFree>, sh: &Shared, mut h: CoreHandle, mut run: Option<ThreadId>) -> CoreHandle {
+    struct StopAll<'a>(&'a AtomicBool);
+    impl Drop for StopAll<'_> {
+        fn drop(&mut self) {
+            // A failing assertion on this core must not leave the other
+            // spinning forever.
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let stop = StopAll(&sh.done);
+    let c = h.index();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut n = 0u64;
+    let follow = |plan: ExitPlan, run: &mut Option<ThreadId>| {
+        if let (Some(t), Some(s)) = (plan.run, plan.start) {
+            // A thread created by the manager (threads created before the
+            // cores started are registered already).
+            let mut threads = sh.threads.lock().unwrap();
+            threads.entry(t).or_insert_with(|| Thread { prog: sh.program(s.entry, s.arg), last: None });
+        }
+        *run = plan.run;
+    };
+    while !sh.done.load(Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "core {c}: no completion before the deadline (hang)");
+        n += 1;
+        if k.pending_ipi(c) {
+            let p = k.ipi(&mut h);
+            follow(p, &mut run);
+            continue;
+        }
+        // Tickless idle: an idle core enters the kernel only for an IPI, so a
+        // missed wake-up would hang the test (caught by the deadline).
+        if n % 97 == 0 && run.is_some() {
+            let p = k.timer_tick(&mut h);
+            follow(p, &mut run);
+            continue;
+        }
+        if n % 1009 == 0 {
+            if let Err(e) = k.check_invariants(&mut h) {
+                panic!("core {c}: {e}");
+            }
+        }
+        let Some(t) = run else {
+            std::hint::spin_loop();
+            continue;
+        };
+        let a = sh.step(k, t);
+        let p = k.syscall(&mut h, a);
+        follow(p, &mut run);
+    }
+    drop(stop);
+    h
+}
+
+/// `Sim::spawn` with an argument other than the entry word: a thread with the
+/// root CSpace at priority `prio` on `core`.
+fn spawn_arg(sim: &mut Sim<LockFree>, entry: Word, arg: Word, prio: Word, core: usize) -> (Word, ThreadId) {
+    let cap = sim.obj(ObjectType::Tcb);
+    sim.invoke(0, cap, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, CAP_INIT_VSPACE]).unwrap();
+    sim.invoke(0, cap, InvocationLabel::TcbSetPriority, &[prio]).unwrap();
+    if core != 0 {
+        sim.invoke(0, cap, InvocationLabel::TcbSetAffinity, &[core as Word]).unwrap();
+    }
+    sim.invoke(0, cap, InvocationLabel::TcbWriteRegisters, &[1, 3, entry, 0, arg]).unwrap();
+    let t = sim.k.thread_of_cap(&mut sim.cores[0], sim.root, cap).expect("tcb cap");
+    (cap, t)
+}
+
+#[test]
+fn lockfree_ipc_under_concurrent_management() {
+    let mut cfg = config(2);
+    cfg.untyped_bytes = 16 << 20;
+    let mut sim = Sim::with(cfg, LockFree::new(2));
+    let service = sim.obj(ObjectType::Endpoint);
+    let oneway = sim.obj(ObjectType::Endpoint);
+    let park = sim.obj(ObjectType::Endpoint);
+    let ping = sim.obj(ObjectType::Notification);
+    let pong = sim.obj(ObjectType::Notification);
+    let replies = [sim.obj(ObjectType::Reply), sim.obj(ObjectType::Reply)];
+    let mint = |sim: &mut Sim<LockFree>, src: Word, badge: Word| {
+        let slot = sim.alloc_slot();
+        sim.invoke(0, CAP_INIT_CNODE, InvocationLabel::CNodeMint, &[slot, 0, src, CapRights::ALL.0, badge]).unwrap();
+        slot
+    };
+    let ping_sig = mint(&mut sim, ping, 5);
+    let pong_sig = mint(&mut sim, pong, 7);
+    let victim_slot = sim.alloc_slot();
+    let caps = Caps { service, oneway, park, ping, pong, ping_sig, pong_sig, replies };
+
+    let sh = Shared {
+        caps,
+        threads: Mutex::new(HashMap::new()),
+        logs: (0..2).map(|_| Mutex::new(Vec::new())).collect(),
+        finished: AtomicUsize::new(0),
+        received: AtomicUsize::new(0),
+        victims: AtomicUsize::new(0),
+        done: AtomicBool::new(false),
+    };
+    // Threads are created here but run only once the cores start (the
+    // root, at top priority, keeps core 0; core 1's threads are started by
+    // `spawn`'s resume and run at once: register programs first).
+    let mut tcbs = HashMap::new();
+    let mut spawn = |sim: &mut Sim<LockFree>, entry: Word, arg: Word, core: usize| {
+        // The notification ping-pong and the one-way traffic outrank the
+        // calls and the manager, so that their cross-core wake-ups interrupt
+        // (instead of waiting for round-robin ticks).
+        let prio = match entry {
+            PINGER | PONGER => 60,
+            SENDER | RECEIVER => 55,
+            _ => 50,
+        };
+        let (cap, t) = spawn_arg(sim, entry, arg, prio, core);
+        sh.threads.lock().unwrap().insert(t, Thread { prog: sh.program(entry, arg), last: None });
+        tcbs.insert((entry, arg), cap);
+        t
+    };
+    for core in 0..2 {
+        spawn(&mut sim, SERVER, core as Word, core);
+        spawn(&mut sim, RECEIVER, core as Word, core);
+    }
+    for id in 0..4u64 {
+        spawn(&mut sim, CLIENT, id, (id % 2) as usize);
+    }
+    for id in 0..2u64 {
+        spawn(&mut sim, SENDER, id, id as usize);
+    }
+    spawn(&mut sim, PONGER, 0, 1);
+    spawn(&mut sim, PINGER, 0, 0);
+    let m = spawn(&mut sim, MANAGER, 0, 0);
+    // The manager's cycle: suspend and resume threads of both cores, and
+    // every so often run a victim on core 1 and delete it.
+    let mut ops: Vec<(Word, InvocationLabel, Vec<Word>)> = Vec::new();
+    let targets = [(SERVER, 1), (RECEIVER, 1), (CLIENT, 1), (SENDER, 1), (SERVER, 0), (CLIENT, 2), (RECEIVER, 0)];
+    for (i, key) in targets.iter().enumerate() {
+        let cap = tcbs[key];
+        ops.push((cap, InvocationLabel::TcbSuspend, vec![]));
+        ops.push((cap, InvocationLabel::TcbResume, vec![]));
+        if i % 2 == 0 {
+            let k = victim_slot;
+            ops.push((CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, vec![ObjectType::Tcb as Word, 0, 0, k, 1]));
+            ops.push((k, InvocationLabel::TcbConfigure, vec![CAP_INIT_CNODE, CAP_INIT_VSPACE]));
+            ops.push((k, InvocationLabel::TcbSetPriority, vec![50]));
+            ops.push((k, InvocationLabel::TcbSetAffinity, vec![1]));
+            ops.push((k, InvocationLabel::TcbWriteRegisters, vec![1, 3, VICTIM, 0, VICTIM]));
+            ops.push((cap, InvocationLabel::TcbSuspend, vec![]));
+            ops.push((cap, InvocationLabel::TcbResume, vec![]));
+            ops.push((CAP_INIT_CNODE, InvocationLabel::CNodeDelete, vec![k]));
+        }
+    }
+    sh.threads.lock().unwrap().get_mut(&m).unwrap().prog = Prog::Manager { ops, next: 0 };
+    sim.park_root();
+
+    let running = sim.running.clone();
+    let handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
+    let k = &sim.k;
+    let back: Vec<CoreHandle> = std::thread::scope(|scope| {
+        let hs: Vec<_> = handles
+            .into_iter()
+            .zip(running)
+            .map(|(h, run)| {
+                let sh = &sh;
+                scope.spawn(move || core_loop(k, sh, h, run))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("core thread panicked")).collect()
+    });
+    sim.cores = back;
+    sim.check();
+
+    assert_eq!(sh.finished.load(Ordering::SeqCst), FINISHERS);
+    // Every one-way message exactly once; per receiver, each sender's in order.
+    let mut seen = vec![vec![0u32; SENDS as usize]; 2];
+    for log in &sh.logs {
+        let log = log.lock().unwrap();
+        let mut last = [None::<u64>; 2];
+        for &(s, q) in log.iter() {
+            seen[s as usize][q as usize] += 1;
+            assert!(last[s as usize].map_or(true, |l| l < q), "out of order: sender {s} seq {q} after {last:?}");
+            last[s as usize] = Some(q);
+        }
+    }
+    for (s, v) in seen.iter().enumerate() {
+        for (q, &n) in v.iter().enumerate() {
+            assert_eq!(n, 1, "sender {s} message {q} received {n} times");
+        }
+    }
+    let fast = sim.k.core_stats(0).fastpath + sim.k.core_stats(1).fastpath;
+    eprintln!("lock-free path calls: {fast}; victim calls answered: {}", sh.victims.load(Ordering::Relaxed));
+    assert!(fast > CALLS, "the lock-free path was hardly used: {fast}");
+}

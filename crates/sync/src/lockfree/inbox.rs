@@ -1,0 +1,138 @@
+//! The inbox: many producers push nodes, one consumer takes them all at
+//! once, oldest first (a core's queue of threads woken by other cores).
+//!
+//! **Word layout.** `head`: one `AtomicU64` holding the index of the most
+//! recently pushed node, `u32::MAX` = empty. Nodes are linked newest to
+//! oldest through the caller's link array (see [`super::link`]).
+//!
+//! **Algorithm.** A Treiber push (R. K. Treiber, IBM RJ 5118, 1986) and a
+//! take-all by `swap(empty)`, the intrusive MPSC list of the Linux kernel's
+//! `llist` (`llist_add` / `llist_del_all`). No node is ever popped singly,
+//! so there is no ABA problem and the head needs no tag: a pusher's CAS
+//! only ever compares against a head that no consumer can have recycled
+//! without changing it. After `take_all` the consumer owns every taken node
+//! and reverses the chain in place, so [`Drained`] yields them in push
+//! order (FIFO per producer, and in the order the pushes took effect).
+//!
+//! **Orderings.** The push CAS is `Release` (`AcqRel`): it publishes what
+//! the producer wrote before it; the `swap` of `take_all` is `Acquire`.
+//! [`Inbox::is_empty`] is a `Relaxed` load. A Dekker-style handshake — a
+//! consumer publishes a value and then asks `is_empty`, a producer pushes
+//! and then reads the value, and one of them must see the other — needs a
+//! `fence(SeqCst)` between the two accesses on each side (the kernel's "I
+//! am about to run a lower-priority thread: did anyone just wake a thread
+//! for me without interrupting me?"; modelled in `tests/loom_lockfree.rs`).
+
+use super::link::{self, relink, NIL};
+use crate::primitive::{AtomicU64, Ordering};
+
+/// A multi-producer, single-consumer inbox of nodes; see the module
+/// documentation.
+#[derive(Debug)]
+pub struct Inbox {
+    head: AtomicU64,
+}
+
+impl Default for Inbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Inbox {
+    /// An empty inbox.
+    pub fn new() -> Self {
+        Self { head: AtomicU64::new(u64::from(NIL)) }
+    }
+
+    /// Push `node` (the caller's until the push publishes it).
+    #[inline]
+    pub fn push<'a, L>(&self, links: L, node: u32)
+    where
+        L: Fn(u32) -> &'a AtomicU64,
+    {
+        let mut h = self.head.load(Ordering::Relaxed);
+        loop {
+            relink(links(node), h as u32);
+            match self.head.compare_exchange(h, u64::from(node), Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(now) => h = now,
+            }
+        }
+    }
+
+    /// Whether the inbox is empty (a `Relaxed` load; see the module docs).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.head.load(Ordering::Relaxed) == u64::from(NIL)
+    }
+
+    /// Take every node pushed so far, oldest first. **Single consumer**: at
+    /// most one thread may call this at a time (two would each get a valid
+    /// chain, but a consumer racing its own reversal is a logic error).
+    #[inline]
+    pub fn take_all<'a, L>(&self, links: L) -> Drained<'a, L>
+    where
+        L: Fn(u32) -> &'a AtomicU64,
+    {
+        if self.head.load(Ordering::Relaxed) == u64::from(NIL) {
+            return Drained { links, next: NIL };
+        }
+        // Newest first; reverse in place (the nodes are ours now).
+        let mut cur = self.head.swap(u64::from(NIL), Ordering::Acquire) as u32;
+        let mut prev = NIL;
+        while cur != NIL {
+            let next = link::load(links(cur)).next;
+            relink(links(cur), prev);
+            prev = cur;
+            cur = next;
+        }
+        Drained { links, next: prev }
+    }
+}
+
+/// The nodes taken by [`Inbox::take_all`], oldest first. Each node's link is
+/// read before the node is yielded, so the consumer may reuse a yielded
+/// node's link at once.
+#[derive(Debug)]
+pub struct Drained<'a, L: Fn(u32) -> &'a AtomicU64> {
+    links: L,
+    next: u32,
+}
+
+impl<'a, L: Fn(u32) -> &'a AtomicU64> Iterator for Drained<'a, L> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.next == NIL {
+            return None;
+        }
+        let n = self.next;
+        self.next = link::load((self.links)(n)).next;
+        Some(n)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn take_all_yields_push_order() {
+        let l: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(link::new_link())).collect();
+        let at = |i: u32| &l[i as usize];
+        let q = Inbox::new();
+        assert!(q.is_empty());
+        assert_eq!(q.take_all(at).count(), 0);
+        for n in [2, 0, 3] {
+            q.push(at, n);
+        }
+        assert!(!q.is_empty());
+        assert_eq!(q.take_all(at).collect::<Vec<_>>(), [2, 0, 3]);
+        assert!(q.is_empty());
+        q.push(at, 1);
+        assert_eq!(q.take_all(at).collect::<Vec<_>>(), [1]);
+    }
+}

@@ -23,6 +23,11 @@
 //! IPC paths without locks, on compare-and-swap words beside the objects,
 //! and everything else as serialised management operations that exclude
 //! them (`lockfree/`; its branches compile away for the other regimes).
+//! [`Fine`] takes a big-reader lock's read side plus ticket locks on exactly
+//! the objects an IPC, notification or interrupt entry touches, named step by
+//! step before they are read (`plan.rs`), and the write side for everything
+//! else. [`Transactional`] runs each entry as one Intel RTM transaction with
+//! the big lock as fallback. See `docs/regimes.md`.
 //!
 //! **Deferred operations.** A kernel entry never acts outside kernel memory:
 //! it returns an [`ExitPlan`] — the thread to run next, the cores to

@@ -178,17 +178,14 @@ impl Ctx<'_> {
                     return Planned::Ready;
                 }
                 let Some((p, x)) = self.at::<Tcb>(head) else { return Planned::Ready };
-                let mut s = LockSet::default();
-                s.add(tcb_id(p.index()));
-                s.cores.insert(x.core);
-                match x.state {
-                    ThreadState::BlockedOnRecv { reply: Some(r), .. } => s.add(oid(CapObj::Reply(r))),
+                let reply = match x.state {
+                    ThreadState::BlockedOnRecv { reply: Some(r), .. } => Some(oid(CapObj::Reply(r))),
                     ThreadState::BlockedOnSend { grant: true, info, .. } if info.extra_caps() > 0 => {
                         return Planned::Exclusive
                     }
-                    _ => {}
-                }
-                step!(lock, &s);
+                    _ => None,
+                };
+                step!(lock, &partner(p, x.core, reply));
                 Planned::Ready
             }
             CapObj::Notification(n) if sends && self.live(n) => self.plan_signal_partner(n, lock),
@@ -206,10 +203,7 @@ impl Ctx<'_> {
         let Some(x) = self.get(n) else { return Planned::Ready };
         let (head, bound) = (x.queue.head, x.bound);
         if let Some((w, t)) = self.at::<Tcb>(head) {
-            let mut s = LockSet::default();
-            s.add(tcb_id(w.index()));
-            s.cores.insert(t.core);
-            step!(lock, &s);
+            step!(lock, &partner(w, t.core, None));
             return Planned::Ready;
         }
         if bound.is_some() {
@@ -222,10 +216,7 @@ impl Ctx<'_> {
     fn plan_reply_partner(&mut self, r: Ref<crate::object::Reply>, lock: &mut dyn FnMut(&LockSet) -> bool) -> Planned {
         let Some(c) = self.get(r).and_then(|x| x.caller) else { return Planned::Ready };
         let Some(core) = self.get(c).map(|x| x.core) else { return Planned::Ready };
-        let mut s = LockSet::default();
-        s.add(tcb_id(c.index()));
-        s.cores.insert(core);
-        step!(lock, &s);
+        step!(lock, &partner(c, core, None));
         Planned::Ready
     }
 
@@ -249,6 +240,17 @@ impl Ctx<'_> {
             CapObj::Null
         }
     }
+}
+
+/// A partner thread `t` of core `core` (and its reply object, if any).
+fn partner(t: Ref<Tcb>, core: usize, reply: Option<ObjectId>) -> LockSet {
+    let mut s = LockSet::default();
+    s.add(tcb_id(t.index()));
+    s.cores.insert(core);
+    if let Some(r) = reply {
+        s.add(r);
+    }
+    s
 }
 
 fn oid(obj: CapObj) -> ObjectId {

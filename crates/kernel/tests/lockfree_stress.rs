@@ -414,22 +414,7 @@ fn lockfree_ipc_under_concurrent_management() {
     sim.check();
 
     assert_eq!(sh.finished.load(Ordering::SeqCst), FINISHERS);
-    // Every one-way message exactly once; per receiver, each sender's in order.
-    let mut seen = vec![vec![0u32; SENDS as usize]; 2];
-    for log in &sh.logs {
-        let log = log.lock().unwrap();
-        let mut last = [None::<u64>; 2];
-        for &(s, q) in log.iter() {
-            seen[s as usize][q as usize] += 1;
-            assert!(last[s as usize].map_or(true, |l| l < q), "out of order: sender {s} seq {q} after {last:?}");
-            last[s as usize] = Some(q);
-        }
-    }
-    for (s, v) in seen.iter().enumerate() {
-        for (q, &n) in v.iter().enumerate() {
-            assert_eq!(n, 1, "sender {s} message {q} received {n} times");
-        }
-    }
+    assert_conserved(&sh.logs, SENDS);
     let fast = sim.k.core_stats(0).fastpath + sim.k.core_stats(1).fastpath;
     eprintln!("lock-free path calls: {fast}; victim calls answered: {}", sh.victims.load(Ordering::Relaxed));
     assert!(fast > CALLS, "the lock-free path was hardly used: {fast}");

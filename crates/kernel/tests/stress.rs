@@ -142,22 +142,7 @@ fn conservation_under<R: Regime>(regime: R) {
             scope.spawn(move || core_loop(k, sh, h, run));
         }
     });
-    // Every message exactly once; per receiver, each sender's in order.
-    let mut seen: Vec<Vec<u32>> = vec![vec![0; MESSAGES as usize]; 2];
-    for log in &sh.logs {
-        let log = log.lock().unwrap();
-        let mut last = [None::<u64>; 2];
-        for &(s, q) in log.iter() {
-            seen[s as usize][q as usize] += 1;
-            assert!(last[s as usize].map_or(true, |l| l < q), "out of order: sender {s} seq {q} after {last:?}");
-            last[s as usize] = Some(q);
-        }
-    }
-    for (s, v) in seen.iter().enumerate() {
-        for (q, &n) in v.iter().enumerate() {
-            assert_eq!(n, 1, "sender {s} message {q} received {n} times");
-        }
-    }
+    assert_conserved(&sh.logs, MESSAGES);
 }
 
 #[test]

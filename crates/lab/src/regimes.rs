@@ -11,6 +11,9 @@ use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime};
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{NoStats, Profile, SiteRecord};
 use granule_sync::rtm::Rtm;
+use serde_json::{Map, Value};
+
+use crate::output::record;
 
 /// Every regime, in table order. `all` on a command line means all of them.
 pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
@@ -18,14 +21,22 @@ pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "
 /// The regimes named by a comma-separated command-line list (`all` = every
 /// regime), validated and deduplicated, in the order given.
 pub fn selected(list: &[String]) -> Result<Vec<&'static str>> {
+    select_from(REGIMES, list)
+}
+
+/// `list` (names, or `all` for every one of `known`) validated against
+/// `known` and deduplicated, in the order given. Every command that takes
+/// `--regimes` selects through this, whatever its own list of regimes.
+pub fn select_from(known: &[&'static str], list: &[String]) -> Result<Vec<&'static str>> {
     let mut out = Vec::new();
     for r in list {
+        let r = r.trim();
         let names: Vec<&'static str> = if r == "all" {
-            REGIMES.to_vec()
+            known.to_vec()
         } else {
-            match REGIMES.iter().find(|k| **k == r.as_str()) {
+            match known.iter().find(|k| **k == r) {
                 Some(k) => vec![*k],
-                None => bail!("unknown regime `{r}`; known regimes: {} (or all)", REGIMES.join(", ")),
+                None => bail!("unknown regime `{r}`; known regimes: {} (or all)", known.join(", ")),
             }
         };
         for k in names {
@@ -35,9 +46,27 @@ pub fn selected(list: &[String]) -> Result<Vec<&'static str>> {
         }
     }
     if out.is_empty() {
-        bail!("no regime selected; known regimes: {} (or all)", REGIMES.join(", "));
+        bail!("no regime selected; known regimes: {} (or all)", known.join(", "));
     }
     Ok(out)
+}
+
+/// The regimes of `list` this machine can run; each of the others becomes a
+/// `regime_skipped` record (with the reason) in `records`.
+pub fn runnable(list: &[&'static str], records: &mut Vec<Map<String, Value>>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for &r in list {
+        match unavailable(r) {
+            None => out.push(r),
+            Some(why) => {
+                let mut rec = record("regime_skipped");
+                rec.insert("regime".into(), r.into());
+                rec.insert("reason".into(), why.into());
+                records.push(rec);
+            }
+        }
+    }
+    out
 }
 
 /// Why regime `name` cannot run on this machine, or `None` if it can.

@@ -65,6 +65,7 @@ use super::{LockSet, ObjectId, Protocol, Regime};
 use crate::abi::ObjectType;
 use crate::kernel::BootConfig;
 use crate::object::KIND_IRQ;
+use crate::state::bump;
 
 /// Most locks a core holds at once in a shared entry; an entry that needs
 /// more is run exclusively.
@@ -234,8 +235,7 @@ impl<S: LockStats> Fine<S> {
     #[inline(always)]
     fn count(&self, core: usize, i: usize) {
         if S::ENABLED {
-            let c = &self.per_core[core].counts[i];
-            c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            bump(&self.per_core[core].counts[i]);
         }
     }
 

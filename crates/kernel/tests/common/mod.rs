@@ -314,3 +314,25 @@ impl<R: Regime> Sim<R> {
 pub fn msg(label: Word, len: Word) -> MessageInfo {
     MessageInfo::new(label, 0, 0, len)
 }
+
+/// Message conservation for two senders (ids 0 and 1) of `messages`
+/// numbered messages each, given each receiver's log of `(sender, seq)` in
+/// order of reception: every message received exactly once, and each
+/// receiver saw each sender's messages in increasing order.
+pub fn assert_conserved(logs: &[std::sync::Mutex<Vec<(u64, u64)>>], messages: u64) {
+    let mut seen = vec![vec![0u32; messages as usize]; 2];
+    for log in logs {
+        let log = log.lock().unwrap();
+        let mut last = [None::<u64>; 2];
+        for &(s, q) in log.iter() {
+            seen[s as usize][q as usize] += 1;
+            assert!(last[s as usize].map_or(true, |l| l < q), "out of order: sender {s} seq {q} after {last:?}");
+            last[s as usize] = Some(q);
+        }
+    }
+    for (s, v) in seen.iter().enumerate() {
+        for (q, &n) in v.iter().enumerate() {
+            assert_eq!(n, 1, "sender {s} message {q} received {n} times");
+        }
+    }
+}

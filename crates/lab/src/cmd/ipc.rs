@@ -53,8 +53,7 @@ use crate::limits::{self, AtomicCost};
 use crate::machine::Machine;
 use crate::output::{emit, record, Format};
 use crate::progress;
-pub use crate::regimes::selected;
-use crate::regimes::{unavailable, with_regime, Atomics, Experiment, Probe};
+use crate::regimes::{runnable, selected, with_regime, Atomics, Experiment, Probe};
 use crate::stats::summarize;
 
 /// Options of `granule ipc`.
@@ -169,24 +168,6 @@ impl Experiment for PingRun<'_> {
         }
         Ok(PingResult { window, profile, atomics })
     }
-}
-
-/// Regimes of `list` this machine can run; the others become
-/// `regime_skipped` records (with the reason) in `records`.
-pub fn runnable(list: &[&'static str], records: &mut Vec<Map<String, Value>>) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    for &r in list {
-        match unavailable(r) {
-            None => out.push(r),
-            Some(why) => {
-                let mut rec = record("regime_skipped");
-                rec.insert("regime".into(), r.into());
-                rec.insert("reason".into(), why.into());
-                records.push(rec);
-            }
-        }
-    }
-    out
 }
 
 /// Seconds → `Duration`, rejecting nonsense.

@@ -18,10 +18,11 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 
-use super::ipc::{measure, runnable, secs, selected, PingSpec};
+use super::ipc::{measure, secs, PingSpec};
 use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::progress;
+use crate::regimes::{runnable, selected};
 
 /// Options of `granule scale`.
 #[derive(Clone, Debug, ClapArgs)]

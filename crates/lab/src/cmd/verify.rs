@@ -17,10 +17,11 @@ use serde_json::{Map, Value};
 use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::progress;
+use crate::regimes::runnable;
 use crate::verify::driver::RunOptions;
 use crate::verify::generate::generate;
 use crate::verify::program::{Program, Shape};
-use crate::verify::regimes::{kind, selected, unavailable, Kind};
+use crate::verify::regimes::{kind, selected, Kind};
 use crate::verify::shrink::{shrink, Budget};
 use crate::verify::{check_program, still_fails, Check, Finding, Options, Stats};
 
@@ -70,18 +71,10 @@ const MAX_CORES: usize = 8;
 pub fn run(a: &Args) -> Result<()> {
     let wanted = selected(&a.regimes)?;
     let mut skipped = Vec::new();
-    let mut regimes = Vec::new();
-    for r in wanted {
-        match unavailable(r) {
-            Some(why) => {
-                let mut rec = record("regime_skipped");
-                rec.insert("regime".into(), r.into());
-                rec.insert("reason".into(), why.clone().into());
-                eprintln!("skipped {r}: {why}");
-                skipped.push(rec);
-            }
-            None => regimes.push(r),
-        }
+    let regimes = runnable(&wanted, &mut skipped);
+    for rec in &skipped {
+        let field = |f: &str| rec.get(f).and_then(Value::as_str).unwrap_or("?").to_string();
+        eprintln!("skipped {}: {}", field("regime"), field("reason"));
     }
     if regimes.is_empty() {
         bail!("none of the selected regimes can run on this machine");

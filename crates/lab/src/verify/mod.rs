@@ -332,7 +332,8 @@ mod tests {
     fn single_core_programs_agree_across_regimes_and_checks_pass() {
         let opts = Options::default();
         let mut checked = 0;
-        let here: Vec<&str> = regimes::REGIMES.iter().copied().filter(|r| regimes::unavailable(r).is_none()).collect();
+        let here: Vec<&str> =
+            regimes::REGIMES.iter().copied().filter(|r| crate::regimes::unavailable(r).is_none()).collect();
         for seed in 0..40 {
             let p = generate(seed, 2);
             let r = check_program(&p, &here, &opts);

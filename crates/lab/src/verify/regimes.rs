@@ -133,34 +133,9 @@ pub fn fifo_waiters(name: &str) -> bool {
     name != "lockfree"
 }
 
-/// Why regime `name` cannot run here (`rtm` without Intel RTM).
-pub fn unavailable(name: &str) -> Option<String> {
-    crate::regimes::unavailable(name)
-}
-
 /// `--regimes` validated: `all`, or known names without duplicates.
 pub fn selected(names: &[String]) -> anyhow::Result<Vec<&'static str>> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for n in names {
-        let n = n.trim();
-        if n == "all" {
-            for r in REGIMES {
-                if !out.contains(r) {
-                    out.push(r);
-                }
-            }
-            continue;
-        }
-        match REGIMES.iter().find(|r| **r == n) {
-            Some(r) if !out.contains(r) => out.push(r),
-            Some(_) => {}
-            None => anyhow::bail!("unknown regime `{n}`; known regimes: {}, all", REGIMES.join(", ")),
-        }
-    }
-    if out.is_empty() {
-        anyhow::bail!("no regime selected; known regimes: {}, all", REGIMES.join(", "));
-    }
-    Ok(out)
+    crate::regimes::select_from(REGIMES, names)
 }
 
 #[cfg(test)]

@@ -479,7 +479,7 @@ impl<R: Regime> Kernel<R> {
             self.regime.unlock_objects(c);
             self.regime.exit(c);
             rounds += 1;
-            exclusive = planned == Planned::Exclusive || rounds >= MAX_ROUNDS || hint.exclusive;
+            exclusive = planned == Planned::Exclusive || rounds >= MAX_ROUNDS || hint.exclusive();
         }
         self.regime.enter_exclusive(c, spin_hook);
         let out = {

@@ -57,7 +57,7 @@ pub(crate) enum Planned {
 macro_rules! step {
     ($lock:expr, $set:expr) => {{
         let set: &LockSet = $set;
-        if set.exclusive {
+        if set.exclusive() {
             return Planned::Exclusive;
         }
         if !$lock(set) {
@@ -68,7 +68,7 @@ macro_rules! step {
 
 impl Ctx<'_> {
     /// Plan entry `e` of this core, whose scheduler is already held.
-    pub(crate) fn plan(&mut self, e: &Entry, lock: &mut dyn FnMut(&LockSet) -> bool) -> Planned {
+    pub(crate) fn plan<L: FnMut(&LockSet) -> bool>(&mut self, e: &Entry, lock: &mut L) -> Planned {
         let core = self.core;
         let mut first = LockSet::core(core);
         let cur = self.cs(core).current;
@@ -96,7 +96,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn plan_interrupt(&mut self, irq: usize, mut s: LockSet, lock: &mut dyn FnMut(&LockSet) -> bool) -> Planned {
+    fn plan_interrupt<L: FnMut(&LockSet) -> bool>(&mut self, irq: usize, mut s: LockSet, lock: &mut L) -> Planned {
         if irq >= NUM_IRQS {
             step!(lock, &s);
             return Planned::Ready;
@@ -114,12 +114,12 @@ impl Ctx<'_> {
         self.plan_signal_partner(n, lock)
     }
 
-    fn plan_syscall(
+    fn plan_syscall<L: FnMut(&LockSet) -> bool>(
         &mut self,
         caller: Ref<Tcb>,
         a: SyscallArgs,
         mut s: LockSet,
-        lock: &mut dyn FnMut(&LockSet) -> bool,
+        lock: &mut L,
     ) -> Planned {
         let Some(sysno) = Sysno::from_word(a.sysno) else {
             step!(lock, &s);
@@ -195,10 +195,10 @@ impl Ctx<'_> {
 
     /// The first waiter of notification `n` (held) and its core; a bound
     /// thread to wake needs the whole kernel.
-    fn plan_signal_partner(
+    fn plan_signal_partner<L: FnMut(&LockSet) -> bool>(
         &mut self,
         n: Ref<crate::object::Notification>,
-        lock: &mut dyn FnMut(&LockSet) -> bool,
+        lock: &mut L,
     ) -> Planned {
         let Some(x) = self.get(n) else { return Planned::Ready };
         let (head, bound) = (x.queue.head, x.bound);
@@ -213,7 +213,11 @@ impl Ctx<'_> {
     }
 
     /// The thread waiting on reply object `r` (held) and its core.
-    fn plan_reply_partner(&mut self, r: Ref<crate::object::Reply>, lock: &mut dyn FnMut(&LockSet) -> bool) -> Planned {
+    fn plan_reply_partner<L: FnMut(&LockSet) -> bool>(
+        &mut self,
+        r: Ref<crate::object::Reply>,
+        lock: &mut L,
+    ) -> Planned {
         let Some(c) = self.get(r).and_then(|x| x.caller) else { return Planned::Ready };
         let Some(core) = self.get(c).map(|x| x.core) else { return Planned::Ready };
         step!(lock, &partner(c, core, None));
@@ -223,6 +227,7 @@ impl Ctx<'_> {
     /// What capability pointer `cptr` of `t` names (null if nothing live).
     /// Reads only the CSpace (changed only under the exclusive side) and
     /// generations; other objects are not followed.
+    #[inline]
     fn cap_obj(&mut self, t: Ref<Tcb>, cptr: Word) -> CapObj {
         let Some(cnode) = self.cspace_of(t) else { return CapObj::Null };
         let Ok(index) = u32::try_from(cptr) else { return CapObj::Null };
@@ -243,6 +248,7 @@ impl Ctx<'_> {
 }
 
 /// A partner thread `t` of core `core` (and its reply object, if any).
+#[inline(always)]
 fn partner(t: Ref<Tcb>, core: usize, reply: Option<ObjectId>) -> LockSet {
     let mut s = LockSet::default();
     s.add(tcb_id(t.index()));
@@ -253,6 +259,7 @@ fn partner(t: Ref<Tcb>, core: usize, reply: Option<ObjectId>) -> LockSet {
     s
 }
 
+#[inline(always)]
 fn oid(obj: CapObj) -> ObjectId {
     obj.id().unwrap_or_default()
 }

@@ -111,7 +111,9 @@ impl Op {
                     add(&mut s, CapObj::Reply(r));
                 }
                 // Capability transfer touches CNodes: no fine-grained path.
-                s.exclusive |= msg.grant && msg.info.extra_caps() > 0;
+                if msg.grant && msg.info.extra_caps() > 0 {
+                    s.set_exclusive();
+                }
             }
             Op::Send(SendOp::Block { ep, .. }) => add(&mut s, CapObj::Endpoint(ep)),
             Op::Send(SendOp::Drop) | Op::Recv(RecvOp::Nothing) | Op::Wait(WaitOp::Nothing) => {}
@@ -123,7 +125,9 @@ impl Op {
                 }
                 if let Some(x) = ctx.get(sender) {
                     if let ThreadState::BlockedOnSend { grant, info, .. } = x.state {
-                        s.exclusive |= grant && info.extra_caps() > 0;
+                        if grant && info.extra_caps() > 0 {
+                            s.set_exclusive();
+                        }
                     }
                 }
             }
@@ -141,15 +145,15 @@ impl Op {
             Op::Signal(SignalOp::WakeBound { ntfn, tcb: t, .. }) => {
                 add(&mut s, CapObj::Notification(ntfn));
                 tcb(&mut s, ctx, t);
-                s.exclusive = true;
+                s.set_exclusive();
             }
             Op::Signal(SignalOp::Accumulate { ntfn, .. }) => add(&mut s, CapObj::Notification(ntfn)),
             Op::Wait(WaitOp::Take { ntfn } | WaitOp::Block { ntfn }) => add(&mut s, CapObj::Notification(ntfn)),
             Op::Tcb(op) => {
                 tcb(&mut s, ctx, op.target());
-                s.exclusive = true;
+                s.set_exclusive();
             }
-            Op::CNode(_) | Op::Retype(_) | Op::Irq(_) | Op::Frame(_) => s.exclusive = true,
+            Op::CNode(_) | Op::Retype(_) | Op::Irq(_) | Op::Frame(_) => s.set_exclusive(),
         }
         s
     }
@@ -376,7 +380,7 @@ fn reply_lock_set(s: &mut LockSet, ctx: &mut Ctx<'_>, op: &ReplyOp, info: Messag
             s.cores.insert(x.core);
         }
         if grant && info.extra_caps() > 0 {
-            s.exclusive = true;
+            s.set_exclusive();
         }
     }
 }

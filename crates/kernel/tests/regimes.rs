@@ -86,7 +86,7 @@ fn fast_path_agrees_with_general_path_and_lock_sets_name_objects() {
     });
     assert!(call.is_some(), "no Call lock set among {} sets", sets.len());
     // Retype is exclusive.
-    assert!(sets.iter().any(|s| s.exclusive));
+    assert!(sets.iter().any(|s| s.exclusive()));
 }
 
 #[test]

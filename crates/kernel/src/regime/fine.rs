@@ -108,7 +108,8 @@ struct Held {
 #[derive(Debug)]
 struct PerCore {
     held: UnsafeCell<Held>,
-    /// The core's next system call must be exclusive.
+    /// The core's next system call must be exclusive. Written only by this
+    /// core (an atomic only so that `Fine` is `Sync` without more `unsafe`).
     escalate: AtomicBool,
     /// Event counts (kept only when `S` profiles; written by this core).
     counts: [AtomicU64; 5],
@@ -240,7 +241,7 @@ impl<S: LockStats> Fine<S> {
     }
 
     /// Lock index of `id`, if it names a lockable object in range.
-    #[inline]
+    #[inline(always)]
     fn index_of(&self, id: ObjectId) -> Option<u32> {
         const TCB: u8 = ObjectType::Tcb as u8;
         const EP: u8 = ObjectType::Endpoint as u8;
@@ -398,7 +399,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
 
     #[track_caller]
     fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, mut spin: F) -> bool {
-        if set.exclusive {
+        if set.exclusive() {
             return false;
         }
         let site = Location::caller();
@@ -413,8 +414,8 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
                 return false;
             }
         }
-        for id in set.objects() {
-            match self.index_of(id) {
+        for &key in set.keys() {
+            match self.index_of(ObjectId::from_key(key)) {
                 Some(i) if self.take(core, h, i, &mut spin, site) => {}
                 _ => return false,
             }
@@ -454,7 +455,15 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         h.max = 0;
     }
 
+    #[inline]
     fn take_escalation(&self, core: usize) -> bool {
-        self.per_core[core].escalate.swap(false, Ordering::Relaxed)
+        // Only `core` writes its flag (in `lock_set`), so a load and, rarely,
+        // a store do: no read-modify-write on the path of every system call.
+        let e = &self.per_core[core].escalate;
+        let set = e.load(Ordering::Relaxed);
+        if set {
+            e.store(false, Ordering::Relaxed);
+        }
+        set
     }
 }

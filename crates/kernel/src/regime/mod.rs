@@ -44,15 +44,20 @@ use crate::exit::CoreMask;
 
 /// What a kernel entry touches: objects by kind and slab index, plus the
 /// ready queues of `cores`.
+///
+/// Kept small and cheap on the system-call path: each object is one packed
+/// word ([`ObjectId::key`]), kept sorted, so that adding an object is a short
+/// scan and an insertion by swaps (no call to `memmove`), and every field is
+/// a whole word (copying a set never loads a word that narrower stores have
+/// just written, which would stall store-to-load forwarding).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LockSet {
-    objects: [ObjectId; LockSet::MAX],
+    keys: [u64; LockSet::MAX],
     len: usize,
     /// Cores whose scheduler state (ready queue, current thread) is touched.
     pub cores: CoreMask,
-    /// The operation may create or destroy objects, or touch an unbounded
-    /// number of them (retype, delete, revoke…): it needs the whole kernel.
-    pub exclusive: bool,
+    /// Non-zero: see [`LockSet::exclusive`] (a whole word, see above).
+    whole: u64,
 }
 
 /// An object named in a [`LockSet`]: its kind and slab index.
@@ -64,11 +69,26 @@ pub struct ObjectId {
     pub index: u32,
 }
 
+impl ObjectId {
+    /// Kind and index packed in one word, ordered as `(kind, index)`.
+    #[inline(always)]
+    pub const fn key(self) -> u64 {
+        (self.kind as u64) << 32 | self.index as u64
+    }
+
+    /// The object a [`Self::key`] packs.
+    #[inline(always)]
+    pub const fn from_key(key: u64) -> Self {
+        Self { kind: (key >> 32) as u8, index: key as u32 }
+    }
+}
+
 impl LockSet {
     /// Most objects an operation names; more makes the set exclusive.
     pub const MAX: usize = 8;
 
     /// The set holding only core `core`'s scheduler.
+    #[inline(always)]
     pub fn core(core: usize) -> Self {
         let mut s = Self::default();
         s.cores.insert(core);
@@ -77,52 +97,82 @@ impl LockSet {
 
     /// An exclusive set (the operation needs the whole kernel).
     pub fn whole() -> Self {
-        Self { exclusive: true, ..Self::default() }
+        Self { whole: 1, ..Self::default() }
+    }
+
+    /// Whether the operation may create or destroy objects, or touch an
+    /// unbounded number of them (retype, delete, revoke…): it needs the
+    /// whole kernel.
+    #[inline(always)]
+    pub fn exclusive(&self) -> bool {
+        self.whole != 0
+    }
+
+    /// Mark the set exclusive (see [`Self::exclusive`]).
+    #[inline(always)]
+    pub fn set_exclusive(&mut self) {
+        self.whole = 1;
     }
 
     /// Number of objects (cores not counted).
+    #[inline(always)]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the set names no object (cores not counted).
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Add everything `other` names.
+    #[inline]
     pub fn extend(&mut self, other: &LockSet) {
-        for id in other.objects[..other.len].iter().copied() {
-            self.add(id);
+        for &key in other.keys() {
+            self.add_key(key);
         }
         self.cores = CoreMask(self.cores.0 | other.cores.0);
-        self.exclusive |= other.exclusive;
+        self.whole |= other.whole;
     }
 
     /// Add an object (duplicates are ignored). The set stays sorted.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, id: ObjectId) {
-        let mut i = self.len;
-        while i > 0 && self.objects[i - 1] > id {
-            i -= 1;
-        }
-        if i > 0 && self.objects[i - 1] == id {
+        self.add_key(id.key());
+    }
+
+    #[inline(always)]
+    fn add_key(&mut self, key: u64) {
+        if self.keys().contains(&key) {
             return;
         }
         if self.len == Self::MAX {
-            self.exclusive = true;
+            self.whole = 1;
             return;
         }
-        self.objects.copy_within(i..self.len, i + 1);
-        self.objects[i] = id;
+        // Append, then swap down into place (sets are tiny and usually
+        // built in order, so this rarely swaps at all).
+        let mut i = self.len;
+        self.keys[i] = key;
         self.len += 1;
+        while i > 0 && self.keys[i - 1] > key {
+            self.keys.swap(i - 1, i);
+            i -= 1;
+        }
+    }
+
+    /// The objects as packed keys ([`ObjectId::key`]), in lock order.
+    #[inline(always)]
+    pub fn keys(&self) -> &[u64] {
+        &self.keys[..self.len.min(Self::MAX)]
     }
 
     /// The objects, in (kind, index) order — the lock order of the `fine`
     /// regime.
     #[inline]
     pub fn objects(&self) -> impl Iterator<Item = ObjectId> + '_ {
-        self.objects[..self.len].iter().copied()
+        self.keys().iter().map(|&k| ObjectId::from_key(k))
     }
 }
 

@@ -107,7 +107,7 @@ unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H
 
     #[inline(always)]
     fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
-        if set.exclusive && self.elided.htm().in_transaction() {
+        if set.exclusive() && self.elided.htm().in_transaction() {
             // Does not return inside a transaction (the `Htm` contract).
             self.elided.htm().abort(NEEDS_LOCK);
         }

@@ -64,21 +64,6 @@ fn waiters_are_woken_in_order_across_cores() {
     sim.sys(0, Sysno::Wait, n, msg(0, 0), 0);
     assert_eq!(sim.running[0], Some(sim.root));
     let b = mint(&mut sim, n, CapRights::WRITE, 7);
-    if LOCKFREE_SUITE {
-        // `lockfree` serves waiters last-in first-out (its wait queues are
-        // stacks): the core-0 waiter first, preempting the root (priority
-        // 150), then the core-1 waiter with an IPI.
-        sim.ipi_log.clear();
-        sim.sys(0, Sysno::Signal, b, msg(0, 0), 0);
-        assert!(sim.ipi_log.is_empty());
-        assert_eq!(sim.running[0], Some(w0));
-        assert_eq!((sim.buf(w0).result(), sim.buf(w0).badge), (Ok(()), 7));
-        sim.sys(0, Sysno::Signal, b, msg(0, 0), 0);
-        assert_eq!(sim.ipi_log, vec![(0, 1)]);
-        assert_eq!(sim.running[1], Some(w1));
-        assert_eq!(sim.buf(w1).badge, 7);
-        return;
-    }
     // First signal wakes the core-1 waiter (first in the queue) with an IPI.
     sim.ipi_log.clear();
     sim.sys(0, Sysno::Signal, b, msg(0, 0), 0);

@@ -538,22 +538,56 @@ fn dual_queue_is_fifo_for_side_a() {
     });
 }
 
-/// Side B is a stack whose take survives ABA: a taker reads top X and its
-/// successor Y; meanwhile another takes X and Y and X waits again alone.
+/// Side B is FIFO too: a receiver's arrival races a sender taking the
+/// only waiting receiver (the close protocol across sides). The sender gets
+/// the oldest receiver, the newer one is not lost and is taken next.
+#[test]
+fn dual_queue_side_b_is_fifo_under_a_partner() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(3));
+        let q = Arc::new(DualQueue::new());
+        nodes.set(0, 10);
+        assert_eq!(q.offer(|i| nodes.link(i), Side::B, 0), None);
+        let enq = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || {
+                nodes.set(1, 11);
+                q.offer(|i| nodes.link(i), Side::B, 1)
+            })
+        };
+        let partner = q.offer(|i| nodes.link(i), Side::A, 2);
+        assert_eq!(partner, Some(0), "the oldest receiver is taken first");
+        assert_eq!(nodes.get(0), 10);
+        assert_eq!(enq.join().unwrap(), None);
+        let left: Vec<u32> = q.iter(|i| nodes.link(i), 9).collect();
+        assert_eq!(left, vec![1], "the newer receiver was lost or doubled");
+        assert_eq!(q.snapshot().waiting, Some(Side::B));
+        assert_eq!(q.offer(|i| nodes.link(i), Side::A, 2), Some(1));
+        assert_eq!(nodes.get(1), 11);
+        assert_eq!(q.snapshot().waiting, None);
+    });
+}
+
+/// Taking survives ABA at the head: a taker reads head X and its successor
+/// Y; meanwhile another takes X and Y and X waits again alone. Every node
+/// is taken or waiting exactly once.
 #[test]
 fn dual_queue_side_b_take_survives_aba() {
     model(|| {
         let nodes = Arc::new(Nodes::new(2));
         let q = Arc::new(DualQueue::new());
         let link = |i: u32| nodes.link(i);
-        assert_eq!(q.offer(link, Side::B, 1), None);
         assert_eq!(q.offer(link, Side::B, 0), None);
+        assert_eq!(q.offer(link, Side::B, 1), None);
         let taker = {
             let (nodes, q) = (nodes.clone(), q.clone());
             thread::spawn(move || q.take(|i| nodes.link(i), Side::B))
         };
         let x = q.take(link, Side::B);
         let y = q.take(link, Side::B);
+        if let (Some(x), Some(y)) = (x, y) {
+            assert_eq!((x, y), (0, 1), "taken out of order");
+        }
         let mut mine: Vec<u32> = [x, y].into_iter().flatten().collect();
         if mine.contains(&0) {
             assert_eq!(q.offer(link, Side::B, 0), None);
@@ -597,6 +631,60 @@ fn signal_stack_loses_no_wake_up() {
             (Waited::Pushed, Some(0)) => assert!(!st.active && st.waiter.is_none() && st.bits == 0),
             other => panic!("lost or doubled wake-up: {other:?}, {st:?}"),
         }
+    });
+}
+
+/// Notification waiters are woken in arrival order: node 0 waits, node 1
+/// arrives while two signals come. The first signal wakes node 0 (racing
+/// node 1's enqueue behind it: the close protocol); the second wakes node 1
+/// if it waits by then, and otherwise node 1 consumes its badge.
+#[test]
+fn signal_waiters_are_woken_fifo() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let word = Arc::new(SignalStack::new());
+        nodes.set(0, 10);
+        assert_eq!(word.wait(|i| nodes.link(i), 0), Waited::Pushed);
+        let waiter = {
+            let (nodes, word) = (nodes.clone(), word.clone());
+            thread::spawn(move || {
+                nodes.set(1, 11);
+                word.wait(|i| nodes.link(i), 1)
+            })
+        };
+        assert_eq!(word.signal(|i| nodes.link(i), 0b01), Some(0), "the oldest waiter first");
+        assert_eq!(nodes.get(0), 10);
+        let second = word.signal(|i| nodes.link(i), 0b10);
+        let waited = waiter.join().unwrap();
+        let st = word.state();
+        match (waited, second) {
+            (Waited::Pushed, Some(1)) => assert_eq!(nodes.get(1), 11),
+            (Waited::Took(0b10), None) => {}
+            other => panic!("lost or doubled wake-up: {other:?}, {st:?}"),
+        }
+        assert!(!st.active && st.waiter.is_none() && st.bits == 0, "{st:?}");
+    });
+}
+
+/// Two signallers race for two queued waiters: each waiter is woken
+/// exactly once and the word ends empty.
+#[test]
+fn signal_racing_wakers_take_each_waiter_once() {
+    model(|| {
+        let nodes = Arc::new(Nodes::new(2));
+        let word = Arc::new(SignalStack::new());
+        assert_eq!(word.wait(|i| nodes.link(i), 0), Waited::Pushed);
+        assert_eq!(word.wait(|i| nodes.link(i), 1), Waited::Pushed);
+        let other = {
+            let (nodes, word) = (nodes.clone(), word.clone());
+            thread::spawn(move || word.signal(|i| nodes.link(i), 1))
+        };
+        let mine = word.signal(|i| nodes.link(i), 2);
+        let theirs = other.join().unwrap();
+        let mut got: Vec<u32> = [mine, theirs].into_iter().flatten().collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1]);
+        assert_eq!(word.state(), granule_sync::lockfree::SignalState { waiter: None, active: false, bits: 0 });
     });
 }
 

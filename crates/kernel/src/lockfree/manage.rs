@@ -77,7 +77,7 @@ impl Ctx<'_> {
         }
     }
 
-    /// `ep_head` under `lockfree`: the top waiter of `ep`.
+    /// `ep_head` under `lockfree`: the first waiter of `ep` (the oldest).
     pub(crate) fn lf_ep_head(&mut self, ep: Ref<Endpoint>) -> Option<Option<Ref<Tcb>>> {
         let lf = self.lf()?;
         let top = lf.eps[ep.index() as usize].snapshot().first;

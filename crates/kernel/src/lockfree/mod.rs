@@ -9,12 +9,15 @@
 //! `xchg`). They synchronise only through words changed by compare-and-swap
 //! (`shared.rs`, objects from `granule_sync::lockfree`):
 //!
-//! * an endpoint is a [`DualQueue`] word: the waiting senders (first-in
-//!   first-out) or the waiting receivers (last-in first-out), linked through
+//! * an endpoint is a [`DualQueue`] word: the waiting senders or the
+//!   waiting receivers, both first-in first-out as in seL4, linked through
 //!   per-thread link words. A sender takes a waiting receiver, or waits
-//!   itself, in one CAS when uncontended; receivers likewise.
+//!   itself, in one CAS when uncontended (two to take the only remaining
+//!   waiter, or to wait behind others); receivers likewise.
 //! * a notification is a [`SignalStack`] (128-bit: badge bits, active flag,
-//!   waiter stack), signalled and waited on with one `cmpxchg16b`.
+//!   FIFO of waiters), signalled and waited on with one `cmpxchg16b` when
+//!   uncontended (plus a link CAS to wake the only remaining waiter, or to
+//!   wait behind others).
 //! * a reply object is a [`shared::ReplyWord`]: empty, the receiver that
 //!   will record a caller in it, or the caller waiting for its answer.
 //! * a thread woken for another core is pushed on that core's
@@ -127,9 +130,9 @@ pub(crate) use shared::LfState;
 
 use crate::state::Ctx;
 
-/// The dual queue side of waiting senders (served first-in first-out).
+/// The dual queue side of waiting senders.
 pub(crate) const SENDERS: Side = Side::A;
-/// The dual queue side of waiting receivers (served last-in first-out).
+/// The dual queue side of waiting receivers.
 pub(crate) const RECEIVERS: Side = Side::B;
 
 /// The most threads a `lockfree` kernel can have: endpoint words hold

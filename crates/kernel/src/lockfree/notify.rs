@@ -3,9 +3,11 @@
 //! The general path's `decode_signal`/`invoke_signal` and `invoke_wait`
 //! (`object/notification.rs`), with the word and the waiter queue replaced
 //! by one [`granule_sync::lockfree::SignalStack`] changed by `cmpxchg16b`:
-//! "wake the first waiter, or accumulate" and "consume, or wait" are each
-//! one CAS, so a signal and a wait racing on two cores can neither both
-//! wait nor lose the badge. A bound thread (seL4's notification binding)
+//! "wake the oldest waiter, or accumulate" and "consume, or wait" are
+//! each decided by one CAS (waking the only remaining waiter closes its
+//! link first, waiting behind others links to the tail first), so a
+//! signal and a wait racing on two cores can neither both wait nor lose
+//! the badge. A bound thread (seL4's notification binding)
 //! is served only by management entries (`decode.rs` sends such signals
 //! there), where the order is the general path's: waiter, then bound
 //! thread, then accumulate.

@@ -15,8 +15,8 @@
 //!
 //! | array | per | word |
 //! |---|---|---|
-//! | `eps` | endpoint slot | [`DualQueue`]: waiting senders (FIFO) or receivers (LIFO) |
-//! | `ntfns` | notification slot | [`SignalStack`]: badge bits, active, waiters |
+//! | `eps` | endpoint slot | [`DualQueue`]: waiting senders or receivers (FIFO) |
+//! | `ntfns` | notification slot | [`SignalStack`]: badge bits, active, waiters (FIFO) |
 //! | `replies` | reply slot | [`ReplyWord`]: empty, the caller, or the receiver |
 //! | `links` | TCB slot | the thread's link in whichever of the above (or an inbox) holds it |
 //! | `cores` | core | [`LfCore`]: wake-up inbox, published priority |

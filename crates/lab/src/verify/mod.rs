@@ -246,9 +246,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
             (s.messages, s.replies, s.notifications) = (c.messages, c.replies, c.notifications);
             v.extend(cv);
         }
-        // The oracle serves waiters in arrival order (seL4); a regime that
-        // does not (`lockfree`) is held to conservation and invariants only.
-        if v.is_empty() && regimes::fifo_waiters(regime) {
+        if v.is_empty() {
             match linearize::check(prog, rec) {
                 linearize::Verdict::Linearizable => s.linearizable = 1,
                 linearize::Verdict::Inconclusive => s.lin_inconclusive = 1,
@@ -285,10 +283,6 @@ pub fn check_program(prog: &Program, regimes: &[&'static str], opts: &Options) -
     }
     if let Some(((r0, t0), rest)) = traces.split_first() {
         for (r, t) in rest {
-            if regimes::fifo_waiters(r0) != regimes::fifo_waiters(r) {
-                // Different (documented) waiter orders: not comparable.
-                continue;
-            }
             let stats = &mut res.stats.iter_mut().find(|(n, _)| n == r).expect("ran").1;
             stats.determinism_checks += 1;
             if let Some(d) = t0.diff(t, r0, r) {

@@ -125,14 +125,6 @@ regimes! {
     "lockfree" => StopsWorld, |cores, _fault| LockFree::new(cores),
 }
 
-/// Whether regime `name` serves waiting receivers and notification waiters
-/// in arrival order, as seL4 does. `lockfree` serves them last-in first-out
-/// (docs/lockfree-kernel.md), so its single-core results are not compared
-/// with the others' (they legitimately differ).
-pub fn fifo_waiters(name: &str) -> bool {
-    name != "lockfree"
-}
-
 /// `--regimes` validated: `all`, or known names without duplicates.
 pub fn selected(names: &[String]) -> anyhow::Result<Vec<&'static str>> {
     crate::regimes::select_from(REGIMES, names)

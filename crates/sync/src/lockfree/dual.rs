@@ -1,7 +1,6 @@
 //! The dual queue: one double-width word in which waiters of two kinds wait
 //! for each other — the senders and receivers of a synchronous endpoint.
-//! Waiters of side A are served first-in first-out, waiters of side B
-//! last-in first-out.
+//! Waiters of both sides are served first-in first-out.
 //!
 //! An arriving party either *takes* a waiter of the other side (the partner
 //! is then the caller's: the kernel hands the message over outside the
@@ -20,9 +19,9 @@
 //! ```
 //!
 //! * `kind`: 0 = nobody waits, 1 = side A waits, 2 = side B waits.
-//! * `first + 1`: the waiter a partner would take — side A's oldest (the
-//!   queue's head), side B's newest (the stack's top); `0` = none.
-//! * `tail + 1`: side A's newest (the queue's tail; may lag, see below).
+//! * `first + 1`: the waiter a partner would take — the oldest (the
+//!   queue's head); `0` = none.
+//! * `tail + 1`: the newest (the queue's tail; may lag, see `fifo.rs`).
 //! * `mark`: one bit the owner sets and clears ([`DualQueue::set_mark`]);
 //!   every operation keeps it. The kernel's meaning: "a waiter here must be
 //!   taken by the exclusive path" (a sender transferring capabilities).
@@ -36,40 +35,19 @@
 //!   operation for 2^29 changes of this one word (minutes of back-to-back
 //!   IPC on one endpoint) for the tag to wrap under it.
 //!
-//! Side A's nodes are linked oldest to newest, side B's newest to oldest.
+//! Both sides' nodes are linked oldest to newest.
 //!
-//! **Side B (LIFO): Treiber's stack** (R. K. Treiber, IBM RJ 5118, 1986).
-//! Wait: link the node to the top, CAS the word to it. Take: read the top's
-//! link, CAS the word to the successor. A taker that read the link of a top
-//! that meanwhile left and came back reads a stale link, but its CAS fails
-//! on the tag.
+//! **Both sides: the Michael–Scott queue without its dummy node**
+//! (`fifo.rs`, M. M. Michael and M. L. Scott, PODC 1996): whichever side
+//! waits is one FIFO queue, its head and tail in this word and `kind`
+//! saying whose it is, so senders and receivers are both served in arrival
+//! order (as seL4 serves them). The word's tag makes every CAS against a
+//! word of the other side, or of an older queue, fail.
 //!
-//! **Side A (FIFO): the Michael–Scott queue** (M. M. Michael and M. L.
-//! Scott, *Simple, fast, and practical non-blocking and blocking concurrent
-//! queue algorithms*, PODC 1996) without its dummy node, because the nodes
-//! are the waiting threads themselves and a dequeued thread must be free to
-//! wait elsewhere at once:
-//!
-//! * wait on an empty word: CAS the word to `head = tail = node`.
-//! * wait behind tail `t`: read `t`'s link, re-check the word, then CAS the
-//!   link from "no successor" to the node (the linearisation point), then
-//!   try to swing the word's tail to the node. The tail may lag by one node;
-//!   anyone who finds the tail's link non-empty swings it first (helping).
-//! * take head `h` with a successor: read `h`'s link, re-check the word,
-//!   CAS the word's head to the successor.
-//! * take the last node `h` (`head == tail`): the dummy's job — keeping
-//!   enqueuers from linking behind a node that is leaving — is done by
-//!   *closing* `h`'s link with a CAS ("no successor" → "closed"). The
-//!   closer owns `h`; it (or anyone who finds the tail closed) then CASes
-//!   the word to empty. An enqueuer's CAS on a closed link fails.
-//!
-//! Links carry their own tag ([`super::link`]): an enqueuer that read the
-//! tail's link, re-checked the word, and then lost the tail (taken, and
-//! waiting elsewhere behind a fresh link) fails its link CAS.
-//!
-//! So an uncontended side-B wait or take is one CAS, a side-A wait on an
-//! empty word one CAS, a side-A take of a non-last waiter one CAS; a side-A
-//! wait behind others and a take of the last side-A waiter are two.
+//! So an uncontended wait on an empty word is one CAS, a take of a
+//! non-last waiter one CAS; a wait behind others and a take of the last
+//! waiter (the close, then the word) are two. (Before both sides were
+//! FIFO, side B was a Treiber stack whose last take was one CAS.)
 //!
 //! **Orderings.** Successful CASes are `AcqRel` (a wait publishes what its
 //! caller wrote before it; a take acquires it), loads `Acquire`, so a link
@@ -82,7 +60,8 @@
 //! excluded); they also bring a lagging tail up to date. Breaking that
 //! contract can scramble the queue but is never undefined behaviour.
 
-use super::link::{self, relink, Link, NIL};
+use super::fifo::{self, Cell, Ends, Step};
+use super::link::{self, relink, NIL};
 use crate::primitive::{AtomicU64, Ordering};
 
 /// Largest node index a dual queue can hold.
@@ -98,9 +77,9 @@ const TAG_SHIFT: u32 = 35;
 /// The two kinds of waiters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
-    /// Served first-in first-out (the kernel's senders).
+    /// The kernel's senders.
     A,
-    /// Served last-in first-out (the kernel's receivers).
+    /// The kernel's receivers.
     B,
 }
 
@@ -117,7 +96,7 @@ pub struct Snapshot {
 
 /// A decoded word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Word(u64);
+pub(crate) struct Word(u64);
 
 /// `index + 1` in a 16-bit field (`NIL` → 0).
 #[inline(always)]
@@ -163,7 +142,7 @@ impl Word {
             Some(Side::B) => 2,
         };
         let first = if waiting.is_none() { NIL } else { first };
-        let tail = if waiting == Some(Side::A) { tail } else { NIL };
+        let tail = if waiting.is_none() { NIL } else { tail };
         let tag = (self.0 >> TAG_SHIFT).wrapping_add(1) << TAG_SHIFT;
         Word(tag | (self.0 & MARK) | (kind << KIND_SHIFT) | (field(tail) << TAIL_SHIFT) | field(first))
     }
@@ -173,12 +152,23 @@ impl Word {
     }
 }
 
-/// What one attempt of an operation found.
-enum Step {
-    /// Done: `Some(partner)` taken, or `None` (waiting, or nothing to take).
-    Done(Option<u32>),
-    /// Something changed: try again with the word as it is now.
-    Retry(Word),
+impl Ends for Word {
+    #[inline(always)]
+    fn head(self) -> u32 {
+        self.first()
+    }
+    #[inline(always)]
+    fn tail(self) -> u32 {
+        Word::tail(self)
+    }
+    #[inline(always)]
+    fn ends(self, head: u32, tail: u32) -> Word {
+        if head == NIL {
+            self.empty()
+        } else {
+            self.then(self.waiting(), head, tail)
+        }
+    }
 }
 
 /// A dual queue word; see the module documentation.
@@ -193,21 +183,22 @@ impl Default for DualQueue {
     }
 }
 
-impl DualQueue {
-    /// Nobody waiting, unmarked.
-    pub fn new() -> Self {
-        Self { word: AtomicU64::new(0) }
-    }
-
+impl Cell for DualQueue {
+    type W = Word;
     #[inline(always)]
     fn load(&self) -> Word {
         Word(self.word.load(Ordering::Acquire))
     }
-
-    /// CAS from `seen` to `new`; the word now if it failed.
     #[inline(always)]
     fn cas(&self, seen: Word, new: Word) -> Result<(), Word> {
         self.word.compare_exchange(seen.0, new.0, Ordering::AcqRel, Ordering::Acquire).map(|_| ()).map_err(Word)
+    }
+}
+
+impl DualQueue {
+    /// Nobody waiting, unmarked.
+    pub fn new() -> Self {
+        Self { word: AtomicU64::new(0) }
     }
 
     /// Who waits, and who would be taken next.
@@ -218,8 +209,7 @@ impl DualQueue {
         Snapshot { waiting: w.waiting(), first: (first != NIL).then_some(first), marked: w.marked() }
     }
 
-    /// Take the next waiter of `side` (side A: the oldest, side B: the
-    /// newest), or `None` if nobody of that side waits. The taken node is
+    /// Take the oldest waiter of `side`, or `None` if nobody of that side waits. The taken node is
     /// the caller's.
     #[inline(always)]
     pub fn take<'a, L>(&self, links: L, side: Side) -> Option<u32>
@@ -231,7 +221,7 @@ impl DualQueue {
             if w.waiting() != Some(side) {
                 return None;
             }
-            match self.take_step(&links, w) {
+            match fifo::take_step(self, &links, w) {
                 Step::Done(p) => return p,
                 Step::Retry(now) => w = now,
             }
@@ -251,7 +241,7 @@ impl DualQueue {
         let mut w = self.load();
         loop {
             let step = match w.waiting() {
-                Some(s) if s != side => self.take_step(&links, w),
+                Some(s) if s != side => fifo::take_step(self, &links, w),
                 None => {
                     relink(links(node), NIL);
                     match self.cas(w, w.then(Some(side), node, node)) {
@@ -259,128 +249,12 @@ impl DualQueue {
                         Err(now) => Step::Retry(now),
                     }
                 }
-                Some(Side::B) => {
-                    relink(links(node), w.first());
-                    match self.cas(w, w.then(Some(Side::B), node, NIL)) {
-                        Ok(()) => Step::Done(None),
-                        Err(now) => Step::Retry(now),
-                    }
-                }
-                Some(Side::A) => self.enqueue_step(&links, w, node),
+                Some(_) => fifo::enqueue_step(self, &links, w, node),
             };
             match step {
                 Step::Done(p) => return p,
                 Step::Retry(now) => w = now,
             }
-        }
-    }
-
-    /// One attempt to take the first waiter of a non-empty word `w`.
-    #[inline(always)]
-    fn take_step<'a, L>(&self, links: &L, w: Word) -> Step
-    where
-        L: Fn(u32) -> &'a AtomicU64,
-    {
-        let h = w.first();
-        let l = link::load(links(h));
-        if w.waiting() == Some(Side::B) {
-            let next = if l.next == NIL { w.empty() } else { w.then(Some(Side::B), l.next, NIL) };
-            return match self.cas(w, next) {
-                Ok(()) => Step::Done(Some(h)),
-                Err(now) => Step::Retry(now),
-            };
-        }
-        // Side A: the link must be the one of `w`'s head.
-        let now = self.load();
-        if now != w {
-            return Step::Retry(now);
-        }
-        if h != w.tail() {
-            if l.next == NIL || l.closed {
-                // Not consistent with `w` (cannot happen): read again.
-                return Step::Retry(self.load());
-            }
-            return match self.cas(w, w.then(Some(Side::A), l.next, w.tail())) {
-                Ok(()) => Step::Done(Some(h)),
-                Err(now) => Step::Retry(now),
-            };
-        }
-        if let Some(step) = self.help(w, l) {
-            return step;
-        }
-        // The last waiter: close its link, then empty the word.
-        match links(h).compare_exchange(l.raw(), l.closed(), Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => {
-                self.finish_close(w);
-                Step::Done(Some(h))
-            }
-            Err(_) => Step::Retry(self.load()),
-        }
-    }
-
-    /// With `l` the link of `w`'s side-A tail: if the tail lags (`l` has a
-    /// successor) swing it, if the tail is closed finish its removal; then
-    /// the caller retries.
-    #[inline(always)]
-    fn help(&self, w: Word, l: Link) -> Option<Step> {
-        if l.closed {
-            return Some(Step::Retry(match self.cas(w, w.empty()) {
-                Ok(()) => w.empty(),
-                Err(now) => now,
-            }));
-        }
-        if l.next != NIL {
-            let next = w.then(Some(Side::A), w.first(), l.next);
-            return Some(Step::Retry(match self.cas(w, next) {
-                Ok(()) => next,
-                Err(now) => now,
-            }));
-        }
-        None
-    }
-
-    /// The closer of `w`'s last waiter empties the word (unless a helper
-    /// did; only a mark change can get in between).
-    #[inline(always)]
-    fn finish_close(&self, mut w: Word) {
-        let (h, tag_of) = (w.first(), |x: Word| x.0 >> TAG_SHIFT);
-        loop {
-            match self.cas(w, w.empty()) {
-                Ok(()) => return,
-                Err(now) => {
-                    let same = now.waiting() == Some(Side::A) && now.first() == h && now.tail() == h;
-                    if !same || tag_of(now) == tag_of(w) {
-                        return;
-                    }
-                    w = now;
-                }
-            }
-        }
-    }
-
-    /// One attempt to make `node` wait behind the side-A tail of `w`.
-    #[inline(always)]
-    fn enqueue_step<'a, L>(&self, links: &L, w: Word, node: u32) -> Step
-    where
-        L: Fn(u32) -> &'a AtomicU64,
-    {
-        let t = w.tail();
-        let l = link::load(links(t));
-        let now = self.load();
-        if now != w {
-            return Step::Retry(now);
-        }
-        if let Some(step) = self.help(w, l) {
-            return step;
-        }
-        relink(links(node), NIL);
-        match links(t).compare_exchange(l.raw(), l.to(node), Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => {
-                // Linked: the node waits. Swing the tail (or let a helper).
-                let _ = self.cas(w, w.then(Some(Side::A), w.first(), node));
-                Step::Done(None)
-            }
-            Err(_) => Step::Retry(self.load()),
         }
     }
 
@@ -472,7 +346,7 @@ mod tests {
     }
 
     #[test]
-    fn side_a_is_fifo_and_side_b_lifo() {
+    fn both_sides_are_fifo() {
         let l = links(6);
         let at = |i: u32| &l[i as usize];
         let q = DualQueue::new();
@@ -489,9 +363,12 @@ mod tests {
         for n in 3..6 {
             assert_eq!(q.offer(at, Side::B, n), None);
         }
-        assert_eq!(q.offer(at, Side::A, 0), Some(5));
-        assert_eq!(q.iter(at, 9).collect::<Vec<_>>(), [4, 3]);
+        assert_eq!(q.snapshot(), Snapshot { waiting: Some(Side::B), first: Some(3), marked: false });
+        assert_eq!(q.offer(at, Side::A, 0), Some(3));
+        assert_eq!(q.iter(at, 9).collect::<Vec<_>>(), [4, 5]);
         assert_eq!(q.take(at, Side::B), Some(4));
+        assert_eq!(q.offer(at, Side::B, 3), None, "behind 5");
+        assert_eq!(q.take(at, Side::B), Some(5));
         assert_eq!(q.take(at, Side::B), Some(3));
         assert_eq!(q.snapshot().waiting, None);
         // A node taken last from side A can wait again at once.
@@ -527,7 +404,12 @@ mod tests {
             assert_eq!(q.offer(at, Side::B, n), None);
         }
         assert!(q.remove(at, 1));
-        assert_eq!(q.iter(at, 9).collect::<Vec<_>>(), [2, 0]);
+        assert_eq!(q.iter(at, 9).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(q.offer(at, Side::B, 3), None);
+        assert_eq!(q.offer(at, Side::A, 4), Some(0));
+        assert_eq!(q.take(at, Side::B), Some(2));
+        assert_eq!(q.take(at, Side::B), Some(3));
+        assert_eq!(q.take(at, Side::B), None);
     }
 
     #[test]

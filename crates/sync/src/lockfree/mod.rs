@@ -18,8 +18,8 @@
 //! | [`Stack`] of words | `stack.rs` | 128-bit tagged top + pool head | Figure 1 → Treiber |
 //! | [`Queue`] (SPSC/SPMC/MPSC/MPMC) | `queue.rs` | 64-bit positions | §3.2, Vyukov 2010 |
 //! | [`RcList`] (traversal, marked deletion) | `refcount_list.rs` | 64-bit links and counts | Figure 3, §3.3, Valois 1995 |
-//! | [`DualQueue`] (senders FIFO *or* receivers LIFO waiting) | `dual.rs` | 64-bit tagged word, tagged links | Michael & Scott 1996, Treiber 1986 |
-//! | [`SignalStack`] (badge bits + waiters) | `signal.rs` | 128-bit word | §2.3 "squeeze into two words" |
+//! | [`DualQueue`] (senders *or* receivers waiting, FIFO) | `dual.rs`, `fifo.rs` | 64-bit tagged word, tagged links | Michael & Scott 1996 |
+//! | [`SignalStack`] (badge bits + FIFO waiters) | `signal.rs`, `fifo.rs` | 128-bit word, tagged links | §2.3 "squeeze into two words", Michael & Scott 1996 |
 //! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
 //!
 //! The last three are the kernel's `lockfree` regime's objects. Unlike the
@@ -67,6 +67,7 @@
 
 mod counter;
 mod dual;
+mod fifo;
 mod inbox;
 mod interference;
 mod link;

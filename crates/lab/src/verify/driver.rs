@@ -146,9 +146,22 @@ impl<R: Regime> Shared<R> {
     /// Every core idle and no IPI pending: no kernel entry can happen any
     /// more (only a non-idle core enters the kernel, and an entry's IPIs are
     /// published before its core goes idle).
+    ///
+    /// The flags are read one after another, so one scan is not a snapshot:
+    /// core 1 can be seen idle, then clear its flag and consume its IPI
+    /// before the IPI is looked at, and the run would end with core 1 about
+    /// to run a thread. So the idle flags are read again after the IPIs, and
+    /// the entry count (raised after every entry, before its core can be
+    /// idle again) must not have moved: a core that left idle and came back
+    /// between the scans made an entry.
     fn quiescent(&self) -> bool {
         let cores = self.idle.len();
-        (0..cores).all(|c| self.idle[c].load(Ordering::SeqCst)) && (0..cores).all(|c| !self.kernel.pending_ipi(c))
+        let all_idle = || (0..cores).all(|c| self.idle[c].load(Ordering::SeqCst));
+        let entries = self.entries.load(Ordering::SeqCst);
+        all_idle()
+            && (0..cores).all(|c| !self.kernel.pending_ipi(c))
+            && all_idle()
+            && self.entries.load(Ordering::SeqCst) == entries
     }
 
     fn now(&self) -> u64 {
@@ -537,7 +550,8 @@ fn note_start<R: Regime>(sh: &Shared<R>, plan: &ExitPlan) {
 fn after_entry<R: Regime>(sh: &Shared<R>, h: &mut CoreHandle, log: &mut CoreLog, plan: ExitPlan) -> ExitPlan {
     let c = h.index();
     log.entries += 1;
-    sh.entries.fetch_add(1, Ordering::Relaxed);
+    // SeqCst: `quiescent` reads this between its scans of the idle flags.
+    sh.entries.fetch_add(1, Ordering::SeqCst);
     if plan.ipis.contains(c) {
         sh.violate(Check::Scheduling, format!("a plan of core {c} interrupts core {c} itself"));
     }

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, BootConfig, Kernel, NoLock, Regime, SyscallArgs, ThreadId};
+use granule_kernel::{BigLock, BootConfig, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs, ThreadId};
 use granule_sync::lock::{Clh, Mcs, Ticket};
 
 fn call(
@@ -27,9 +27,15 @@ fn call(
     assert_eq!(unsafe { &*k.ipc_buffer(t) }.result(), Ok(()), "{label:?}");
 }
 
-fn run<R: Regime>(regime: R, iters: u64) -> f64 {
+/// The boot configuration every run uses.
+fn config() -> BootConfig {
     let mut cfg = BootConfig::new(1);
     cfg.root_priority = 100;
+    cfg
+}
+
+fn run<R: Regime>(regime: R, iters: u64) -> f64 {
+    let cfg = config();
     let (k, boot, mut hs) = Kernel::boot(cfg, regime).expect("boot");
     let h = &mut hs[0];
     let _ = k.ipi(h);
@@ -65,11 +71,31 @@ fn run<R: Regime>(regime: R, iters: u64) -> f64 {
 }
 
 fn main() {
-    let iters = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
-    // SAFETY: one core.
-    let none = run(unsafe { NoLock::new() }, iters);
-    let clh = run(BigLock::<Clh>::new(1), iters);
-    let ticket = run(BigLock::<Ticket>::new(1), iters);
-    let mcs = run(BigLock::<Mcs>::new(1), iters);
-    println!("kernel-only round trip (Call + ReplyRecv), ns: none {none:.1}  bkl {clh:.1}  bkl-ticket {ticket:.1}  bkl-mcs {mcs:.1}");
+    let mut args = std::env::args().skip(1);
+    let iters = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
+    // An optional second argument runs one regime only (for profilers).
+    let only = args.next();
+    let want = |name: &str| only.as_deref().map_or(true, |o| o == name);
+    let mut line = String::from("kernel-only round trip (Call + ReplyRecv), ns:");
+    let mut report = |name: &str, ns: f64| line.push_str(&format!("  {name} {ns:.1}"));
+    if want("none") {
+        // SAFETY: one core.
+        report("none", run(unsafe { NoLock::new() }, iters));
+    }
+    if want("bkl") {
+        report("bkl", run(BigLock::<Clh>::new(1), iters));
+    }
+    if want("bkl-ticket") {
+        report("bkl-ticket", run(BigLock::<Ticket>::new(1), iters));
+    }
+    if want("bkl-mcs") {
+        report("bkl-mcs", run(BigLock::<Mcs>::new(1), iters));
+    }
+    if want("fine") {
+        report("fine", run(Fine::<granule_sync::profile::NoStats>::new(&config()), iters));
+    }
+    if want("lockfree") {
+        report("lockfree", run(LockFree::new(1), iters));
+    }
+    println!("{line}");
 }

@@ -61,7 +61,7 @@ use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::exit::{ExitPlan, StartInfo};
 use crate::invariants::InvariantViolation;
 use crate::plan::{Entry, Planned};
-use crate::regime::{LockSet, Protocol, Regime};
+use crate::regime::{LockSet, LockTarget, Protocol, Regime};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 
 /// A thread: the slab index of its TCB plus the slot's generation.
@@ -442,21 +442,24 @@ impl<R: Regime> Kernel<R> {
         let lock_set = |set: &LockSet| self.regime.lock_set(c, set);
         while !exclusive {
             self.regime.enter(c, spin_hook);
-            let planned = if self.regime.lock_more(c, &hint, spin_hook) {
-                // SAFETY: the regime granted core `c` a shared entry holding
-                // its scheduler; the context reads only what `plan` has had
-                // locked (or what changes only under the exclusive side, see
-                // `plan.rs`), and the operation executes only after the
-                // regime accepted its lock set. `c`'s handle is `&mut`, so no
-                // other thread acts as `c`. The context ends before `exit`.
+            // The first round's plan takes this core's lock itself; a later
+            // round first takes everything learnt so far, in lock order.
+            let planned = if rounds == 0 || self.regime.lock_more(c, &hint, spin_hook) {
+                // SAFETY: the regime granted core `c` a shared entry; the
+                // context reads nothing before `plan` has had this core's
+                // lock taken, then only what `plan` has had locked (or what
+                // changes only under the exclusive side, see `plan.rs`), and
+                // the operation executes only after the regime accepted its
+                // lock set. `c`'s handle is `&mut`, so no other thread acts
+                // as `c`. The context ends before `exit`.
                 let mut ctx = unsafe { Ctx::new(&self.state, c) };
-                // A step that fails is learnt, with what is held, so that
-                // the next round takes all of it in lock order.
+                // A lock that cannot be had is learnt, with what is held, so
+                // that the next round takes all of it in lock order.
                 let mut failed = None;
-                let planned = ctx.plan(&entry, &mut |s: &LockSet| {
-                    let ok = self.regime.lock_more(c, s, spin_hook);
+                let planned = ctx.plan(&entry, &mut |t: LockTarget| {
+                    let ok = self.regime.lock_one(c, t, spin_hook);
                     if !ok {
-                        failed = Some(*s);
+                        failed = Some(t);
                     }
                     ok
                 });
@@ -468,9 +471,9 @@ impl<R: Regime> Kernel<R> {
                         return out;
                     }
                 }
-                if let Some(s) = failed {
+                if let Some(t) = failed {
                     hint.extend(&self.regime.held_set(c));
-                    hint.extend(&s);
+                    hint.add_target(t);
                 }
                 planned
             } else {

@@ -95,4 +95,4 @@ pub use kernel::{
     BootConfig, BootError, BootInfo, CoreHandle, CoreStats, FaultKind, Kernel, SyscallArgs, ThreadId, ThreadInfo,
     ThreadStatus,
 };
-pub use regime::{BigLock, Fine, FineOptions, LockFree, LockSet, NoLock, Protocol, Regime, Transactional};
+pub use regime::{BigLock, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Protocol, Regime, Transactional};

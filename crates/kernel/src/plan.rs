@@ -2,17 +2,21 @@
 //! `fine` regime): which objects a kernel entry will touch, found *before*
 //! any of them is read unlocked.
 //!
-//! The kernel first holds the entering core's scheduler. [`Ctx::plan`] then
-//! names objects in steps: each step reads only what earlier steps hold (or
-//! what changes only under the exclusive side: capability slots, TCB
-//! affinity, CSpace and bound notification, IRQ bindings, generations) and
-//! hands the objects it found to `lock`, which holds them or fails:
+//! [`Ctx::plan`] first holds the entering core's own lock, then names
+//! objects in steps: each step reads only what earlier steps hold (or what
+//! changes only under the exclusive side: capability slots, TCB affinity,
+//! CSpace and bound notification, IRQ bindings, generations) and hands the
+//! objects it found to `lock` one at a time, in lock order within the step,
+//! which holds each or fails:
 //!
 //! 1. the current thread (the caller), and the objects its capabilities name —
 //!    the endpoint or notification, the reply object, its bound notification;
 //! 2. under those: the partner — the thread at the head of the endpoint's
 //!    queue with its reply object, the notification's first waiter, the
 //!    thread waiting on the reply object — and the partner's core.
+//!
+//! Naming locks one at a time (rather than building a set per step) keeps
+//! the shared path short: no set is built, copied or searched.
 //!
 //! Anything else (object invocations, capability transfer, a bound thread to
 //! wake, a zombie or a stall owner as current thread, faults, introspection)
@@ -28,7 +32,7 @@ use crate::kernel::SyscallArgs;
 use crate::object::endpoint::EpState;
 use crate::object::tcb::ThreadState;
 use crate::object::{tcb_id, CapObj, Ref, SlotAddr, Tcb, KIND_IRQ};
-use crate::regime::{LockSet, ObjectId};
+use crate::regime::{LockTarget, ObjectId};
 use crate::state::Ctx;
 
 /// What a kernel entry is, for planning.
@@ -53,78 +57,66 @@ pub(crate) enum Planned {
     Retry,
 }
 
-/// Hold `set` through `lock` (an exclusive set plans the whole kernel).
-macro_rules! step {
-    ($lock:expr, $set:expr) => {{
-        let set: &LockSet = $set;
-        if set.exclusive() {
-            return Planned::Exclusive;
-        }
-        if !$lock(set) {
+/// Hold `target` through `lock`; a lock that cannot be had retries the entry.
+macro_rules! take {
+    ($lock:expr, $target:expr) => {{
+        if !$lock($target) {
             return Planned::Retry;
         }
     }};
 }
 
 impl Ctx<'_> {
-    /// Plan entry `e` of this core, whose scheduler is already held.
-    pub(crate) fn plan<L: FnMut(&LockSet) -> bool>(&mut self, e: &Entry, lock: &mut L) -> Planned {
+    /// Plan entry `e` of this core. Nothing is held yet: the first lock is
+    /// this core's own (its scheduler, and for `fine` its read side).
+    pub(crate) fn plan<L: FnMut(LockTarget) -> bool>(&mut self, e: &Entry, lock: &mut L) -> Planned {
+        if matches!(e, Entry::Whole) {
+            return Planned::Exclusive;
+        }
         let core = self.core;
-        let mut first = LockSet::core(core);
+        take!(lock, LockTarget::Core(core));
         let cur = self.cs(core).current;
         if let Some(c) = cur {
-            // The current thread's TCB is this core's (held with it).
+            // The current thread: a zombie or a stall owner needs the whole
+            // kernel. Its TCB is the lowest object any entry names, so
+            // taking it now keeps the lock order.
             match self.get(c) {
-                Some(x) if x.state != ThreadState::Zombie && x.holds.is_empty() => first.add(tcb_id(c.index())),
+                Some(x) if x.state != ThreadState::Zombie && x.holds.is_empty() => {}
                 _ => return Planned::Exclusive,
             }
+            take!(lock, LockTarget::Object(tcb_id(c.index())));
         }
         match *e {
-            Entry::Whole => Planned::Exclusive,
-            Entry::Local => {
-                step!(lock, &first);
-                Planned::Ready
-            }
-            Entry::Interrupt(irq) => self.plan_interrupt(irq, first, lock),
+            Entry::Whole | Entry::Local => Planned::Ready,
+            Entry::Interrupt(irq) => self.plan_interrupt(irq, lock),
             Entry::Syscall(a) => match cur {
-                Some(c) => self.plan_syscall(c, a, first, lock),
-                None => {
-                    step!(lock, &first);
-                    Planned::Ready
-                }
+                Some(c) => self.plan_syscall(c, a, lock),
+                None => Planned::Ready,
             },
         }
     }
 
-    fn plan_interrupt<L: FnMut(&LockSet) -> bool>(&mut self, irq: usize, mut s: LockSet, lock: &mut L) -> Planned {
+    fn plan_interrupt<L: FnMut(LockTarget) -> bool>(&mut self, irq: usize, lock: &mut L) -> Planned {
         if irq >= NUM_IRQS {
-            step!(lock, &s);
             return Planned::Ready;
         }
-        s.add(ObjectId { kind: KIND_IRQ, index: irq as u32 });
-        step!(lock, &s);
+        take!(lock, LockTarget::Object(ObjectId { kind: KIND_IRQ, index: irq as u32 }));
         let slot = self.irq_ref(irq);
         let Some((n, _)) = slot.ntfn.filter(|_| slot.issued && !slot.pending) else { return Planned::Ready };
         if !self.live(n) {
             return Planned::Ready;
         }
-        let mut s = LockSet::default();
-        s.add(oid(CapObj::Notification(n)));
-        step!(lock, &s);
+        take!(lock, LockTarget::Object(oid(CapObj::Notification(n))));
         self.plan_signal_partner(n, lock)
     }
 
-    fn plan_syscall<L: FnMut(&LockSet) -> bool>(
+    fn plan_syscall<L: FnMut(LockTarget) -> bool>(
         &mut self,
         caller: Ref<Tcb>,
         a: SyscallArgs,
-        mut s: LockSet,
         lock: &mut L,
     ) -> Planned {
-        let Some(sysno) = Sysno::from_word(a.sysno) else {
-            step!(lock, &s);
-            return Planned::Ready;
-        };
+        let Some(sysno) = Sysno::from_word(a.sysno) else { return Planned::Ready };
         let info = MessageInfo(a.info);
         let bound = self.get(caller).and_then(|x| x.bound);
         let obj = match sysno {
@@ -140,25 +132,27 @@ impl Ctx<'_> {
         };
         let sends = matches!(sysno, Sysno::Send | Sysno::NBSend | Sysno::Call | Sysno::Signal);
         let receives = matches!(sysno, Sysno::Recv | Sysno::NBRecv | Sysno::ReplyRecv | Sysno::Wait | Sysno::Poll);
-        match obj {
-            CapObj::Null => {}
-            CapObj::Endpoint(_) | CapObj::Notification(_) => s.add(oid(obj)),
+        // Step 1, in lock order: the endpoint or notification and the bound
+        // notification (by kind, then index), then the reply object.
+        let mut first = match obj {
+            CapObj::Null => None,
+            CapObj::Endpoint(_) | CapObj::Notification(_) => Some(oid(obj)),
             // An object invocation needs the whole kernel.
             _ if sends => return Planned::Exclusive,
-            _ => {}
-        }
+            _ => None,
+        };
         if sends && info.extra_caps() > 0 && matches!(obj, CapObj::Endpoint(_)) {
             return Planned::Exclusive;
         }
-        if let Some(r) = reply {
-            s.add(oid(CapObj::Reply(r)));
-        }
-        if receives {
-            if let Some(n) = bound {
-                s.add(oid(CapObj::Notification(n)));
+        let mut second = bound.filter(|_| receives).map(|n| oid(CapObj::Notification(n)));
+        if let (Some(x), Some(y)) = (first, second) {
+            if y < x {
+                (first, second) = (second, first);
             }
         }
-        step!(lock, &s);
+        for id in [first, second, reply.map(|r| oid(CapObj::Reply(r)))].into_iter().flatten() {
+            take!(lock, LockTarget::Object(id));
+        }
 
         // Step 2: the partners, read under the locks of step 1.
         if matches!(sysno, Sysno::Reply | Sysno::ReplyRecv) {
@@ -177,6 +171,7 @@ impl Ctx<'_> {
                 if state != wanted {
                     return Planned::Ready;
                 }
+                let own = self.core;
                 let Some((p, x)) = self.at::<Tcb>(head) else { return Planned::Ready };
                 let reply = match x.state {
                     ThreadState::BlockedOnRecv { reply: Some(r), .. } => Some(oid(CapObj::Reply(r))),
@@ -185,8 +180,7 @@ impl Ctx<'_> {
                     }
                     _ => None,
                 };
-                step!(lock, &partner(p, x.core, reply));
-                Planned::Ready
+                lock_partner(lock, own, p, x.core, reply)
             }
             CapObj::Notification(n) if sends && self.live(n) => self.plan_signal_partner(n, lock),
             _ => Planned::Ready,
@@ -195,16 +189,16 @@ impl Ctx<'_> {
 
     /// The first waiter of notification `n` (held) and its core; a bound
     /// thread to wake needs the whole kernel.
-    fn plan_signal_partner<L: FnMut(&LockSet) -> bool>(
+    fn plan_signal_partner<L: FnMut(LockTarget) -> bool>(
         &mut self,
         n: Ref<crate::object::Notification>,
         lock: &mut L,
     ) -> Planned {
         let Some(x) = self.get(n) else { return Planned::Ready };
         let (head, bound) = (x.queue.head, x.bound);
+        let own = self.core;
         if let Some((w, t)) = self.at::<Tcb>(head) {
-            step!(lock, &partner(w, t.core, None));
-            return Planned::Ready;
+            return lock_partner(lock, own, w, t.core, None);
         }
         if bound.is_some() {
             return Planned::Exclusive;
@@ -213,17 +207,15 @@ impl Ctx<'_> {
     }
 
     /// The thread waiting on reply object `r` (held) and its core.
-    fn plan_reply_partner<L: FnMut(&LockSet) -> bool>(
+    fn plan_reply_partner<L: FnMut(LockTarget) -> bool>(
         &mut self,
         r: Ref<crate::object::Reply>,
         lock: &mut L,
     ) -> Planned {
         let Some(c) = self.get(r).and_then(|x| x.caller) else { return Planned::Ready };
         let Some(core) = self.get(c).map(|x| x.core) else { return Planned::Ready };
-        step!(lock, &partner(c, core, None));
-        Planned::Ready
+        lock_partner(lock, self.core, c, core, None)
     }
-
     /// What capability pointer `cptr` of `t` names (null if nothing live).
     /// Reads only the CSpace (changed only under the exclusive side) and
     /// generations; other objects are not followed.
@@ -247,16 +239,25 @@ impl Ctx<'_> {
     }
 }
 
-/// A partner thread `t` of core `core` (and its reply object, if any).
+/// Hold a partner thread `t`, its core `core` and its reply object (if
+/// any), in lock order.
 #[inline(always)]
-fn partner(t: Ref<Tcb>, core: usize, reply: Option<ObjectId>) -> LockSet {
-    let mut s = LockSet::default();
-    s.add(tcb_id(t.index()));
-    s.cores.insert(core);
-    if let Some(r) = reply {
-        s.add(r);
+fn lock_partner<L: FnMut(LockTarget) -> bool>(
+    lock: &mut L,
+    own: usize,
+    t: Ref<Tcb>,
+    core: usize,
+    reply: Option<ObjectId>,
+) -> Planned {
+    // This core's own lock is the first every plan takes.
+    if core != own {
+        take!(lock, LockTarget::Core(core));
     }
-    s
+    take!(lock, LockTarget::Object(tcb_id(t.index())));
+    if let Some(r) = reply {
+        take!(lock, LockTarget::Object(r));
+    }
+    Planned::Ready
 }
 
 #[inline(always)]

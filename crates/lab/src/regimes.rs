@@ -178,8 +178,11 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                         sites.extend(s.snapshot());
                     }
                     let c = f.counts();
-                    // Read side: one ticket (lock xadd); write side: one per core.
-                    let xadd = c.shared + c.exclusive * cores as u64 + c.waited;
+                    // Every lock a shared entry takes (its read side, its
+                    // core's reader lock, included) is waited for (lock xadd)
+                    // or tried (lock cmpxchg); the write side is one lock
+                    // xadd per core.
+                    let xadd = c.exclusive * cores as u64 + c.waited;
                     Some(Probe { sites, atomics: Atomics { xadd, cmpxchg: c.tried, ..Atomics::default() } })
                 })
             } else {

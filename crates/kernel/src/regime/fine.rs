@@ -4,12 +4,19 @@
 //!
 //! * **Shared entries.** IPC, notification, interrupt, tick and IPI entries
 //!   take the *read side* of a big-reader lock ([`BrLock`], one ticket lock
-//!   per core), then ticket locks on exactly what they touch: their own
-//!   core's scheduler, the caller's TCB, the endpoint or notification, the
-//!   reply objects, the partner's TCB and the partner core's scheduler. The
-//!   kernel names them step by step (`plan.rs`): each step reads only objects
-//!   it already holds, so the objects a step names are *identified* before
-//!   anything reads them unlocked.
+//!   per core), then ticket locks on exactly what they touch: the caller's
+//!   TCB, the endpoint or notification, the reply objects, the partner's TCB
+//!   and the partner core's scheduler. The kernel names them step by step
+//!   (`plan.rs`): each step reads only objects it already holds, so the
+//!   objects a step names are *identified* before anything reads them
+//!   unlocked.
+//! * **A core's reader lock is its scheduler lock.** The brlock's reader
+//!   lock of core `c` also guards `c`'s scheduler state (ready queues,
+//!   current thread). A shared entry of core `c` holds it from the start —
+//!   that is its read side — and a wake-up from another core takes it as
+//!   "the remote core's ready queue". Holding *any* reader lock excludes the
+//!   write side (which holds them all), so one ticket lock per entry does
+//!   both jobs and a shared entry pays no separate atomic for the read side.
 //! * **Exclusive entries.** Every other system call (object invocations,
 //!   capability transfer, waking a bound thread, faults, introspection) takes
 //!   the *write side*, which holds every core's reader lock and so excludes
@@ -17,10 +24,12 @@
 //!
 //! # Lock order
 //!
-//! All object locks live in one array, in this order, which is also their
-//! address order: the cores' schedulers (by core), then TCBs, endpoints,
-//! notifications, reply objects and IRQ handlers (each by slab index). The
-//! brlock's read side comes before all of them; its write side excludes them.
+//! Locks are numbered in this order: the cores' reader (= scheduler) locks
+//! by core, then TCBs, endpoints, notifications, reply objects and IRQ
+//! handlers, each by slab index; the object locks live in one array in that
+//! order, which is also their address order. The write side takes every
+//! reader lock in core order, so it follows the same order; it excludes
+//! every shared entry.
 //!
 //! [`Regime::lock_more`] *waits* for a lock only if its index is above every
 //! lock the core already holds; any other lock it only *tries*. So every wait
@@ -61,7 +70,7 @@ use granule_sync::lock::{RawLock, Ticket};
 use granule_sync::profile::{LockStats, NoStats};
 use granule_sync::rw::BrLock;
 
-use super::{LockSet, ObjectId, Protocol, Regime};
+use super::{LockSet, LockTarget, ObjectId, Protocol, Regime};
 use crate::abi::ObjectType;
 use crate::kernel::BootConfig;
 use crate::object::KIND_IRQ;
@@ -79,6 +88,9 @@ const CLASSES: [(u8, &str); 5] = [
     (ObjectType::Reply as u8, "fine.reply"),
     (KIND_IRQ, "fine.irq"),
 ];
+
+/// Object kinds ([`ObjectId::kind`] values), lockable or not.
+const KINDS: usize = KIND_IRQ as usize + 1;
 
 /// Options of the `fine` regime.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -119,7 +131,8 @@ struct PerCore {
 /// regime is profiled, so unprofiled runs pay nothing for it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FineCounts {
-    /// Shared entries (read side taken).
+    /// Shared entries (their read side is their core's reader lock, counted
+    /// in `waited` or `tried` with the other locks).
     pub shared: u64,
     /// Exclusive entries (write side taken).
     pub exclusive: u64,
@@ -137,15 +150,20 @@ const C_WAITED: usize = 2;
 const C_TRIED: usize = 3;
 const C_FAILED: usize = 4;
 
-/// The `fine` regime (see the module documentation). `S` profiles the brlock
-/// and each class of object locks (one profile per class, named
-/// `fine.core`, `fine.tcb`, …).
+/// The `fine` regime (see the module documentation). `S` profiles the brlock's
+/// write side and each class of locks (one profile per class, named
+/// `fine.core` — the reader locks —, `fine.tcb`, …).
 #[derive(Debug)]
 pub struct Fine<S: LockStats = NoStats> {
     big: BrLock<Ticket, S>,
+    /// The object locks: lock number `i` (past the `cores` reader locks) is
+    /// `locks[i - cores]`.
     locks: Box<[CachePadded<Ticket>]>,
-    /// Start of each class in `locks` (index 0 = cores), plus the end.
+    /// Start of each class in the lock numbers (index 0 = cores), plus the end.
     base: [u32; CLASSES.len() + 2],
+    /// By object kind ([`ObjectId::kind`]): the start of its locks in
+    /// `locks` and how many there are (0 for kinds that have no lock).
+    kinds: [(u32, u32); KINDS],
     stats: Vec<S>,
     cores: usize,
     per_core: Box<[CachePadded<PerCore>]>,
@@ -180,7 +198,11 @@ impl<S: LockStats> Fine<S> {
             base[i + 1] = base[i] + *n as u32;
         }
         let total = base[sizes.len()] as usize;
-        let locks = (0..total).map(|_| CachePadded::new(Ticket::with_cores(cores))).collect();
+        let mut kinds = [(0u32, 0u32); KINDS];
+        for (class, (kind, _)) in CLASSES.iter().enumerate() {
+            kinds[*kind as usize] = (base[class + 1], base[class + 2] - base[class + 1]);
+        }
+        let locks = (cores..total).map(|_| CachePadded::new(Ticket::with_cores(cores))).collect();
         let mut stats = Vec::with_capacity(CLASSES.len() + 1);
         stats.push(S::new("fine.core", cores));
         for (_, name) in CLASSES {
@@ -201,7 +223,7 @@ impl<S: LockStats> Fine<S> {
                 })
             })
             .collect();
-        Self { big: BrLock::named("fine.brlock", cores), locks, base, stats, cores, per_core, options }
+        Self { big: BrLock::named("fine.brlock", cores), locks, base, kinds, stats, cores, per_core, options }
     }
 
     /// The big-reader lock (for its profile).
@@ -243,20 +265,8 @@ impl<S: LockStats> Fine<S> {
     /// Lock index of `id`, if it names a lockable object in range.
     #[inline(always)]
     fn index_of(&self, id: ObjectId) -> Option<u32> {
-        const TCB: u8 = ObjectType::Tcb as u8;
-        const EP: u8 = ObjectType::Endpoint as u8;
-        const NTFN: u8 = ObjectType::Notification as u8;
-        const REPLY: u8 = ObjectType::Reply as u8;
-        let class = match id.kind {
-            TCB => 1,
-            EP => 2,
-            NTFN => 3,
-            REPLY => 4,
-            KIND_IRQ => 5,
-            _ => return None,
-        };
-        let i = self.base[class].checked_add(id.index)?;
-        (i < self.base[class + 1]).then_some(i)
+        let (start, len) = *self.kinds.get(id.kind as usize)?;
+        (id.index < len).then(|| start + id.index)
     }
 
     /// Hold lock `i` too: wait for it if it comes after every lock held,
@@ -270,33 +280,58 @@ impl<S: LockStats> Fine<S> {
         spin: &mut F,
         site: &'static Location<'static>,
     ) -> bool {
-        if h.idx[..h.len].contains(&i) {
-            return true;
+        let len = h.len;
+        if len != 0 && i <= h.max {
+            return self.take_below(core, h, i, site);
         }
-        if h.len == MAX_HELD {
-            return false;
-        }
-        let lock = &self.locks[i as usize];
+        // Above everything held (the common case: plans name objects in lock
+        // order): not held yet, and safe to wait for.
+        let Some(slot) = h.idx.get_mut(len) else { return false };
+        let lock = self.lock_at(i);
         let t0 = if S::ENABLED { cycles::now() } else { 0 };
-        let contended = if h.len == 0 || i > h.max {
-            self.count(core, C_WAITED);
-            lock.acquire(core, &mut *spin)
-        } else {
-            self.count(core, C_TRIED);
-            if !lock.try_acquire(core) {
-                self.count(core, C_FAILED);
-                return false;
-            }
-            false
-        };
+        self.count(core, C_WAITED);
+        let contended = lock.acquire(core, &mut *spin);
         if S::ENABLED {
             let now = cycles::now();
             self.stats[self.class_of(i)].acquired(core, site, now.saturating_sub(t0), contended, now);
         }
-        h.idx[h.len] = i;
-        h.len += 1;
-        h.max = h.max.max(i);
+        *slot = i;
+        h.len = len + 1;
+        h.max = i;
         true
+    }
+
+    /// [`Self::take`] for a lock that does not come after everything held:
+    /// it may be held already; otherwise it may only be tried.
+    #[inline]
+    fn take_below(&self, core: usize, h: &mut Held, i: u32, site: &'static Location<'static>) -> bool {
+        let len = h.len;
+        if h.idx[..len].contains(&i) {
+            return true;
+        }
+        let Some(slot) = h.idx.get_mut(len) else { return false };
+        self.count(core, C_TRIED);
+        if !self.lock_at(i).try_acquire(core) {
+            self.count(core, C_FAILED);
+            return false;
+        }
+        if S::ENABLED {
+            let now = cycles::now();
+            self.stats[self.class_of(i)].acquired(core, site, 0, false, now);
+        }
+        *slot = i;
+        h.len = len + 1;
+        true
+    }
+
+    /// Lock number `i`: a core's reader lock, or an object's lock.
+    #[inline(always)]
+    fn lock_at(&self, i: u32) -> &Ticket {
+        if (i as usize) < self.cores {
+            self.big.reader_lock(i as usize)
+        } else {
+            &self.locks[i as usize - self.cores]
+        }
     }
 
     /// Class (profile index) of lock `i`.
@@ -338,10 +373,11 @@ impl<S: LockStats> Fine<S> {
 }
 
 // SAFETY: the write side holds every core's reader lock, so it excludes every
-// other entry, shared or exclusive. A shared entry holds its core's reader
-// lock, which excludes writers; the object locks it holds (ticket locks, each
-// granting one core at a time with acquire/release hand-over) are released
-// only in `unlock_objects`. `lock_more` returns `true` only when every lock
+// other entry, shared or exclusive. A shared entry reads nothing before
+// `lock_more` has granted it its own core's reader lock (the kernel's first
+// step, see `Kernel::enter_objects`), which excludes writers; the locks it
+// holds (ticket locks, each granting one core at a time with acquire/release
+// hand-over) are released only in `unlock_objects`. `lock_more` returns `true` only when every lock
 // of the set is held by `core`. Waiting happens only in lock order (see the
 // module documentation), so entries cannot deadlock. Allocation and freeing
 // happen only in exclusive entries (the kernel marks those operations
@@ -356,10 +392,11 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     const FAST_PATH: bool = true;
     const PROTOCOL: Protocol = Protocol::Objects;
 
+    /// A shared entry takes no lock here: its read side is its own core's
+    /// reader lock, the first lock `lock_more` takes (see the module
+    /// documentation).
     #[inline]
-    #[track_caller]
-    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
-        self.big.read_acquire_at(Location::caller(), core, spin);
+    fn enter<F: FnMut()>(&self, core: usize, _spin: F) {
         self.count(core, C_SHARED);
     }
 
@@ -378,10 +415,9 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         false
     }
 
+    /// The read side is released with the other locks, in `unlock_objects`.
     #[inline]
-    fn exit(&self, core: usize) {
-        self.big.read_release(core);
-    }
+    fn exit(&self, _core: usize) {}
 
     #[track_caller]
     fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
@@ -426,6 +462,28 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         true
     }
 
+    #[inline]
+    #[track_caller]
+    fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, mut spin: F) -> bool {
+        let i = match target {
+            LockTarget::Core(c) if c < self.cores => c as u32,
+            LockTarget::Object(id) => match self.index_of(id) {
+                Some(i) => i,
+                None => return false,
+            },
+            LockTarget::Core(_) => return false,
+        };
+        // SAFETY: as in `lock_set`.
+        let h = unsafe { self.held(core) };
+        if !self.take(core, h, i, &mut spin, Location::caller()) {
+            return false;
+        }
+        if self.options.delay_max_cycles != 0 {
+            self.maybe_delay(h);
+        }
+        true
+    }
+
     fn held_set(&self, core: usize) -> LockSet {
         // SAFETY: as in `lock_set`.
         let h = unsafe { self.held(core) };
@@ -449,7 +507,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
             if S::ENABLED {
                 self.stats[self.class_of(i)].releasing(core, cycles::now());
             }
-            self.locks[i as usize].release(core);
+            self.lock_at(i).release(core);
         }
         h.len = 0;
         h.max = 0;

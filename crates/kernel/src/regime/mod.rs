@@ -60,6 +60,15 @@ pub struct LockSet {
     whole: u64,
 }
 
+/// One lock a kernel entry names: a core's scheduler, or an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockTarget {
+    /// The scheduler state (ready queues, current thread) of a core.
+    Core(usize),
+    /// A kernel object.
+    Object(ObjectId),
+}
+
 /// An object named in a [`LockSet`]: its kind and slab index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectId {
@@ -124,6 +133,17 @@ impl LockSet {
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Add one lock target.
+    #[inline]
+    pub fn add_target(&mut self, target: LockTarget) {
+        match target {
+            LockTarget::Core(c) if c < crate::abi::MAX_CORES => self.cores.insert(c),
+            // A core that cannot exist: the set cannot be held.
+            LockTarget::Core(_) => self.whole = 1,
+            LockTarget::Object(id) => self.add(id),
+        }
     }
 
     /// Add everything `other` names.
@@ -255,6 +275,13 @@ pub unsafe trait Regime: Send + Sync + 'static {
     /// exclusive.
     #[inline(always)]
     fn lock_more<F: FnMut()>(&self, _core: usize, _set: &LockSet, _spin: F) -> bool {
+        true
+    }
+
+    /// [`Protocol::Objects`]: hold `target` too (inside a shared entry), on
+    /// the terms of [`Regime::lock_more`].
+    #[inline(always)]
+    fn lock_one<F: FnMut()>(&self, _core: usize, _target: LockTarget, _spin: F) -> bool {
         true
     }
 

@@ -11,6 +11,7 @@ mod limits;
 mod machine;
 mod output;
 mod pin;
+mod plot;
 mod progress;
 mod regimes;
 mod stats;
@@ -43,6 +44,9 @@ enum Command {
     /// Random concurrent programs under every regime, checked for kernel
     /// invariants, message conservation, linearizability and determinism.
     Verify(cmd::verify::Args),
+    /// The queueing model of a big lock: predict, fit measurements,
+    /// simulate lock hand-off on a topology, validate the simulator.
+    Model(cmd::model::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -54,6 +58,7 @@ fn main() -> std::process::ExitCode {
         Command::Ipc(a) => cmd::ipc::run(a),
         Command::Scale(a) => cmd::scale::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Model(a) => cmd::model::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -69,6 +69,8 @@ fn cell(v: Option<&Value>) -> String {
             (_, Some(i), _) => i.to_string(),
             (_, _, Some(f)) if f.abs() >= 100.0 => format!("{f:.0}"),
             (_, _, Some(f)) if f.abs() >= 1.0 => format!("{f:.2}"),
+            // Rates per cycle and small errors: three significant digits.
+            (_, _, Some(f)) if f != 0.0 && f.abs() < 0.01 => format!("{f:.2e}"),
             (_, _, Some(f)) => format!("{f:.3}"),
             _ => n.to_string(),
         },

@@ -19,10 +19,13 @@ use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 
 use super::ipc::{measure, secs, PingSpec};
+use super::model::fit::{data_from, fit_records, FitArgs, BIG_LOCK_REGIMES};
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, record, Format};
 use crate::progress;
 use crate::regimes::{runnable, selected};
+use granule_sync::profile::SiteRecord;
+use serde_json::{Map, Value};
 
 /// Options of `granule scale`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -52,33 +55,28 @@ pub struct Args {
     /// Message words per call.
     #[arg(long, default_value_t = 1)]
     pub words: usize,
+    /// Fit the machine-repairman model to the big-lock regimes' points
+    /// (see `granule model fit`), run each of them once more with the lock
+    /// profiler at 1 and at the most cores for its average hold time, and
+    /// print s, a, R² and the predicted knee.
+    #[arg(long)]
+    pub fit: bool,
+    #[command(flatten)]
+    pub fit_args: FitArgs,
 }
 
-/// Parse `1..N` (inclusive) or `a,b,c`.
+/// Parse `1..N` (inclusive) or `a,b,c`, at most the kernel's core count.
 pub fn parse_cores(s: &str) -> Result<Vec<usize>> {
-    let s = s.trim();
-    let out: Vec<usize> = if let Some((lo, hi)) = s.split_once("..") {
-        let lo: usize = lo.trim().parse().with_context(|| format!("bad core range `{s}`"))?;
-        let hi: usize = hi.trim().trim_start_matches('=').parse().with_context(|| format!("bad core range `{s}`"))?;
-        (lo..=hi).collect()
-    } else {
-        s.split(',')
-            .map(|x| x.trim().parse::<usize>())
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("bad core list `{s}`"))?
-    };
-    if out.is_empty() || out.contains(&0) {
-        bail!("--cores needs positive core counts, e.g. 1..2 or 1,2");
-    }
-    if let Some(&c) = out.iter().find(|&&c| c > granule_hosted::granule_kernel::abi::MAX_CORES) {
-        bail!("{c} cores: the kernel supports at most {}", granule_hosted::granule_kernel::abi::MAX_CORES);
-    }
-    Ok(out)
+    let max = granule_hosted::granule_kernel::abi::MAX_CORES;
+    super::parse_counts(s, max, &format!("the kernel supports at most {max}"))
 }
 
 /// Run `granule scale`.
 pub fn run(a: &Args) -> Result<()> {
     let wanted = selected(&a.regimes)?;
+    if a.fit_args.plot.is_some() && !a.fit {
+        bail!("--plot draws the fitted model: it needs --fit");
+    }
     let m = Machine::detect();
     let mut records = vec![m.record()];
     let regimes = runnable(&wanted, &mut records);
@@ -142,6 +140,62 @@ pub fn run(a: &Args) -> Result<()> {
         }
     }
     pb.finish_and_clear();
-    emit(a.common.format, &records, "")?;
+    if a.fit {
+        let spec = PingSpec {
+            cores: 1,
+            delay_mean_cycles: a.delays.iter().copied().min().unwrap_or(0) as f64,
+            words: a.words,
+            warmup: warmup.min(Duration::from_millis(200)),
+            window: window.min(Duration::from_millis(300)),
+            profile: true,
+        };
+        let fitted =
+            regimes.iter().filter(|r| a.fit_args.regime.as_deref().map_or(BIG_LOCK_REGIMES.contains(r), |f| f == **r));
+        for regime in fitted.filter(|r| BIG_LOCK_REGIMES.contains(r)) {
+            let max = cores.iter().copied().max().unwrap_or(1);
+            for n in if max > 1 { vec![1, max] } else { vec![1] } {
+                let spec = PingSpec { cores: n, ..spec.clone() };
+                let r = measure(regime, &spec).with_context(|| format!("{regime}, profiled run on {n} cores"))?;
+                records.push(hold_record(regime, &spec, r.profile.as_deref().unwrap_or_default()));
+            }
+        }
+        let fits = data_from(&records, a.fit_args.locks_per_round_trip, None)
+            .and_then(|data| fit_records(&data, &a.fit_args, a.common.format));
+        match fits {
+            Ok((fits, figure)) => {
+                records.extend(fits);
+                if let Some(path) = &a.fit_args.plot {
+                    figure.write(path)?;
+                }
+            }
+            Err(e) => {
+                emit(a.common.format, &records, "")?;
+                return Err(e.context("fitting the model"));
+            }
+        }
+    }
+    let note = if a.fit && a.common.format == Format::Table {
+        "lock_hold: average hold time per acquisition from separate short runs with the lock profiler compiled in \
+         (its own cost included), beside the fitted s in model_fit (profiled_hold_*).\n"
+    } else {
+        ""
+    };
+    emit(a.common.format, &records, note)?;
     Ok(())
+}
+
+/// The `lock_hold` record of a profiled run: average hold time per
+/// acquisition over every site of the lock.
+fn hold_record(regime: &str, spec: &PingSpec, sites: &[SiteRecord]) -> Map<String, Value> {
+    let holds: u64 = sites.iter().map(|s| s.holds).sum();
+    let held: u64 = sites.iter().map(|s| s.hold_total).sum();
+    let mut r = record("lock_hold");
+    r.insert("regime".into(), regime.into());
+    r.insert("cores".into(), spec.cores.into());
+    r.insert("delay_cycles".into(), spec.delay_mean_cycles.into());
+    r.insert("hold_cycles".into(), (holds > 0).then(|| held as f64 / holds as f64).into());
+    r.insert("acquisitions".into(), sites.iter().map(|s| s.acquisitions).sum::<u64>().into());
+    r.insert("contended".into(), sites.iter().map(|s| s.contended).sum::<u64>().into());
+    r.insert("window_s".into(), spec.window.as_secs_f64().into());
+    r
 }

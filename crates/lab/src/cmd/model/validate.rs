@@ -1,0 +1,139 @@
+//! `granule model validate`: the simulator against the analytic model where
+//! the two must agree — exponential user delays, one FIFO lock, zero
+//! hand-off cost — for every core count and service law, with a fixed seed.
+//!
+//! Per (service law, cores) one `model_validate` record: the exact analytic
+//! throughput for that law (`analytic`: M/M/1//n for exp, M/D/1//n for
+//! const), the simulated one with its 95 % interval, their relative error,
+//! and the seeds' M/M/1//n formula with its own error against the exact
+//! value (zero for exp; for a constant critical section it shows what the
+//! seeds' formula misses). A `model_validate_summary` record closes; the
+//! command exits non-zero if any row is beyond `--tolerance`.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args as ClapArgs;
+use granule_model::{validate, ServiceLaw, Validation};
+
+use super::{model_cores, positive, put, Law};
+use crate::machine::Machine;
+use crate::output::{emit, record};
+use crate::plot::{Chart, Figure, Series};
+
+/// Options of `granule model validate`.
+#[derive(Clone, Debug, ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: crate::cmd::Common,
+    /// Mean service time s (cycles).
+    #[arg(long, default_value_t = 100.0)]
+    pub service: f64,
+    /// Mean (exponential) user delay a (cycles).
+    #[arg(long, default_value_t = 1000.0)]
+    pub delay: f64,
+    /// Core counts: a range `1..N` or a list.
+    #[arg(long, default_value = "1..32")]
+    pub cores: String,
+    /// Service laws to simulate (comma-separated): const, exp.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "const,exp")]
+    pub service_dist: Vec<Law>,
+    /// Critical sections measured per simulation.
+    #[arg(long, default_value_t = 200_000)]
+    pub completions: u64,
+    /// Seed of every simulation.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Largest relative error that passes.
+    #[arg(long, default_value_t = 0.02)]
+    pub tolerance: f64,
+    /// Write an SVG plot (analytic lines, simulated dots) to this file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+/// Run `granule model validate`.
+pub fn run(a: &Args) -> Result<()> {
+    let v = Validation {
+        s: positive("service", a.service)?,
+        a: positive("delay", a.delay)?,
+        cores: model_cores(&a.cores)?,
+        laws: a.service_dist.iter().map(|&l| l.into()).collect(),
+        completions: a.completions,
+        seed: a.seed,
+        tolerance: positive("tolerance", a.tolerance)?,
+    };
+    if a.completions < 1000 {
+        bail!("--completions must be at least 1000");
+    }
+    let rows = validate(&v)?;
+    let mut records = vec![Machine::detect().record()];
+    for r in &rows {
+        let mut rec = record("model_validate");
+        put(&mut rec, "service_dist", r.law.name());
+        put(&mut rec, "cores", r.cores);
+        put(&mut rec, "analytic", r.analytic);
+        put(&mut rec, "simulated", r.simulated);
+        put(&mut rec, "ci95", r.ci95);
+        put(&mut rec, "rel_error", r.rel_error);
+        put(&mut rec, "within", r.within);
+        put(&mut rec, "seeds_model", r.seeds_model);
+        put(&mut rec, "seeds_rel_error", r.seeds_rel_error);
+        put(&mut rec, "analytic_queue", r.analytic_queue);
+        put(&mut rec, "simulated_queue", r.simulated_queue);
+        records.push(rec);
+    }
+    let failed = rows.iter().filter(|r| !r.within).count();
+    let worst = rows.iter().map(|r| r.rel_error.abs()).fold(0.0, f64::max);
+    let mut sum = record("model_validate_summary");
+    put(&mut sum, "service", v.s);
+    put(&mut sum, "delay", v.a);
+    put(&mut sum, "rows", rows.len());
+    put(&mut sum, "failed", failed);
+    put(&mut sum, "max_abs_rel_error", worst);
+    put(&mut sum, "tolerance", v.tolerance);
+    put(&mut sum, "seed", v.seed);
+    put(&mut sum, "completions", v.completions);
+    put(&mut sum, "passed", failed == 0);
+    records.push(sum);
+    if let Some(path) = &a.plot {
+        let mut chart = Chart {
+            title: format!("simulator vs analytic model: s = {}, a = {}, no hand-off", v.s, v.a),
+            x_label: "cores".into(),
+            y_label: "critical sections / cycle".into(),
+            series: Vec::new(),
+        };
+        for (i, &law) in v.laws.iter().enumerate() {
+            let of = |f: fn(&granule_model::Row) -> f64| {
+                rows.iter().filter(|r| r.law == law).map(|r| (r.cores as f64, f(r))).collect::<Vec<_>>()
+            };
+            chart.series.push(Series {
+                label: format!("{} analytic", law.name()),
+                points: of(|r| r.analytic),
+                line: true,
+                colour: i,
+            });
+            chart.series.push(Series {
+                label: format!("{} simulated", law.name()),
+                points: of(|r| r.simulated),
+                line: false,
+                colour: i,
+            });
+        }
+        if v.laws.contains(&ServiceLaw::Constant) {
+            let seeds = rows.iter().filter(|r| r.law == ServiceLaw::Constant).map(|r| (r.cores as f64, r.seeds_model));
+            chart.series.push(Series {
+                label: "seeds' M/M/1//n".into(),
+                points: seeds.collect(),
+                line: true,
+                colour: 7,
+            });
+        }
+        Figure { charts: vec![chart] }.write(path)?;
+    }
+    emit(a.common.format, &records, "")?;
+    if failed > 0 {
+        bail!("{failed} of {} comparisons beyond the tolerance {} (worst {:.4})", rows.len(), v.tolerance, worst);
+    }
+    Ok(())
+}

@@ -15,6 +15,7 @@ mod plot;
 mod progress;
 mod regimes;
 mod stats;
+mod suite;
 mod verify;
 
 /// Measure how coarse kernel locking can be.
@@ -47,6 +48,9 @@ enum Command {
     /// The queueing model of a big lock: predict, fit measurements,
     /// simulate lock hand-off on a topology, validate the simulator.
     Model(cmd::model::Args),
+    /// The main job: every experiment on this machine, the model fitted to
+    /// them, predictions for larger machines, and an HTML report.
+    Suite(cmd::suite::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -59,6 +63,7 @@ fn main() -> std::process::ExitCode {
         Command::Scale(a) => cmd::scale::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Model(a) => cmd::model::run(a),
+        Command::Suite(a) => cmd::suite::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -54,16 +54,16 @@ const RIGHT: f64 = 230.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 56.0;
 
-fn colour(i: usize) -> &'static str {
+pub(crate) fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// A "nice" tick step (1, 2 or 5 × 10^k) giving about `target` ticks over `span`.
-fn nice_step(span: f64, target: f64) -> f64 {
+pub(crate) fn nice_step(span: f64, target: f64) -> f64 {
     let raw = span / target;
     let mag = 10f64.powf(raw.log10().floor());
     let f = raw / mag;
@@ -80,7 +80,7 @@ fn nice_step(span: f64, target: f64) -> f64 {
 }
 
 /// A tick label: `1.5M`, `250k`, `12`, `0.004`.
-fn label(v: f64) -> String {
+pub(crate) fn label(v: f64) -> String {
     let a = v.abs();
     let (x, suffix) = if a >= 1e9 {
         (v / 1e9, "G")

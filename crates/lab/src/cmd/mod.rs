@@ -6,6 +6,7 @@ pub mod locks;
 pub mod model;
 pub mod quaject;
 pub mod scale;
+pub mod suite;
 pub mod verify;
 
 use anyhow::{bail, Context, Result};

@@ -1,0 +1,132 @@
+//! `granule suite`: the main job — measure this machine, fit the model,
+//! predict larger machines, and write a report (see `crate::suite`).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args as ClapArgs;
+use serde_json::Value;
+
+use crate::machine::Machine;
+use crate::output::{json_lines, record};
+use crate::suite::plan::{measurement_steps, Profile};
+use crate::suite::records::Records;
+use crate::suite::run::{run_step, StepRun};
+use crate::suite::{build_figures, build_page, fit_step, simulate_steps, summary, write_step, SuiteRun};
+
+/// Options of `granule suite`.
+#[derive(Clone, Debug, ClapArgs)]
+pub struct Args {
+    /// Short windows and few runs (the default): a few minutes on 2 cores.
+    #[arg(long, conflicts_with_all = ["full", "smoke"])]
+    pub quick: bool,
+    /// The seeds' protocol: 16 × 1 s IPC runs; 2 s warm-up + 1 s samples at
+    /// every delay from 500 to 32000 cycles.
+    #[arg(long, conflicts_with = "smoke")]
+    pub full: bool,
+    /// Tiny durations, for tests: checks that everything runs; the numbers
+    /// mean nothing.
+    #[arg(long)]
+    pub smoke: bool,
+    /// Directory for the report (created if missing; files in it are replaced).
+    #[arg(long, default_value = "report")]
+    pub out: PathBuf,
+    /// Regimes for `ipc` and `scale` (comma-separated), or `all`.
+    #[arg(long, default_value = "all")]
+    pub regimes: String,
+}
+
+impl Args {
+    fn profile(&self) -> Profile {
+        if self.full {
+            Profile::Full
+        } else if self.smoke {
+            Profile::Smoke
+        } else {
+            Profile::Quick
+        }
+    }
+}
+
+/// Run `granule suite`.
+pub fn run(a: &Args) -> Result<()> {
+    let profile = a.profile();
+    crate::regimes::selected(&a.regimes.split(',').map(str::to_string).collect::<Vec<_>>())?;
+    let exe = std::env::current_exe().context("cannot find the granule binary to run the experiments")?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+    let machine = Machine::detect();
+    let command = std::iter::once("granule".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
+    let steps = measurement_steps(profile, machine.cores, &a.regimes);
+    let fit = fit_step(&a.out);
+    // The simulations (planned once the fit is known) take about 4 s.
+    let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 4.0;
+    let pb = crate::progress::bar((total * 10.0).ceil() as u64, "suite");
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    let t0 = Instant::now();
+    let mut done: Vec<StepRun> = Vec::new();
+    let mut machine_record = machine.record();
+    let mut estimated = 0.0;
+    let mut queue: std::collections::VecDeque<_> = steps.into_iter().chain([fit]).collect();
+    while let Some(step) = queue.pop_front() {
+        pb.set_message(format!("{} — {}", step.label, step.command_line()));
+        let r = run_step(&exe, &step)?;
+        if step.name == "info" {
+            if let Some(m) = &r.machine {
+                machine_record = m.clone();
+            }
+        }
+        write_step(&a.out, &machine_record, &r)?;
+        estimated += step.estimate_s;
+        pb.set_position((estimated * 10.0) as u64);
+        if step.name == "model_fit" {
+            queue.extend(simulate_steps(profile, &r.records));
+        }
+        done.push(r);
+    }
+    pb.finish_and_clear();
+
+    let mut suite = record("suite");
+    suite.insert("profile".into(), profile.name().into());
+    suite.insert("command".into(), command.clone().into());
+    suite.insert("seconds".into(), t0.elapsed().as_secs_f64().into());
+    suite.insert("steps".into(), Value::Array(done.iter().map(|s| Value::from(s.step.command_line())).collect()));
+    let mut records = vec![machine_record, suite];
+    for s in &done {
+        records.extend(s.records.iter().cloned());
+    }
+    std::fs::write(a.out.join("results.jsonl"), json_lines(&records)).context("writing results.jsonl")?;
+    let mut commands =
+        format!("# granule suite ({}), {}\n{command}\n\n# its steps\n", profile.name(), env!("CARGO_PKG_VERSION"));
+    for s in &done {
+        commands.push_str(&s.step.command_line());
+        commands.push('\n');
+    }
+    std::fs::write(a.out.join("commands.txt"), commands).context("writing commands.txt")?;
+    let run = SuiteRun { records, steps: done };
+    let rs = Records::new(&run.records);
+    let figs = build_figures(&rs);
+    for f in &figs {
+        std::fs::write(a.out.join(format!("{}.svg", f.id)), &f.svg).with_context(|| format!("writing {}.svg", f.id))?;
+    }
+    let page = build_page(&run, profile, &command, &figs);
+    let index = a.out.join("index.html");
+    std::fs::write(&index, page).context("writing index.html")?;
+    if figs.is_empty() {
+        bail!("the suite produced no figure: see {}", a.out.join("results.jsonl").display());
+    }
+
+    // One screen for the terminal.
+    println!(
+        "granule suite ({}) in {:.0} s on {} ({} cores)\n",
+        profile.name(),
+        t0.elapsed().as_secs_f64(),
+        machine.cpu_model,
+        machine.cores
+    );
+    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)) {
+        println!("  - {}", f.text);
+    }
+    println!("\nreport: {}", index.display());
+    Ok(())
+}

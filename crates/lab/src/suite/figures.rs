@@ -1,0 +1,231 @@
+//! The report's figures, each drawn from records and carrying the list of
+//! record fields it plotted (so a test, or a sceptical reader, can check
+//! every point against `results.jsonl`).
+
+use std::collections::BTreeMap;
+
+use super::bars::{Bar, BarChart, Reference};
+use super::records::{Rec, Records, Source};
+use crate::plot::{Chart, Figure, Series};
+
+/// A figure of the report.
+#[derive(Clone, Debug)]
+pub struct Fig {
+    /// Id in the page and file name (`<id>.svg`).
+    pub id: &'static str,
+    /// Heading.
+    pub title: String,
+    /// What it shows and where its numbers come from.
+    pub caption: String,
+    /// The SVG document.
+    pub svg: String,
+    /// Every plotted number's record and field.
+    pub sources: Vec<Source>,
+}
+
+/// Regimes in the order the seeds list them (others follow, sorted).
+const ORDER: [&str; 7] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
+
+fn regime_rank(r: &str) -> usize {
+    ORDER.iter().position(|x| *x == r).unwrap_or(ORDER.len())
+}
+
+/// Palette index of a regime (stable across figures).
+pub fn regime_colour(r: &str) -> usize {
+    regime_rank(r)
+}
+
+/// Single-core IPC cost per regime, mean ± standard deviation over runs.
+pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
+    let mut rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by_key(|r| regime_rank(r.str("regime").unwrap_or("")));
+    let mut sources = Vec::new();
+    let mut bars = Vec::new();
+    for r in &rows {
+        let regime = r.str("regime").unwrap_or("?");
+        let (Some(mean), Some(std)) = (Source::of(r, "round_trip_cycles_mean"), Source::of(r, "round_trip_cycles_std"))
+        else {
+            continue;
+        };
+        bars.push(Bar { label: regime.into(), value: mean.value, error: std.value, colour: regime_colour(regime) });
+        sources.extend([mean, std]);
+    }
+    let runs = rows.first().and_then(|r| r.num("runs")).unwrap_or(0.0);
+    let chart = BarChart {
+        title: "Single-core IPC round trip (Call + ReplyRecv)".into(),
+        y_label: "cycles per round trip".into(),
+        bars,
+        references: Vec::new(),
+    };
+    Some(Fig {
+        id: "fig-ipc",
+        title: "What a lock costs one core".into(),
+        caption: format!(
+            "Round-trip cycles of a client/server ping-pong on one core under each regime: mean ± standard \
+             deviation over {runs:.0} runs, each on a freshly booted machine (records `ipc` of experiment `ipc`; \
+             the seeds' Figure 3 / Figure 1)."
+        ),
+        svg: chart.svg(),
+        sources,
+    })
+}
+
+/// The model's fitted throughput of one (regime, delay), if the suite fitted it.
+#[derive(Clone, Debug)]
+pub struct FitLine<'a> {
+    /// Regime the curve was fitted to.
+    pub regime: &'a str,
+    /// Delay in cycles.
+    pub delay: u64,
+    /// Predicted points: records with `cores` and `y_field`.
+    pub points: Vec<Rec<'a>>,
+    /// The field holding the predicted throughput.
+    pub y_field: String,
+}
+
+/// Throughput against cores, one chart per delay: measured points per regime
+/// and, where fitted, the model's line.
+pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
+    let rows = rs.of("scale", "scale");
+    if rows.is_empty() {
+        return None;
+    }
+    let mut by_delay: BTreeMap<u64, Vec<Rec<'_>>> = BTreeMap::new();
+    for r in rows {
+        by_delay.entry(r.num("delay_cycles").unwrap_or(0.0) as u64).or_default().push(r);
+    }
+    let mut sources = Vec::new();
+    let mut charts = Vec::new();
+    for (delay, rows) in &by_delay {
+        let mut regimes: Vec<&str> = rows.iter().filter_map(|r| r.str("regime")).collect();
+        regimes.sort_by_key(|r| regime_rank(r));
+        regimes.dedup();
+        let mut series = Vec::new();
+        for regime in regimes {
+            let mut points = Vec::new();
+            for r in rows.iter().filter(|r| r.str("regime") == Some(regime)) {
+                if let (Some(c), Some(t)) = (Source::of(r, "cores"), Source::of(r, "round_trips_per_sec")) {
+                    points.push((c.value, t.value));
+                    sources.extend([c, t]);
+                }
+            }
+            series.push(Series {
+                label: format!("{regime} (measured)"),
+                points,
+                line: false,
+                colour: regime_colour(regime),
+            });
+        }
+        for f in fits.iter().filter(|f| f.delay == *delay) {
+            let mut points = Vec::new();
+            for r in &f.points {
+                if let (Some(c), Some(t)) = (Source::of(r, "cores"), Source::of(r, &f.y_field)) {
+                    points.push((c.value, t.value));
+                    sources.extend([c, t]);
+                }
+            }
+            series.push(Series {
+                label: format!("{} (fitted model)", f.regime),
+                points,
+                line: true,
+                colour: regime_colour(f.regime),
+            });
+        }
+        charts.push(Chart {
+            title: format!("mean delay {delay} cycles"),
+            x_label: "cores".into(),
+            y_label: "round trips per second".into(),
+            series,
+        });
+    }
+    Some(Fig {
+        id: "fig-scale",
+        title: "Throughput against cores".into(),
+        caption: "One independent ping-pong pair per core, exponentially distributed delay between receive and \
+                  reply; dots are measured (records `scale`), lines are the machine-repairman model fitted to the \
+                  measured big-lock points (records `model_curve` of the fit steps). The seeds' Figures 4–5."
+            .into(),
+        svg: Figure { charts }.svg(),
+        sources,
+    })
+}
+
+/// Predicted scaling on larger machines: one line per (source, label).
+pub fn prediction(curves: &[(String, Vec<Rec<'_>>)], x_field: &str, y_field: &str, y_label: &str) -> Option<Fig> {
+    if curves.is_empty() {
+        return None;
+    }
+    let mut sources = Vec::new();
+    let series = curves
+        .iter()
+        .enumerate()
+        .map(|(i, (label, rows))| {
+            let mut points = Vec::new();
+            for r in rows {
+                if let (Some(x), Some(y)) = (Source::of(r, x_field), Source::of(r, y_field)) {
+                    points.push((x.value, y.value));
+                    sources.extend([x, y]);
+                }
+            }
+            Series { label: label.clone(), points, line: true, colour: i }
+        })
+        .collect();
+    let chart = Chart {
+        title: "Predicted big-lock throughput on larger machines".into(),
+        x_label: "cores".into(),
+        y_label: y_label.into(),
+        series,
+    };
+    Some(Fig {
+        id: "fig-predict",
+        title: "Where a big lock stops scaling".into(),
+        caption: "Model and simulator predictions from the parameters fitted to this machine's measurements \
+                  (records `model_predict` and `model_simulate` of the prediction steps): these are predictions, \
+                  not measurements."
+            .into(),
+        svg: Figure { charts: vec![chart] }.svg(),
+        sources,
+    })
+}
+
+/// Uncontended lock costs next to the cost of the atomic instructions.
+pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
+    let rows: Vec<Rec<'_>> =
+        rs.of("locks", "lock_uncontended").into_iter().filter(|r| r.num("threads") == Some(1.0)).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut sources = Vec::new();
+    let mut bars = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        if let Some(s) = Source::of(r, "cycles_per_pair") {
+            bars.push(Bar { label: r.str("lock").unwrap_or("?").into(), value: s.value, error: 0.0, colour: i });
+            sources.push(s);
+        }
+    }
+    let mut references = Vec::new();
+    for r in rs.of("info", "atomic_cost") {
+        let name = r.str("instruction").unwrap_or("?");
+        if !matches!(name, "xchg" | "lock cmpxchg16b") {
+            continue;
+        }
+        if let Some(s) = Source::of(&r, "cycles") {
+            references.push(Reference { label: format!("{name} ({:.1})", s.value), value: s.value });
+            sources.push(s);
+        }
+    }
+    let chart = BarChart { title: "Uncontended acquire + release".into(), y_label: "cycles".into(), bars, references };
+    Some(Fig {
+        id: "fig-locks",
+        title: "Lock costs next to the machine's limits".into(),
+        caption: "Cycles of one uncontended acquire + release pair on one pinned thread (records \
+                  `lock_uncontended`, median over runs), with the cost of one uncontended atomic instruction \
+                  measured by `granule info` as dashed lines (records `atomic_cost`)."
+            .into(),
+        svg: chart.svg(),
+        sources,
+    })
+}

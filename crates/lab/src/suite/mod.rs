@@ -1,0 +1,324 @@
+//! `granule suite`: every experiment on this machine, the model fitted to
+//! what it measured, and a report.
+//!
+//! The suite is a list of ordinary `granule` commands ([`plan`]) run as child
+//! processes of this binary ([`run`]); their records are tagged with the
+//! experiment they came from and written, machine record first, to
+//! `results.jsonl` (one CSV per experiment beside it). The model steps come
+//! last, since they read the measured curves. The report ([`html`],
+//! [`figures`], [`summary`]) is drawn from those records only, and every
+//! figure lists the `results.jsonl` line and field of each number it plots.
+
+pub mod bars;
+pub mod figures;
+pub mod html;
+pub mod plan;
+pub mod records;
+pub mod run;
+pub mod summary;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value};
+
+use self::figures::{Fig, FitLine};
+use self::html::{esc, table};
+use self::plan::{Profile, Step};
+use self::records::Records;
+use self::run::StepRun;
+
+/// Core counts the model predicts for (the seeds' machines and beyond).
+pub const PREDICT_CORES: &str = "1,2,4,8,16,28,56";
+
+/// The model fit, once the measurements are in `dir/scale.jsonl`.
+pub fn fit_step(dir: &Path) -> Step {
+    let input = dir.join("scale.jsonl").display().to_string();
+    Step::new(
+        "model_fit",
+        "fitting the model",
+        &["model", "fit", "--input", &input, "--regime", "bkl", "--predict-cores", PREDICT_CORES],
+        1.0,
+    )
+}
+
+/// Simulations of the seeds' machines with the service time and delay the
+/// fit found for the big lock at delay 0 (the worst case), in cycles.
+pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>]) -> Vec<Step> {
+    let rs = Records::new(fit);
+    let Some(k) = rs.iter().find(|r| r.kind() == "model_fit" && r.num("delay") == Some(0.0)) else {
+        return Vec::new();
+    };
+    let (Some(s), Some(a)) = (k.num("s"), k.num("a")) else { return Vec::new() };
+    if !(s.is_finite() && s > 0.0 && a.is_finite()) {
+        return Vec::new();
+    }
+    let (service, delay) = (format!("{s:.1}"), format!("{:.1}", a.max(0.0)));
+    let completions = match p {
+        Profile::Smoke => "2000",
+        Profile::Quick => "20000",
+        Profile::Full => "100000",
+    };
+    [("x86-2s", "1,2,4,8,16,28,56"), ("arm-quad", "1,2,3,4")]
+        .iter()
+        .map(|(topology, cores)| {
+            Step::new(
+                &format!("simulate_{}", topology.replace('-', "_")),
+                &format!("simulating {topology}"),
+                &[
+                    "model",
+                    "simulate",
+                    "--topology",
+                    topology,
+                    "--lock",
+                    "clh,ticket",
+                    "--service",
+                    &service,
+                    "--delay",
+                    &delay,
+                    "--cores",
+                    cores,
+                    "--completions",
+                    completions,
+                ],
+                2.0,
+            )
+        })
+        .collect()
+}
+
+/// Everything a suite run produced.
+#[derive(Debug)]
+pub struct SuiteRun {
+    /// Every record, machine record first (the lines of `results.jsonl`).
+    pub records: Vec<Map<String, Value>>,
+    /// The steps that ran.
+    pub steps: Vec<StepRun>,
+}
+
+/// Write one step's records: `<name>.jsonl` (machine record first) and
+/// `<name>.csv`.
+pub fn write_step(dir: &Path, machine: &Map<String, Value>, s: &StepRun) -> Result<()> {
+    let mut all = vec![machine.clone()];
+    all.extend(s.records.iter().cloned());
+    let jsonl = crate::output::json_lines(&all);
+    std::fs::write(dir.join(format!("{}.jsonl", s.step.name)), jsonl)
+        .with_context(|| format!("writing {}", dir.join(format!("{}.jsonl", s.step.name)).display()))?;
+    std::fs::write(dir.join(format!("{}.csv", s.step.name)), crate::output::csv(&all))
+        .with_context(|| format!("writing {}", dir.join(format!("{}.csv", s.step.name)).display()))?;
+    Ok(())
+}
+
+/// The report's figures.
+pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
+    let fits: Vec<FitLine<'_>> = {
+        let curves = rs.of("model_fit", "model_curve");
+        let mut keys: Vec<(String, u64)> = curves
+            .iter()
+            .filter(|r| r.str("scope") != Some("all"))
+            .filter_map(|r| Some((r.str("regime")?.to_string(), r.num("delay")? as u64)))
+            .collect();
+        keys.dedup();
+        keys.into_iter()
+            .filter_map(|(regime, delay)| {
+                let points: Vec<_> = curves
+                    .iter()
+                    .copied()
+                    .filter(|r| r.str("scope") != Some("all"))
+                    .filter(|r| r.str("regime") == Some(regime.as_str()) && r.num("delay") == Some(delay as f64))
+                    .collect();
+                let y_field = points.first()?.map.keys().find(|k| k.starts_with("predicted_"))?.clone();
+                let regime = points.first()?.str("regime")?;
+                Some(FitLine { regime, delay, points, y_field })
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    out.extend(figures::ipc_cost(rs));
+    out.extend(figures::scaling(rs, &fits));
+    let mut curves: Vec<(String, Vec<_>)> = Vec::new();
+    for topology in ["simulate_x86_2s", "simulate_arm_quad"] {
+        let sims = rs.of(topology, "model_simulate");
+        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
+        locks.dedup();
+        for lock in locks {
+            let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
+            curves.push((format!("{lock} lock, {} (simulated)", topology.trim_start_matches("simulate_")), pts));
+        }
+    }
+    out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
+    out.extend(figures::lock_costs(rs));
+    out
+}
+
+/// The report page.
+pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig]) -> String {
+    let rs = Records::new(&run.records);
+    let mut b = String::new();
+    let m = rs.machine();
+    let get = |f: &str| m.and_then(|m| m.map.get(f)).map(|v| html::cell(Some(v))).unwrap_or_default();
+    let _ = writeln!(b, "<h1>granule suite: how coarse can kernel locking be on this machine?</h1>");
+    let _ = writeln!(
+        b,
+        "<p>{} · {} cores · TSC {} GHz · RTM: {} · granule {} ({}) · profile <b>{}</b></p>",
+        esc(&get("cpu_model")),
+        esc(&get("cores")),
+        esc(&get("tsc_ghz")),
+        esc(&get("rtm")),
+        esc(&get("granule_version")),
+        esc(&get("git_revision")),
+        profile.name()
+    );
+    if profile == Profile::Smoke {
+        let _ =
+            writeln!(b, "<p class=\"note\">Smoke profile: tiny durations for testing; the numbers mean nothing.</p>");
+    }
+    let cores = m.and_then(|m| m.num("cores")).unwrap_or(0.0);
+    let _ = writeln!(
+        b,
+        "<p class=\"note\">Measured on {cores:.0} cores. Every number for more cores comes from the queueing model \
+         or the simulator, fitted to these measurements, and is marked as a prediction.</p>"
+    );
+    let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
+    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)) {
+        let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
+        let _ = writeln!(
+            b,
+            "<li>{} <span class=\"none\">(results.jsonl line{} {})</span></li>",
+            esc(&f.text),
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join(", ")
+        );
+    }
+    let _ = writeln!(b, "</ul>\n<h2>Figures</h2>");
+    for f in figs {
+        b.push_str(&html::figure(f));
+    }
+    let _ = writeln!(b, "<h2>Tables</h2>\n<h3>Single-core IPC</h3>");
+    let ipc: Vec<_> = rs.of("ipc", "ipc");
+    b.push_str(&table(
+        &ipc,
+        &[
+            ("regime", "regime"),
+            ("runs", "runs"),
+            ("cycles (mean)", "round_trip_cycles_mean"),
+            ("std", "round_trip_cycles_std"),
+            ("× none", "ratio_to_none"),
+            ("extra / call", "extra_cycles_per_call"),
+            ("atomics / call", "atomics_per_call"),
+            ("atomic floor", "atomic_floor_cycles"),
+            ("≤ 1.5 × floor", "meets_target"),
+        ],
+    ));
+    let _ = writeln!(b, "<h3>Multicore ping-pong</h3>");
+    b.push_str(&table(
+        &rs.of("scale", "scale"),
+        &[
+            ("regime", "regime"),
+            ("cores", "cores"),
+            ("delay", "delay_cycles"),
+            ("round trips/s", "round_trips_per_sec"),
+            ("utilisation", "utilisation"),
+            ("xput", "xput"),
+        ],
+    ));
+    let _ = writeln!(b, "<h3>Model fits (prediction inputs)</h3>");
+    b.push_str(&table(
+        &rs.of("model_fit", "model_fit"),
+        &[
+            ("regime", "regime"),
+            ("delay", "delay"),
+            ("s", "s"),
+            ("± s", "s_err"),
+            ("a", "a"),
+            ("± a", "a_err"),
+            ("R²", "r2"),
+            ("knee (cores)", "knee_cores"),
+            ("unit", "time_unit"),
+            ("profiled hold, 1 core", "profiled_hold_1_core"),
+        ],
+    ));
+    let _ = writeln!(b, "<h3>Simulated larger machines (predictions, from the delay-0 fit)</h3>");
+    b.push_str(&table(
+        &rs.iter().filter(|r| r.kind() == "model_simulate").collect::<Vec<_>>(),
+        &[
+            ("experiment", "experiment"),
+            ("lock", "lock"),
+            ("cores", "cores"),
+            ("throughput / cycle", "throughput"),
+            ("lock utilisation", "lock_utilisation"),
+            ("queue", "queue_length"),
+            ("hand-off cycles", "mean_handoff_cycles"),
+            ("model", "model_throughput"),
+        ],
+    ));
+    let _ = writeln!(b, "<h3>The machine's limits</h3>");
+    b.push_str(&table(
+        &rs.of("info", "atomic_cost"),
+        &[("instruction", "instruction"), ("cycles", "cycles"), ("note", "note")],
+    ));
+    b.push_str(&table(
+        &rs.of("info", "core_latency"),
+        &[("from", "from"), ("to", "to"), ("one-way cycles", "one_way_cycles"), ("one-way ns", "one_way_ns")],
+    ));
+    let _ = writeln!(b, "<h3>Locks</h3>");
+    b.push_str(&table(
+        &rs.of("locks", "lock_uncontended"),
+        &[
+            ("lock", "lock"),
+            ("cycles", "cycles_per_pair"),
+            ("× xchg", "ratio_to_xchg"),
+            ("× parking_lot", "ratio_to_parking_lot"),
+        ],
+    ));
+    b.push_str(&table(
+        &rs.of("locks", "lock_contended"),
+        &[
+            ("lock", "lock"),
+            ("threads", "threads"),
+            ("acquisitions/s", "acquisitions_per_sec"),
+            ("fairness", "fairness"),
+        ],
+    ));
+    let _ = writeln!(b, "<h3>The Synthesis table (lock-free objects)</h3>");
+    b.push_str(&table(
+        &rs.of("quaject", "quaject"),
+        &[
+            ("operation", "operation"),
+            ("no sync", "nosync_cycles"),
+            ("0 retry", "opt0_cycles"),
+            ("1 retry", "opt1_cycles"),
+            ("0 retry / no sync", "opt0_over_nosync"),
+            ("1 retry / 0 retry", "opt1_over_opt0"),
+        ],
+    ));
+    let _ = writeln!(b, "<h3>Lock profiler (profiled runs)</h3>");
+    b.push_str(&table(
+        &rs.of("ipc_profile", "lock_profile"),
+        &[
+            ("regime", "regime"),
+            ("lock", "lock"),
+            ("count", "acquisitions"),
+            ("contended", "contended"),
+            ("wait max", "wait_max"),
+            ("wait total", "wait_total"),
+            ("hold max", "hold_max"),
+            ("hold total", "hold_total"),
+            ("aborts", "aborts_conflict"),
+            ("fallbacks", "fallbacks"),
+        ],
+    ));
+    let _ = writeln!(b, "<h2>Repeat this run</h2>\n<pre>{}\n", esc(command));
+    for s in &run.steps {
+        let _ = writeln!(b, "{}   # {:.1} s", esc(&s.step.command_line()), s.seconds);
+    }
+    let _ = writeln!(b, "</pre>");
+    let _ = writeln!(b, "<p>Files: <a href=\"results.jsonl\">results.jsonl</a> (every record, machine record first)");
+    for s in &run.steps {
+        let n = &s.step.name;
+        let _ = write!(b, " · <a href=\"{n}.csv\">{n}.csv</a>");
+    }
+    let _ = writeln!(b, " · <a href=\"commands.txt\">commands.txt</a></p>");
+    html::page("granule suite report", &b)
+}

@@ -1,0 +1,221 @@
+//! What `granule suite` runs: the experiments of each profile, as command
+//! lines of this same binary.
+//!
+//! Every step is an ordinary `granule` command, so the report can name the
+//! exact command that produced each record and anyone can rerun one step on
+//! its own. The model steps need numbers from earlier steps (the measured
+//! scaling curves, the latency matrix), so they are planned after those ran
+//! (see `suite::model_steps`).
+
+/// How long and how carefully the suite measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    /// Short windows and few runs: minutes on a 2-core machine.
+    Quick,
+    /// The seeds' protocol: 16 × 1 s IPC runs; 2 s warm-up and 1 s samples
+    /// at every delay from 500 to 32000 cycles.
+    Full,
+    /// Tiny durations for tests and smoke checks; the numbers mean nothing.
+    Smoke,
+}
+
+impl Profile {
+    /// The name used in records and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+            Profile::Smoke => "smoke",
+        }
+    }
+}
+
+/// One experiment: a `granule` command line (without `--format`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// Short name: the experiment's key in records and file names.
+    pub name: String,
+    /// What the progress bar says while it runs.
+    pub label: String,
+    /// The arguments after `granule`.
+    pub args: Vec<String>,
+    /// Estimated seconds (for the progress bar's time left).
+    pub estimate_s: f64,
+}
+
+impl Step {
+    /// A step running `granule <args…>`.
+    pub fn new(name: &str, label: &str, args: &[&str], estimate_s: f64) -> Self {
+        Self { name: name.into(), label: label.into(), args: args.iter().map(|s| s.to_string()).collect(), estimate_s }
+    }
+
+    /// The command line, as a person would type it.
+    pub fn command_line(&self) -> String {
+        std::iter::once("granule").chain(self.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// The delays (cycles) the scaling sweep uses in a profile.
+pub fn delays(p: Profile) -> Vec<u64> {
+    match p {
+        Profile::Quick => vec![0, 1000, 4000, 16000],
+        Profile::Full => vec![0, 500, 1000, 2000, 4000, 8000, 16000, 32000],
+        Profile::Smoke => vec![0, 4000],
+    }
+}
+
+/// The measurement steps of profile `p` on a machine with `cpus` CPUs, for
+/// the regimes `regimes` (a comma-separated list, or `all`).
+pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
+    let cores = format!("1..{}", cpus.max(1));
+    let delays = delays(p).iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    // Regimes the seeds' curves need (all, less `none` which is the baseline
+    // anyway, plus profiled lock regimes for the profiler tables).
+    let profiled = "bkl,fine,rtm";
+    // Approximate regime count for the time estimates (`all` = 7, of which
+    // rtm may be skipped).
+    let n_regimes = if regimes == "all" { 6.0 } else { regimes.split(',').count() as f64 };
+    let n_delays = delays.split(',').count() as f64;
+    let n_cores = cpus.max(1) as f64;
+    match p {
+        Profile::Quick => vec![
+            Step::new("info", "machine limits", &["info", "--samples", "9", "--round-trips", "500"], 3.0),
+            Step::new("locks", "lock costs", &["locks", "--seconds", "0.15", "--runs", "3"], 10.0),
+            Step::new("quaject", "Synthesis table", &["quaject", "--runs", "5"], 1.0),
+            Step::new(
+                "ipc",
+                "single-core IPC",
+                &["ipc", "--regimes", regimes, "--runs", "8", "--seconds", "0.25", "--warmup", "0.1"],
+                n_regimes * 8.0 * 0.4 + 3.0,
+            ),
+            Step::new(
+                "ipc_profile",
+                "lock profiles",
+                &["ipc", "--regimes", profiled, "--profile", "--runs", "1", "--seconds", "0.2", "--warmup", "0.05"],
+                3.0,
+            ),
+            Step::new(
+                "scale",
+                "multicore ping-pong",
+                &[
+                    "scale",
+                    "--regimes",
+                    regimes,
+                    "--cores",
+                    &cores,
+                    "--delays",
+                    &delays,
+                    "--warmup",
+                    "0.3",
+                    "--seconds",
+                    "0.5",
+                ],
+                n_regimes * n_delays * n_cores * 0.9,
+            ),
+        ],
+        Profile::Full => vec![
+            Step::new("info", "machine limits", &["info"], 10.0),
+            Step::new("locks", "lock costs", &["locks"], 40.0),
+            Step::new("quaject", "Synthesis table", &["quaject"], 2.0),
+            Step::new(
+                "ipc",
+                "single-core IPC",
+                &["ipc", "--regimes", regimes, "--runs", "16", "--seconds", "1", "--warmup", "0.2"],
+                n_regimes * 16.0 * 1.3 + 5.0,
+            ),
+            Step::new(
+                "ipc_profile",
+                "lock profiles",
+                &["ipc", "--regimes", profiled, "--profile", "--runs", "1", "--seconds", "1", "--warmup", "0.2"],
+                6.0,
+            ),
+            Step::new(
+                "scale",
+                "multicore ping-pong",
+                &[
+                    "scale",
+                    "--regimes",
+                    regimes,
+                    "--cores",
+                    &cores,
+                    "--delays",
+                    &delays,
+                    "--warmup",
+                    "2",
+                    "--seconds",
+                    "1",
+                ],
+                n_regimes * n_delays * n_cores * 3.1,
+            ),
+        ],
+        Profile::Smoke => vec![
+            Step::new(
+                "info",
+                "machine limits",
+                &["info", "--samples", "3", "--round-trips", "50", "--pair-budget", "0.1"],
+                0.5,
+            ),
+            Step::new(
+                "locks",
+                "lock costs",
+                &["locks", "--locks", "clh,ticket", "--seconds", "0.02", "--runs", "1", "--pairs", "2000"],
+                1.0,
+            ),
+            Step::new("quaject", "Synthesis table", &["quaject", "--runs", "1", "--iterations", "2000"], 0.5),
+            Step::new(
+                "ipc",
+                "single-core IPC",
+                &["ipc", "--regimes", regimes, "--runs", "2", "--seconds", "0.02", "--warmup", "0.01"],
+                2.0,
+            ),
+            Step::new(
+                "ipc_profile",
+                "lock profiles",
+                &["ipc", "--regimes", profiled, "--profile", "--runs", "1", "--seconds", "0.02", "--warmup", "0.01"],
+                1.0,
+            ),
+            Step::new(
+                "scale",
+                "multicore ping-pong",
+                &[
+                    "scale",
+                    "--regimes",
+                    regimes,
+                    "--cores",
+                    &cores,
+                    "--delays",
+                    &delays,
+                    "--warmup",
+                    "0.01",
+                    "--seconds",
+                    "0.03",
+                ],
+                n_regimes * n_delays * n_cores * 0.1,
+            ),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_runs_the_same_experiments() {
+        for p in [Profile::Quick, Profile::Full, Profile::Smoke] {
+            let names: Vec<String> = measurement_steps(p, 2, "all").into_iter().map(|s| s.name).collect();
+            assert_eq!(names, ["info", "locks", "quaject", "ipc", "ipc_profile", "scale"], "{p:?}");
+        }
+    }
+
+    #[test]
+    fn full_follows_the_seeds_protocol() {
+        let steps = measurement_steps(Profile::Full, 4, "all");
+        let scale = steps.iter().find(|s| s.name == "scale").unwrap().command_line();
+        assert!(scale.contains("--cores 1..4"), "{scale}");
+        assert!(scale.contains("--delays 0,500,1000,2000,4000,8000,16000,32000"), "{scale}");
+        assert!(scale.contains("--warmup 2 --seconds 1"), "{scale}");
+        let ipc = steps.iter().find(|s| s.name == "ipc").unwrap().command_line();
+        assert!(ipc.contains("--runs 16 --seconds 1"), "{ipc}");
+    }
+}

@@ -1,0 +1,111 @@
+//! The suite's records as the report reads them: every record with its line
+//! number in `results.jsonl`, so each number in the report can name the
+//! record it came from.
+
+use serde_json::{Map, Value};
+
+/// A record and its (1-based) line in `results.jsonl`.
+#[derive(Clone, Copy, Debug)]
+pub struct Rec<'a> {
+    /// Line number in `results.jsonl` (the machine record is line 1).
+    pub line: usize,
+    /// The record.
+    pub map: &'a Map<String, Value>,
+}
+
+impl<'a> Rec<'a> {
+    /// A number field (`None` if absent, null or not a number).
+    pub fn num(&self, field: &str) -> Option<f64> {
+        self.map.get(field).and_then(Value::as_f64)
+    }
+
+    /// A string field.
+    pub fn str(&self, field: &str) -> Option<&'a str> {
+        self.map.get(field).and_then(Value::as_str)
+    }
+
+    /// A boolean field.
+    pub fn bool(&self, field: &str) -> Option<bool> {
+        self.map.get(field).and_then(Value::as_bool)
+    }
+
+    /// The record kind.
+    pub fn kind(&self) -> &'a str {
+        self.str("record").unwrap_or("")
+    }
+
+    /// The experiment (suite step) it came from.
+    pub fn experiment(&self) -> &'a str {
+        self.str("experiment").unwrap_or("")
+    }
+}
+
+/// All records of a suite run, in `results.jsonl` order.
+#[derive(Clone, Copy, Debug)]
+pub struct Records<'a> {
+    all: &'a [Map<String, Value>],
+}
+
+impl<'a> Records<'a> {
+    /// View `all` (the machine record first, as in `results.jsonl`).
+    pub fn new(all: &'a [Map<String, Value>]) -> Self {
+        Self { all }
+    }
+
+    /// Every record with its line number.
+    pub fn iter(&self) -> impl Iterator<Item = Rec<'a>> + 'a {
+        self.all.iter().enumerate().map(|(i, map)| Rec { line: i + 1, map })
+    }
+
+    /// The records of `kind` from step `experiment`.
+    pub fn of(&self, experiment: &'a str, kind: &'a str) -> Vec<Rec<'a>> {
+        self.iter().filter(|r| r.kind() == kind && r.experiment() == experiment).collect()
+    }
+
+    /// The machine record.
+    pub fn machine(&self) -> Option<Rec<'a>> {
+        self.iter().find(|r| r.kind() == "machine")
+    }
+}
+
+/// Where a plotted or quoted number came from: a record's line and field.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Source {
+    /// Line in `results.jsonl`.
+    pub line: usize,
+    /// Field of that record.
+    pub field: String,
+    /// The value as the record has it.
+    pub value: f64,
+}
+
+impl Source {
+    /// The source of field `field` of `r`, if it is a number.
+    pub fn of(r: &Rec<'_>, field: &str) -> Option<Self> {
+        Some(Self { line: r.line, field: field.into(), value: r.num(field)? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::record;
+
+    #[test]
+    fn lines_count_from_the_machine_record() {
+        let mut a = record("machine");
+        a.insert("cores".into(), 2.into());
+        let mut b = record("ipc");
+        b.insert("experiment".into(), "ipc".into());
+        b.insert("round_trip_cycles_mean".into(), 250.5.into());
+        let all = vec![a, b];
+        let rs = Records::new(&all);
+        assert_eq!(rs.machine().unwrap().line, 1);
+        let ipc = rs.of("ipc", "ipc");
+        assert_eq!(ipc.len(), 1);
+        assert_eq!(ipc[0].line, 2);
+        let s = Source::of(&ipc[0], "round_trip_cycles_mean").unwrap();
+        assert_eq!((s.line, s.value), (2, 250.5));
+        assert!(Source::of(&ipc[0], "missing").is_none());
+    }
+}

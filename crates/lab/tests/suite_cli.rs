@@ -1,0 +1,105 @@
+//! `granule suite --smoke` end to end: the report exists, links only to
+//! files that exist, fetches nothing from a network, and every figure's
+//! plotted numbers are the record fields it says they are.
+
+mod common;
+
+use std::path::Path;
+
+use common::granule;
+use serde_json::Value;
+
+/// Every `href="…"` / `src="…"` target in `html`.
+fn links(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["href=\"", "src=\""] {
+        let mut rest = html;
+        while let Some(i) = rest.find(attr) {
+            rest = &rest[i + attr.len()..];
+            let end = rest.find('"').expect("closed attribute");
+            out.push(rest[..end].to_string());
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// The JSON of every `<script type="application/json" class="figure-data">`.
+fn figure_data(html: &str) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    let open = "<script type=\"application/json\" class=\"figure-data\" data-figure=\"";
+    while let Some(i) = rest.find(open) {
+        rest = &rest[i + open.len()..];
+        let id_end = rest.find('"').unwrap();
+        let id = rest[..id_end].to_string();
+        let body_start = rest.find('>').unwrap() + 1;
+        let body_end = rest.find("</script>").unwrap();
+        let json = rest[body_start..body_end].replace("<\\/", "</");
+        out.push((id, serde_json::from_str(&json).expect("figure data is JSON")));
+        rest = &rest[body_end..];
+    }
+    out
+}
+
+#[test]
+fn smoke_suite_writes_a_self_contained_traceable_report() {
+    let dir = std::env::temp_dir().join(format!("granule-suite-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, out, err) = granule(&["suite", "--smoke", "--out", dir.to_str().unwrap()]);
+    assert!(ok, "granule suite failed: {err}");
+    assert!(out.contains("report: "), "{out}");
+    let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+
+    // Nothing from a network: no absolute URLs to fetch, no external scripts.
+    for l in links(&html) {
+        assert!(!l.contains("://"), "network link {l}");
+        assert!(Path::new(&dir).join(&l).is_file(), "the report links to {l}, which does not exist");
+    }
+    assert!(!html.contains("<script src"), "external script");
+    assert!(!html.contains("<link"), "external stylesheet");
+
+    // results.jsonl: the machine record first, every line a JSON object.
+    let results = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let recs: Vec<Value> = results.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(recs[0]["record"], "machine");
+    for kind in ["ipc", "scale", "lock_uncontended", "quaject", "atomic_cost", "model_fit"] {
+        assert!(recs.iter().any(|r| r["record"] == kind), "no {kind} record");
+    }
+
+    // Every figure is there, as inline SVG and as a sibling file, and every
+    // number it plotted is the record field it names.
+    let figs = figure_data(&html);
+    let ids: Vec<&str> = figs.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["fig-ipc", "fig-scale", "fig-predict", "fig-locks"]);
+    for (id, data) in &figs {
+        assert!(dir.join(format!("{id}.svg")).is_file(), "{id}.svg");
+        let sources = data.as_array().expect("a list of sources");
+        assert!(!sources.is_empty(), "{id} plots nothing");
+        for s in sources {
+            let line = s["line"].as_u64().unwrap() as usize;
+            let field = s["field"].as_str().unwrap();
+            let rec = &recs[line - 1];
+            assert_eq!(rec[field].as_f64(), s["value"].as_f64(), "{id}: line {line} field {field}");
+        }
+    }
+    // The scaling figure overlays the fitted model on the measurements.
+    let scale_svg = std::fs::read_to_string(dir.join("fig-scale.svg")).unwrap();
+    assert!(scale_svg.contains("(fitted model)") && scale_svg.contains("(measured)"));
+    // Every step's command line is recorded for repetition.
+    let commands = std::fs::read_to_string(dir.join("commands.txt")).unwrap();
+    for step in
+        ["granule info", "granule locks", "granule quaject", "granule ipc", "granule scale", "granule model fit"]
+    {
+        assert!(commands.contains(step), "{step} missing from commands.txt");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn suite_profiles_exclude_each_other_and_bad_regimes_are_refused() {
+    let (ok, _, err) = granule(&["suite", "--quick", "--full"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let (ok, _, err) = granule(&["suite", "--smoke", "--regimes", "nonsense", "--out", "/tmp/granule-never"]);
+    assert!(!ok && err.contains("nonsense"), "{err}");
+}

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::granule;
+use common::{granule, of_kind, records};
 use serde_json::Value;
 
 /// Every `href="…"` / `src="…"` target in `html`.
@@ -61,10 +61,10 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
 
     // results.jsonl: the machine record first, every line a JSON object.
     let results = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
-    let recs: Vec<Value> = results.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    let recs = records(&results);
     assert_eq!(recs[0]["record"], "machine");
-    for kind in ["ipc", "scale", "lock_uncontended", "quaject", "atomic_cost", "model_fit"] {
-        assert!(recs.iter().any(|r| r["record"] == kind), "no {kind} record");
+    for kind in ["ipc", "scale", "lock_uncontended", "quaject", "atomic_cost", "model_fit", "model_simulate"] {
+        assert!(!of_kind(&recs, kind).is_empty(), "no {kind} record");
     }
 
     // Every figure is there, as inline SVG and as a sibling file, and every

@@ -14,6 +14,9 @@ use serde_json::{Map, Value};
 
 use super::plan::Step;
 
+/// One record.
+pub type Record = Map<String, Value>;
+
 /// What one step produced.
 #[derive(Clone, Debug)]
 pub struct StepRun {
@@ -48,7 +51,7 @@ pub fn run_step(exe: &Path, step: &Step) -> Result<StepRun> {
 
 /// Split JSON Lines into the machine record and the other records, each
 /// tagged with `experiment`.
-pub fn parse_records(jsonl: &str, experiment: &str) -> Result<(Option<Map<String, Value>>, Vec<Map<String, Value>>)> {
+pub fn parse_records(jsonl: &str, experiment: &str) -> Result<(Option<Record>, Vec<Record>)> {
     let mut machine = None;
     let mut records = Vec::new();
     for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

@@ -11,7 +11,11 @@
 //!
 //! With no lock (`none`) the pairs never contend and throughput scales with
 //! cores; with the big lock every kernel entry of every core queues on one
-//! lock, which is what the queueing model predicts.
+//! lock, which is what the queueing model predicts. `--fit` fits that model
+//! to the big-lock regimes' points (`granule model fit`, whose options it
+//! takes), and runs each of them once more with the lock profiler compiled
+//! in, at 1 core and at the most cores, so that the average hold time is
+//! printed beside the fitted service time (`lock_hold` records).
 
 use std::time::Duration;
 

@@ -96,6 +96,39 @@ pub(crate) fn label(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
+/// A chart's title, centred on `x`.
+pub(crate) fn title(out: &mut String, x: f64, y: f64, text: &str) {
+    let _ = writeln!(
+        out,
+        r#"<text x="{x}" y="{y}" font-size="15" text-anchor="middle" font-weight="bold">{}</text>"#,
+        escape(text)
+    );
+}
+
+/// The y axis of a plot spanning `x0..x1`: grid lines with tick labels from
+/// 0 to `top` every `step` (`py` maps a value to its SVG y), and `text`
+/// rotated beside the axis, halfway up.
+pub(crate) fn y_axis(out: &mut String, (x0, x1): (f64, f64), top: f64, step: f64, py: impl Fn(f64) -> f64, text: &str) {
+    let mut y = 0.0;
+    while y <= top * (1.0 + 1e-9) {
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x0}" y1="{0}" x2="{x1}" y2="{0}" stroke="#ddd"/><text x="{1}" y="{2}" font-size="11" text-anchor="end">{3}</text>"##,
+            py(y),
+            x0 - 6.0,
+            py(y) + 4.0,
+            label(y)
+        );
+        y += step;
+    }
+    let (lx, ly) = (18.0, (py(0.0) + py(top)) / 2.0);
+    let _ = writeln!(
+        out,
+        r#"<text x="{lx}" y="{ly}" font-size="12" text-anchor="middle" transform="rotate(-90 {lx} {ly})">{}</text>"#,
+        escape(text)
+    );
+}
+
 impl Chart {
     fn render(&self, out: &mut String, y0: f64) {
         let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
@@ -106,13 +139,7 @@ impl Chart {
         let (x_top, y_top) = ((x_max / xs).ceil() * xs, (y_max * 1.02 / ys).ceil() * ys);
         let px = |x: f64| LEFT + x / x_top * pw;
         let py = |y: f64| y0 + TOP + ph - y / y_top * ph;
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="{}" font-size="15" text-anchor="middle" font-weight="bold">{}</text>"#,
-            LEFT + pw / 2.0,
-            y0 + TOP - 14.0,
-            escape(&self.title)
-        );
+        title(out, LEFT + pw / 2.0, y0 + TOP - 14.0, &self.title);
         let _ = writeln!(
             out,
             r##"<rect x="{LEFT}" y="{}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>"##,
@@ -131,31 +158,13 @@ impl Chart {
             );
             x += xs;
         }
-        let mut y = 0.0;
-        while y <= y_top * (1.0 + 1e-9) {
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="#ddd"/><text x="{2}" y="{3}" font-size="11" text-anchor="end">{4}</text>"##,
-                py(y),
-                LEFT + pw,
-                LEFT - 6.0,
-                py(y) + 4.0,
-                label(y)
-            );
-            y += ys;
-        }
+        y_axis(out, (LEFT, LEFT + pw), y_top, ys, py, &self.y_label);
         let _ = writeln!(
             out,
             r#"<text x="{}" y="{}" font-size="12" text-anchor="middle">{}</text>"#,
             LEFT + pw / 2.0,
             y0 + HEIGHT - 14.0,
             escape(&self.x_label)
-        );
-        let (lx, ly) = (18.0, y0 + TOP + ph / 2.0);
-        let _ = writeln!(
-            out,
-            r#"<text x="{lx}" y="{ly}" font-size="12" text-anchor="middle" transform="rotate(-90 {lx} {ly})">{}</text>"#,
-            escape(&self.y_label)
         );
         for s in &self.series {
             let pts: Vec<(f64, f64)> =

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::plot::{colour, escape, label, nice_step};
+use crate::plot::{colour, escape, label, nice_step, title, y_axis};
 
 /// One bar.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,32 +67,8 @@ impl BarChart {
         );
         out.push('\n');
         let _ = writeln!(out, r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#);
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="{}" font-size="15" text-anchor="middle" font-weight="bold">{}</text>"#,
-            LEFT + pw / 2.0,
-            TOP - 14.0,
-            escape(&self.title)
-        );
-        let mut y = 0.0;
-        while y <= y_top * (1.0 + 1e-9) {
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="#ddd"/><text x="{2}" y="{3}" font-size="11" text-anchor="end">{4}</text>"##,
-                py(y),
-                LEFT + pw,
-                LEFT - 6.0,
-                py(y) + 4.0,
-                label(y)
-            );
-            y += step;
-        }
-        let (lx, ly) = (18.0, TOP + ph / 2.0);
-        let _ = writeln!(
-            out,
-            r#"<text x="{lx}" y="{ly}" font-size="12" text-anchor="middle" transform="rotate(-90 {lx} {ly})">{}</text>"#,
-            escape(&self.y_label)
-        );
+        title(&mut out, LEFT + pw / 2.0, TOP - 14.0, &self.title);
+        y_axis(&mut out, (LEFT, LEFT + pw), y_top, step, py, &self.y_label);
         let slot = pw / self.bars.len().max(1) as f64;
         for (i, b) in self.bars.iter().enumerate() {
             let x = LEFT + slot * i as f64 + slot * 0.15;

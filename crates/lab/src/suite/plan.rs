@@ -64,136 +64,123 @@ pub fn delays(p: Profile) -> Vec<u64> {
     }
 }
 
+/// The options that differ between profiles.
+struct Knobs {
+    info: &'static [&'static str],
+    locks: &'static [&'static str],
+    quaject: &'static [&'static str],
+    /// `ipc`: runs, seconds, warm-up.
+    ipc: [&'static str; 3],
+    /// The profiled `ipc` run: seconds, warm-up.
+    profile: [&'static str; 2],
+    /// `scale`: warm-up, seconds.
+    scale: [&'static str; 2],
+    /// Estimated seconds of info, locks, quaject and the profiled run.
+    fixed_s: [f64; 4],
+    /// Estimated seconds of one ipc run and of one scale point.
+    ipc_run_s: f64,
+    scale_point_s: f64,
+}
+
+fn knobs(p: Profile) -> Knobs {
+    match p {
+        Profile::Quick => Knobs {
+            info: &["info", "--samples", "9", "--round-trips", "500"],
+            locks: &["locks", "--seconds", "0.15", "--runs", "3"],
+            quaject: &["quaject", "--runs", "5"],
+            ipc: ["8", "0.25", "0.1"],
+            profile: ["0.2", "0.05"],
+            scale: ["0.3", "0.5"],
+            fixed_s: [3.0, 10.0, 1.0, 3.0],
+            ipc_run_s: 0.4,
+            scale_point_s: 0.9,
+        },
+        Profile::Full => Knobs {
+            info: &["info"],
+            locks: &["locks"],
+            quaject: &["quaject"],
+            ipc: ["16", "1", "0.2"],
+            profile: ["1", "0.2"],
+            scale: ["2", "1"],
+            fixed_s: [10.0, 40.0, 2.0, 6.0],
+            ipc_run_s: 1.3,
+            scale_point_s: 3.1,
+        },
+        Profile::Smoke => Knobs {
+            info: &["info", "--samples", "3", "--round-trips", "50", "--pair-budget", "0.1"],
+            locks: &["locks", "--locks", "clh,ticket", "--seconds", "0.02", "--runs", "1", "--pairs", "2000"],
+            quaject: &["quaject", "--runs", "1", "--iterations", "2000"],
+            ipc: ["2", "0.02", "0.01"],
+            profile: ["0.02", "0.01"],
+            scale: ["0.01", "0.03"],
+            fixed_s: [0.5, 1.0, 0.5, 1.0],
+            ipc_run_s: 0.05,
+            scale_point_s: 0.1,
+        },
+    }
+}
+
 /// The measurement steps of profile `p` on a machine with `cpus` CPUs, for
 /// the regimes `regimes` (a comma-separated list, or `all`).
 pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
+    let k = knobs(p);
     let cores = format!("1..{}", cpus.max(1));
     let delays = delays(p).iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-    // Regimes the seeds' curves need (all, less `none` which is the baseline
-    // anyway, plus profiled lock regimes for the profiler tables).
+    // The profiled run shows the lock regimes' profiler tables.
     let profiled = "bkl,fine,rtm";
-    // Approximate regime count for the time estimates (`all` = 7, of which
-    // rtm may be skipped).
+    // Regimes for the time estimates (`all` = 7, of which rtm may be skipped).
     let n_regimes = if regimes == "all" { 6.0 } else { regimes.split(',').count() as f64 };
-    let n_delays = delays.split(',').count() as f64;
-    let n_cores = cpus.max(1) as f64;
-    match p {
-        Profile::Quick => vec![
-            Step::new("info", "machine limits", &["info", "--samples", "9", "--round-trips", "500"], 3.0),
-            Step::new("locks", "lock costs", &["locks", "--seconds", "0.15", "--runs", "3"], 10.0),
-            Step::new("quaject", "Synthesis table", &["quaject", "--runs", "5"], 1.0),
-            Step::new(
+    let n_points = n_regimes * delays.split(',').count() as f64 * cpus.max(1) as f64;
+    let [ipc_runs, ipc_seconds, ipc_warmup] = k.ipc;
+    let [prof_seconds, prof_warmup] = k.profile;
+    let [scale_warmup, scale_seconds] = k.scale;
+    let runs: f64 = ipc_runs.parse().unwrap_or(1.0);
+    vec![
+        Step::new("info", "machine limits", k.info, k.fixed_s[0]),
+        Step::new("locks", "lock costs", k.locks, k.fixed_s[1]),
+        Step::new("quaject", "Synthesis table", k.quaject, k.fixed_s[2]),
+        Step::new(
+            "ipc",
+            "single-core IPC",
+            &["ipc", "--regimes", regimes, "--runs", ipc_runs, "--seconds", ipc_seconds, "--warmup", ipc_warmup],
+            n_regimes * runs * k.ipc_run_s + 2.0,
+        ),
+        Step::new(
+            "ipc_profile",
+            "lock profiles",
+            &[
                 "ipc",
-                "single-core IPC",
-                &["ipc", "--regimes", regimes, "--runs", "8", "--seconds", "0.25", "--warmup", "0.1"],
-                n_regimes * 8.0 * 0.4 + 3.0,
-            ),
-            Step::new(
-                "ipc_profile",
-                "lock profiles",
-                &["ipc", "--regimes", profiled, "--profile", "--runs", "1", "--seconds", "0.2", "--warmup", "0.05"],
-                3.0,
-            ),
-            Step::new(
+                "--regimes",
+                profiled,
+                "--profile",
+                "--runs",
+                "1",
+                "--seconds",
+                prof_seconds,
+                "--warmup",
+                prof_warmup,
+            ],
+            k.fixed_s[3],
+        ),
+        Step::new(
+            "scale",
+            "multicore ping-pong",
+            &[
                 "scale",
-                "multicore ping-pong",
-                &[
-                    "scale",
-                    "--regimes",
-                    regimes,
-                    "--cores",
-                    &cores,
-                    "--delays",
-                    &delays,
-                    "--warmup",
-                    "0.3",
-                    "--seconds",
-                    "0.5",
-                ],
-                n_regimes * n_delays * n_cores * 0.9,
-            ),
-        ],
-        Profile::Full => vec![
-            Step::new("info", "machine limits", &["info"], 10.0),
-            Step::new("locks", "lock costs", &["locks"], 40.0),
-            Step::new("quaject", "Synthesis table", &["quaject"], 2.0),
-            Step::new(
-                "ipc",
-                "single-core IPC",
-                &["ipc", "--regimes", regimes, "--runs", "16", "--seconds", "1", "--warmup", "0.2"],
-                n_regimes * 16.0 * 1.3 + 5.0,
-            ),
-            Step::new(
-                "ipc_profile",
-                "lock profiles",
-                &["ipc", "--regimes", profiled, "--profile", "--runs", "1", "--seconds", "1", "--warmup", "0.2"],
-                6.0,
-            ),
-            Step::new(
-                "scale",
-                "multicore ping-pong",
-                &[
-                    "scale",
-                    "--regimes",
-                    regimes,
-                    "--cores",
-                    &cores,
-                    "--delays",
-                    &delays,
-                    "--warmup",
-                    "2",
-                    "--seconds",
-                    "1",
-                ],
-                n_regimes * n_delays * n_cores * 3.1,
-            ),
-        ],
-        Profile::Smoke => vec![
-            Step::new(
-                "info",
-                "machine limits",
-                &["info", "--samples", "3", "--round-trips", "50", "--pair-budget", "0.1"],
-                0.5,
-            ),
-            Step::new(
-                "locks",
-                "lock costs",
-                &["locks", "--locks", "clh,ticket", "--seconds", "0.02", "--runs", "1", "--pairs", "2000"],
-                1.0,
-            ),
-            Step::new("quaject", "Synthesis table", &["quaject", "--runs", "1", "--iterations", "2000"], 0.5),
-            Step::new(
-                "ipc",
-                "single-core IPC",
-                &["ipc", "--regimes", regimes, "--runs", "2", "--seconds", "0.02", "--warmup", "0.01"],
-                2.0,
-            ),
-            Step::new(
-                "ipc_profile",
-                "lock profiles",
-                &["ipc", "--regimes", profiled, "--profile", "--runs", "1", "--seconds", "0.02", "--warmup", "0.01"],
-                1.0,
-            ),
-            Step::new(
-                "scale",
-                "multicore ping-pong",
-                &[
-                    "scale",
-                    "--regimes",
-                    regimes,
-                    "--cores",
-                    &cores,
-                    "--delays",
-                    &delays,
-                    "--warmup",
-                    "0.01",
-                    "--seconds",
-                    "0.03",
-                ],
-                n_regimes * n_delays * n_cores * 0.1,
-            ),
-        ],
-    }
+                "--regimes",
+                regimes,
+                "--cores",
+                &cores,
+                "--delays",
+                &delays,
+                "--warmup",
+                scale_warmup,
+                "--seconds",
+                scale_seconds,
+            ],
+            n_points * k.scale_point_s,
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -59,8 +59,8 @@ pub fn run(a: &Args) -> Result<()> {
     let command = std::iter::once("granule".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
     let steps = measurement_steps(profile, machine.cores, &a.regimes);
     let fit = fit_step(&a.out);
-    // The simulations (planned once the fit is known) take about 4 s.
-    let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 4.0;
+    // The simulations (planned once the fit is known) take about 6 s.
+    let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 6.0;
     let pb = crate::progress::bar((total * 10.0).ceil() as u64, "suite");
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
     let t0 = Instant::now();
@@ -80,7 +80,7 @@ pub fn run(a: &Args) -> Result<()> {
         estimated += step.estimate_s;
         pb.set_position((estimated * 10.0) as u64);
         if step.name == "model_fit" {
-            queue.extend(simulate_steps(profile, &r.records));
+            queue.extend(simulate_steps(profile, &r.records, &a.out, machine.cores));
         }
         done.push(r);
     }
@@ -124,7 +124,7 @@ pub fn run(a: &Args) -> Result<()> {
         machine.cpu_model,
         machine.cores
     );
-    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)) {
+    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)).chain(summary::simulation(&rs)) {
         println!("  - {}", f.text);
     }
     println!("\nreport: {}", index.display());

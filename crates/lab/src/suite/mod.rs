@@ -43,11 +43,13 @@ pub fn fit_step(dir: &Path) -> Step {
     )
 }
 
-/// Simulations of the seeds' machines with the big lock's service time s
-/// and think time a (cycles per lock acquisition) the fit found: its delay-0
-/// fit if there is one, else the joint fit over every delay (whose a is the
-/// think time beyond the measured delay, i.e. the delay-0 case).
-pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>]) -> Vec<Step> {
+/// Simulations of the seeds' machines, and of this one (its core-to-core
+/// latencies from `granule info`'s records in `dir/info.jsonl`, on 1 to
+/// `cores` cores), with the big lock's service time s and think time a
+/// (cycles per lock acquisition) the fit found: its delay-0 fit if there is
+/// one, else the joint fit over every delay (whose a is the think time
+/// beyond the measured delay, i.e. the delay-0 case).
+pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores: usize) -> Vec<Step> {
     let rs = Records::new(fit);
     let fits: Vec<_> = rs.iter().filter(|r| r.kind() == "model_fit").collect();
     let Some(k) = fits.iter().find(|r| r.num("delay") == Some(0.0)).or_else(|| fits.first()) else {
@@ -63,30 +65,34 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>]) -> Vec<Step> {
         Profile::Quick => "20000",
         Profile::Full => "100000",
     };
-    [("x86-2s", "1,2,4,8,16,28,56"), ("arm-quad", "1,2,3,4")]
+    let info = dir.join("info.jsonl").display().to_string();
+    let here = (1..=cores.max(1)).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let topologies: [(&str, &str, &[&str]); 3] = [
+        ("x86-2s", PREDICT_CORES, &[]),
+        ("arm-quad", "1,2,3,4", &[]),
+        ("this-machine", &here, &["--topology-input", &info]),
+    ];
+    topologies
         .iter()
-        .map(|(topology, cores)| {
-            Step::new(
-                &format!("simulate_{}", topology.replace('-', "_")),
-                &format!("simulating {topology}"),
-                &[
-                    "model",
-                    "simulate",
-                    "--topology",
-                    topology,
-                    "--lock",
-                    "clh,ticket",
-                    "--service",
-                    &service,
-                    "--delay",
-                    &delay,
-                    "--cores",
-                    cores,
-                    "--completions",
-                    completions,
-                ],
-                2.0,
-            )
+        .map(|(topology, cores, extra)| {
+            let mut args = vec![
+                "model",
+                "simulate",
+                "--topology",
+                topology,
+                "--lock",
+                "clh,ticket",
+                "--service",
+                &service,
+                "--delay",
+                &delay,
+                "--cores",
+                cores,
+                "--completions",
+                completions,
+            ];
+            args.extend_from_slice(extra);
+            Step::new(&format!("simulate_{}", topology.replace('-', "_")), &format!("simulating {topology}"), &args, 2.0)
         })
         .collect()
 }
@@ -141,13 +147,13 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
     let mut curves: Vec<(String, Vec<_>)> = Vec::new();
-    for topology in ["simulate_x86_2s", "simulate_arm_quad"] {
+    for topology in ["simulate_x86_2s", "simulate_arm_quad", "simulate_this_machine"] {
         let sims = rs.of(topology, "model_simulate");
         let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
         locks.dedup();
         for lock in locks {
             let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
-            curves.push((format!("{lock} lock, {} (simulated)", topology.trim_start_matches("simulate_")), pts));
+            curves.push((format!("{lock} lock, {} (simulated)", topology.trim_start_matches("simulate_").replace('_', "-")), pts));
         }
     }
     out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
@@ -184,7 +190,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
          or the simulator, fitted to these measurements, and is marked as a prediction.</p>"
     );
     let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
-    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)) {
+    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)).chain(summary::simulation(&rs)) {
         let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
         let _ = writeln!(
             b,

@@ -149,6 +149,47 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
     out
 }
 
+/// What the simulator predicts per topology and lock: the peak throughput
+/// and where it falls, and the throughput at the most cores simulated.
+pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (step, machine) in [
+        ("simulate_x86_2s", "the seeds' two-socket x86 (56 threads)"),
+        ("simulate_arm_quad", "the seeds' quad-core ARM"),
+        ("simulate_this_machine", "this machine's measured core-to-core latencies"),
+    ] {
+        let sims = rs.of(step, "model_simulate");
+        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
+        locks.dedup();
+        for lock in locks {
+            let rows: Vec<_> = sims
+                .iter()
+                .filter(|r| r.str("lock") == Some(lock))
+                .filter_map(|r| Some((r.num("cores")?, r.num("throughput_per_sec")?, r.line)))
+                .collect();
+            let peak = rows.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
+            let last = rows.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0));
+            let (Some(peak), Some(last)) = (peak, last) else { continue };
+            let cores = |n: f64| if n == 1.0 { "1 core".to_string() } else { format!("{n:.0} cores") };
+            let tail = if last.2 == peak.2 {
+                String::from(", the most simulated")
+            } else {
+                format!(", and {:.3e} at {}", last.1, cores(last.0))
+            };
+            out.push(Finding {
+                text: format!(
+                    "Simulated {machine}, {lock} lock with the fitted s and a: at most {:.3e} lock acquisitions per \
+                     second, at {}{tail}. This is a simulation, not a measurement.",
+                    peak.1,
+                    cores(peak.0)
+                ),
+                lines: if last.2 == peak.2 { vec![peak.2] } else { vec![peak.2, last.2] },
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,8 +57,9 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
+use crate::abi::{IpcBuffer, Sysno, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::exit::{ExitPlan, StartInfo};
+use crate::fastpath::FastLocks;
 use crate::invariants::InvariantViolation;
 use crate::plan::{Entry, Planned};
 use crate::regime::{LockSet, LockTarget, Protocol, Regime};
@@ -502,6 +503,11 @@ impl<R: Regime> Kernel<R> {
     /// A system call by the current thread of `core`. Its results are in its
     /// [`IpcBuffer`] (which it may only read once it runs again).
     pub fn syscall(&self, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+        if R::PROTOCOL == Protocol::Objects && R::FAST_PATH {
+            if let Some(plan) = self.fused_fastpath(core, args) {
+                return plan;
+            }
+        }
         // lockfree: IPC runs on the shared (lock-free) path when it can.
         if R::LOCK_FREE {
             if let Some(gate) = self.regime.lock_free() {
@@ -516,10 +522,48 @@ impl<R: Regime> Kernel<R> {
             if R::LOCK_FREE {
                 ctx.lf_exclusive_syscall(args);
             } else {
-                ctx.handle_syscall(args, lock_set, R::FAST_PATH);
+                // Under `Objects` the fast path was tried (fused) already.
+                ctx.handle_syscall(args, lock_set, R::FAST_PATH && R::PROTOCOL == Protocol::Whole);
             }
             ctx.finish_entry()
         })
+    }
+
+    /// [`Protocol::Objects`]: the IPC fast path fused with the locking, in a
+    /// shared entry; `None` (with nothing changed and nothing held) when it
+    /// does not apply, and the general path runs. Pending remote requests
+    /// send the call to the general path, which serves them first.
+    #[inline(always)]
+    fn fused_fastpath(&self, core: &mut CoreHandle, args: SyscallArgs) -> Option<ExitPlan> {
+        if args.sysno != Sysno::Call.word() && args.sysno != Sysno::ReplyRecv.word() {
+            return None;
+        }
+        let c = self.check(core);
+        if self.regime.escalation_pending(c) || self.state.pending(c) {
+            return None;
+        }
+        self.state.trap(c, TRAP_SYSCALL);
+        self.regime.enter(c, spin_hook);
+        let out = {
+            // SAFETY: the regime granted core `c` a shared entry; the fast
+            // path reads each object (and this core's scheduler) only after
+            // `lock_one` returned `true` for it, or what changes only under
+            // the exclusive side (capability slots, generations; see
+            // `fastpath.rs`), and writes only what it holds. `c`'s handle is
+            // `&mut`, so no other thread acts as `c`. The context ends
+            // before `unlock_objects` and `exit`.
+            let mut ctx = unsafe { Ctx::new(&self.state, c) };
+            let mut locks = RegimeLocks { regime: &self.regime, core: c };
+            if ctx.fastpath(args, &mut locks) {
+                ctx.count_syscall();
+                Some(ctx.finish_entry())
+            } else {
+                None
+            }
+        };
+        self.regime.unlock_objects(c);
+        self.regime.exit(c);
+        out
     }
 
     /// lockfree: a tick, IPI or interrupt entry on the shared path, if it can
@@ -650,6 +694,19 @@ impl<R: Regime> Kernel<R> {
     /// after each kernel entry.
     pub fn check_invariants(&self, core: &mut CoreHandle) -> Result<(), InvariantViolation> {
         self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.check_invariants())
+    }
+}
+
+/// The fast path's locks under [`Protocol::Objects`]: the regime's.
+struct RegimeLocks<'a, R: Regime> {
+    regime: &'a R,
+    core: usize,
+}
+
+impl<R: Regime> FastLocks for RegimeLocks<'_, R> {
+    #[inline(always)]
+    fn hold(&mut self, target: LockTarget) -> bool {
+        self.regime.lock_one(self.core, target, spin_hook)
     }
 }
 

@@ -18,6 +18,9 @@
 //! Naming locks one at a time (rather than building a set per step) keeps
 //! the shared path short: no set is built, copied or searched.
 //!
+//! (`Call` and `ReplyRecv` try the IPC fast path first, which takes the same
+//! locks as it goes; see `fastpath.rs`. The plan runs when it declines.)
+//!
 //! Anything else (object invocations, capability transfer, a bound thread to
 //! wake, a zombie or a stall owner as current thread, faults, introspection)
 //! is [`Planned::Exclusive`]. After the plan the kernel decodes and executes

@@ -379,6 +379,13 @@ impl Ctx<'_> {
         self.cell(core).pending.fetch_or(IPI_RESCHEDULE, Ordering::Release);
     }
 
+    /// Count a system call completed without [`Self::begin_entry`] (the
+    /// fused fast path, which runs only when no remote request is pending).
+    #[inline(always)]
+    pub(crate) fn count_syscall(&mut self) {
+        bump(&self.cell(self.core).syscalls);
+    }
+
     /// Start of every kernel entry: count it, serve pending requests, reap a
     /// zombie current thread.
     #[inline]

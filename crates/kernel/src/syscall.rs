@@ -11,6 +11,7 @@
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, Sysno, Word, MSG_MAX_WORDS};
 use crate::exit::CoreMask;
+use crate::fastpath::AllHeld;
 use crate::ipc::{RecvOp, ReplyOp, SendOp};
 use crate::kernel::SyscallArgs;
 use crate::object::cnode::CNodeOp;
@@ -163,7 +164,7 @@ impl Ctx<'_> {
     /// Handle a system call of this core's current thread.
     #[inline]
     pub(crate) fn handle_syscall(&mut self, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet) -> bool>, fast: bool) {
-        if fast && self.fastpath(a) {
+        if fast && self.fastpath(a, &mut AllHeld) {
             return;
         }
         let core = self.core;

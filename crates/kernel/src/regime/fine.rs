@@ -352,7 +352,8 @@ impl<S: LockStats> Fine<S> {
     }
 
     /// Spin a random while, if fault injection asks for it.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn maybe_delay(&self, h: &mut Held) {
         let o = &self.options;
         if o.delay_max_cycles == 0 || o.delay_permille == 0 {
@@ -385,10 +386,8 @@ impl<S: LockStats> Fine<S> {
 unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     const NAME: &'static str = "fine";
     const USES_LOCK_SET: bool = true;
-    // The fast path's objects (caller, endpoint, the partner at its head or
-    // waiting on the reply object, their reply object, this core) are exactly
-    // those the plan of a `Call` / `ReplyRecv` has locked before the body
-    // runs, so it may run without offering a lock set.
+    // The fast path locks each object before it reads it (`fastpath.rs`),
+    // taking the locks the plan of a `Call` / `ReplyRecv` would take.
     const FAST_PATH: bool = true;
     const PROTOCOL: Protocol = Protocol::Objects;
 
@@ -462,7 +461,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, mut spin: F) -> bool {
         let i = match target {
@@ -511,6 +510,11 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         }
         h.len = 0;
         h.max = 0;
+    }
+
+    #[inline(always)]
+    fn escalation_pending(&self, core: usize) -> bool {
+        self.per_core[core].escalate.load(Ordering::Relaxed)
     }
 
     #[inline]

@@ -235,7 +235,9 @@ pub unsafe trait Regime: Send + Sync + 'static {
     /// does not even build the lock set.
     const USES_LOCK_SET: bool = false;
 
-    /// Whether the IPC fast path may run (it names no lock set).
+    /// Whether the IPC fast path may run (it names no lock set). Under
+    /// [`Protocol::Objects`] it runs fused with the locking, through
+    /// [`Regime::lock_one`], before any planning (see `fastpath.rs`).
     const FAST_PATH: bool = !Self::USES_LOCK_SET;
 
     /// How the kernel drives this regime.
@@ -300,6 +302,13 @@ pub unsafe trait Regime: Send + Sync + 'static {
     /// exclusive (a previous attempt could not get its locks); clears it.
     #[inline(always)]
     fn take_escalation(&self, _core: usize) -> bool {
+        false
+    }
+
+    /// [`Protocol::Objects`]: whether `core`'s next system call must be
+    /// exclusive, without clearing it.
+    #[inline(always)]
+    fn escalation_pending(&self, _core: usize) -> bool {
         false
     }
 

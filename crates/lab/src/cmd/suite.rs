@@ -124,7 +124,7 @@ pub fn run(a: &Args) -> Result<()> {
         machine.cpu_model,
         machine.cores
     );
-    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)).chain(summary::simulation(&rs)) {
+    for f in summary::all(&rs) {
         println!("  - {}", f.text);
     }
     println!("\nreport: {}", index.display());

@@ -92,7 +92,12 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
                 completions,
             ];
             args.extend_from_slice(extra);
-            Step::new(&format!("simulate_{}", topology.replace('-', "_")), &format!("simulating {topology}"), &args, 2.0)
+            Step::new(
+                &format!("simulate_{}", topology.replace('-', "_")),
+                &format!("simulating {topology}"),
+                &args,
+                2.0,
+            )
         })
         .collect()
 }
@@ -153,7 +158,10 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
         locks.dedup();
         for lock in locks {
             let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
-            curves.push((format!("{lock} lock, {} (simulated)", topology.trim_start_matches("simulate_").replace('_', "-")), pts));
+            curves.push((
+                format!("{lock} lock, {} (simulated)", topology.trim_start_matches("simulate_").replace('_', "-")),
+                pts,
+            ));
         }
     }
     out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
@@ -190,7 +198,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
          or the simulator, fitted to these measurements, and is marked as a prediction.</p>"
     );
     let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
-    for f in summary::ipc(&rs).into_iter().chain(summary::scaling(&rs)).chain(summary::model(&rs)).chain(summary::simulation(&rs)) {
+    for f in summary::all(&rs) {
         let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
         let _ = writeln!(
             b,

@@ -149,6 +149,16 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
     out
 }
 
+/// Every finding, in the report's order: IPC cost, measured scaling, the
+/// fitted model, the simulations.
+pub fn all(rs: &Records<'_>) -> Vec<Finding> {
+    let mut out = ipc(rs);
+    out.extend(scaling(rs));
+    out.extend(model(rs));
+    out.extend(simulation(rs));
+    out
+}
+
 /// What the simulator predicts per topology and lock: the peak throughput
 /// and where it falls, and the throughput at the most cores simulated.
 pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {

@@ -36,6 +36,7 @@ use crate::state::{bump, Ctx};
 /// How the fast path holds each object before it reads it.
 pub(crate) trait FastLocks {
     /// Hold `target`; `false` if it cannot be had (the fast path gives up).
+    #[track_caller]
     fn hold(&mut self, target: LockTarget) -> bool;
 }
 
@@ -44,13 +45,16 @@ pub(crate) struct AllHeld;
 
 impl FastLocks for AllHeld {
     #[inline(always)]
+    #[track_caller]
     fn hold(&mut self, _target: LockTarget) -> bool {
         true
     }
 }
 
-/// Hold the lock of the object of type `kind` at slab index `index`.
+/// Hold the lock of the object of type `kind` at slab index `index`
+/// (profiles name the fast-path line that asked).
 #[inline(always)]
+#[track_caller]
 fn hold(locks: &mut impl FastLocks, kind: ObjectType, index: u32) -> bool {
     locks.hold(LockTarget::Object(ObjectId { kind: kind as u8, index }))
 }

@@ -705,6 +705,7 @@ struct RegimeLocks<'a, R: Regime> {
 
 impl<R: Regime> FastLocks for RegimeLocks<'_, R> {
     #[inline(always)]
+    #[track_caller]
     fn hold(&mut self, target: LockTarget) -> bool {
         self.regime.lock_one(self.core, target, spin_hook)
     }

@@ -173,7 +173,7 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
             if profile {
                 e.run(Fine::<Profile>::new(boot), &|k| {
                     let f = k.regime();
-                    let mut sites = f.brlock().stats().snapshot();
+                    let mut sites = f.write_stats().snapshot();
                     for s in f.class_stats() {
                         sites.extend(s.snapshot());
                     }

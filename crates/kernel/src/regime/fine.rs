@@ -3,8 +3,8 @@
 //! The design of the seeds' fine-grained seL4 (Peters et al., §3.3):
 //!
 //! * **Shared entries.** IPC, notification, interrupt, tick and IPI entries
-//!   take the *read side* of a big-reader lock ([`BrLock`], one ticket lock
-//!   per core), then ticket locks on exactly what they touch: the caller's
+//!   take the *read side* of a big-reader lock (one ticket lock per core,
+//!   the algorithm of [`granule_sync::rw::BrLock`]), then ticket locks on exactly what they touch: the caller's
 //!   TCB, the endpoint or notification, the reply objects, the partner's TCB
 //!   and the partner core's scheduler. The kernel names them step by step
 //!   (`plan.rs`): each step reads only objects it already holds, so the
@@ -26,8 +26,11 @@
 //!
 //! Locks are numbered in this order: the cores' reader (= scheduler) locks
 //! by core, then TCBs, endpoints, notifications, reply objects and IRQ
-//! handlers, each by slab index; the object locks live in one array in that
-//! order, which is also their address order. The write side takes every
+//! handlers, each by slab index. All of them live in one array in that order
+//! (so a lock number is an index, and the order is also their address
+//! order); the reader locks are its first `cores` entries, laid out as
+//! `BrLock` lays out its own, so that one lookup serves every class. The
+//! write side takes every
 //! reader lock in core order, so it follows the same order; it excludes
 //! every shared entry.
 //!
@@ -68,7 +71,6 @@ use crossbeam_utils::CachePadded;
 use granule_sync::cycles;
 use granule_sync::lock::{RawLock, Ticket};
 use granule_sync::profile::{LockStats, NoStats};
-use granule_sync::rw::BrLock;
 
 use super::{LockSet, LockTarget, ObjectId, Protocol, Regime};
 use crate::abi::ObjectType;
@@ -155,10 +157,11 @@ const C_FAILED: usize = 4;
 /// `fine.core` — the reader locks —, `fine.tcb`, …).
 #[derive(Debug)]
 pub struct Fine<S: LockStats = NoStats> {
-    big: BrLock<Ticket, S>,
-    /// The object locks: lock number `i` (past the `cores` reader locks) is
-    /// `locks[i - cores]`.
-    locks: Box<[CachePadded<Ticket>]>,
+    /// Every lock, by lock number: the cores' reader locks, then the
+    /// objects' (each `Ticket` is alone in its cache lines).
+    locks: Box<[Ticket]>,
+    /// Profile of the write side (`fine.brlock`).
+    write_stats: S,
     /// Start of each class in the lock numbers (index 0 = cores), plus the end.
     base: [u32; CLASSES.len() + 2],
     /// By object kind ([`ObjectId::kind`]): the start of its locks in
@@ -202,7 +205,7 @@ impl<S: LockStats> Fine<S> {
         for (class, (kind, _)) in CLASSES.iter().enumerate() {
             kinds[*kind as usize] = (base[class + 1], base[class + 2] - base[class + 1]);
         }
-        let locks = (cores..total).map(|_| CachePadded::new(Ticket::with_cores(cores))).collect();
+        let locks = (0..total).map(|_| Ticket::with_cores(cores)).collect();
         let mut stats = Vec::with_capacity(CLASSES.len() + 1);
         stats.push(S::new("fine.core", cores));
         for (_, name) in CLASSES {
@@ -223,12 +226,13 @@ impl<S: LockStats> Fine<S> {
                 })
             })
             .collect();
-        Self { big: BrLock::named("fine.brlock", cores), locks, base, kinds, stats, cores, per_core, options }
+        let write_stats = S::new("fine.brlock", cores);
+        Self { locks, write_stats, base, kinds, stats, cores, per_core, options }
     }
 
-    /// The big-reader lock (for its profile).
-    pub fn brlock(&self) -> &BrLock<Ticket, S> {
-        &self.big
+    /// The profile of the big-reader lock's write side.
+    pub fn write_stats(&self) -> &S {
+        &self.write_stats
     }
 
     /// The profiles of the object-lock classes: `fine.core`, `fine.tcb`,
@@ -327,10 +331,29 @@ impl<S: LockStats> Fine<S> {
     /// Lock number `i`: a core's reader lock, or an object's lock.
     #[inline(always)]
     fn lock_at(&self, i: u32) -> &Ticket {
-        if (i as usize) < self.cores {
-            self.big.reader_lock(i as usize)
-        } else {
-            &self.locks[i as usize - self.cores]
+        &self.locks[i as usize]
+    }
+
+    /// The write side: every core's reader lock, in core order (the lock
+    /// order, so two writers meet at lock 0 and cannot deadlock).
+    fn write_acquire<F: FnMut()>(&self, site: &'static Location<'static>, core: usize, mut spin: F) {
+        let t0 = if S::ENABLED { cycles::now() } else { 0 };
+        let mut contended = false;
+        for lock in &self.locks[..self.cores] {
+            contended |= lock.acquire(core, &mut spin);
+        }
+        if S::ENABLED {
+            let t1 = cycles::now();
+            self.write_stats.acquired(core, site, t1.saturating_sub(t0), contended, t1);
+        }
+    }
+
+    fn write_release(&self, core: usize) {
+        if S::ENABLED {
+            self.write_stats.releasing(core, cycles::now());
+        }
+        for lock in &self.locks[..self.cores] {
+            lock.release(core);
         }
     }
 
@@ -420,7 +443,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
 
     #[track_caller]
     fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
-        self.big.write_acquire_at(Location::caller(), core, spin);
+        self.write_acquire(Location::caller(), core, spin);
         self.count(core, C_EXCLUSIVE);
         // SAFETY: as in `lock_set`.
         unsafe { self.held(core) }.exclusive = true;
@@ -429,7 +452,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     fn exit_exclusive(&self, core: usize) {
         // SAFETY: as in `lock_set`.
         unsafe { self.held(core) }.exclusive = false;
-        self.big.write_release(core);
+        self.write_release(core);
     }
 
     #[track_caller]

@@ -81,8 +81,29 @@ pub(crate) fn nice_step(span: f64, target: f64) -> f64 {
 
 /// A tick label: `1.5M`, `250k`, `12`, `0.004`.
 pub(crate) fn label(v: f64) -> String {
+    let (x, suffix) = scaled(v);
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}{suffix}")
+}
+
+/// A measured value printed beside its mark: three significant digits
+/// (`207`, `14.4`, `0.937`, `1.23M`); the exact value is in the record.
+pub(crate) fn value_label(v: f64) -> String {
+    let (x, suffix) = scaled(v);
+    let digits = match x.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        a if a >= 1.0 => 2,
+        _ => 3,
+    };
+    format!("{x:.digits$}{suffix}")
+}
+
+/// `v` in units of 10^9, 10^6 or 10^3 when that large, with the suffix.
+fn scaled(v: f64) -> (f64, &'static str) {
     let a = v.abs();
-    let (x, suffix) = if a >= 1e9 {
+    if a >= 1e9 {
         (v / 1e9, "G")
     } else if a >= 1e6 {
         (v / 1e6, "M")
@@ -90,10 +111,7 @@ pub(crate) fn label(v: f64) -> String {
         (v / 1e3, "k")
     } else {
         (v, "")
-    };
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}{suffix}")
+    }
 }
 
 /// A chart's title, centred on `x`.
@@ -134,9 +152,12 @@ impl Chart {
         let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
         let all = self.series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
         let x_max = all.clone().map(|p| p.0).fold(1.0, f64::max);
-        let y_max = all.map(|p| p.1).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-        let (xs, ys) = (nice_step(x_max, 8.0), nice_step(y_max, 6.0));
-        let (x_top, y_top) = ((x_max / xs).ceil() * xs, (y_max * 1.02 / ys).ceil() * ys);
+        let y_max = all.clone().map(|p| p.1).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        // Whole steps when every x is whole (cores).
+        let whole = all.clone().all(|p| p.0.fract() == 0.0);
+        let (xs, ys) = (nice_step(x_max, 8.0).max(if whole { 1.0 } else { 0.0 }), nice_step(y_max, 6.0));
+        // A margin on both axes, so no mark sits on the frame.
+        let (x_top, y_top) = ((x_max * 1.02 / xs).ceil() * xs, (y_max * 1.02 / ys).ceil() * ys);
         let px = |x: f64| LEFT + x / x_top * pw;
         let py = |y: f64| y0 + TOP + ph - y / y_top * ph;
         title(out, LEFT + pw / 2.0, y0 + TOP - 14.0, &self.title);

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::plot::{colour, escape, label, nice_step, title, y_axis};
+use crate::plot::{colour, escape, nice_step, title, value_label, y_axis};
 
 /// One bar.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,7 +80,7 @@ impl BarChart {
                 py(b.value),
                 py(0.0) - py(b.value),
                 escape(&b.label),
-                label(b.value)
+                value_label(b.value)
             );
             if b.error > 0.0 {
                 let cx = x + w / 2.0;
@@ -106,7 +106,7 @@ impl BarChart {
                 r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#333">{}</text>"##,
                 x + w / 2.0,
                 TOP + ph + 30.0,
-                label(b.value)
+                value_label(b.value)
             );
         }
         for (i, r) in self.references.iter().enumerate() {

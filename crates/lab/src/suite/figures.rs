@@ -119,9 +119,12 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                 colour: regime_colour(regime),
             });
         }
+        // The fitted line over the measured cores only: larger machines are
+        // the prediction figure's.
+        let most = rows.iter().filter_map(|r| r.num("cores")).fold(1.0, f64::max);
         for f in fits.iter().filter(|f| f.delay == *delay) {
             let mut points = Vec::new();
-            for r in &f.points {
+            for r in f.points.iter().filter(|r| r.num("cores").is_some_and(|c| c <= most)) {
                 if let (Some(c), Some(t)) = (Source::of(r, "cores"), Source::of(r, &f.y_field)) {
                     points.push((c.value, t.value));
                     sources.extend([c, t]);
@@ -146,7 +149,8 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
         title: "Throughput against cores".into(),
         caption: "One independent ping-pong pair per core, exponentially distributed delay between receive and \
                   reply; dots are measured (records `scale`), lines are the machine-repairman model fitted to the \
-                  measured big-lock points (records `model_curve` of the fit steps). The seeds' Figures 4–5."
+                  measured big-lock points (records `model_curve` of the fit steps), drawn over the measured cores; \
+                  the next figure extends it to larger machines. The seeds' Figures 4–5."
             .into(),
         svg: Figure { charts }.svg(),
         sources,
@@ -182,9 +186,10 @@ pub fn prediction(curves: &[(String, Vec<Rec<'_>>)], x_field: &str, y_field: &st
     Some(Fig {
         id: "fig-predict",
         title: "Where a big lock stops scaling".into(),
-        caption: "Model and simulator predictions from the parameters fitted to this machine's measurements \
-                  (records `model_predict` and `model_simulate` of the prediction steps): these are predictions, \
-                  not measurements."
+        caption: "Discrete-event simulations of the big lock with the service time s and think time a fitted to \
+                  this machine's measurements (records `model_simulate` of the simulate steps): the seeds' x86 \
+                  two-socket and quad-core ARM machines, and this machine with the core-to-core latencies `granule \
+                  info` measured. These are predictions, not measurements."
             .into(),
         svg: Figure { charts: vec![chart] }.svg(),
         sources,

@@ -390,12 +390,12 @@ impl Ctx<'_> {
     /// zombie current thread.
     #[inline]
     pub(crate) fn begin_entry(&mut self, syscall: bool) {
-        let cell = self.cell(self.core);
         if syscall {
-            bump(&cell.syscalls);
+            self.count_syscall();
         } else {
-            bump(&cell.other_entries);
+            bump(&self.cell(self.core).other_entries);
         }
+        let cell = self.cell(self.core);
         if cell.pending.load(Ordering::Relaxed) != 0 {
             let p = cell.pending.swap(0, Ordering::Acquire);
             if p & (IPI_RESCHEDULE | IPI_STALL) != 0 {

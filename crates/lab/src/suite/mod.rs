@@ -43,6 +43,19 @@ pub fn fit_step(dir: &Path) -> Step {
     )
 }
 
+/// The topologies the suite simulates, in report order, with how the
+/// summary names each.
+pub const SIMULATED: [(&str, &str); 3] = [
+    ("x86-2s", "the seeds' two-socket x86 (56 threads)"),
+    ("arm-quad", "the seeds' quad-core ARM"),
+    ("this-machine", "this machine's measured core-to-core latencies"),
+];
+
+/// The suite step that simulates `topology`.
+pub fn simulate_step_name(topology: &str) -> String {
+    format!("simulate_{}", topology.replace('-', "_"))
+}
+
 /// Simulations of the seeds' machines, and of this one (its core-to-core
 /// latencies from `granule info`'s records in `dir/info.jsonl`, on 1 to
 /// `cores` cores), with the big lock's service time s and think time a
@@ -67,14 +80,14 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
     };
     let info = dir.join("info.jsonl").display().to_string();
     let here = (1..=cores.max(1)).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
-    let topologies: [(&str, &str, &[&str]); 3] = [
-        ("x86-2s", PREDICT_CORES, &[]),
-        ("arm-quad", "1,2,3,4", &[]),
-        ("this-machine", &here, &["--topology-input", &info]),
-    ];
-    topologies
+    SIMULATED
         .iter()
-        .map(|(topology, cores, extra)| {
+        .map(|(topology, _)| {
+            let (cores, extra): (&str, &[&str]) = match *topology {
+                "x86-2s" => (PREDICT_CORES, &[]),
+                "arm-quad" => ("1,2,3,4", &[]),
+                _ => (&here, &["--topology-input", &info]),
+            };
             let mut args = vec![
                 "model",
                 "simulate",
@@ -92,12 +105,7 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
                 completions,
             ];
             args.extend_from_slice(extra);
-            Step::new(
-                &format!("simulate_{}", topology.replace('-', "_")),
-                &format!("simulating {topology}"),
-                &args,
-                2.0,
-            )
+            Step::new(&simulate_step_name(topology), &format!("simulating {topology}"), &args, 2.0)
         })
         .collect()
 }
@@ -152,16 +160,13 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
     let mut curves: Vec<(String, Vec<_>)> = Vec::new();
-    for topology in ["simulate_x86_2s", "simulate_arm_quad", "simulate_this_machine"] {
-        let sims = rs.of(topology, "model_simulate");
+    for (topology, _) in SIMULATED {
+        let sims = rs.of(&simulate_step_name(topology), "model_simulate");
         let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
         locks.dedup();
         for lock in locks {
             let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
-            curves.push((
-                format!("{lock} lock, {} (simulated)", topology.trim_start_matches("simulate_").replace('_', "-")),
-                pts,
-            ));
+            curves.push((format!("{lock} lock, {topology} (simulated)"), pts));
         }
     }
     out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));

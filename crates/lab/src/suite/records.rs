@@ -58,7 +58,7 @@ impl<'a> Records<'a> {
     }
 
     /// The records of `kind` from step `experiment`.
-    pub fn of(&self, experiment: &'a str, kind: &'a str) -> Vec<Rec<'a>> {
+    pub fn of(&self, experiment: &str, kind: &str) -> Vec<Rec<'a>> {
         self.iter().filter(|r| r.kind() == kind && r.experiment() == experiment).collect()
     }
 

@@ -163,12 +163,8 @@ pub fn all(rs: &Records<'_>) -> Vec<Finding> {
 /// and where it falls, and the throughput at the most cores simulated.
 pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (step, machine) in [
-        ("simulate_x86_2s", "the seeds' two-socket x86 (56 threads)"),
-        ("simulate_arm_quad", "the seeds' quad-core ARM"),
-        ("simulate_this_machine", "this machine's measured core-to-core latencies"),
-    ] {
-        let sims = rs.of(step, "model_simulate");
+    for (topology, machine) in super::SIMULATED {
+        let sims = rs.of(&super::simulate_step_name(topology), "model_simulate");
         let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
         locks.dedup();
         for lock in locks {

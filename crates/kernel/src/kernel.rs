@@ -62,7 +62,7 @@ use crate::exit::{ExitPlan, StartInfo};
 use crate::fastpath::FastLocks;
 use crate::invariants::InvariantViolation;
 use crate::plan::{Entry, Planned};
-use crate::regime::{LockSet, LockTarget, Protocol, Regime};
+use crate::regime::{LockFree, LockSet, LockTarget, Protocol, Regime};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 
 /// A thread: the slab index of its TCB plus the slot's generation.
@@ -350,7 +350,7 @@ impl<R: Regime> Kernel<R> {
         }
         let (mut state, info) = State::boot(&config)?;
         if R::LOCK_FREE {
-            state.lf = Some(crate::lockfree::LfState::new(&config));
+            state.lf = Some(crate::lockfree::LfState::new(&config, regime.lock_free().and_then(LockFree::tallies)));
         }
         let id = NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed);
         let handles = (0..config.cores).map(|core| CoreHandle { kernel: id, core }).collect();
@@ -512,7 +512,12 @@ impl<R: Regime> Kernel<R> {
         if R::LOCK_FREE {
             if let Some(gate) = self.regime.lock_free() {
                 let c = self.check(core);
-                if let Some(plan) = crate::lockfree::shared_syscall(gate, &self.state, c, args) {
+                let shared = if R::COUNTING {
+                    crate::lockfree::shared_syscall::<true>(gate, &self.state, c, args)
+                } else {
+                    crate::lockfree::shared_syscall::<false>(gate, &self.state, c, args)
+                };
+                if let Some(plan) = shared {
                     return plan;
                 }
             }
@@ -572,7 +577,11 @@ impl<R: Regime> Kernel<R> {
     fn lf_shared_entry(&self, core: &mut CoreHandle, what: crate::lockfree::SharedEntry) -> Option<ExitPlan> {
         let gate = self.regime.lock_free()?;
         let c = self.check(core);
-        crate::lockfree::shared_entry(gate, &self.state, c, what)
+        if R::COUNTING {
+            crate::lockfree::shared_entry::<true>(gate, &self.state, c, what)
+        } else {
+            crate::lockfree::shared_entry::<false>(gate, &self.state, c, what)
+        }
     }
 
     /// An interrupt on `irq` taken by `core`. If a handler with a notification

@@ -95,4 +95,7 @@ pub use kernel::{
     BootConfig, BootError, BootInfo, CoreHandle, CoreStats, FaultKind, Kernel, SyscallArgs, ThreadId, ThreadInfo,
     ThreadStatus,
 };
-pub use regime::{BigLock, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Protocol, Regime, Transactional};
+pub use regime::{
+    BigLock, CountingLockFree, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Protocol, Regime, RmwCounts,
+    Transactional,
+};

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, BootError, Kernel, LockFree, LockSet, Regime};
+use granule_kernel::{BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts, SyscallArgs};
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
 
@@ -98,6 +98,38 @@ fn lock_free_paths_agree_with_the_big_lock() {
     assert_eq!(a, b);
     // Every call and reply-receive of the ping-pong ran on the shared path.
     assert!(lf.k.core_stats(0).fastpath >= 100);
+}
+
+#[test]
+fn lockfree_counts_the_atomics_of_its_ping_pong_path() {
+    const { assert!(<CountingLockFree as Regime>::COUNTING && !<LockFree as Regime>::COUNTING) };
+    let mut sim = Sim::with(config(1), LockFree::counting(1));
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let (_, s) = sim.spawn(1, 150, 0);
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    let (_, c) = sim.spawn(2, 150, 0);
+    let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
+    for i in 0..20 {
+        // Each system call alone: `follow` then runs the invariant checker,
+        // a management entry with atomics of its own.
+        for (sysno, info, slot, next) in [(Sysno::Call, msg(i, 1), 0, s), (Sysno::ReplyRecv, msg(7, 1), reply, c)] {
+            let before = counts(&sim);
+            let plan = sim.k.syscall(&mut sim.cores[0], SyscallArgs::new(sysno.word(), ep, info.word(), slot));
+            let used = counts(&sim).since(&before);
+            sim.follow(0, plan);
+            assert_eq!(sim.running[0], Some(next));
+            // The gate's xchg, then two CASes: taking the only waiting
+            // server (close its link, empty the endpoint word) for Call; the
+            // reply word and queueing the server for ReplyRecv
+            // (`crate::lockfree`'s cost table).
+            assert_eq!(used, RmwCounts { xchg: 1, cmpxchg: 2, ..RmwCounts::default() }, "{sysno:?} {i}");
+        }
+    }
+    // A management entry: the ticket's lock xadd and the gate's SeqCst store.
+    let before = counts(&sim);
+    sim.check();
+    assert_eq!(counts(&sim).since(&before), RmwCounts { xchg: 1, xadd: 1, ..RmwCounts::default() });
 }
 
 #[test]

@@ -84,8 +84,10 @@ pub struct Atomics {
     pub xchg: u64,
     /// `lock xadd` (ticket acquire).
     pub xadd: u64,
-    /// `lock cmpxchg` (MCS release, ticket try-acquire).
+    /// `lock cmpxchg` (MCS release, ticket try-acquire, lock-free words).
     pub cmpxchg: u64,
+    /// `lock cmpxchg16b` (lock-free notification words).
+    pub cmpxchg16b: u64,
     /// Hardware transactions started (`xbegin` … `xend` or abort).
     pub transactions: u64,
 }
@@ -97,13 +99,14 @@ impl Atomics {
             xchg: self.xchg.saturating_sub(earlier.xchg),
             xadd: self.xadd.saturating_sub(earlier.xadd),
             cmpxchg: self.cmpxchg.saturating_sub(earlier.cmpxchg),
+            cmpxchg16b: self.cmpxchg16b.saturating_sub(earlier.cmpxchg16b),
             transactions: self.transactions.saturating_sub(earlier.transactions),
         }
     }
 
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.xchg + self.xadd + self.cmpxchg + self.transactions
+        self.xchg + self.xadd + self.cmpxchg + self.cmpxchg16b + self.transactions
     }
 }
 
@@ -203,8 +206,25 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                 e.run(t, &|_| None)
             }
         }
-        // No profiler is built into `lockfree`: its atomics are not counted.
-        "lockfree" => e.run(LockFree::new(cores), &|_| None),
+        // `lockfree` has no locks to profile; its counting build counts
+        // every read-modify-write its paths execute.
+        "lockfree" => {
+            if profile {
+                e.run(LockFree::counting(cores), &|k| {
+                    let c = k.regime().rmw_counts();
+                    let atomics = Atomics {
+                        xchg: c.xchg,
+                        xadd: c.xadd,
+                        cmpxchg: c.cmpxchg,
+                        cmpxchg16b: c.cmpxchg16b,
+                        ..Atomics::default()
+                    };
+                    Some(Probe { sites: Vec::new(), atomics })
+                })
+            } else {
+                e.run(LockFree::new(cores), &|_| None)
+            }
+        }
         other => bail!("unknown regime `{other}`; known regimes: {}", REGIMES.join(", ")),
     }
 }

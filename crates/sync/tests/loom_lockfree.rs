@@ -700,9 +700,9 @@ fn signal_stack_accumulates_concurrent_badges() {
             thread::spawn(move || assert_eq!(word.signal(|i| nodes.link(i), 0b01), None))
         };
         assert_eq!(word.signal(|i| nodes.link(i), 0b10), None);
-        let first = word.poll().unwrap_or(0);
+        let first = word.poll(|i| nodes.link(i)).unwrap_or(0);
         s.join().unwrap();
-        let second = word.poll().unwrap_or(0);
+        let second = word.poll(|i| nodes.link(i)).unwrap_or(0);
         assert_eq!(first | second, 0b11);
         assert_eq!(first & second, 0, "a badge was consumed twice");
     });

@@ -50,7 +50,7 @@ impl Ctx<'_> {
     pub(crate) fn lf_check(&mut self, places: &mut [u32]) -> Result<(), InvariantViolation> {
         let Some(lf) = self.lf() else { return Ok(()) };
         let limit = capacity::<Tcb>(self) as usize + 1;
-        let links = |i| lf.link(i);
+        let links = lf.links::<true>(self.core);
 
         for i in 0..capacity::<Endpoint>(self) {
             let queue = &lf.eps[i as usize];

@@ -33,11 +33,18 @@ pub(crate) enum SharedEntry {
 }
 
 /// Run `f` as core `core` on a shared path (between the gate's reader
-/// entry and exit).
+/// entry and exit). `C`: the regime counts read-modify-writes
+/// ([`crate::Regime::COUNTING`]).
 #[inline(always)]
-fn shared<T>(gate: &LockFree, s: &State, core: usize, kind: u8, f: impl FnOnce(&mut Ctx<'_>, &LfState) -> T) -> T {
+fn shared<const C: bool, T>(
+    gate: &LockFree,
+    s: &State,
+    core: usize,
+    kind: u8,
+    f: impl FnOnce(&mut Ctx<'_>, &LfState) -> T,
+) -> T {
     s.trap(core, kind);
-    gate.enter_shared(core);
+    gate.enter_shared::<C>(core);
     let out = {
         // SAFETY: the gate's reader side excludes every management
         // operation until `exit_shared`, and the platform's `CoreHandle`
@@ -66,43 +73,53 @@ fn unreachable_lf() -> ! {
 /// A system call of `core`'s current thread on the shared path; `None` if
 /// it needs a management entry (nothing has changed then).
 #[inline]
-pub(crate) fn shared_syscall(gate: &LockFree, s: &State, core: usize, args: SyscallArgs) -> Option<ExitPlan> {
-    shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+pub(crate) fn shared_syscall<const C: bool>(
+    gate: &LockFree,
+    s: &State,
+    core: usize,
+    args: SyscallArgs,
+) -> Option<ExitPlan> {
+    shared::<C, _>(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
         let op = match ctx.lf_shared_current()? {
             None => None,
             Some(c) => Some((c.t, ctx.lf_decode::<false>(lf, &c, args).ok()?)),
         };
-        ctx.lf_begin(lf, true);
+        ctx.lf_begin::<C>(lf, true);
         if let Some((t, op)) = op {
             let ipc = !matches!(op, LfOp::Yield | LfOp::Fail(_));
-            let out = ctx.lf_execute::<false>(lf, t, op);
+            let out = ctx.lf_execute::<false, C>(lf, t, op);
             ctx.lf_complete::<false>(t, out);
             if ipc {
                 bump(&ctx.cell(core).fastpath);
             }
         }
-        Some(ctx.lf_finish(lf))
+        Some(ctx.lf_finish::<C>(lf))
     })
 }
 
 /// A tick, IPI or interrupt entry of `core` on the shared path; `None` if
 /// it needs a management entry.
 #[inline]
-pub(crate) fn shared_entry(gate: &LockFree, s: &State, core: usize, what: SharedEntry) -> Option<ExitPlan> {
-    shared(gate, s, core, TRAP_OTHER, |ctx, lf| {
+pub(crate) fn shared_entry<const C: bool>(
+    gate: &LockFree,
+    s: &State,
+    core: usize,
+    what: SharedEntry,
+) -> Option<ExitPlan> {
+    shared::<C, _>(gate, s, core, TRAP_OTHER, |ctx, lf| {
         ctx.lf_shared_current()?;
         let ack = match what {
             SharedEntry::Interrupt(irq) => ctx.lf_interrupt_ack(irq)?,
             SharedEntry::Tick | SharedEntry::Ipi => None,
         };
-        ctx.lf_begin(lf, false);
+        ctx.lf_begin::<C>(lf, false);
         if what == SharedEntry::Tick {
             ctx.handle_tick();
         }
         if let Some(irq) = ack {
             ctx.irq_acks.insert(irq);
         }
-        Some(ctx.lf_finish(lf))
+        Some(ctx.lf_finish::<C>(lf))
     })
 }
 
@@ -144,7 +161,7 @@ impl Ctx<'_> {
     /// `begin_entry` of a shared entry (whose current thread is known not to
     /// be a zombie), then the inbox.
     #[inline(always)]
-    fn lf_begin(&mut self, lf: &LfState, syscall: bool) {
+    fn lf_begin<const C: bool>(&mut self, lf: &LfState, syscall: bool) {
         let cell = self.cell(self.core);
         bump(if syscall { &cell.syscalls } else { &cell.other_entries });
         if cell.pending.load(Ordering::Relaxed) != 0 {
@@ -153,7 +170,7 @@ impl Ctx<'_> {
                 self.request_reschedule();
             }
         }
-        self.lf_drain(lf);
+        self.lf_drain::<C>(lf);
     }
 
     /// A system call in a management entry (the general path, with the IPC
@@ -168,7 +185,7 @@ impl Ctx<'_> {
         match self.lf_decode::<true>(lf, &view, args) {
             Ok(LfOp::Invocation) | Err(_) => self.handle_syscall(args, None, false),
             Ok(op) => {
-                let out = self.lf_execute::<true>(lf, caller, op);
+                let out = self.lf_execute::<true, true>(lf, caller, op);
                 self.lf_complete::<true>(caller, out);
             }
         }
@@ -181,7 +198,7 @@ impl Ctx<'_> {
     pub(crate) fn lf_begin_exclusive(&mut self) {
         let Some(lf) = self.lf() else { return };
         for c in 0..self.s.config.cores {
-            for i in lf.cores[c].inbox.take_all(|i| lf.link(i)) {
+            for i in lf.cores[c].inbox.take_all(lf.links::<true>(self.core)) {
                 if let Some(t) = self.ref_at::<Tcb>(i) {
                     self.enqueue(t, false);
                 }

@@ -27,29 +27,34 @@ use super::{RECEIVERS, SENDERS};
 impl Ctx<'_> {
     /// Execute a decoded operation of `caller` (this core's current thread).
     #[inline(always)]
-    pub(crate) fn lf_execute<const X: bool>(&mut self, lf: &LfState, caller: Ref<Tcb>, op: LfOp) -> Outcome {
+    pub(crate) fn lf_execute<const X: bool, const C: bool>(
+        &mut self,
+        lf: &LfState,
+        caller: Ref<Tcb>,
+        op: LfOp,
+    ) -> Outcome {
         match op {
             LfOp::Yield => {
                 self.yield_current(caller);
                 Outcome::Done
             }
             LfOp::Fail(e) => Outcome::Error(e),
-            LfOp::Send { ep, msg, blocking } => self.lf_send::<X>(lf, caller, ep, msg, blocking),
+            LfOp::Send { ep, msg, blocking } => self.lf_send::<X, C>(lf, caller, ep, msg, blocking),
             LfOp::Signal { ntfn, badge } => {
-                self.lf_signal::<X>(lf, ntfn, badge);
+                self.lf_signal::<X, C>(lf, ntfn, badge);
                 Outcome::Done
             }
-            LfOp::Recv(part) => self.lf_recv_part::<X>(lf, caller, part, None),
+            LfOp::Recv(part) => self.lf_recv_part::<X, C>(lf, caller, part, None),
             LfOp::Reply { reply, grant_cap, info } => {
-                self.lf_reply::<X>(lf, caller, reply, grant_cap, info, false);
+                self.lf_reply::<X, C>(lf, caller, reply, grant_cap, info, false);
                 Outcome::Done
             }
             LfOp::ReplyRecv { reply, grant_cap, info, recv } => {
                 // The receive names the same reply object: answer the caller
                 // and claim the object for the receive in one CAS.
                 let claim = matches!(recv, RecvPart::Ep { reply: Some(_), .. });
-                let claimed = self.lf_reply::<X>(lf, caller, reply, grant_cap, info, claim);
-                self.lf_recv_part::<X>(lf, caller, recv, claimed)
+                let claimed = self.lf_reply::<X, C>(lf, caller, reply, grant_cap, info, claim);
+                self.lf_recv_part::<X, C>(lf, caller, recv, claimed)
             }
             // Routed to the general path before execution.
             LfOp::Invocation => Outcome::Error(Error::IllegalOperation),
@@ -66,7 +71,7 @@ impl Ctx<'_> {
 
     /// Send (`Send`, `NBSend`, `Call`) on `ep`.
     #[inline(always)]
-    fn lf_send<const X: bool>(
+    fn lf_send<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
         me: Ref<Tcb>,
@@ -75,9 +80,9 @@ impl Ctx<'_> {
         blocking: bool,
     ) -> Outcome {
         let queue = &lf.eps[ep.index() as usize];
-        let links = |i| lf.link(i);
+        let links = lf.links::<C>(self.core);
         if let Some(r) = queue.take(links, RECEIVERS) {
-            return self.lf_deliver::<X>(lf, me, ep, r, msg);
+            return self.lf_deliver::<X, C>(lf, me, ep, r, msg);
         }
         if !blocking {
             return Outcome::Done;
@@ -88,13 +93,13 @@ impl Ctx<'_> {
         match queue.offer(links, SENDERS, me.index()) {
             None => {
                 if X && msg.grant && msg.info.extra_caps() > 0 {
-                    queue.set_mark(true);
+                    queue.set_mark(links, true);
                 }
                 Outcome::Blocked
             }
             Some(r) => {
                 self.lf_unprepare_block(me);
-                self.lf_deliver::<X>(lf, me, ep, r, msg)
+                self.lf_deliver::<X, C>(lf, me, ep, r, msg)
             }
         }
     }
@@ -119,7 +124,7 @@ impl Ctx<'_> {
 
     /// Hand `msg` from `me` to receiver `r`, just popped from `ep`.
     #[inline(always)]
-    fn lf_deliver<const X: bool>(
+    fn lf_deliver<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
         me: Ref<Tcb>,
@@ -146,16 +151,16 @@ impl Ctx<'_> {
                 // receiver is woken only once the caller can be answered.
                 self.lf_prepare_block(me, ThreadState::BlockedOnReply { reply: rp });
                 lf.replies[rp.index() as usize].set(ReplyState::Caller(me, msg.grant));
-                self.lf_wake::<X>(lf, r);
+                self.lf_wake::<X, C>(lf, r);
                 return Outcome::Blocked;
             }
-            self.lf_wake::<X>(lf, r);
+            self.lf_wake::<X, C>(lf, r);
             return Outcome::Error(Error::FailedLookup);
         }
         if let Some(rp) = reply {
             lf.replies[rp.index() as usize].set(ReplyState::Empty);
         }
-        self.lf_wake::<X>(lf, r);
+        self.lf_wake::<X, C>(lf, r);
         Outcome::Done
     }
 
@@ -164,7 +169,7 @@ impl Ctx<'_> {
     /// (`Receiver(me)`); the result then says whether the object is `me`'s
     /// now (`Some(false)`: another thread receives with it).
     #[inline(always)]
-    fn lf_reply<const X: bool>(
+    fn lf_reply<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
         me: Ref<Tcb>,
@@ -178,14 +183,14 @@ impl Ctx<'_> {
         let (mut raw, mut st) = word.load();
         loop {
             let r = match st {
-                ReplyState::Caller(c, grant) => match word.cas(raw, next) {
+                ReplyState::Caller(c, grant) => match word.cas(raw, next, lf.links::<C>(self.core)) {
                     Ok(()) => {
-                        self.lf_answer::<X>(lf, me, c, grant && grant_cap, info);
+                        self.lf_answer::<X, C>(lf, me, c, grant && grant_cap, info);
                         return claim.then_some(true);
                     }
                     Err(now) => now,
                 },
-                ReplyState::Empty if claim => match word.cas(raw, next) {
+                ReplyState::Empty if claim => match word.cas(raw, next, lf.links::<C>(self.core)) {
                     Ok(()) => return Some(true),
                     Err(now) => now,
                 },
@@ -198,7 +203,14 @@ impl Ctx<'_> {
 
     /// `c`, just taken from a reply object, gets `me`'s answer.
     #[inline(always)]
-    fn lf_answer<const X: bool>(&mut self, lf: &LfState, me: Ref<Tcb>, c: Ref<Tcb>, grant: bool, info: MessageInfo) {
+    fn lf_answer<const X: bool, const C: bool>(
+        &mut self,
+        lf: &LfState,
+        me: Ref<Tcb>,
+        c: Ref<Tcb>,
+        grant: bool,
+        info: MessageInfo,
+    ) {
         if X {
             self.transfer(me, c, Msg { info, badge: 0, grant, call: false }, None);
         } else {
@@ -207,18 +219,18 @@ impl Ctx<'_> {
         if let Some(x) = self.get(c) {
             x.state = ThreadState::Running;
         }
-        self.lf_wake::<X>(lf, c);
+        self.lf_wake::<X, C>(lf, c);
     }
 
     /// Make `reply` `Receiver(me)` unless it has a caller or another
     /// receiver (the general path's `IllegalOperation` check, made atomic).
     #[inline(always)]
-    fn lf_claim(&mut self, lf: &LfState, reply: Ref<Reply>, me: Ref<Tcb>) -> bool {
+    fn lf_claim<const C: bool>(&mut self, lf: &LfState, reply: Ref<Reply>, me: Ref<Tcb>) -> bool {
         let word = &lf.replies[reply.index() as usize];
         let (mut raw, mut st) = word.load();
         loop {
             match st {
-                ReplyState::Empty => match word.cas(raw, ReplyState::Receiver(me)) {
+                ReplyState::Empty => match word.cas(raw, ReplyState::Receiver(me), lf.links::<C>(self.core)) {
                     Ok(()) => return true,
                     Err(now) => (raw, st) = now,
                 },
@@ -232,7 +244,7 @@ impl Ctx<'_> {
     /// the reply object (unless `claimed` says the reply half did), then
     /// receive.
     #[inline(always)]
-    fn lf_recv_part<const X: bool>(
+    fn lf_recv_part<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
         me: Ref<Tcb>,
@@ -241,12 +253,12 @@ impl Ctx<'_> {
     ) -> Outcome {
         match part {
             RecvPart::Fail(e) => Outcome::Error(e),
-            RecvPart::Ntfn { ntfn, blocking } => self.lf_wait(lf, me, ntfn, blocking),
+            RecvPart::Ntfn { ntfn, blocking } => self.lf_wait::<C>(lf, me, ntfn, blocking),
             RecvPart::Ep { ep, reply, blocking } => {
                 if let Some(rp) = reply {
                     let mine = match claimed {
                         Some(c) => c,
-                        None => self.lf_claim(lf, rp, me),
+                        None => self.lf_claim::<C>(lf, rp, me),
                     };
                     if !mine {
                         return Outcome::Error(Error::IllegalOperation);
@@ -254,13 +266,14 @@ impl Ctx<'_> {
                 }
                 if X {
                     let bound = self.get(me).and_then(|x| x.bound);
-                    if let Some(bits) = bound.and_then(|n| lf.ntfns[n.index() as usize].poll()) {
+                    if let Some(bits) = bound.and_then(|n| lf.ntfns[n.index() as usize].poll(lf.links::<C>(self.core)))
+                    {
                         self.lf_release(lf, reply);
                         self.ipc(me.index()).badge = bits;
                         return Outcome::Done;
                     }
                 }
-                self.lf_recv::<X>(lf, me, ep, reply, blocking)
+                self.lf_recv::<X, C>(lf, me, ep, reply, blocking)
             }
         }
     }
@@ -275,7 +288,7 @@ impl Ctx<'_> {
 
     /// Receive on `ep`; `reply`, if any, is `Receiver(me)`.
     #[inline(always)]
-    fn lf_recv<const X: bool>(
+    fn lf_recv<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
         me: Ref<Tcb>,
@@ -284,10 +297,10 @@ impl Ctx<'_> {
         blocking: bool,
     ) -> Outcome {
         let queue = &lf.eps[ep.index() as usize];
-        let links = |i| lf.link(i);
+        let links = lf.links::<C>(self.core);
         if !blocking {
             return match queue.take(links, SENDERS) {
-                Some(s) => self.lf_take::<X>(lf, me, ep, s, reply),
+                Some(s) => self.lf_take::<X, C>(lf, me, ep, s, reply),
                 None => {
                     self.lf_release(lf, reply);
                     self.ipc(me.index()).badge = 0;
@@ -300,14 +313,14 @@ impl Ctx<'_> {
             None => Outcome::Blocked,
             Some(s) => {
                 self.lf_unprepare_block(me);
-                self.lf_take::<X>(lf, me, ep, s, reply)
+                self.lf_take::<X, C>(lf, me, ep, s, reply)
             }
         }
     }
 
     /// Take the message of sender `s`, just popped from `ep`.
     #[inline(always)]
-    fn lf_take<const X: bool>(
+    fn lf_take<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
         me: Ref<Tcb>,
@@ -334,18 +347,18 @@ impl Ctx<'_> {
                 lf.replies[rp.index() as usize].set(ReplyState::Caller(s, grant));
                 return Outcome::Received;
             }
-            self.lf_finish_blocked::<X>(lf, s, Error::FailedLookup.word());
+            self.lf_finish_blocked::<X, C>(lf, s, Error::FailedLookup.word());
             return Outcome::Received;
         }
         self.lf_release(lf, reply);
-        self.lf_finish_blocked::<X>(lf, s, 0);
+        self.lf_finish_blocked::<X, C>(lf, s, 0);
         Outcome::Received
     }
 
     /// A blocked thread `t` (ours) finishes its call with error word `error`
     /// (0: success) and is woken (`fail_thread`, or a sender's completion).
     #[inline(always)]
-    fn lf_finish_blocked<const X: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, error: Word) {
+    fn lf_finish_blocked<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, error: Word) {
         let b = self.ipc(t.index());
         b.error = error;
         b.restart = 0;
@@ -353,7 +366,7 @@ impl Ctx<'_> {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
         }
-        self.lf_wake::<X>(lf, t);
+        self.lf_wake::<X, C>(lf, t);
     }
 
     /// Copy a message without capabilities (the general `transfer` when no

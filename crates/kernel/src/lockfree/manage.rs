@@ -25,7 +25,7 @@ impl Ctx<'_> {
     pub(crate) fn lf_detach(&mut self, t: Ref<Tcb>) -> Option<bool> {
         let lf = self.lf()?;
         let state = self.get(t)?.state;
-        let links = |i| lf.link(i);
+        let links = lf.links::<true>(self.core);
         match state {
             ThreadState::BlockedOnSend { ep, .. } => {
                 lf.eps[ep.index() as usize].remove(links, t.index());
@@ -64,7 +64,7 @@ impl Ctx<'_> {
         let mut marked = false;
         if top.waiting == Some(SENDERS) {
             let limit = self.s.config.max_threads + 1;
-            for i in queue.iter(|i| lf.link(i), limit) {
+            for i in queue.iter(lf.links::<true>(self.core), limit) {
                 if let Some((_, x)) = self.at::<Tcb>(i) {
                     if let ThreadState::BlockedOnSend { grant: true, info, .. } = x.state {
                         marked |= info.extra_caps() > 0;
@@ -73,7 +73,7 @@ impl Ctx<'_> {
             }
         }
         if marked != top.marked {
-            queue.set_mark(marked);
+            queue.set_mark(lf.links::<true>(self.core), marked);
         }
     }
 
@@ -121,7 +121,7 @@ impl Ctx<'_> {
     pub(crate) fn lf_kernel_signal(&mut self, n: Ref<Notification>, badge: Word) -> bool {
         let Some(lf) = self.lf() else { return false };
         if self.live(n) {
-            self.lf_signal::<true>(lf, n, badge);
+            self.lf_signal::<true, true>(lf, n, badge);
         }
         true
     }

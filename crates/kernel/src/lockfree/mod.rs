@@ -91,12 +91,17 @@
 //!
 //! | call | atomic read-modify-writes |
 //! |---|---|
-//! | `Call` | gate `xchg`; endpoint CAS taking the waiting server |
+//! | `Call` | gate `xchg`; taking the waiting server (the endpoint's last waiter): CAS closing its link, CAS emptying the word |
 //! | `ReplyRecv` | gate `xchg`; reply-word CAS (`Caller(client)` → `Receiver(server)`); endpoint CAS queueing the server |
 //!
-//! Five per round trip (2.5 per call). Recording the caller in the reply
-//! object, leaving the gate and publishing the core's priority are plain
-//! stores; the wake-up is local (a direct switch), so no inbox push and no
+//! Six per round trip (3 per call), as `LockFree::counting` counts them
+//! (the kernel test `lockfree_counts_the_atomics_of_its_ping_pong_path`).
+//! The shared paths' functions take `const C: bool`, the regime's
+//! `Regime::COUNTING`: only with it do the lock-free objects' reports
+//! through [`shared::CoreLinks`] reach the counters; management passes
+//! `true` and the counters' absence decides.
+//! Recording the caller in the reply object, leaving the gate and
+//! publishing the core's priority are plain stores; the wake-up is local (a direct switch), so no inbox push and no
 //! IPI. A wake-up for another core adds the inbox CAS, an `mfence` and,
 //! when it outranks the core's current thread, the pending-IPI `fetch_or`
 //! (as in `bkl`); a core that lowers its published priority (or goes idle)

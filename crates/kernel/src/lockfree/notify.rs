@@ -24,28 +24,33 @@ use super::shared::LfState;
 
 impl Ctx<'_> {
     /// Signal `ntfn` with `badge`.
-    pub(crate) fn lf_signal<const X: bool>(&mut self, lf: &LfState, ntfn: Ref<Notification>, badge: Word) {
+    pub(crate) fn lf_signal<const X: bool, const C: bool>(
+        &mut self,
+        lf: &LfState,
+        ntfn: Ref<Notification>,
+        badge: Word,
+    ) {
         let word = &lf.ntfns[ntfn.index() as usize];
-        let links = |i| lf.link(i);
+        let links = lf.links::<C>(self.core);
         if X {
             if let Some(w) = word.pop_waiter(links) {
-                return self.lf_complete_wait::<X>(lf, w, badge);
+                return self.lf_complete_wait::<X, C>(lf, w, badge);
             }
             let bound = self.read(ntfn).and_then(|n| n.bound);
             if let Some(t) = bound {
                 if self.get(t).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
                     self.detach(t);
-                    return self.lf_complete_wait::<X>(lf, t.index(), badge);
+                    return self.lf_complete_wait::<X, C>(lf, t.index(), badge);
                 }
             }
         }
         if let Some(w) = word.signal(links, badge) {
-            self.lf_complete_wait::<X>(lf, w, badge);
+            self.lf_complete_wait::<X, C>(lf, w, badge);
         }
     }
 
     /// Waiter `w` (just taken, ours) gets `badge` and runs again.
-    fn lf_complete_wait<const X: bool>(&mut self, lf: &LfState, w: u32, badge: Word) {
+    fn lf_complete_wait<const X: bool, const C: bool>(&mut self, lf: &LfState, w: u32, badge: Word) {
         let Some(t) = self.ref_at::<Tcb>(w) else { return };
         let b = self.ipc(w);
         b.badge = badge;
@@ -55,21 +60,27 @@ impl Ctx<'_> {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
         }
-        self.lf_wake::<X>(lf, t);
+        self.lf_wake::<X, C>(lf, t);
     }
 
     /// `Wait` (blocking) or `Poll` on `ntfn` by `me`.
-    pub(crate) fn lf_wait(&mut self, lf: &LfState, me: Ref<Tcb>, ntfn: Ref<Notification>, blocking: bool) -> Outcome {
+    pub(crate) fn lf_wait<const C: bool>(
+        &mut self,
+        lf: &LfState,
+        me: Ref<Tcb>,
+        ntfn: Ref<Notification>,
+        blocking: bool,
+    ) -> Outcome {
         let word = &lf.ntfns[ntfn.index() as usize];
         if !blocking {
-            self.ipc(me.index()).badge = word.poll().unwrap_or(0);
+            self.ipc(me.index()).badge = word.poll(lf.links::<C>(self.core)).unwrap_or(0);
             return Outcome::Done;
         }
         if let Some(x) = self.get(me) {
             x.state = ThreadState::BlockedOnNotification { ntfn };
         }
         self.lf_set_current(me, false);
-        match word.wait(|i| lf.link(i), me.index()) {
+        match word.wait(lf.links::<C>(self.core), me.index()) {
             Waited::Pushed => Outcome::Blocked,
             Waited::Took(bits) => {
                 if let Some(x) = self.get(me) {

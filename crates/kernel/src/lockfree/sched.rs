@@ -46,7 +46,7 @@ impl Ctx<'_> {
     /// `wake`; for another core, a push on its inbox, and an IPI if `t`
     /// outranks what that core publishes it runs. `t` is not ours after.
     #[inline(always)]
-    pub(crate) fn lf_wake<const X: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
+    pub(crate) fn lf_wake<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
         let Some(x) = self.get(t) else { return };
         let (core, prio) = (x.core, x.prio);
         if core == self.core && !X {
@@ -61,7 +61,7 @@ impl Ctx<'_> {
             return self.wake(t);
         }
         let cell = &lf.cores[core];
-        cell.inbox.push(|i| lf.link(i), t.index());
+        cell.inbox.push(lf.links::<C>(self.core), t.index());
         fence(Ordering::SeqCst);
         if published(prio) > cell.prio.load(Ordering::Relaxed) {
             self.send_ipi(core, IPI_RESCHEDULE);
@@ -72,9 +72,9 @@ impl Ctx<'_> {
     /// general `wake` queues a thread woken remotely) and, if there was
     /// anything, re-choose at the end of the entry. Returns whether there was.
     #[inline(always)]
-    pub(crate) fn lf_drain(&mut self, lf: &LfState) -> bool {
+    pub(crate) fn lf_drain<const C: bool>(&mut self, lf: &LfState) -> bool {
         let mut any = false;
-        for i in lf.cores[self.core].inbox.take_all(|i| lf.link(i)) {
+        for i in lf.cores[self.core].inbox.take_all(lf.links::<C>(self.core)) {
             any = true;
             if let Some(t) = self.ref_at::<Tcb>(i) {
                 self.enqueue(t, false);
@@ -90,7 +90,7 @@ impl Ctx<'_> {
     /// core's priority (see the module documentation); a wake-up that raced
     /// with lowering it is drained and the choice made again.
     #[inline(always)]
-    pub(crate) fn lf_finish(&mut self, lf: &LfState) -> ExitPlan {
+    pub(crate) fn lf_finish<const C: bool>(&mut self, lf: &LfState) -> ExitPlan {
         let cell = &lf.cores[self.core];
         let mut plan = self.finish_entry();
         loop {
@@ -107,7 +107,7 @@ impl Ctx<'_> {
             }
             cell.prio.store(p, Ordering::Relaxed);
             fence(Ordering::SeqCst);
-            if cell.inbox.is_empty() || !self.lf_drain(lf) {
+            if cell.inbox.is_empty() || !self.lf_drain::<C>(lf) {
                 return plan;
             }
             let again = self.finish_entry();

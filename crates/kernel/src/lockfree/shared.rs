@@ -20,15 +20,20 @@
 //! | `replies` | reply slot | [`ReplyWord`]: empty, the caller, or the receiver |
 //! | `links` | TCB slot | the thread's link in whichever of the above (or an inbox) holds it |
 //! | `cores` | core | [`LfCore`]: wake-up inbox, published priority |
+//!
+//! Every object operation takes a core's [`CoreLinks`]: the link array, and
+//! where the object's read-modify-writes are counted when the regime counts
+//! them (`LockFree::counting`).
 
 use alloc::boxed::Box;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
-use granule_sync::lockfree::{new_link, DualQueue, Inbox, SignalStack};
+use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack};
 
 use crate::kernel::BootConfig;
 use crate::object::{Ref, Tcb};
+use crate::regime::lockfree::Tallies;
 
 /// The lock-free words of one kernel (see the module documentation).
 pub(crate) struct LfState {
@@ -37,6 +42,36 @@ pub(crate) struct LfState {
     pub replies: Box<[CachePadded<ReplyWord>]>,
     links: Box<[CachePadded<AtomicU64>]>,
     pub cores: Box<[CachePadded<LfCore>]>,
+    /// The regime's per-core counters, if it counts.
+    tally: Option<Tallies>,
+}
+
+/// One core's view of the link array (see the module documentation);
+/// reports are counted only with `COUNTING` (the shared paths pass the
+/// regime's constant, so an uncounted kernel has no counting code there)
+/// and when the regime counts.
+#[derive(Clone, Copy)]
+pub(crate) struct CoreLinks<'a, const COUNTING: bool> {
+    lf: &'a LfState,
+    core: usize,
+}
+
+impl<'a, const COUNTING: bool> Links<'a> for CoreLinks<'a, COUNTING> {
+    /// Slot indices come from references and from the lock-free objects,
+    /// which only ever hold TCB slot indices.
+    #[inline(always)]
+    fn link(&self, i: u32) -> &'a AtomicU64 {
+        &self.lf.links[i as usize]
+    }
+
+    #[inline(always)]
+    fn rmw(&self, op: Rmw) {
+        if COUNTING {
+            if let Some(t) = &self.lf.tally {
+                t[self.core].add(op);
+            }
+        }
+    }
 }
 
 /// One core's lock-free cell.
@@ -64,22 +99,22 @@ fn padded<T>(n: usize, f: impl Fn() -> T) -> Box<[CachePadded<T>]> {
 }
 
 impl LfState {
-    pub fn new(config: &BootConfig) -> Self {
+    /// The words of a kernel booted with `config`, counting into `tally`.
+    pub fn new(config: &BootConfig, tally: Option<Tallies>) -> Self {
         Self {
             eps: padded(config.max_endpoints, DualQueue::new),
             ntfns: padded(config.max_notifications, SignalStack::new),
             replies: padded(config.max_replies, ReplyWord::new),
             links: padded(config.max_threads, || AtomicU64::new(new_link())),
             cores: padded(config.cores, || LfCore { inbox: Inbox::new(), prio: AtomicU32::new(IDLE) }),
+            tally,
         }
     }
 
-    /// The link word of TCB slot `i` (the accessor every lock-free object
-    /// takes). Slot indices come from references and from the lock-free
-    /// objects, which only ever hold TCB slot indices.
+    /// The link array as core `core` passes it to the lock-free objects.
     #[inline(always)]
-    pub fn link(&self, i: u32) -> &AtomicU64 {
-        &self.links[i as usize]
+    pub fn links<const COUNTING: bool>(&self, core: usize) -> CoreLinks<'_, COUNTING> {
+        CoreLinks { lf: self, core }
     }
 }
 
@@ -155,9 +190,11 @@ impl ReplyWord {
         (w, Self::decode(w))
     }
 
-    /// CAS from raw word `seen` to `new`; on failure, the word now.
+    /// CAS from raw word `seen` to `new`, counted by `links`; on failure,
+    /// the word now.
     #[inline(always)]
-    pub fn cas(&self, seen: u64, new: ReplyState) -> Result<(), (u64, ReplyState)> {
+    pub fn cas<'a>(&self, seen: u64, new: ReplyState, links: impl Links<'a>) -> Result<(), (u64, ReplyState)> {
+        links.rmw(Rmw::Cmpxchg);
         self.0
             .compare_exchange(seen, Self::encode(new), Ordering::AcqRel, Ordering::Acquire)
             .map(|_| ())

@@ -36,15 +36,85 @@
 //! the stall protocol of `sched.rs` needs nothing more. Shared paths never
 //! wait for anything (no spinning inside), so a manager waiting for
 //! `active[d]` cannot deadlock with core `d`.
+//!
+//! **Counting.** [`CountingLockFree`] (from [`LockFree::counting`]) is the
+//! same regime counting every atomic read-modify-write instruction its
+//! paths execute, per core and by instruction
+//! ([`CountingLockFree::rmw_counts`]): the gate's `xchg`es, a management
+//! entry's `lock xadd` (the ticket) and `xchg` (the `SeqCst` store of
+//! `exclusive`), and everything the lock-free objects report through the
+//! kernel's link view (`crate::lockfree`), failed CAS attempts included.
+//! The IPI protocol's `fetch_or` and `swap` of pending bits, which every
+//! regime shares and a one-core ping-pong never executes, are not counted.
+//! Whether the shared paths count is the constant [`Regime::COUNTING`], so
+//! [`LockFree`]'s shared paths compile without any counting code (testing
+//! a run-time flag at every report cost its kernel-only round trip 38
+//! more instructions). Management entries, rare and long, test at run time
+//! whether the regime counts.
 
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_sync::lock::{RawLock, Ticket};
+use granule_sync::lockfree::Rmw;
 
 use super::Regime;
+use crate::state::bump;
+
+/// Atomic read-modify-write instructions executed, by instruction (see
+/// the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RmwCounts {
+    /// `xchg`.
+    pub xchg: u64,
+    /// `lock xadd`.
+    pub xadd: u64,
+    /// `lock cmpxchg` (failed attempts included).
+    pub cmpxchg: u64,
+    /// `lock cmpxchg16b` (failed attempts included).
+    pub cmpxchg16b: u64,
+}
+
+impl RmwCounts {
+    /// `self - earlier`, per instruction.
+    pub fn since(&self, earlier: &RmwCounts) -> RmwCounts {
+        RmwCounts {
+            xchg: self.xchg.wrapping_sub(earlier.xchg),
+            xadd: self.xadd.wrapping_sub(earlier.xadd),
+            cmpxchg: self.cmpxchg.wrapping_sub(earlier.cmpxchg),
+            cmpxchg16b: self.cmpxchg16b.wrapping_sub(earlier.cmpxchg16b),
+        }
+    }
+}
+
+/// One core's counters, written by the thread acting as that core only.
+#[derive(Debug, Default)]
+pub(crate) struct RmwTally([AtomicU64; 4]);
+
+impl RmwTally {
+    const XCHG: usize = 0;
+    const XADD: usize = 1;
+    const CMPXCHG: usize = 2;
+    const CMPXCHG16B: usize = 3;
+
+    /// One `op` was executed.
+    #[inline(always)]
+    pub(crate) fn add(&self, op: Rmw) {
+        bump(
+            &self.0[match op {
+                Rmw::Xchg => Self::XCHG,
+                Rmw::Cmpxchg => Self::CMPXCHG,
+                Rmw::Cmpxchg16b => Self::CMPXCHG16B,
+            }],
+        );
+    }
+}
+
+/// Every core's counters (shared with the kernel's lock-free state).
+pub(crate) type Tallies = Arc<[CachePadded<RmwTally>]>;
 
 /// The `lockfree` regime (see the module documentation).
 pub struct LockFree {
@@ -54,6 +124,8 @@ pub struct LockFree {
     exclusive: CachePadded<AtomicBool>,
     /// Serialises management operations among themselves.
     manage: Ticket,
+    /// Per core: the read-modify-writes counted, if counting.
+    tally: Option<Tallies>,
 }
 
 impl core::fmt::Debug for LockFree {
@@ -63,23 +135,60 @@ impl core::fmt::Debug for LockFree {
 }
 
 impl LockFree {
-    /// The regime for cores `0..cores` (at least 1).
+    /// The regime for cores `0..cores` (at least 1), counting nothing.
     pub fn new(cores: usize) -> Self {
+        Self::build(cores, false)
+    }
+
+    /// The regime for cores `0..cores`, counting every atomic
+    /// read-modify-write its paths execute.
+    pub fn counting(cores: usize) -> CountingLockFree {
+        CountingLockFree(Self::build(cores, true))
+    }
+
+    fn build(cores: usize, counting: bool) -> Self {
         let cores = cores.max(1);
         let active: Vec<CachePadded<AtomicU64>> = (0..cores).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
         Self {
             active: active.into_boxed_slice(),
             exclusive: CachePadded::new(AtomicBool::new(false)),
             manage: Ticket::with_cores(cores),
+            tally: counting.then(|| (0..cores).map(|_| CachePadded::new(RmwTally::default())).collect()),
+        }
+    }
+
+    fn counted(&self) -> Option<RmwCounts> {
+        let tally = self.tally.as_ref()?;
+        let sum = |i: usize| tally.iter().map(|t| t.0[i].load(Ordering::Relaxed)).sum();
+        Some(RmwCounts {
+            xchg: sum(RmwTally::XCHG),
+            xadd: sum(RmwTally::XADD),
+            cmpxchg: sum(RmwTally::CMPXCHG),
+            cmpxchg16b: sum(RmwTally::CMPXCHG16B),
+        })
+    }
+
+    /// The counters, for the kernel's lock-free state to count into.
+    pub(crate) fn tallies(&self) -> Option<Tallies> {
+        self.tally.clone()
+    }
+
+    #[inline(always)]
+    fn count(&self, core: usize, op: usize) {
+        if let Some(t) = &self.tally {
+            bump(&t[core].0[op]);
         }
     }
 
     /// Enter a shared path as `core`, waiting while a management operation
-    /// runs (or waits to run).
+    /// runs (or waits to run); with `COUNTING`, counting its `xchg`es.
     #[inline(always)]
-    pub(crate) fn enter_shared(&self, core: usize) {
+    pub(crate) fn enter_shared<const COUNTING: bool>(&self, core: usize) {
         let me = &self.active[core];
         loop {
+            if COUNTING {
+                self.count(core, RmwTally::XCHG);
+            }
             me.swap(1, Ordering::SeqCst);
             if !self.exclusive.load(Ordering::SeqCst) {
                 return;
@@ -111,7 +220,10 @@ unsafe impl Regime for LockFree {
 
     #[inline]
     fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
+        self.count(core, RmwTally::XADD);
         self.manage.acquire(core, &mut spin);
+        // A `SeqCst` store is an `xchg` on x86-64.
+        self.count(core, RmwTally::XCHG);
         self.exclusive.store(true, Ordering::SeqCst);
         for (d, a) in self.active.iter().enumerate() {
             if d != core {
@@ -131,5 +243,40 @@ unsafe impl Regime for LockFree {
     #[inline(always)]
     fn lock_free(&self) -> Option<&LockFree> {
         Some(self)
+    }
+}
+
+/// [`LockFree`] counting its atomic read-modify-writes (see the module
+/// documentation); made by [`LockFree::counting`].
+#[derive(Debug)]
+pub struct CountingLockFree(LockFree);
+
+impl CountingLockFree {
+    /// The read-modify-writes counted so far, summed over the cores.
+    pub fn rmw_counts(&self) -> RmwCounts {
+        self.0.counted().unwrap_or_default()
+    }
+}
+
+// SAFETY: exactly `LockFree`'s entry and exit (see its `Regime` impl); the
+// counters it adds are core-private relaxed words that order nothing.
+unsafe impl Regime for CountingLockFree {
+    const NAME: &'static str = "lockfree";
+    const LOCK_FREE: bool = true;
+    const COUNTING: bool = true;
+
+    #[inline]
+    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+        self.0.enter(core, spin);
+    }
+
+    #[inline]
+    fn exit(&self, core: usize) {
+        self.0.exit(core);
+    }
+
+    #[inline(always)]
+    fn lock_free(&self) -> Option<&LockFree> {
+        Some(&self.0)
     }
 }

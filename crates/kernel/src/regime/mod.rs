@@ -30,13 +30,13 @@
 
 mod biglock;
 mod fine;
-mod lockfree;
+pub(crate) mod lockfree;
 mod none;
 mod rtm;
 
 pub use biglock::{BigLock, BigLockClh, BigLockMcs, BigLockTicket};
 pub use fine::{Fine, FineCounts, FineOptions};
-pub use lockfree::LockFree;
+pub use lockfree::{CountingLockFree, LockFree, RmwCounts};
 pub use none::NoLock;
 pub use rtm::{Transactional, NEEDS_LOCK};
 
@@ -316,6 +316,11 @@ pub unsafe trait Regime: Send + Sync + 'static {
     /// (which then mean "management operation"). Every other regime leaves
     /// this `false`, and the kernel's `if R::LOCK_FREE` branches compile away.
     const LOCK_FREE: bool = false;
+
+    /// `lockfree` only: the shared paths count their atomic
+    /// read-modify-writes ([`CountingLockFree`]). A constant, so that the
+    /// kernel compiles the uncounted shared paths without a trace of it.
+    const COUNTING: bool = false;
 
     /// The [`LockFree`] regime itself (its shared-path gate), `None` for
     /// every other regime.

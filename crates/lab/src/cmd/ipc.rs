@@ -153,7 +153,7 @@ impl Experiment for PingRun<'_> {
             let atomics = p0.zip(p1).map(|(a, b)| b.atomics.since(&a.atomics));
             Ok((s0.until(&s1), atomics))
         })();
-        let profile = probe(m.machine.kernel()).map(|p| p.sites);
+        let profile = probe(m.machine.kernel()).map(|p| p.sites).filter(|s| !s.is_empty());
         let bad = m.pp.bad_replies();
         let faults = m.shutdown().map_err(|e| anyhow!("{e}"))?;
         let (window, atomics) = measured?;
@@ -202,6 +202,7 @@ fn floor_per_call(atomics: &Atomics, calls: f64, costs: &[AtomicCost]) -> Option
         (atomics.xchg, "xchg"),
         (atomics.xadd, "lock xadd"),
         (atomics.cmpxchg, "lock cmpxchg"),
+        (atomics.cmpxchg16b, "lock cmpxchg16b"),
         (atomics.transactions, "xbegin; xend"),
     ] {
         if n > 0 {
@@ -286,6 +287,7 @@ pub fn run(a: &Args) -> Result<()> {
         r.insert("xchg_per_call".into(), per(at0.xchg).into());
         r.insert("xadd_per_call".into(), per(at0.xadd).into());
         r.insert("cmpxchg_per_call".into(), per(at0.cmpxchg).into());
+        r.insert("cmpxchg16b_per_call".into(), per(at0.cmpxchg16b).into());
         r.insert("transactions_per_call".into(), per(at0.transactions).into());
         let floor = at.and_then(|at| floor_per_call(&at, calls, &costs));
         r.insert("atomic_floor_cycles".into(), floor.into());

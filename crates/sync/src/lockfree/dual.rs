@@ -61,7 +61,7 @@
 //! contract can scramble the queue but is never undefined behaviour.
 
 use super::fifo::{self, Cell, Ends, Step};
-use super::link::{self, relink, NIL};
+use super::link::{self, relink, Links, Rmw, NIL};
 use crate::primitive::{AtomicU64, Ordering};
 
 /// Largest node index a dual queue can hold.
@@ -185,6 +185,7 @@ impl Default for DualQueue {
 
 impl Cell for DualQueue {
     type W = Word;
+    const RMW: Rmw = Rmw::Cmpxchg;
     #[inline(always)]
     fn load(&self) -> Word {
         Word(self.word.load(Ordering::Acquire))
@@ -214,7 +215,7 @@ impl DualQueue {
     #[inline(always)]
     pub fn take<'a, L>(&self, links: L, side: Side) -> Option<u32>
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         let mut w = self.load();
         loop {
@@ -235,7 +236,7 @@ impl DualQueue {
     #[inline(always)]
     pub fn offer<'a, L>(&self, links: L, side: Side, node: u32) -> Option<u32>
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         debug_assert!(node <= MAX_WAITER);
         let mut w = self.load();
@@ -243,8 +244,8 @@ impl DualQueue {
             let step = match w.waiting() {
                 Some(s) if s != side => fifo::take_step(self, &links, w),
                 None => {
-                    relink(links(node), NIL);
-                    match self.cas(w, w.then(Some(side), node, node)) {
+                    relink(links.link(node), NIL);
+                    match fifo::cas(self, &links, w, w.then(Some(side), node, node)) {
                         Ok(()) => Step::Done(None),
                         Err(now) => Step::Retry(now),
                     }
@@ -258,8 +259,9 @@ impl DualQueue {
         }
     }
 
-    /// Set or clear the mark bit (a CAS loop: safe beside other operations).
-    pub fn set_mark(&self, on: bool) {
+    /// Set or clear the mark bit (a CAS loop: safe beside other operations;
+    /// `links` only takes the account of its CASes).
+    pub fn set_mark<'a, L: Links<'a>>(&self, links: L, on: bool) {
         let mut w = self.load();
         loop {
             let v = if on { w.0 | MARK } else { w.0 & !MARK };
@@ -268,7 +270,7 @@ impl DualQueue {
             }
             let tag = (w.0 >> TAG_SHIFT).wrapping_add(1) << TAG_SHIFT;
             let new = Word(tag | (v & !(u64::MAX << TAG_SHIFT)));
-            match self.cas(w, new) {
+            match fifo::cas(self, &links, w, new) {
                 Ok(()) => return,
                 Err(now) => w = now,
             }
@@ -279,7 +281,7 @@ impl DualQueue {
     /// **Exclusive**: no other operation may run meanwhile.
     pub fn iter<'a, L>(&self, links: L, limit: usize) -> impl Iterator<Item = u32> + 'a
     where
-        L: Fn(u32) -> &'a AtomicU64 + 'a,
+        L: Links<'a> + 'a,
     {
         let mut cur = self.load().first();
         let mut left = limit;
@@ -289,7 +291,7 @@ impl DualQueue {
             }
             left -= 1;
             let n = cur;
-            cur = link::load(links(n)).next;
+            cur = link::load(links.link(n)).next;
             Some(n)
         })
     }
@@ -298,7 +300,7 @@ impl DualQueue {
     /// **Exclusive**: no other operation may run meanwhile.
     pub fn remove<'a, L>(&self, links: L, node: u32) -> bool
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         let w = self.load();
         let Some(side) = w.waiting() else { return false };
@@ -308,26 +310,26 @@ impl DualQueue {
                 return false;
             }
             prev = cur;
-            cur = link::load(links(cur)).next;
+            cur = link::load(links.link(cur)).next;
             steps += 1;
         }
         if cur == NIL {
             return false;
         }
-        let next = link::load(links(node)).next;
+        let next = link::load(links.link(node)).next;
         let first = if prev == NIL {
             next
         } else {
-            relink(links(prev), next);
+            relink(links.link(prev), next);
             w.first()
         };
-        relink(links(node), NIL);
+        relink(links.link(node), NIL);
         // The true tail: the last node reachable (the word's may lag).
         let mut tail = NIL;
         let mut cur = first;
         while cur != NIL && steps <= u64::from(MAX_WAITER) {
             tail = cur;
-            cur = link::load(links(cur)).next;
+            cur = link::load(links.link(cur)).next;
             steps += 1;
         }
         let new = if first == NIL { w.empty() } else { w.then(Some(side), first, tail) };
@@ -387,7 +389,7 @@ mod tests {
         for n in 0..4 {
             assert_eq!(q.offer(at, Side::A, n), None);
         }
-        q.set_mark(true);
+        q.set_mark(at, true);
         assert!(q.remove(at, 3), "the tail");
         assert!(!q.remove(at, 3));
         assert!(q.remove(at, 1), "the middle");
@@ -399,7 +401,7 @@ mod tests {
         assert!(q.remove(at, 2));
         assert!(q.remove(at, 4));
         assert_eq!(q.snapshot(), Snapshot { waiting: None, first: None, marked: true });
-        q.set_mark(false);
+        q.set_mark(at, false);
         for n in 0..3 {
             assert_eq!(q.offer(at, Side::B, n), None);
         }
@@ -429,5 +431,26 @@ mod tests {
         assert_eq!(q.take(at, Side::A), Some(1));
         assert_eq!(q.take(at, Side::A), Some(2));
         assert_eq!(q.take(at, Side::A), None);
+    }
+
+    #[test]
+    fn reports_the_documented_cas_counts() {
+        use crate::lockfree::link::counted::Counted;
+        use Rmw::Cmpxchg as C;
+        let l = Counted::new(3);
+        let q = DualQueue::new();
+        assert_eq!(q.offer(&l, Side::A, 0), None);
+        assert_eq!(l.take(), [C], "wait on an empty word: one CAS");
+        assert_eq!(q.offer(&l, Side::A, 1), None);
+        assert_eq!(l.take(), [C, C], "wait behind another: link, then swing the tail");
+        assert_eq!(q.offer(&l, Side::B, 2), Some(0));
+        assert_eq!(l.take(), [C], "take a waiter that is not the last: one CAS");
+        assert_eq!(q.take(&l, Side::A), Some(1));
+        assert_eq!(l.take(), [C, C], "take the last waiter: close its link, then empty the word");
+        assert_eq!(q.take(&l, Side::A), None);
+        q.set_mark(&l, false);
+        assert_eq!(l.take(), [], "nothing to take, nothing to change: no CAS");
+        q.set_mark(&l, true);
+        assert_eq!(l.take(), [C]);
     }
 }

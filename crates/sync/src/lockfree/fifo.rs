@@ -36,8 +36,8 @@
 //! that takes it (for the last node, by the close; the word's emptying
 //! after it is bookkeeping anyone may finish).
 
-use super::link::{self, relink, Link, NIL};
-use crate::primitive::{AtomicU64, Ordering};
+use super::link::{self, relink, Link, Links, Rmw, NIL};
+use crate::primitive::Ordering;
 
 /// A word holding a FIFO's ends (and maybe more), as seen by one load.
 pub(crate) trait Ends: Copy + PartialEq {
@@ -56,8 +56,24 @@ pub(crate) trait Cell {
     type W: Ends;
     /// `Acquire` load.
     fn load(&self) -> Self::W;
+    /// The instruction [`Cell::cas`] is.
+    const RMW: Rmw;
     /// `AcqRel` CAS from `seen` to `new`; the word now if it failed.
     fn cas(&self, seen: Self::W, new: Self::W) -> Result<(), Self::W>;
+}
+
+/// [`Cell::cas`], accounted to `links`.
+#[inline(always)]
+pub(crate) fn cas<'a, C: Cell, L: Links<'a>>(cell: &C, links: &L, seen: C::W, new: C::W) -> Result<(), C::W> {
+    links.rmw(C::RMW);
+    cell.cas(seen, new)
+}
+
+/// A CAS of a link word from `seen` to `new`, accounted to `links`.
+#[inline(always)]
+fn cas_link<'a, L: Links<'a>>(links: &L, node: u32, seen: Link, new: u64) -> bool {
+    links.rmw(Rmw::Cmpxchg);
+    links.link(node).compare_exchange(seen.raw(), new, Ordering::AcqRel, Ordering::Acquire).is_ok()
 }
 
 /// What one attempt of an operation found.
@@ -73,10 +89,10 @@ pub(crate) enum Step<W> {
 pub(crate) fn take_step<'a, C, L>(cell: &C, links: &L, w: C::W) -> Step<C::W>
 where
     C: Cell,
-    L: Fn(u32) -> &'a AtomicU64,
+    L: Links<'a>,
 {
     let h = w.head();
-    let l = link::load(links(h));
+    let l = link::load(links.link(h));
     // The link must be the one of `w`'s head.
     let now = cell.load();
     if now != w {
@@ -87,21 +103,20 @@ where
             // Not consistent with `w` (cannot happen): read again.
             return Step::Retry(cell.load());
         }
-        return match cell.cas(w, w.ends(l.next, w.tail())) {
+        return match cas(cell, links, w, w.ends(l.next, w.tail())) {
             Ok(()) => Step::Done(Some(h)),
             Err(now) => Step::Retry(now),
         };
     }
-    if let Some(step) = help(cell, w, l) {
+    if let Some(step) = help(cell, links, w, l) {
         return step;
     }
     // The last waiter: close its link, then empty the word.
-    match links(h).compare_exchange(l.raw(), l.closed(), Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => {
-            finish_close(cell, w);
-            Step::Done(Some(h))
-        }
-        Err(_) => Step::Retry(cell.load()),
+    if cas_link(links, h, l, l.closed()) {
+        finish_close(cell, links, w);
+        Step::Done(Some(h))
+    } else {
+        Step::Retry(cell.load())
     }
 }
 
@@ -111,25 +126,24 @@ where
 pub(crate) fn enqueue_step<'a, C, L>(cell: &C, links: &L, w: C::W, node: u32) -> Step<C::W>
 where
     C: Cell,
-    L: Fn(u32) -> &'a AtomicU64,
+    L: Links<'a>,
 {
     let t = w.tail();
-    let l = link::load(links(t));
+    let l = link::load(links.link(t));
     let now = cell.load();
     if now != w {
         return Step::Retry(now);
     }
-    if let Some(step) = help(cell, w, l) {
+    if let Some(step) = help(cell, links, w, l) {
         return step;
     }
-    relink(links(node), NIL);
-    match links(t).compare_exchange(l.raw(), l.to(node), Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => {
-            // Linked: the node waits. Swing the tail (or let a helper).
-            let _ = cell.cas(w, w.ends(w.head(), node));
-            Step::Done(None)
-        }
-        Err(_) => Step::Retry(cell.load()),
+    relink(links.link(node), NIL);
+    if cas_link(links, t, l, l.to(node)) {
+        // Linked: the node waits. Swing the tail (or let a helper).
+        let _ = cas(cell, links, w, w.ends(w.head(), node));
+        Step::Done(None)
+    } else {
+        Step::Retry(cell.load())
     }
 }
 
@@ -137,7 +151,7 @@ where
 /// swing it, if the tail is closed finish its removal; then the caller
 /// retries.
 #[inline(always)]
-fn help<C: Cell>(cell: &C, w: C::W, l: Link) -> Option<Step<C::W>> {
+fn help<'a, C: Cell, L: Links<'a>>(cell: &C, links: &L, w: C::W, l: Link) -> Option<Step<C::W>> {
     let next = if l.closed {
         w.ends(NIL, NIL)
     } else if l.next != NIL {
@@ -145,7 +159,7 @@ fn help<C: Cell>(cell: &C, w: C::W, l: Link) -> Option<Step<C::W>> {
     } else {
         return None;
     };
-    Some(Step::Retry(match cell.cas(w, next) {
+    Some(Step::Retry(match cas(cell, links, w, next) {
         Ok(()) => next,
         Err(now) => now,
     }))
@@ -156,10 +170,10 @@ fn help<C: Cell>(cell: &C, w: C::W, l: Link) -> Option<Step<C::W>> {
 /// the word's other fields (the dual queue's mark) can get in between, and
 /// the closed node cannot wait anywhere again before the closer returns.
 #[inline(always)]
-fn finish_close<C: Cell>(cell: &C, mut w: C::W) {
+fn finish_close<'a, C: Cell, L: Links<'a>>(cell: &C, links: &L, mut w: C::W) {
     let h = w.head();
     loop {
-        match cell.cas(w, w.ends(NIL, NIL)) {
+        match cas(cell, links, w, w.ends(NIL, NIL)) {
             Ok(()) => return,
             Err(now) if now.head() == h && now.tail() == h => w = now,
             Err(_) => return,

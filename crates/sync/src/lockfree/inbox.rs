@@ -23,7 +23,9 @@
 //! am about to run a lower-priority thread: did anyone just wake a thread
 //! for me without interrupting me?"; modelled in `tests/loom_lockfree.rs`).
 
-use super::link::{self, relink, NIL};
+use core::marker::PhantomData;
+
+use super::link::{self, relink, Links, Rmw, NIL};
 use crate::primitive::{AtomicU64, Ordering};
 
 /// A multi-producer, single-consumer inbox of nodes; see the module
@@ -49,11 +51,12 @@ impl Inbox {
     #[inline]
     pub fn push<'a, L>(&self, links: L, node: u32)
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         let mut h = self.head.load(Ordering::Relaxed);
         loop {
-            relink(links(node), h as u32);
+            relink(links.link(node), h as u32);
+            links.rmw(Rmw::Cmpxchg);
             match self.head.compare_exchange(h, u64::from(node), Ordering::AcqRel, Ordering::Relaxed) {
                 Ok(_) => return,
                 Err(now) => h = now,
@@ -73,21 +76,22 @@ impl Inbox {
     #[inline]
     pub fn take_all<'a, L>(&self, links: L) -> Drained<'a, L>
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         if self.head.load(Ordering::Relaxed) == u64::from(NIL) {
-            return Drained { links, next: NIL };
+            return Drained { links, next: NIL, _links: PhantomData };
         }
         // Newest first; reverse in place (the nodes are ours now).
+        links.rmw(Rmw::Xchg);
         let mut cur = self.head.swap(u64::from(NIL), Ordering::Acquire) as u32;
         let mut prev = NIL;
         while cur != NIL {
-            let next = link::load(links(cur)).next;
-            relink(links(cur), prev);
+            let next = link::load(links.link(cur)).next;
+            relink(links.link(cur), prev);
             prev = cur;
             cur = next;
         }
-        Drained { links, next: prev }
+        Drained { links, next: prev, _links: PhantomData }
     }
 }
 
@@ -95,12 +99,13 @@ impl Inbox {
 /// read before the node is yielded, so the consumer may reuse a yielded
 /// node's link at once.
 #[derive(Debug)]
-pub struct Drained<'a, L: Fn(u32) -> &'a AtomicU64> {
+pub struct Drained<'a, L: Links<'a>> {
     links: L,
     next: u32,
+    _links: PhantomData<&'a AtomicU64>,
 }
 
-impl<'a, L: Fn(u32) -> &'a AtomicU64> Iterator for Drained<'a, L> {
+impl<'a, L: Links<'a>> Iterator for Drained<'a, L> {
     type Item = u32;
 
     #[inline]
@@ -109,7 +114,7 @@ impl<'a, L: Fn(u32) -> &'a AtomicU64> Iterator for Drained<'a, L> {
             return None;
         }
         let n = self.next;
-        self.next = link::load((self.links)(n)).next;
+        self.next = link::load(self.links.link(n)).next;
         Some(n)
     }
 }
@@ -134,5 +139,18 @@ mod tests {
         assert!(q.is_empty());
         q.push(at, 1);
         assert_eq!(q.take_all(at).collect::<Vec<_>>(), [1]);
+    }
+
+    #[test]
+    fn reports_the_documented_rmw_counts() {
+        use crate::lockfree::link::counted::Counted;
+        let l = Counted::new(2);
+        let q = Inbox::new();
+        assert_eq!(q.take_all(&l).count(), 0);
+        assert_eq!(l.take(), [], "an empty inbox is only read");
+        q.push(&l, 0);
+        q.push(&l, 1);
+        assert_eq!(q.take_all(&l).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(l.take(), [Rmw::Cmpxchg, Rmw::Cmpxchg, Rmw::Xchg]);
     }
 }

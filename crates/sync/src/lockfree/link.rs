@@ -3,8 +3,15 @@
 //!
 //! The nodes of these objects are indices chosen by the caller (thread
 //! slots, in the kernel), and each node's link is one `AtomicU64` in an
-//! array the caller owns and passes in as `links(i) -> &AtomicU64`. A node
-//! is in at most one object at a time, so one array serves them all.
+//! array the caller owns and passes in as a [`Links`] view (any closure
+//! `Fn(u32) -> &AtomicU64` is one). A node is in at most one object at a
+//! time, so one array serves them all.
+//!
+//! The view is also where the objects account for their atomic
+//! read-modify-write instructions ([`Links::rmw`], one call per instruction
+//! executed, failed CAS attempts included): a closure ignores the account,
+//! the kernel's counting view adds it up (the cost accounting of `granule
+//! ipc`). Plain loads and stores are not reported.
 //!
 //! **Layout:**
 //!
@@ -35,6 +42,37 @@ pub const MAX_NODE: u32 = (1 << 25) - 2;
 const NEXT_MASK: u64 = (1 << 25) - 1;
 const CLOSED: u64 = 1 << 25;
 const TAG_SHIFT: u32 = 26;
+
+/// An atomic read-modify-write instruction of x86-64, as the objects
+/// report them to [`Links::rmw`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rmw {
+    /// `lock cmpxchg` on a 64-bit word (a link, a dual queue or inbox word).
+    Cmpxchg,
+    /// `lock cmpxchg16b` on a 128-bit word (a signal word).
+    Cmpxchg16b,
+    /// `xchg` (an inbox's take-all).
+    Xchg,
+}
+
+/// The caller's link array as the intrusive objects see it, and the
+/// account of their read-modify-writes (see the module documentation).
+pub trait Links<'a> {
+    /// The link word of node `i`.
+    fn link(&self, i: u32) -> &'a AtomicU64;
+    /// One `op` was executed (successful or not). Nothing by default.
+    #[inline(always)]
+    fn rmw(&self, op: Rmw) {
+        let _ = op;
+    }
+}
+
+impl<'a, F: Fn(u32) -> &'a AtomicU64> Links<'a> for F {
+    #[inline(always)]
+    fn link(&self, i: u32) -> &'a AtomicU64 {
+        self(i)
+    }
+}
 
 /// A decoded link word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,4 +132,40 @@ pub(crate) fn relink(link: &AtomicU64, next: u32) {
 /// A fresh link word: no successor, tag 0 (for the caller's link array).
 pub const fn new_link() -> u64 {
     0
+}
+
+/// A link array that counts the read-modify-writes reported to it (for the
+/// objects' tests of their documented costs).
+#[cfg(all(test, not(loom)))]
+pub(crate) mod counted {
+    use super::{Links, Rmw};
+    use crate::primitive::AtomicU64;
+    use alloc::vec::Vec;
+    use core::cell::RefCell;
+
+    /// `n` fresh links and the instructions reported so far.
+    pub(crate) struct Counted {
+        links: Vec<AtomicU64>,
+        seen: RefCell<Vec<Rmw>>,
+    }
+
+    impl Counted {
+        pub(crate) fn new(n: usize) -> Self {
+            Self { links: (0..n).map(|_| AtomicU64::new(super::new_link())).collect(), seen: RefCell::default() }
+        }
+
+        /// The instructions reported since the last call.
+        pub(crate) fn take(&self) -> Vec<Rmw> {
+            self.seen.take()
+        }
+    }
+
+    impl<'a> Links<'a> for &'a Counted {
+        fn link(&self, i: u32) -> &'a AtomicU64 {
+            &self.links[i as usize]
+        }
+        fn rmw(&self, op: Rmw) {
+            self.seen.borrow_mut().push(op);
+        }
+    }
 }

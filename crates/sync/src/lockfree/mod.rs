@@ -82,7 +82,7 @@ pub use counter::{Counter, SeqCounter};
 pub use dual::{DualQueue, Side, Snapshot, MAX_WAITER};
 pub use inbox::{Drained, Inbox};
 pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
-pub use link::{new_link, MAX_NODE, NIL};
+pub use link::{new_link, Links, Rmw, MAX_NODE, NIL};
 pub use list::{List, Node, SeqList, MAX_NODES};
 pub use queue::{
     Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,

@@ -55,8 +55,8 @@
 //! word), like [`super::DualQueue::remove`].
 
 use super::fifo::{self, Cell, Ends, Step};
-use super::link::{self, relink, MAX_NODE, NIL};
-use crate::primitive::{AtomicU128, AtomicU64, Ordering};
+use super::link::{self, relink, Links, Rmw, MAX_NODE, NIL};
+use crate::primitive::{AtomicU128, Ordering};
 
 const HEAD_MASK: u64 = (1 << 25) - 1;
 const ACTIVE_BIT: u64 = 1 << 25;
@@ -165,6 +165,7 @@ impl Default for SignalStack {
 
 impl Cell for SignalStack {
     type W = Sig;
+    const RMW: Rmw = Rmw::Cmpxchg16b;
     #[inline(always)]
     fn load(&self) -> Sig {
         Sig(self.word.load(Ordering::Acquire))
@@ -195,14 +196,14 @@ impl SignalStack {
     #[inline]
     pub fn signal<'a, L>(&self, links: L, badge: u64) -> Option<u32>
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         let mut w = self.load();
         loop {
             let step = if w.head() != NIL {
                 fifo::take_step(self, &links, w)
             } else {
-                match self.cas(w, w.signalled(true, w.bits() | badge)) {
+                match fifo::cas(self, &links, w, w.signalled(true, w.bits() | badge)) {
                     Ok(()) => Step::Done(None),
                     Err(now) => Step::Retry(now),
                 }
@@ -218,7 +219,7 @@ impl SignalStack {
     #[inline]
     pub fn pop_waiter<'a, L>(&self, links: L) -> Option<u32>
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         let mut w = self.load();
         loop {
@@ -237,19 +238,19 @@ impl SignalStack {
     #[inline]
     pub fn wait<'a, L>(&self, links: L, node: u32) -> Waited
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         debug_assert!(node <= MAX_NODE);
         let mut w = self.load();
         loop {
             let step = if w.active() {
-                match self.cas(w, w.signalled(false, 0)) {
+                match fifo::cas(self, &links, w, w.signalled(false, 0)) {
                     Ok(()) => return Waited::Took(w.bits()),
                     Err(now) => Step::Retry(now),
                 }
             } else if w.head() == NIL {
-                relink(links(node), NIL);
-                match self.cas(w, w.ends(node, node)) {
+                relink(links.link(node), NIL);
+                match fifo::cas(self, &links, w, w.ends(node, node)) {
                     Ok(()) => Step::Done(None),
                     Err(now) => Step::Retry(now),
                 }
@@ -263,15 +264,16 @@ impl SignalStack {
         }
     }
 
-    /// Consume the bits if the word is active (`Some(bits)`), else `None`.
+    /// Consume the bits if the word is active (`Some(bits)`), else `None`
+    /// (`links` only takes the account of its CASes).
     #[inline]
-    pub fn poll(&self) -> Option<u64> {
+    pub fn poll<'a, L: Links<'a>>(&self, links: L) -> Option<u64> {
         let mut w = self.load();
         loop {
             if !w.active() {
                 return None;
             }
-            match self.cas(w, w.signalled(false, 0)) {
+            match fifo::cas(self, &links, w, w.signalled(false, 0)) {
                 Ok(()) => return Some(w.bits()),
                 Err(now) => w = now,
             }
@@ -281,7 +283,7 @@ impl SignalStack {
     /// Unlink waiter `node`; `false` if it is not waiting here. **Exclusive.**
     pub fn remove<'a, L>(&self, links: L, node: u32) -> bool
     where
-        L: Fn(u32) -> &'a AtomicU64,
+        L: Links<'a>,
     {
         let w = self.load();
         let (mut prev, mut cur, mut steps) = (NIL, w.head(), 0u64);
@@ -290,25 +292,25 @@ impl SignalStack {
                 return false;
             }
             prev = cur;
-            cur = link::load(links(cur)).next;
+            cur = link::load(links.link(cur)).next;
             steps += 1;
         }
         if cur == NIL {
             return false;
         }
-        let next = link::load(links(node)).next;
+        let next = link::load(links.link(node)).next;
         let head = if prev == NIL {
             next
         } else {
-            relink(links(prev), next);
+            relink(links.link(prev), next);
             w.head()
         };
-        relink(links(node), NIL);
+        relink(links.link(node), NIL);
         // The true tail: the last node reachable (the word's may lag).
         let (mut tail, mut cur) = (NIL, head);
         while cur != NIL && steps <= u64::from(MAX_NODE) {
             tail = cur;
-            cur = link::load(links(cur)).next;
+            cur = link::load(links.link(cur)).next;
             steps += 1;
         }
         self.word.store(w.ends(head, tail).0, Ordering::Release);
@@ -318,7 +320,7 @@ impl SignalStack {
     /// The waiters from oldest to newest (at most `limit`). **Exclusive.**
     pub fn iter<'a, L>(&self, links: L, limit: usize) -> impl Iterator<Item = u32> + 'a
     where
-        L: Fn(u32) -> &'a AtomicU64 + 'a,
+        L: Links<'a> + 'a,
     {
         let mut cur = self.load().head();
         let mut left = limit;
@@ -328,7 +330,7 @@ impl SignalStack {
             }
             left -= 1;
             let n = cur;
-            cur = link::load(links(n)).next;
+            cur = link::load(links.link(n)).next;
             Some(n)
         })
     }
@@ -346,6 +348,7 @@ impl SignalStack {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::primitive::AtomicU64;
     use alloc::vec::Vec;
 
     fn links(n: usize) -> Vec<AtomicU64> {
@@ -357,7 +360,7 @@ mod tests {
         let l = links(2);
         let at = |i: u32| &l[i as usize];
         let s = SignalStack::new();
-        assert_eq!(s.poll(), None);
+        assert_eq!(s.poll(at), None);
         assert_eq!(s.signal(at, 0b01), None);
         assert_eq!(s.signal(at, 0b10), None);
         assert_eq!(s.state(), SignalState { waiter: None, active: true, bits: 0b11 });
@@ -365,8 +368,8 @@ mod tests {
         assert_eq!(s.state(), SignalState { waiter: None, active: false, bits: 0 });
         // A zero badge still activates.
         assert_eq!(s.signal(at, 0), None);
-        assert_eq!(s.poll(), Some(0));
-        assert_eq!(s.poll(), None);
+        assert_eq!(s.poll(at), Some(0));
+        assert_eq!(s.poll(at), None);
     }
 
     #[test]
@@ -390,5 +393,24 @@ mod tests {
         assert_eq!(s.signal(at, 7), None);
         s.reset();
         assert_eq!(s.state(), SignalState { waiter: None, active: false, bits: 0 });
+    }
+
+    #[test]
+    fn reports_the_documented_cas_counts() {
+        use crate::lockfree::link::counted::Counted;
+        use Rmw::{Cmpxchg as C, Cmpxchg16b as W};
+        let l = Counted::new(2);
+        let s = SignalStack::new();
+        assert_eq!(s.poll(&l), None);
+        assert_eq!(l.take(), [], "an inactive word: no CAS");
+        assert_eq!(s.signal(&l, 1), None);
+        assert_eq!(s.poll(&l), Some(1));
+        assert_eq!(l.take(), [W, W], "signal, then consume: one double-width CAS each");
+        assert_eq!(s.wait(&l, 0), Waited::Pushed);
+        assert_eq!(s.wait(&l, 1), Waited::Pushed);
+        assert_eq!(l.take(), [W, C, W], "wait on an empty word, then behind it: link, then swing");
+        assert_eq!(s.signal(&l, 2), Some(0));
+        assert_eq!(s.pop_waiter(&l), Some(1));
+        assert_eq!(l.take(), [W, C, W], "take a waiter, then the last: close its link, empty the word");
     }
 }

@@ -24,12 +24,9 @@ fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
     }
     for r in &ipc {
         assert_eq!(r["runs"], 2);
-        // Atomics were counted for every regime with a profiler (none: zero;
-        // lockfree has no profiler and says so with nulls).
-        if r["regime"] != "lockfree" {
-            assert!(r["atomics_per_call"].as_f64().is_some_and(|x| x >= 0.0), "{r}");
-            assert!(r["meets_target"].is_boolean(), "{r}");
-        }
+        // Atomics were counted for every regime (none: zero).
+        assert!(r["atomics_per_call"].as_f64().is_some_and(|x| x >= 0.0), "{r}");
+        assert!(r["meets_target"].is_boolean(), "{r}");
         for f in ["round_trip_cycles_mean", "round_trip_cycles_std", "round_trip_ns_mean", "ratio_to_none"] {
             assert!(r[f].as_f64().is_some_and(|x| x >= 0.0), "{f} in {r}");
         }
@@ -44,6 +41,13 @@ fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
     assert!((bkl["xchg_per_call"].as_f64().unwrap() - 1.0).abs() < 0.1, "{bkl}");
     let fine = ipc.iter().find(|r| r["regime"] == "fine").unwrap();
     assert!(fine["atomics_per_call"].as_f64().unwrap() >= 4.0, "{fine}");
+    // lockfree: per call the gate's xchg (timer ticks add a few more) and
+    // two lock cmpxchg on the endpoint, link and reply words.
+    let lf = ipc.iter().find(|r| r["regime"] == "lockfree").unwrap();
+    assert!((lf["cmpxchg_per_call"].as_f64().unwrap() - 2.0).abs() < 0.1, "{lf}");
+    assert!(lf["xchg_per_call"].as_f64().unwrap() >= 1.0, "{lf}");
+    // No management entry (its ticket's lock xadd) on the ping-pong path.
+    assert!(lf["xadd_per_call"].as_f64().unwrap() < 0.01, "{lf}");
 }
 
 #[test]

@@ -25,7 +25,10 @@
 //! The last three are the kernel's `lockfree` regime's objects. Unlike the
 //! others they are *intrusive*: their nodes are indices into a link array
 //! the caller owns (one `AtomicU64` per thread, layout in `link.rs`),
-//! because a waiting thread is the node.
+//! because a waiting thread is the node. The caller passes that array as a
+//! [`Links`] view, which also receives a report of every atomic
+//! read-modify-write the operation executes (the kernel counts them for
+//! `granule ipc`; a plain closure ignores them).
 //!
 //! **No CAS2.** The 68030 has `CAS2`, a compare-and-swap over two
 //! *unrelated* addresses, and Synthesis leans on it: stack push checks the

@@ -128,6 +128,46 @@ fn scale_csv_and_json_cover_every_point() {
 }
 
 #[test]
+fn scale_profile_reports_what_the_profiler_saw() {
+    let (ok, out, err) = granule(&[
+        "scale",
+        "--regimes",
+        "none,bkl,rtm",
+        "--cores",
+        "1",
+        "--delays",
+        "0",
+        "--warmup",
+        "0",
+        "--seconds",
+        "0.02",
+        "--profile",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "granule scale --profile failed: {err}");
+    let rs = records(&out);
+    for p in of_kind(&rs, "scale") {
+        match p["regime"].as_str().unwrap() {
+            "none" => assert_eq!(p["profiled"], false, "{p}"),
+            "bkl" => {
+                assert_eq!(p["profiled"], true, "{p}");
+                assert!(p["lock_acquisitions"].as_u64().unwrap() > 0, "{p}");
+                // A lock, not a transaction: no abort rate.
+                assert_eq!(p["transactions"], 0, "{p}");
+                assert!(p["abort_rate"].is_null(), "{p}");
+            }
+            // Where RTM works: transactions, and a rate that is a fraction.
+            "rtm" => {
+                assert!(p["transactions"].as_u64().unwrap() > 0, "{p}");
+                assert!(p["abort_rate"].as_f64().is_some_and(|r| (0.0..=1.0).contains(&r)), "{p}");
+            }
+            other => panic!("unexpected regime {other}"),
+        }
+    }
+}
+
+#[test]
 fn bad_options_fail_with_a_clear_message() {
     let (ok, _, err) = granule(&["ipc", "--regimes", "coarse", "--runs", "1", "--seconds", "0.01"]);
     assert!(!ok);

@@ -16,6 +16,14 @@
 //! takes), and runs each of them once more with the lock profiler compiled
 //! in, at 1 core and at the most cores, so that the average hold time is
 //! printed beside the fitted service time (`lock_hold` records).
+//!
+//! `--profile` runs every point with the lock profiler compiled in (records
+//! say `profiled: true`; the throughput then includes the profiler's cost)
+//! and adds to each `scale` record what the profile saw over the whole run
+//! (warm-up included): lock acquisitions and contended ones, and for `rtm`
+//! the transactions
+//! started, the aborts, `abort_rate` (aborts per transaction; null without
+//! transactions) and the fallbacks to the lock.
 
 use std::time::Duration;
 
@@ -67,6 +75,10 @@ pub struct Args {
     pub fit: bool,
     #[command(flatten)]
     pub fit_args: FitArgs,
+    /// Run every point with the lock profiler compiled in and report its
+    /// acquisitions, and for rtm its transactions, aborts and abort rate.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// Parse `1..N` (inclusive) or `a,b,c`, at most the kernel's core count.
@@ -115,7 +127,7 @@ pub fn run(a: &Args) -> Result<()> {
                         words: a.words,
                         warmup,
                         window,
-                        profile: false,
+                        profile: a.profile,
                     };
                     let r = measure(regime, &spec)
                         .with_context(|| format!("{regime}, {n} cores, delay {delay}, run {run}"))?;
@@ -137,6 +149,10 @@ pub fn run(a: &Args) -> Result<()> {
                     );
                     rec.insert("xput".into(), if util > 0.0 { rate / util } else { 0.0 }.into());
                     rec.insert("window_s".into(), secs.into());
+                    if a.profile {
+                        rec.insert("profiled".into(), (*regime != "none").into());
+                        rec.extend(window_profile(r.profile.as_deref().unwrap_or_default()));
+                    }
                     records.push(rec);
                     pb.inc(1);
                 }
@@ -186,6 +202,21 @@ pub fn run(a: &Args) -> Result<()> {
     };
     emit(a.common.format, &records, note)?;
     Ok(())
+}
+
+/// What a profiled point's lock profile saw (see the module documentation).
+fn window_profile(sites: &[SiteRecord]) -> Map<String, Value> {
+    let sum = |f: fn(&SiteRecord) -> u64| sites.iter().map(f).sum::<u64>();
+    let (commits, aborts) = (sum(|s| s.commits), sum(SiteRecord::aborts));
+    let transactions = commits + aborts;
+    let mut r = Map::new();
+    r.insert("lock_acquisitions".into(), sum(|s| s.acquisitions).into());
+    r.insert("contended".into(), sum(|s| s.contended).into());
+    r.insert("transactions".into(), transactions.into());
+    r.insert("aborts".into(), aborts.into());
+    r.insert("abort_rate".into(), (transactions > 0).then(|| aborts as f64 / transactions as f64).into());
+    r.insert("fallbacks".into(), sum(|s| s.fallbacks).into());
+    r
 }
 
 /// The `lock_hold` record of a profiled run: average hold time per

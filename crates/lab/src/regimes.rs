@@ -7,7 +7,7 @@
 
 use anyhow::{bail, Result};
 use granule_hosted::granule_kernel::regime::{BigLock, Fine, LockFree, Transactional};
-use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime};
+use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime, RmwCounts};
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{NoStats, Profile, SiteRecord};
 use granule_sync::rtm::Rtm;
@@ -77,36 +77,37 @@ pub fn unavailable(name: &str) -> Option<String> {
     }
 }
 
-/// Atomic instructions a regime executed, counted from its profile.
+/// Atomic instructions a regime executed, counted from its profile (or,
+/// for `lockfree`, by its counting build).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Atomics {
-    /// `xchg` (CLH and MCS acquire).
-    pub xchg: u64,
-    /// `lock xadd` (ticket acquire).
-    pub xadd: u64,
-    /// `lock cmpxchg` (MCS release, ticket try-acquire, lock-free words).
-    pub cmpxchg: u64,
-    /// `lock cmpxchg16b` (lock-free notification words).
-    pub cmpxchg16b: u64,
+    /// Read-modify-writes by instruction: `xchg` (CLH and MCS acquire),
+    /// `lock xadd` (ticket acquire), `lock cmpxchg` (MCS release, ticket
+    /// try-acquire, lock-free words), `lock cmpxchg16b` (lock-free
+    /// notification words).
+    pub rmw: RmwCounts,
     /// Hardware transactions started (`xbegin` … `xend` or abort).
     pub transactions: u64,
+}
+
+impl From<RmwCounts> for Atomics {
+    fn from(rmw: RmwCounts) -> Self {
+        Atomics { rmw, transactions: 0 }
+    }
 }
 
 impl Atomics {
     /// `self - earlier`, per instruction.
     pub fn since(&self, earlier: &Atomics) -> Atomics {
         Atomics {
-            xchg: self.xchg.saturating_sub(earlier.xchg),
-            xadd: self.xadd.saturating_sub(earlier.xadd),
-            cmpxchg: self.cmpxchg.saturating_sub(earlier.cmpxchg),
-            cmpxchg16b: self.cmpxchg16b.saturating_sub(earlier.cmpxchg16b),
+            rmw: self.rmw.since(&earlier.rmw),
             transactions: self.transactions.saturating_sub(earlier.transactions),
         }
     }
 
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.xchg + self.xadd + self.cmpxchg + self.cmpxchg16b + self.transactions
+        self.rmw.total() + self.transactions
     }
 }
 
@@ -141,14 +142,14 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
         // Per acquisition: CLH one xchg; ticket one lock xadd; MCS one xchg,
         // plus one lock cmpxchg to release when nobody queued.
         let per = |n: u64| match L::NAME {
-            "ticket" => Atomics { xadd: n, ..Atomics::default() },
-            "mcs" => Atomics { xchg: n, cmpxchg: n, ..Atomics::default() },
-            _ => Atomics { xchg: n, ..Atomics::default() },
+            "ticket" => RmwCounts { xadd: n, ..RmwCounts::default() },
+            "mcs" => RmwCounts { xchg: n, cmpxchg: n, ..RmwCounts::default() },
+            _ => RmwCounts { xchg: n, ..RmwCounts::default() },
         };
         if profile {
             e.run(BigLock::<L, Profile>::new(cores), &|k| {
                 let sites = k.regime().lock().stats().snapshot();
-                Some(Probe { atomics: per(acquisitions(&sites)), sites })
+                Some(Probe { atomics: per(acquisitions(&sites)).into(), sites })
             })
         } else {
             e.run(BigLock::<L, NoStats>::new(cores), &|_| None)
@@ -186,7 +187,8 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                     // or tried (lock cmpxchg); the write side is one lock
                     // xadd per core.
                     let xadd = c.exclusive * cores as u64 + c.waited;
-                    Some(Probe { sites, atomics: Atomics { xadd, cmpxchg: c.tried, ..Atomics::default() } })
+                    let rmw = RmwCounts { xadd, cmpxchg: c.tried, ..RmwCounts::default() };
+                    Some(Probe { sites, atomics: rmw.into() })
                 })
             } else {
                 e.run(Fine::<NoStats>::new(boot), &|_| None)
@@ -199,7 +201,8 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                     let sites = k.regime().elided().stats().snapshot();
                     let transactions = sites.iter().map(|s| s.commits + s.aborts()).sum();
                     let fallbacks: u64 = sites.iter().map(|s| s.fallbacks).sum();
-                    Some(Probe { sites, atomics: Atomics { transactions, xchg: fallbacks, ..Atomics::default() } })
+                    let rmw = RmwCounts { xchg: fallbacks, ..RmwCounts::default() };
+                    Some(Probe { sites, atomics: Atomics { rmw, transactions } })
                 })
             } else {
                 let t = Transactional::<Rtm, NoStats>::new(cores).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -211,15 +214,7 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
         "lockfree" => {
             if profile {
                 e.run(LockFree::counting(cores), &|k| {
-                    let c = k.regime().rmw_counts();
-                    let atomics = Atomics {
-                        xchg: c.xchg,
-                        xadd: c.xadd,
-                        cmpxchg: c.cmpxchg,
-                        cmpxchg16b: c.cmpxchg16b,
-                        ..Atomics::default()
-                    };
-                    Some(Probe { sites: Vec::new(), atomics })
+                    Some(Probe { sites: Vec::new(), atomics: k.regime().rmw_counts().into() })
                 })
             } else {
                 e.run(LockFree::new(cores), &|_| None)

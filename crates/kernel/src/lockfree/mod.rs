@@ -100,12 +100,14 @@
 //! `Regime::COUNTING`: only with it do the lock-free objects' reports
 //! through [`shared::CoreLinks`] reach the counters; management passes
 //! `true` and the counters' absence decides.
+//!
 //! Recording the caller in the reply object, leaving the gate and
-//! publishing the core's priority are plain stores; the wake-up is local (a direct switch), so no inbox push and no
-//! IPI. A wake-up for another core adds the inbox CAS, an `mfence` and,
-//! when it outranks the core's current thread, the pending-IPI `fetch_or`
-//! (as in `bkl`); a core that lowers its published priority (or goes idle)
-//! pays one `mfence` (see `sched.rs`). A sender waiting behind other
+//! publishing the core's priority are plain stores; the wake-up is local
+//! (a direct switch), so no inbox push and no IPI. A wake-up for another
+//! core adds the inbox CAS, an `mfence` and, when it outranks the core's
+//! current thread, the pending-IPI `fetch_or` (as in `bkl`); a core that
+//! lowers its published priority (or goes idle) pays one `mfence` (see
+//! `sched.rs`). A sender waiting behind other
 //! senders, and taking the last waiting sender, are two CASes (`DualQueue`).
 //!
 //! Files: `shared.rs` (the words), `entry.rs` (shared entries, management

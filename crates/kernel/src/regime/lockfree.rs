@@ -88,6 +88,11 @@ impl RmwCounts {
             cmpxchg16b: self.cmpxchg16b.wrapping_sub(earlier.cmpxchg16b),
         }
     }
+
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.xchg + self.xadd + self.cmpxchg + self.cmpxchg16b
+    }
 }
 
 /// One core's counters, written by the thread acting as that core only.
@@ -95,21 +100,20 @@ impl RmwCounts {
 pub(crate) struct RmwTally([AtomicU64; 4]);
 
 impl RmwTally {
-    const XCHG: usize = 0;
-    const XADD: usize = 1;
-    const CMPXCHG: usize = 2;
-    const CMPXCHG16B: usize = 3;
+    #[inline(always)]
+    fn of(&self, op: Rmw) -> &AtomicU64 {
+        &self.0[match op {
+            Rmw::Xchg => 0,
+            Rmw::Xadd => 1,
+            Rmw::Cmpxchg => 2,
+            Rmw::Cmpxchg16b => 3,
+        }]
+    }
 
     /// One `op` was executed.
     #[inline(always)]
     pub(crate) fn add(&self, op: Rmw) {
-        bump(
-            &self.0[match op {
-                Rmw::Xchg => Self::XCHG,
-                Rmw::Cmpxchg => Self::CMPXCHG,
-                Rmw::Cmpxchg16b => Self::CMPXCHG16B,
-            }],
-        );
+        bump(self.of(op));
     }
 }
 
@@ -159,12 +163,12 @@ impl LockFree {
 
     fn counted(&self) -> Option<RmwCounts> {
         let tally = self.tally.as_ref()?;
-        let sum = |i: usize| tally.iter().map(|t| t.0[i].load(Ordering::Relaxed)).sum();
+        let sum = |op: Rmw| tally.iter().map(|t| t.of(op).load(Ordering::Relaxed)).sum();
         Some(RmwCounts {
-            xchg: sum(RmwTally::XCHG),
-            xadd: sum(RmwTally::XADD),
-            cmpxchg: sum(RmwTally::CMPXCHG),
-            cmpxchg16b: sum(RmwTally::CMPXCHG16B),
+            xchg: sum(Rmw::Xchg),
+            xadd: sum(Rmw::Xadd),
+            cmpxchg: sum(Rmw::Cmpxchg),
+            cmpxchg16b: sum(Rmw::Cmpxchg16b),
         })
     }
 
@@ -174,9 +178,9 @@ impl LockFree {
     }
 
     #[inline(always)]
-    fn count(&self, core: usize, op: usize) {
+    fn count(&self, core: usize, op: Rmw) {
         if let Some(t) = &self.tally {
-            bump(&t[core].0[op]);
+            t[core].add(op);
         }
     }
 
@@ -187,7 +191,7 @@ impl LockFree {
         let me = &self.active[core];
         loop {
             if COUNTING {
-                self.count(core, RmwTally::XCHG);
+                self.count(core, Rmw::Xchg);
             }
             me.swap(1, Ordering::SeqCst);
             if !self.exclusive.load(Ordering::SeqCst) {
@@ -220,10 +224,10 @@ unsafe impl Regime for LockFree {
 
     #[inline]
     fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
-        self.count(core, RmwTally::XADD);
+        self.count(core, Rmw::Xadd);
         self.manage.acquire(core, &mut spin);
         // A `SeqCst` store is an `xchg` on x86-64.
-        self.count(core, RmwTally::XCHG);
+        self.count(core, Rmw::Xchg);
         self.exclusive.store(true, Ordering::SeqCst);
         for (d, a) in self.active.iter().enumerate() {
             if d != core {

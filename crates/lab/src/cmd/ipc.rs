@@ -199,10 +199,10 @@ fn floor_per_call(atomics: &Atomics, calls: f64, costs: &[AtomicCost]) -> Option
     let cost = |name: &str| costs.iter().find(|c| c.instruction == name).and_then(|c| c.cycles.clone().ok());
     let mut sum = 0.0;
     for (n, name) in [
-        (atomics.xchg, "xchg"),
-        (atomics.xadd, "lock xadd"),
-        (atomics.cmpxchg, "lock cmpxchg"),
-        (atomics.cmpxchg16b, "lock cmpxchg16b"),
+        (atomics.rmw.xchg, "xchg"),
+        (atomics.rmw.xadd, "lock xadd"),
+        (atomics.rmw.cmpxchg, "lock cmpxchg"),
+        (atomics.rmw.cmpxchg16b, "lock cmpxchg16b"),
         (atomics.transactions, "xbegin; xend"),
     ] {
         if n > 0 {
@@ -284,10 +284,10 @@ pub fn run(a: &Args) -> Result<()> {
         let per = |n: u64| at.map(|_| n as f64 / calls);
         let at0 = at.unwrap_or_default();
         r.insert("atomics_per_call".into(), per(at0.total()).into());
-        r.insert("xchg_per_call".into(), per(at0.xchg).into());
-        r.insert("xadd_per_call".into(), per(at0.xadd).into());
-        r.insert("cmpxchg_per_call".into(), per(at0.cmpxchg).into());
-        r.insert("cmpxchg16b_per_call".into(), per(at0.cmpxchg16b).into());
+        r.insert("xchg_per_call".into(), per(at0.rmw.xchg).into());
+        r.insert("xadd_per_call".into(), per(at0.rmw.xadd).into());
+        r.insert("cmpxchg_per_call".into(), per(at0.rmw.cmpxchg).into());
+        r.insert("cmpxchg16b_per_call".into(), per(at0.rmw.cmpxchg16b).into());
         r.insert("transactions_per_call".into(), per(at0.transactions).into());
         let floor = at.and_then(|at| floor_per_call(&at, calls, &costs));
         r.insert("atomic_floor_cycles".into(), floor.into());

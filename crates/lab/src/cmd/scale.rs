@@ -21,9 +21,8 @@
 //! say `profiled: true`; the throughput then includes the profiler's cost)
 //! and adds to each `scale` record what the profile saw over the whole run
 //! (warm-up included): lock acquisitions and contended ones, and for `rtm`
-//! the transactions
-//! started, the aborts, `abort_rate` (aborts per transaction; null without
-//! transactions) and the fallbacks to the lock.
+//! the transactions started, the aborts, `abort_rate` (aborts per
+//! transaction; null without transactions) and the fallbacks to the lock.
 
 use std::time::Duration;
 

@@ -43,16 +43,18 @@ const NEXT_MASK: u64 = (1 << 25) - 1;
 const CLOSED: u64 = 1 << 25;
 const TAG_SHIFT: u32 = 26;
 
-/// An atomic read-modify-write instruction of x86-64, as the objects
-/// report them to [`Links::rmw`].
+/// An atomic read-modify-write instruction of x86-64: what the objects
+/// report to [`Links::rmw`], and what their callers count beside them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rmw {
+    /// `xchg` (an inbox's take-all).
+    Xchg,
+    /// `lock xadd` (no object here uses it; a ticket lock's acquire does).
+    Xadd,
     /// `lock cmpxchg` on a 64-bit word (a link, a dual queue or inbox word).
     Cmpxchg,
     /// `lock cmpxchg16b` on a 128-bit word (a signal word).
     Cmpxchg16b,
-    /// `xchg` (an inbox's take-all).
-    Xchg,
 }
 
 /// The caller's link array as the intrusive objects see it, and the

@@ -39,7 +39,9 @@ pub mod env;
 #[cfg(feature = "hosted")]
 pub mod hosted;
 pub mod pingpong;
+pub mod resp;
 pub mod trap;
+pub mod ycsb;
 
 pub use alloc::Allocator;
 pub use env::{CPtr, Env, Received, NULL};

@@ -1,0 +1,1 @@
+//! The YCSB core workload generator (placeholder: being written).

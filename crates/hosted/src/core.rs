@@ -42,6 +42,16 @@ const TIMER: u32 = Ring::Timer as u32;
 const IRQ: u32 = Ring::Irq as u32;
 const IPI: u32 = Ring::Ipi as u32;
 
+/// Run `f`, adding the cycles it took to `total` (written by this core only).
+#[inline(always)]
+fn timed<T>(total: &std::sync::atomic::AtomicU64, f: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering::Relaxed;
+    let t0 = now();
+    let r = f();
+    total.store(total.load(Relaxed) + now().wrapping_sub(t0), Relaxed);
+    r
+}
+
 /// The body of core `handle.index()`'s OS thread.
 pub(crate) fn run<R: Regime>(shared: Arc<Shared<R>>, handle: CoreHandle, cpu: Option<CoreId>) {
     if let Some(cpu) = cpu {
@@ -99,17 +109,30 @@ impl<R: Regime> Core<'_, R> {
         let s = self.s;
         let me = self.me;
         let plan = match s.table.claim(t.index(), &mut self.owned, &s.bells, || s.stopping()) {
-            Some(Some(ctx)) if ctx.thread == t => match ctx.resume() {
-                Trap::Syscall(args) => s.kernel.syscall(&mut self.handle, args),
-                Trap::Fault(kind, message) => {
-                    s.record_fault(FaultRecord { thread: t, core: me, kind, message });
-                    s.kernel.fault(&mut self.handle, kind)
+            Some(Some(ctx)) if ctx.thread == t => {
+                match if s.account_user { timed(&s.user[me], || ctx.resume()) } else { ctx.resume() } {
+                    Trap::Syscall(args) => s.kernel.syscall(&mut self.handle, args),
+                    Trap::Fault(kind, message) => {
+                        s.record_fault(FaultRecord { thread: t, core: me, kind, message });
+                        s.kernel.fault(&mut self.handle, kind)
+                    }
                 }
-            },
+            }
             Some(_) => return self.recover(t),
             None => return None,
         };
+        if s.check {
+            self.check();
+        }
         self.perform(&plan)
+    }
+
+    /// Check the kernel's invariants (tests), recording what is broken.
+    #[cold]
+    fn check(&mut self) {
+        if let Err(e) = self.s.kernel.check_invariants(&mut self.handle) {
+            self.s.violations.lock().unwrap_or_else(|e| e.into_inner()).push(format!("core {}: {e:?}", self.me));
+        }
     }
 
     /// The kernel runs `t` but this platform has no context for it (the

@@ -15,6 +15,7 @@
 //! (Dekker's pattern): a raise racing an ack is never left undelivered.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, OnceLock};
 
 use crossbeam_utils::CachePadded;
 use granule_kernel::abi::NUM_IRQS;
@@ -96,6 +97,47 @@ impl IrqController {
         self.masked.fetch_and(!bit, SeqCst);
         if self.pending.load(SeqCst) & bit != 0 {
             bells[self.route[line]].ring(Ring::Irq);
+        }
+    }
+}
+
+/// A device's interrupt line, wired to a machine at boot.
+///
+/// A device is built before the machine it plugs into (user programs that
+/// drive it are registered before boot), so it holds a wire
+/// ([`crate::MachineConfig::irq_wire`]) that the machine connects to its
+/// interrupt controller when it boots. Raising an unconnected wire does
+/// nothing (the machine is not running).
+#[derive(Clone)]
+pub struct IrqWire {
+    line: usize,
+    to: Arc<OnceLock<Box<dyn Fn(usize) + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for IrqWire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IrqWire").field("line", &self.line).field("connected", &self.to.get().is_some()).finish()
+    }
+}
+
+impl IrqWire {
+    pub(crate) fn new(line: usize) -> Self {
+        Self { line: line % NUM_IRQS, to: Arc::new(OnceLock::new()) }
+    }
+
+    pub(crate) fn connect(&self, raise: Box<dyn Fn(usize) + Send + Sync>) {
+        let _ = self.to.set(raise);
+    }
+
+    /// The line.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// Raise the line.
+    pub fn raise(&self) {
+        if let Some(raise) = self.to.get() {
+            raise(self.line);
         }
     }
 }

@@ -48,8 +48,10 @@ mod core;
 pub mod doorbell;
 pub mod irq;
 mod machine;
+pub mod nic;
 pub mod thread;
 
+pub use irq::IrqWire;
 pub use machine::{FaultRecord, Machine, MachineConfig, MachineError, StuckCores};
 pub use thread::{ProgramFn, RootFn, UserCtx};
 

@@ -11,7 +11,7 @@ use granule_kernel::{BootConfig, BootError, BootInfo, FaultKind, Kernel, Regime,
 
 use crate::context::ContextTable;
 use crate::doorbell::{Doorbell, Ring};
-use crate::irq::IrqController;
+use crate::irq::{IrqController, IrqWire};
 use crate::thread::{install_panic_hook, tearing_down, ProgramFn, Programs, RootFn, UserContext, UserCtx};
 
 /// How to build a machine.
@@ -38,7 +38,14 @@ pub struct MachineConfig {
     pub device_irq_core: usize,
     /// How long [`Machine::shutdown`] waits for the cores to stop.
     pub shutdown_timeout: Duration,
+    /// Count the cycles each core spends in user code (two cycle-counter
+    /// reads per kernel entry; see [`Machine::user_cycles`]).
+    pub account_user_time: bool,
+    /// Check every kernel invariant after every system call (tests; see
+    /// [`Machine::invariant_violations`]).
+    pub check_invariants: bool,
     programs: Vec<ProgramFn>,
+    wires: Vec<IrqWire>,
 }
 
 impl std::fmt::Debug for MachineConfig {
@@ -51,7 +58,9 @@ impl std::fmt::Debug for MachineConfig {
             .field("idle_spin_cycles", &self.idle_spin_cycles)
             .field("tick", &self.tick)
             .field("hold_secondary_cores", &self.hold_secondary_cores)
+            .field("account_user_time", &self.account_user_time)
             .field("programs", &self.programs.len())
+            .field("wires", &self.wires)
             .finish_non_exhaustive()
     }
 }
@@ -71,8 +80,21 @@ impl MachineConfig {
             hold_secondary_cores: false,
             device_irq_core: 0,
             shutdown_timeout: Duration::from_secs(5),
+            account_user_time: false,
+            check_invariants: false,
             programs: Vec::new(),
+            wires: Vec::new(),
         }
+    }
+
+    /// A wire for a device's interrupt line `line` (taken modulo
+    /// `NUM_IRQS`), connected to the machine's interrupt controller at boot.
+    /// The line is routed to [`MachineConfig::device_irq_core`]; a device
+    /// line must not be a core's timer line (`BootInfo::timer_irq_base`…).
+    pub fn irq_wire(&mut self, line: usize) -> IrqWire {
+        let w = IrqWire::new(line);
+        self.wires.push(w.clone());
+        w
     }
 
     /// Register a user program; returns its entry word (for `REG_PC`, i.e.
@@ -192,12 +214,16 @@ pub(crate) struct Shared<R: Regime> {
     pub(crate) table: ContextTable<UserContext>,
     pub(crate) kernel: Kernel<R>,
     pub(crate) bells: Arc<[CachePadded<Doorbell>]>,
-    pub(crate) irq: IrqController,
+    pub(crate) irq: Arc<IrqController>,
     pub(crate) programs: Programs,
     pub(crate) gate: Arc<Gate>,
     pub(crate) stop: AtomicBool,
     pub(crate) faults: Mutex<Vec<FaultRecord>>,
     pub(crate) idle: Box<[CachePadded<IdleClock>]>,
+    pub(crate) user: Box<[CachePadded<AtomicU64>]>,
+    pub(crate) account_user: bool,
+    pub(crate) check: bool,
+    pub(crate) violations: Mutex<Vec<String>>,
     pub(crate) timer_irq_base: usize,
     pub(crate) stack_bytes: usize,
     pub(crate) idle_spin_cycles: u64,
@@ -255,10 +281,15 @@ impl<R: Regime> Machine<R> {
         install_panic_hook();
         let (kernel, info, handles) = Kernel::boot(config.kernel.clone(), regime).map_err(MachineError::Kernel)?;
         let bells: Arc<[CachePadded<Doorbell>]> = (0..cores).map(|_| CachePadded::new(Doorbell::default())).collect();
+        let irq = Arc::new(IrqController::new(cores, info.timer_irq_base, config.device_irq_core));
+        for w in &config.wires {
+            let (irq, bells) = (irq.clone(), bells.clone());
+            w.connect(Box::new(move |line| irq.raise(line, &bells)));
+        }
         let gate = Arc::new(Gate { open: AtomicBool::new(!config.hold_secondary_cores), bells: bells.clone() });
         let shared = Arc::new(Shared {
             table: ContextTable::new(kernel.max_threads()),
-            irq: IrqController::new(cores, info.timer_irq_base, config.device_irq_core),
+            irq: irq.clone(),
             kernel,
             bells,
             programs: Programs {
@@ -269,6 +300,10 @@ impl<R: Regime> Machine<R> {
             stop: AtomicBool::new(false),
             faults: Mutex::new(Vec::new()),
             idle: (0..cores).map(|_| CachePadded::new(IdleClock::default())).collect(),
+            user: (0..cores).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            account_user: config.account_user_time,
+            check: config.check_invariants,
+            violations: Mutex::new(Vec::new()),
             timer_irq_base: info.timer_irq_base,
             stack_bytes: config.stack_bytes,
             idle_spin_cycles: config.idle_spin_cycles,
@@ -335,6 +370,20 @@ impl<R: Regime> Machine<R> {
     /// the idle period it may be in right now.
     pub fn idle_cycles(&self, core: usize) -> u64 {
         self.shared.idle[core].read(crate::clock::now())
+    }
+
+    /// Cycles core `core` has spent running user code since boot (0 unless
+    /// [`MachineConfig::account_user_time`]): from resuming a context to its
+    /// trap, so the platform's switch into and out of the context is
+    /// included.
+    pub fn user_cycles(&self, core: usize) -> u64 {
+        self.shared.user[core].load(Ordering::Relaxed)
+    }
+
+    /// Kernel invariants found broken after a system call (only with
+    /// [`MachineConfig::check_invariants`]), as text.
+    pub fn invariant_violations(&self) -> Vec<String> {
+        self.shared.violations.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// How many times core `core` parked its OS thread in the idle loop.

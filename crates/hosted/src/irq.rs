@@ -111,8 +111,11 @@ impl IrqController {
 #[derive(Clone)]
 pub struct IrqWire {
     line: usize,
-    to: Arc<OnceLock<Box<dyn Fn(usize) + Send + Sync>>>,
+    to: Arc<OnceLock<Raise>>,
 }
+
+/// What a connected wire calls: raise this line.
+type Raise = Box<dyn Fn(usize) + Send + Sync>;
 
 impl std::fmt::Debug for IrqWire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -125,7 +128,7 @@ impl IrqWire {
         Self { line: line % NUM_IRQS, to: Arc::new(OnceLock::new()) }
     }
 
-    pub(crate) fn connect(&self, raise: Box<dyn Fn(usize) + Send + Sync>) {
+    pub(crate) fn connect(&self, raise: Raise) {
         let _ = self.to.set(raise);
     }
 

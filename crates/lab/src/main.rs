@@ -42,9 +42,16 @@ enum Command {
     /// Multicore ping-pong: one independent pair per core, total round trips
     /// per second and utilisation for each regime, core count and delay.
     Scale(cmd::scale::Args),
+    /// The seeds' Redis/YCSB macrobenchmark on the kernel (driver, network
+    /// stacks, KV servers, load clients) per regime, beside real Redis on
+    /// Linux with --linux.
+    Kv(cmd::kv::Args),
     /// Random concurrent programs under every regime, checked for kernel
     /// invariants, message conservation, linearizability and determinism.
     Verify(cmd::verify::Args),
+    /// Serve the KV system on the kernel to real Redis clients over TCP on
+    /// 127.0.0.1.
+    Serve(cmd::serve::Args),
     /// The queueing model of a big lock: predict, fit measurements,
     /// simulate lock hand-off on a topology, validate the simulator.
     Model(cmd::model::Args),
@@ -61,7 +68,9 @@ fn main() -> std::process::ExitCode {
         Command::Quaject(a) => cmd::quaject::run(a),
         Command::Ipc(a) => cmd::ipc::run(a),
         Command::Scale(a) => cmd::scale::run(a),
+        Command::Kv(a) => cmd::kv::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Model(a) => cmd::model::run(a),
         Command::Suite(a) => cmd::suite::run(a),
     };

@@ -38,6 +38,9 @@ pub mod alloc;
 pub mod env;
 #[cfg(feature = "hosted")]
 pub mod hosted;
+#[cfg(feature = "hosted")]
+pub mod kv;
+pub mod net;
 pub mod pingpong;
 pub mod resp;
 pub mod trap;

@@ -2,10 +2,12 @@
 
 pub mod info;
 pub mod ipc;
+pub mod kv;
 pub mod locks;
 pub mod model;
 pub mod quaject;
 pub mod scale;
+pub mod serve;
 pub mod suite;
 pub mod verify;
 

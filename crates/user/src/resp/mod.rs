@@ -1,1 +1,55 @@
-//! RESP2 protocol, the Redis-compatible store and its commands (placeholder: being written).
+//! # A Redis-compatible store, written from the protocol up
+//!
+//! This module is a small Redis: the RESP2 wire protocol, one in-memory
+//! database of strings, hashes and sorted sets with key expiry, and the
+//! commands real clients use — enough that `redis-cli`, `redis-benchmark`
+//! and the usual client libraries drive it unmodified. It is pure code: no
+//! sockets, no threads, no clock. Bytes go in, bytes come out, and the
+//! current time is an argument. That is what lets the same code serve a TCP
+//! port (`granule serve`) and run inside the user threads of the hosted
+//! microkernel (a key-value server fed by a network stack), and what makes
+//! every behaviour testable without a network or a sleep.
+//!
+//! The pieces, in the order a request meets them:
+//!
+//! * [`parse`] turns bytes into a [`Request`] — incrementally (a request may
+//!   arrive in any number of pieces), bounded ([`Limits`]: nothing is
+//!   allocated from a length the client claims), and without copying the
+//!   arguments of a RESP frame.
+//! * [`connection`] is one client's loop: buffer, parse, execute, reply,
+//!   for every pipelined request in order; a protocol error closes it.
+//! * [`command`] executes one request against the [`Store`] and writes one
+//!   reply, matching Redis 7's reply types and error texts (its table and
+//!   string and key commands; [`collections`] holds the hash and sorted-set
+//!   commands, [`server`] the connection and server commands and `INFO`).
+//! * [`store`] is the keyspace and its expiry: deadlines are absolute
+//!   milliseconds, expired keys vanish on access and are reclaimed in
+//!   bounded batches; [`hash`] and [`zset`] are its two collection types.
+//! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
+//!   is Redis's exact integer and float syntax.
+//!
+//! The design follows Redis where clients can observe it (reply bytes,
+//! error texts, option conflicts, float formatting, `HGETALL` order of small
+//! hashes) and departs from it where they cannot or should not: one
+//! database, no persistence, no RESP3, `DBSIZE` counting only live keys. The
+//! hot path — a pipelined `GET` or `SET` — parses without allocating,
+//! looks the command up without allocating, and reuses a string's buffer
+//! when overwriting it.
+
+pub mod collections;
+pub mod command;
+pub mod connection;
+pub mod encode;
+pub mod hash;
+pub mod number;
+pub mod parse;
+pub mod server;
+pub mod store;
+pub mod zset;
+
+pub use command::Flow;
+pub use connection::Connection;
+pub use encode::{encode_command, parse_reply, reply_len, Reply};
+pub use parse::{parse_request, request_len, Limits, Parser, ProtocolError, Request};
+pub use server::{ServerInfo, Session};
+pub use store::{Snapshot, Stats, Store, Ttl, Value};

@@ -1,0 +1,164 @@
+//! The `kv` record: one measured point of the KV macrobenchmark on the
+//! kernel, as a typed struct serialised into the command's records.
+
+use granule_user::ycsb::Workload;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::measure::KvResult;
+
+/// One (regime, cores, workload, run) point.
+#[derive(Clone, Debug, Serialize)]
+pub struct KvRecord {
+    /// Always "kv".
+    pub record: &'static str,
+    /// The regime.
+    pub regime: String,
+    /// Cores of the machine.
+    pub cores: usize,
+    /// YCSB workload.
+    pub workload: String,
+    /// Repetition.
+    pub run: usize,
+    /// Length of the window, seconds.
+    pub window_s: f64,
+    /// YCSB operations in the window.
+    pub ops: u64,
+    /// Operations per second.
+    pub ops_per_sec: f64,
+    /// Redis commands per second.
+    pub requests_per_sec: f64,
+    /// Latency percentiles of the operations, microseconds.
+    pub latency_p50_us: f64,
+    /// See `latency_p50_us`.
+    pub latency_p95_us: f64,
+    /// See `latency_p50_us`.
+    pub latency_p99_us: f64,
+    /// See `latency_p50_us`.
+    pub latency_p999_us: f64,
+    /// Mean busy fraction of the cores.
+    pub utilisation: f64,
+    /// Busy fraction of each core, space-separated.
+    pub utilisation_per_core: String,
+    /// Operations per second divided by mean utilisation (seed `002` Fig. 4).
+    pub xput: f64,
+    /// Kernel entries per Redis command.
+    pub entries_per_request: f64,
+    /// Kernel entries per YCSB operation.
+    pub entries_per_op: f64,
+    /// User cycles between kernel entries on core 0 (driver).
+    pub user_cycles_per_entry_core0: Option<f64>,
+    /// The same on the server cores (mean over cores 1..).
+    pub user_cycles_per_entry_servers: Option<f64>,
+    /// Busy cycles outside user code (kernel and platform) per command.
+    pub kernel_cycles_per_request: f64,
+    /// Half a ping-pong round trip of this regime, measured in this run.
+    pub entry_cost_cycles: Option<f64>,
+    /// `entries_per_request × entry_cost_cycles`.
+    pub entries_cost_per_request: Option<f64>,
+    /// `kernel_cycles_per_request / entries_cost_per_request`.
+    pub kernel_over_entries: Option<f64>,
+    /// Idle-loop parks of all cores per Redis command (each one a futex
+    /// wake-up for the core that rings it: the hosted platform's cost).
+    pub parks_per_request: f64,
+    /// Failed operations over the whole run (must be 0).
+    pub failed: u64,
+    /// Packets dropped over the whole run (must be 0).
+    pub dropped: u64,
+    /// The regime was built with the lock profiler.
+    pub profiled: bool,
+    /// Lock acquisitions over the run (profiled).
+    pub lock_acquisitions: Option<u64>,
+    /// Of which contended (profiled).
+    pub contended: Option<u64>,
+    /// RTM aborts per transaction (profiled rtm).
+    pub abort_rate: Option<f64>,
+}
+
+fn us(h: &Histogram<u64>, q: f64, tsc_hz: f64) -> f64 {
+    h.value_at_quantile(q) as f64 / tsc_hz * 1e6
+}
+
+impl KvRecord {
+    /// The record of `r`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        regime: &str,
+        cores: usize,
+        workload: Workload,
+        run: usize,
+        r: &KvResult,
+        tsc_hz: f64,
+        entry_cost: Option<f64>,
+        profiled: bool,
+    ) -> Self {
+        let (s0, s1) = (&r.start, &r.end);
+        let window = s1.cycles.wrapping_sub(s0.cycles).max(1);
+        let ops_window = r.ops_end_cycles.wrapping_sub(s0.cycles).max(1);
+        let ops = s1.ops - s0.ops;
+        let d = |a: &[u64], b: &[u64]| -> Vec<u64> { a.iter().zip(b).map(|(x, y)| y.saturating_sub(*x)).collect() };
+        let idle = d(&s0.idle, &s1.idle);
+        let user = d(&s0.user, &s1.user);
+        let entries: Vec<u64> =
+            d(&s0.syscalls, &s1.syscalls).iter().zip(d(&s0.interrupts, &s1.interrupts)).map(|(a, b)| a + b).collect();
+        let util: Vec<f64> = idle.iter().map(|&i| (1.0 - i as f64 / window as f64).clamp(0.0, 1.0)).collect();
+        let mean_util = util.iter().sum::<f64>() / util.len().max(1) as f64;
+        let busy: u64 = idle.iter().map(|&i| window.saturating_sub(i)).sum();
+        let kernel = busy.saturating_sub(user.iter().sum());
+        let total_entries: u64 = entries.iter().sum();
+        let reqs = r.requests.max(1) as f64;
+        let per_entry = |c: usize| (entries[c] > 0).then(|| user[c] as f64 / entries[c] as f64);
+        let servers: Vec<f64> = (1..entries.len()).filter_map(per_entry).collect();
+        let ops_per_sec = ops as f64 / (ops_window as f64 / tsc_hz);
+        let entries_per_request = total_entries as f64 / reqs;
+        let kernel_cycles_per_request = kernel as f64 / reqs;
+        let entries_cost = entry_cost.map(|c| c * entries_per_request);
+        let sum =
+            |f: fn(&granule_sync::profile::SiteRecord) -> u64| r.profile.as_ref().map(|s| s.iter().map(f).sum::<u64>());
+        let (commits, aborts) = (sum(|s| s.commits), sum(granule_sync::profile::SiteRecord::aborts));
+        let transactions = commits.zip(aborts).map(|(c, a)| c + a);
+        Self {
+            record: "kv",
+            regime: regime.to_string(),
+            cores,
+            workload: workload.to_string(),
+            run,
+            window_s: window as f64 / tsc_hz,
+            ops,
+            ops_per_sec,
+            requests_per_sec: r.requests as f64 / (ops_window as f64 / tsc_hz),
+            latency_p50_us: us(&r.latency, 0.5, tsc_hz),
+            latency_p95_us: us(&r.latency, 0.95, tsc_hz),
+            latency_p99_us: us(&r.latency, 0.99, tsc_hz),
+            latency_p999_us: us(&r.latency, 0.999, tsc_hz),
+            utilisation: mean_util,
+            utilisation_per_core: util.iter().map(|u| format!("{u:.3}")).collect::<Vec<_>>().join(" "),
+            xput: if mean_util > 0.0 { ops_per_sec / mean_util } else { 0.0 },
+            entries_per_request,
+            entries_per_op: total_entries as f64 / ops.max(1) as f64,
+            user_cycles_per_entry_core0: per_entry(0),
+            user_cycles_per_entry_servers: (!servers.is_empty())
+                .then(|| servers.iter().sum::<f64>() / servers.len() as f64),
+            kernel_cycles_per_request,
+            entry_cost_cycles: entry_cost,
+            entries_cost_per_request: entries_cost,
+            kernel_over_entries: entries_cost.filter(|c| *c > 0.0).map(|c| kernel_cycles_per_request / c),
+            parks_per_request: d(&s0.parks, &s1.parks).iter().sum::<u64>() as f64 / reqs,
+            failed: r.failed,
+            dropped: r.dropped,
+            profiled: profiled && regime != "none",
+            lock_acquisitions: sum(|s| s.acquisitions),
+            contended: sum(|s| s.contended),
+            abort_rate: transactions.zip(aborts).and_then(|(t, a)| (t > 0).then(|| a as f64 / t as f64)),
+        }
+    }
+
+    /// As a record map.
+    pub fn into_map(self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! `granule serve` end to end: real Redis clients (the `redis` crate,
+//! raw sockets, and `redis-cli` / `redis-benchmark` where installed) talk to
+//! the KV system on the kernel over TCP on 127.0.0.1; Ctrl-C (SIGINT) stops
+//! it cleanly. Behaviour only, never timings; every wait is bounded.
+
+#[allow(dead_code)]
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use common::granule;
+
+/// How long anything may take before a test fails.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A running `granule serve`.
+struct Server {
+    child: Option<Child>,
+    port: u16,
+    lines: Receiver<String>,
+    banner: String,
+}
+
+/// A port nobody listens on now.
+fn free_port() -> u16 {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind an ephemeral port");
+    l.local_addr().expect("its address").port()
+}
+
+impl Server {
+    /// Start `granule serve` on a free port (with `extra` options) and wait
+    /// for its banner.
+    fn start(extra: &[&str]) -> Server {
+        let port = free_port();
+        let p = port.to_string();
+        let mut args = vec!["serve", "--port", &p, "--seconds", "60"];
+        args.extend_from_slice(extra);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_granule"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start granule serve");
+        let out = child.stdout.take().expect("its stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server { child: Some(child), port, lines, banner: String::new() };
+        let banner = server.line(|l| l.starts_with("granule serve:"));
+        server.banner = banner;
+        server
+    }
+
+    /// The next output line that `want`s, within [`PATIENCE`].
+    fn line(&mut self, want: impl Fn(&str) -> bool) -> String {
+        let t0 = Instant::now();
+        loop {
+            let left = PATIENCE.saturating_sub(t0.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if want(&l) => return l,
+                Ok(_) => {}
+                Err(e) => {
+                    self.kill();
+                    panic!("granule serve: no expected line within {PATIENCE:?}: {e}");
+                }
+            }
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.port))
+    }
+
+    /// A connection of the `redis` crate, with bounded waits.
+    fn connect(&self) -> redis::Connection {
+        let client = redis::Client::open(self.url()).expect("a redis URL");
+        let con = client.get_connection_with_timeout(PATIENCE).expect("connect to granule serve");
+        con.set_read_timeout(Some(PATIENCE)).expect("read timeout");
+        con.set_write_timeout(Some(PATIENCE)).expect("write timeout");
+        con
+    }
+
+    /// A raw socket, with bounded waits.
+    fn raw(&self) -> TcpStream {
+        let s = TcpStream::connect_timeout(&self.addr(), PATIENCE).expect("connect");
+        s.set_read_timeout(Some(PATIENCE)).expect("read timeout");
+        s.set_write_timeout(Some(PATIENCE)).expect("write timeout");
+        s
+    }
+
+    /// Send SIGINT (as Ctrl-C does) and wait for the exit; returns the
+    /// status and every line printed after the banner.
+    fn interrupt(mut self) -> (ExitStatus, Vec<String>) {
+        let mut child = self.child.take().expect("running");
+        let pid = child.id().to_string();
+        let sent = Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
+        assert!(sent.success(), "kill -INT {pid} failed");
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait for granule serve") {
+                break s;
+            }
+            if t0.elapsed() > PATIENCE {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("granule serve did not exit within {PATIENCE:?} of SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut rest = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            rest.push(l);
+        }
+        (status, rest)
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn cmd<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> T {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Read from a raw socket until `pred` holds for what arrived or it closes.
+fn read_until(s: &mut TcpStream, pred: impl Fn(&[u8]) -> bool) -> (Vec<u8>, bool) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let t0 = Instant::now();
+    while !pred(&got) && t0.elapsed() < PATIENCE {
+        match s.read(&mut buf) {
+            Ok(0) => return (got, true),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return (got, true),
+            Err(e) => panic!("reading a raw socket: {e}"),
+        }
+    }
+    (got, false)
+}
+
+/// Whether the server closes `s` (within [`PATIENCE`]).
+fn closed(s: &mut TcpStream) -> bool {
+    read_until(s, |_| false).1
+}
+
+#[test]
+fn redis_clients_get_redis_answers_and_ctrl_c_stops_cleanly() {
+    let server = Server::start(&[]);
+    assert!(
+        server.banner.contains(&format!("KV server 0 (core 0) on 127.0.0.1:{}", server.port))
+            && server.banner.contains("bkl, 1 core"),
+        "{}",
+        server.banner
+    );
+    let mut con = server.connect();
+
+    // Strings.
+    let ok: String = cmd(&mut con, &["SET", "greeting", "hello"]);
+    assert_eq!(ok, "OK");
+    assert_eq!(cmd::<Option<String>>(&mut con, &["GET", "greeting"]).as_deref(), Some("hello"));
+    assert_eq!(cmd::<Option<String>>(&mut con, &["GET", "nothing"]), None);
+    assert_eq!(cmd::<i64>(&mut con, &["EXISTS", "greeting", "nothing"]), 1);
+    assert_eq!(cmd::<i64>(&mut con, &["INCR", "counter"]), 1);
+    assert_eq!(cmd::<i64>(&mut con, &["INCR", "counter"]), 2);
+    let _: () = cmd(&mut con, &["MSET", "a", "1", "b", "2"]);
+    let got: Vec<Option<String>> = cmd(&mut con, &["MGET", "a", "nothing", "b"]);
+    assert_eq!(got, [Some("1".to_string()), None, Some("2".to_string())]);
+    assert_eq!(cmd::<i64>(&mut con, &["DEL", "a", "b", "nothing"]), 2);
+    assert_eq!(cmd::<i64>(&mut con, &["EXISTS", "a"]), 0);
+    let _: () = cmd(&mut con, &["SET", "session", "x", "EX", "100"]);
+    let ttl: i64 = cmd(&mut con, &["TTL", "session"]);
+    assert!((1..=100).contains(&ttl), "TTL {ttl}");
+    let err = redis::cmd("INCR").arg("greeting").query::<i64>(&mut con).expect_err("INCR of a word");
+    assert!(err.to_string().contains("not an integer"), "{err}");
+
+    // Hashes.
+    assert_eq!(cmd::<i64>(&mut con, &["HSET", "user:1", "name", "ada", "lang", "rust"]), 2);
+    let all: HashMap<String, String> = cmd(&mut con, &["HGETALL", "user:1"]);
+    assert_eq!(all.len(), 2);
+    assert_eq!(all["name"], "ada");
+    let some: Vec<Option<String>> = cmd(&mut con, &["HMGET", "user:1", "lang", "age"]);
+    assert_eq!(some, [Some("rust".to_string()), None]);
+    assert_eq!(cmd::<i64>(&mut con, &["HDEL", "user:1", "lang", "age"]), 1);
+    let all: HashMap<String, String> = cmd(&mut con, &["HGETALL", "user:1"]);
+    assert_eq!(all.len(), 1);
+
+    // Sorted sets.
+    assert_eq!(cmd::<i64>(&mut con, &["ZADD", "board", "3", "c", "1", "a", "2", "b"]), 3);
+    let mid: Vec<String> = cmd(&mut con, &["ZRANGEBYSCORE", "board", "1.5", "+inf"]);
+    assert_eq!(mid, ["b", "c"]);
+
+    // A pipeline of 100 commands.
+    let mut p = redis::pipe();
+    for i in 0..50 {
+        p.cmd("SET").arg(format!("p:{i}")).arg(i);
+    }
+    for i in 0..50 {
+        p.cmd("GET").arg(format!("p:{i}"));
+    }
+    let replies: Vec<redis::Value> = p.query(&mut con).expect("pipeline");
+    assert_eq!(replies.len(), 100);
+    for i in 0..50 {
+        let v: i64 = redis::from_redis_value(replies[50 + i].clone()).expect("an integer");
+        assert_eq!(v, i as i64);
+    }
+
+    // Twenty clients at once, each writing its own keys; every acknowledged
+    // write is read back, by its writer and by a fresh connection.
+    let url = server.url();
+    let writers: Vec<_> = (0..20)
+        .map(|c| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let client = redis::Client::open(url).expect("url");
+                let mut con = client.get_connection_with_timeout(PATIENCE).expect("connect");
+                con.set_read_timeout(Some(PATIENCE)).unwrap();
+                let mut acked = Vec::new();
+                for k in 0..50 {
+                    let (key, val) = (format!("c{c}:k{k}"), format!("v{c}.{k}"));
+                    let r: String = redis::cmd("SET").arg(&key).arg(&val).query(&mut con).expect("SET");
+                    assert_eq!(r, "OK");
+                    acked.push((key, val));
+                }
+                for (key, val) in &acked {
+                    let got: Option<String> = redis::cmd("GET").arg(key).query(&mut con).expect("GET");
+                    assert_eq!(got.as_ref(), Some(val), "{key}");
+                }
+                acked
+            })
+        })
+        .collect();
+    let acked: Vec<(String, String)> =
+        writers.into_iter().flat_map(|w| w.join().expect("a writer thread panicked")).collect();
+    assert_eq!(acked.len(), 1000);
+    let mut check = server.connect();
+    for chunk in acked.chunks(100) {
+        let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
+        let got: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query(&mut check).expect("MGET");
+        for ((k, v), g) in chunk.iter().zip(got) {
+            assert_eq!(g.as_ref(), Some(v), "{k}");
+        }
+    }
+
+    // Connection and server commands.
+    assert_eq!(cmd::<String>(&mut con, &["PING"]), "PONG");
+    assert_eq!(cmd::<String>(&mut con, &["ECHO", "hi there"]), "hi there");
+    let size: i64 = cmd(&mut con, &["DBSIZE"]);
+    assert!(size >= 1000 + 50, "DBSIZE {size}");
+    let info: String = cmd(&mut con, &["INFO"]);
+    assert!(info.contains("redis_version:"), "{info}");
+
+    // Malformed RESP: a protocol error, then the server closes the
+    // connection; other connections are unaffected.
+    for bad in [&b"*1\r\n$-2\r\n"[..], b"*abc\r\n", b"*1\r\nfoo\r\n"] {
+        let mut raw = server.raw();
+        raw.write_all(bad).expect("send");
+        let (got, _) = read_until(&mut raw, |b| b.ends_with(b"\r\n"));
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("-ERR Protocol error"), "{:?} got {text:?}", String::from_utf8_lossy(bad));
+        assert!(closed(&mut raw), "the server kept {:?} open", String::from_utf8_lossy(bad));
+        assert_eq!(cmd::<String>(&mut con, &["PING"]), "PONG");
+    }
+
+    // QUIT: +OK, then the server closes.
+    let mut raw = server.raw();
+    raw.write_all(b"PING\r\nQUIT\r\n").expect("send");
+    let (got, _) = read_until(&mut raw, |b| b.ends_with(b"+OK\r\n"));
+    assert_eq!(got, b"+PONG\r\n+OK\r\n");
+    assert!(closed(&mut raw));
+
+    // A client that leaves in the middle of a frame: nothing of it is
+    // executed, and everyone else carries on.
+    let mut raw = server.raw();
+    raw.write_all(b"*3\r\n$3\r\nSET\r\n$7\r\nhalfway\r\n$5\r\nval").expect("send");
+    raw.flush().expect("flush");
+    drop(raw);
+    assert_eq!(cmd::<String>(&mut con, &["PING"]), "PONG");
+    assert_eq!(cmd::<i64>(&mut con, &["EXISTS", "halfway"]), 0);
+
+    // A half-closed client still gets its replies.
+    let mut raw = server.raw();
+    raw.write_all(b"*2\r\n$3\r\nGET\r\n$8\r\ngreeting\r\n").expect("send");
+    raw.shutdown(std::net::Shutdown::Write).expect("half-close");
+    let (got, eof) = read_until(&mut raw, |b| b.ends_with(b"hello\r\n"));
+    assert_eq!(got, b"$5\r\nhello\r\n", "eof {eof}");
+    assert!(closed(&mut raw));
+
+    drop(con);
+    drop(check);
+    let (status, rest) = server.interrupt();
+    let text = rest.join("\n");
+    assert!(status.success(), "granule serve exited with {status}: {text}");
+    assert!(text.contains("stopped by Ctrl-C"), "{text}");
+    for field in ["connections", "commands", "bytes", "core 0"] {
+        assert!(text.contains(field), "no {field} in the totals: {text}");
+    }
+    let accepted: u64 = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("connections"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a connection count");
+    assert!(accepted >= 28, "{text}");
+}
+
+#[test]
+fn options_are_validated_with_one_line_errors() {
+    for (args, why) in [
+        (&["serve", "--regime", "none"][..], "regime none cannot serve"),
+        (&["serve", "--regime", "nope"], "unknown regime"),
+        (&["serve", "--port", "0"], "--port must be"),
+        (&["serve", "--port", "70000"], "--port must be"),
+        (&["serve", "--cores", "0"], "--cores must be"),
+        (&["serve", "--cores", "100000"], "--cores must be"),
+        (&["serve", "--max-request", "10"], "--max-request must be"),
+        (&["serve", "--max-clients", "0"], "--max-clients must be"),
+        (&["serve", "--max-clients", "70000"], "--max-clients must be"),
+        (&["serve", "--seconds=-1"], "--seconds must be"),
+        (&["serve", "--seconds", "0"], "--seconds must be"),
+    ] {
+        let (ok, _, err) = granule(args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // A port in use is reported before anything boots.
+    let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
+    let port = taken.local_addr().unwrap().port().to_string();
+    let (ok, _, err) = granule(&["serve", "--port", &port, "--seconds", "1"]);
+    assert!(!ok && err.contains("cannot listen on 127.0.0.1:"), "{err}");
+}
+
+#[test]
+fn clients_over_the_limit_are_refused_and_seconds_stops_by_itself() {
+    let port = free_port().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_granule"))
+        .args(["serve", "--port", &port, "--seconds", "10", "--max-clients", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start granule serve");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    out.read_line(&mut banner).expect("banner");
+    assert!(banner.starts_with("granule serve: bkl"), "{banner}");
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut first = TcpStream::connect_timeout(&addr, PATIENCE).expect("connect");
+    first.set_read_timeout(Some(PATIENCE)).unwrap();
+    first.write_all(b"PING\r\n").unwrap();
+    let (got, _) = read_until(&mut first, |b| b.ends_with(b"\r\n"));
+    assert_eq!(got, b"+PONG\r\n");
+    let mut second = TcpStream::connect_timeout(&addr, PATIENCE).expect("connect");
+    second.set_read_timeout(Some(PATIENCE)).unwrap();
+    let (got, closed) = read_until(&mut second, |_| false);
+    assert!(closed && got.starts_with(b"-ERR max number of clients reached"), "{:?}", String::from_utf8_lossy(&got));
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < PATIENCE, "--seconds 10 did not stop it");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{rest}");
+    assert!(rest.contains("stopped by --seconds") && rest.contains("1 refused"), "{rest}");
+}
+
+/// `redis-cli` and `redis-benchmark` against it, where installed.
+#[test]
+fn redis_cli_and_redis_benchmark_run_clean() {
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !have("redis-cli") && !have("redis-benchmark") {
+        eprintln!("redis-cli and redis-benchmark are not installed: skipped");
+        return;
+    }
+    let server = Server::start(&[]);
+    let port = server.port.to_string();
+    let run = |tool: &str, args: &[&str]| {
+        let mut child = Command::new(tool)
+            .args(["-h", "127.0.0.1", "-p", &port])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start a redis tool");
+        let t0 = Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if t0.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{tool} {args:?} did not finish");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().expect("output");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{tool} {args:?}: {text}");
+        text
+    };
+    if have("redis-cli") {
+        assert_eq!(run("redis-cli", &["PING"]).trim(), "PONG");
+        assert_eq!(run("redis-cli", &["SET", "tool", "cli"]).trim(), "OK");
+        assert_eq!(run("redis-cli", &["GET", "tool"]).trim(), "cli");
+        assert_eq!(run("redis-cli", &["HSET", "h", "f", "v"]).trim(), "1");
+    } else {
+        eprintln!("redis-cli is not installed: skipped");
+    }
+    if have("redis-benchmark") {
+        let text = run("redis-benchmark", &["-n", "1000", "-q", "-t", "set,get", "-c", "50", "-P", "16"]);
+        assert!(!text.to_lowercase().contains("error"), "{text}");
+        assert!(text.contains("SET") && text.contains("GET"), "{text}");
+    } else {
+        eprintln!("redis-benchmark is not installed: skipped");
+    }
+    let (status, rest) = server.interrupt();
+    assert!(status.success(), "{}", rest.join("\n"));
+}

@@ -1,0 +1,415 @@
+//! The shared state of a KV system and the machine that runs it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use granule_hosted::nic::{FarSide, Nic};
+use granule_hosted::{FaultRecord, Machine, MachineConfig, MachineError, StuckCores, UserCtx};
+use granule_kernel::abi::{Error, CAP_INIT_TCB};
+use granule_kernel::Regime;
+use granule_sync::lockfree::{MpscQueue, SpscQueue};
+use hdrhistogram::Histogram;
+
+use super::{build, client, server};
+use crate::env::Env;
+use crate::net::driver::DriverSpec;
+use crate::net::packet::PacketPool;
+use crate::net::stack::StackSpec;
+use crate::resp::Store;
+use crate::ycsb;
+
+/// Where the card's cable goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `granule kv`: a loopback network processor on core 0 carries the load
+    /// clients' packets to the servers and back.
+    Loopback,
+    /// `granule serve`: no load clients; the far side is attached by the
+    /// caller (TCP sockets).
+    External,
+}
+
+/// How to build a KV system.
+#[derive(Clone, Debug)]
+pub struct KvConfig {
+    /// Cores of the machine (servers on cores 1.., or on core 0 alone).
+    pub cores: usize,
+    /// Where the card's far side is.
+    pub mode: Mode,
+    /// The YCSB workload of the load clients.
+    pub ycsb: ycsb::Config,
+    /// Load clients per server.
+    pub clients_per_server: usize,
+    /// Run-phase operations per client (`None`: until shut down).
+    pub ops_per_client: Option<u64>,
+    /// Largest request a server accepts, in bytes.
+    pub max_request: usize,
+    /// Port of the first server; server `i` listens on `base_port + i`.
+    pub base_port: u16,
+    /// Keep each server's log of executed request bytes (tests).
+    pub log_requests: bool,
+    /// The card's interrupt line.
+    pub irq_line: usize,
+}
+
+impl KvConfig {
+    /// Defaults for `cores` cores in `mode`: YCSB's defaults, two clients
+    /// per server, 1 MiB requests, port 6379, IRQ line 63.
+    pub fn new(cores: usize, mode: Mode) -> Self {
+        Self {
+            cores,
+            mode,
+            ycsb: ycsb::Config::default(),
+            clients_per_server: 2,
+            ops_per_client: None,
+            max_request: 1 << 20,
+            base_port: 6379,
+            log_requests: false,
+            irq_line: 63,
+        }
+    }
+
+    /// The cores the servers run on.
+    pub fn server_cores(&self) -> Vec<usize> {
+        if self.cores <= 1 {
+            vec![0]
+        } else {
+            (1..self.cores).collect()
+        }
+    }
+
+    /// Number of load clients.
+    pub fn clients(&self) -> usize {
+        match self.mode {
+            Mode::Loopback => self.server_cores().len() * self.clients_per_server,
+            Mode::External => 0,
+        }
+    }
+}
+
+/// One load client's published counters.
+#[derive(Debug)]
+pub struct ClientStats {
+    /// Run-phase operations completed.
+    pub ops: AtomicU64,
+    /// Operations that got an error or an unexpected reply.
+    pub failed: AtomicU64,
+    /// Requests (Redis commands) sent, load phase included.
+    pub requests: AtomicU64,
+    /// Load phase finished.
+    pub loaded: AtomicBool,
+    /// Run phase finished (`ops_per_client` reached).
+    pub done: AtomicBool,
+    /// Cycle counter when the run phase finished.
+    pub done_at: AtomicU64,
+    /// Latency of run-phase operations, in cycles (locked only briefly, never
+    /// across a system call).
+    pub latency: Mutex<Histogram<u64>>,
+}
+
+impl Default for ClientStats {
+    fn default() -> Self {
+        Self {
+            ops: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            loaded: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+            done_at: AtomicU64::new(0),
+            latency: Mutex::new(new_histogram()),
+        }
+    }
+}
+
+/// An empty latency histogram (cycles, 3 significant digits).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits is valid"))
+}
+
+/// One KV server's state.
+#[derive(Debug)]
+pub struct ServerState {
+    /// Its store (locked by the server for each batch it executes, never
+    /// across a system call; readers lock it after the run).
+    pub store: Mutex<Store>,
+    /// Requests' bytes executed, with their connection, in order (only with
+    /// `log_requests`).
+    pub log: Mutex<Vec<(u16, Vec<u8>)>>,
+    /// Batches of requests executed (one per receive).
+    pub batches: AtomicU64,
+    /// Connections seen.
+    pub connections: AtomicU64,
+}
+
+/// The system's shared state: read by the outside world, built by the root
+/// task, used by every thread.
+#[derive(Debug)]
+pub struct KvSystem {
+    /// How it was built.
+    pub config: KvConfig,
+    /// The virtual card.
+    pub nic: Arc<Nic>,
+    /// Packets from the stacks to the driver.
+    pub to_driver: Arc<MpscQueue>,
+    /// Each stack's receive queue (servers' stacks first, then clients').
+    pub stack_queues: Vec<Arc<SpscQueue>>,
+    /// Packet buffers (set by the root task once their frame is mapped).
+    pub pool: OnceLock<Arc<PacketPool>>,
+    /// The driver's parameters (set by the root task).
+    pub driver: OnceLock<DriverSpec>,
+    /// Each stack's parameters (set by the root task).
+    pub stacks: OnceLock<Vec<StackSpec>>,
+    /// A notification nobody signals: finished clients wait on it.
+    pub park: OnceLock<granule_kernel::Word>,
+    /// Per server.
+    pub servers: Vec<ServerState>,
+    /// Per client.
+    pub clients: Vec<CachePadded<ClientStats>>,
+    /// Clients still loading; the run phase starts when it reaches 0.
+    pub loading: AtomicU64,
+    /// Cycle counter when the run phase started.
+    pub run_started_at: AtomicU64,
+    pub(crate) ready: AtomicBool,
+    pub(crate) setup_error: AtomicU64,
+    pub(crate) epoch: Instant,
+}
+
+/// Descriptors per ring and queue.
+pub const RING_SLOTS: usize = 4096;
+
+impl KvSystem {
+    /// The shared state of a system built with `config`, whose card
+    /// interrupts through `nic`.
+    pub fn new(config: KvConfig, nic: Arc<Nic>) -> Self {
+        let servers = config.server_cores().len();
+        let clients = config.clients();
+        Self {
+            nic,
+            to_driver: Arc::new(MpscQueue::new(RING_SLOTS)),
+            stack_queues: (0..servers + clients).map(|_| Arc::new(SpscQueue::new(RING_SLOTS))).collect(),
+            pool: OnceLock::new(),
+            driver: OnceLock::new(),
+            stacks: OnceLock::new(),
+            park: OnceLock::new(),
+            servers: (0..servers)
+                .map(|_| ServerState {
+                    store: Mutex::new(Store::new()),
+                    log: Mutex::new(Vec::new()),
+                    batches: AtomicU64::new(0),
+                    connections: AtomicU64::new(0),
+                })
+                .collect(),
+            clients: (0..clients).map(|_| CachePadded::new(ClientStats::default())).collect(),
+            loading: AtomicU64::new(clients as u64),
+            run_started_at: AtomicU64::new(0),
+            ready: AtomicBool::new(false),
+            setup_error: AtomicU64::new(0),
+            epoch: Instant::now(),
+            config,
+        }
+    }
+
+    /// Milliseconds since the system was made (the stores' clock).
+    pub fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Whether the root task built everything.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// The error that stopped the root task, if any.
+    pub fn setup_error(&self) -> Option<Error> {
+        match self.setup_error.load(Ordering::Acquire) {
+            0 => None,
+            w => Error::result_from_word(w).err(),
+        }
+    }
+
+    /// Whether every client finished loading.
+    pub fn loaded(&self) -> bool {
+        self.loading.load(Ordering::Acquire) == 0
+    }
+
+    /// Run-phase operations of all clients so far.
+    pub fn ops(&self) -> u64 {
+        self.clients.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Failed operations of all clients so far.
+    pub fn failed(&self) -> u64 {
+        self.clients.iter().map(|c| c.failed.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Whether every client finished its run phase.
+    pub fn all_done(&self) -> bool {
+        self.clients.iter().all(|c| c.done.load(Ordering::Acquire))
+    }
+
+    /// The clients' latency histograms merged (cycles).
+    pub fn latency(&self) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for c in &self.clients {
+            let l = c.latency.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = h.add(&*l);
+        }
+        h
+    }
+
+    /// Empty every client's latency histogram (start of a window).
+    pub fn reset_latency(&self) {
+        for c in &self.clients {
+            c.latency.lock().unwrap_or_else(|e| e.into_inner()).reset();
+        }
+    }
+}
+
+/// A machine running a KV system.
+#[derive(Debug)]
+pub struct KvMachine<R: Regime> {
+    /// The machine.
+    pub machine: Machine<R>,
+    /// The system's shared state.
+    pub kv: Arc<KvSystem>,
+}
+
+/// A reading of a running KV machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvSample {
+    /// Cycle counter when read.
+    pub cycles: u64,
+    /// Run-phase operations so far.
+    pub ops: u64,
+    /// Per core: idle cycles, user cycles, system calls, other kernel entries.
+    pub idle: Vec<u64>,
+    /// See `idle`.
+    pub user: Vec<u64>,
+    /// See `idle`.
+    pub syscalls: Vec<u64>,
+    /// See `idle`.
+    pub interrupts: Vec<u64>,
+    /// Per core: times its OS thread parked in the idle loop (each costs the
+    /// waker a futex wake-up).
+    pub parks: Vec<u64>,
+}
+
+/// Boot `config` under `regime`: the card, the programs, and a root task
+/// that builds the system ([`build::system`]) and suspends itself. With
+/// [`Mode::External`], `far` is plugged into the card before boot.
+pub fn boot<R: Regime>(
+    mut machine: MachineConfig,
+    regime: R,
+    config: KvConfig,
+    far: Option<Arc<dyn FarSide>>,
+) -> Result<KvMachine<R>, MachineError> {
+    if machine.kernel.cores != config.cores {
+        return Err(MachineError::Config(format!(
+            "the machine has {} cores, the KV system {}",
+            machine.kernel.cores, config.cores
+        )));
+    }
+    machine.account_user_time = true;
+    machine.tick = None;
+    let wire = machine.irq_wire(config.irq_line);
+    let nic = Arc::new(Nic::new(RING_SLOTS, wire));
+    let kv = Arc::new(KvSystem::new(config, nic.clone()));
+    let k = kv.clone();
+    let driver = machine.program(move |ctx: &mut UserCtx<'_>, _| {
+        let spec = k.driver.get().unwrap_or_else(|| panic!("driver started before the root task built it"));
+        crate::net::driver::run(&mut Env::new(ctx), spec)
+    });
+    let k = kv.clone();
+    let stack = machine.program(move |ctx: &mut UserCtx<'_>, arg| {
+        let spec = k.stacks.get().and_then(|s| s.get(arg as usize));
+        let spec = spec.unwrap_or_else(|| panic!("stack {arg} started before the root task built it"));
+        crate::net::stack::run(&mut Env::new(ctx), spec)
+    });
+    let k = kv.clone();
+    let server = machine.program(move |ctx: &mut UserCtx<'_>, arg| server::run(&mut Env::new(ctx), &k, arg as usize));
+    let k = kv.clone();
+    let client = machine.program(move |ctx: &mut UserCtx<'_>, arg| client::run(&mut Env::new(ctx), &k, arg as usize));
+    match far {
+        Some(far) => {
+            nic.connect(far);
+        }
+        None => {
+            if kv.config.mode == Mode::Loopback {
+                nic.connect(Arc::new(super::loopback::Loopback::new(Arc::downgrade(&kv))));
+            }
+        }
+    }
+    let r = kv.clone();
+    let entries = build::Entries { driver, stack, server, client };
+    let m = Machine::boot(machine, regime, move |ctx, info| {
+        let built = build::system(&mut Env::new(&mut *ctx), info, &r, entries);
+        match built {
+            Ok(()) => r.ready.store(true, Ordering::Release),
+            Err(e) => {
+                r.setup_error.store(e.word(), Ordering::Release);
+                panic!("building the KV system: {e}");
+            }
+        }
+        let _ = Env::new(ctx).tcb_suspend(CAP_INIT_TCB);
+        panic!("the root task could not suspend itself");
+    })?;
+    Ok(KvMachine { machine: m, kv })
+}
+
+impl<R: Regime> KvMachine<R> {
+    /// Wait until the system is built and (with load clients) loaded, or fail
+    /// with the reason (setup error, a fault, or `timeout`).
+    pub fn wait_loaded(&self, timeout: Duration) -> Result<(), String> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(e) = self.kv.setup_error() {
+                return Err(format!("the root task could not build the KV system: {e}"));
+            }
+            if let Some(f) = self.faults().first() {
+                return Err(format!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message));
+            }
+            if self.kv.is_ready() && self.kv.loaded() {
+                return Ok(());
+            }
+            if t0.elapsed() > timeout {
+                return Err(format!(
+                    "the KV system was not loaded within {timeout:?} (built: {}, clients still loading: {})",
+                    self.kv.is_ready(),
+                    self.kv.loading.load(Ordering::Relaxed)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// User threads that faulted (the root task excluded).
+    pub fn faults(&self) -> Vec<FaultRecord> {
+        let root = self.machine.boot_info().root_thread;
+        self.machine.faults().into_iter().filter(|f| f.thread != root).collect()
+    }
+
+    /// Read the counters now.
+    pub fn sample(&self) -> KvSample {
+        let m = &self.machine;
+        let n = m.cores();
+        let stats: Vec<_> = (0..n).map(|c| m.kernel().core_stats(c)).collect();
+        KvSample {
+            cycles: granule_sync::cycles::now(),
+            ops: self.kv.ops(),
+            idle: (0..n).map(|c| m.idle_cycles(c)).collect(),
+            user: (0..n).map(|c| m.user_cycles(c)).collect(),
+            syscalls: stats.iter().map(|s| s.syscalls).collect(),
+            interrupts: stats.iter().map(|s| s.other_entries).collect(),
+            parks: (0..n).map(|c| m.parks(c)).collect(),
+        }
+    }
+
+    /// Stop the machine; returns the faults of user threads other than the
+    /// root task.
+    pub fn shutdown(self) -> Result<Vec<FaultRecord>, StuckCores> {
+        let root = self.machine.boot_info().root_thread;
+        Ok(self.machine.shutdown()?.into_iter().filter(|f| f.thread != root).collect())
+    }
+}

@@ -1,0 +1,798 @@
+//! The command executor: one request's arguments in, its reply out.
+//!
+//! [`Store::execute_in`] is the single entry point: it looks the command up
+//! (case-insensitively, without allocating), checks its arity against the
+//! table as Redis does, then hands the arguments to one handler per command,
+//! which writes exactly one RESP2 reply into the output buffer. Handlers
+//! reproduce Redis 7's reply types and error texts byte for byte — clients
+//! and their test suites match on them — and validate every argument before
+//! changing anything, so a command either happens completely or not at all.
+//!
+//! This file holds the table, the dispatch and the string and key commands;
+//! `collections.rs` adds the hash and sorted-set commands, `server.rs` the
+//! connection and server commands (`PING`, `HELLO`, `INFO`, `CONFIG`…).
+//! Nothing here panics on any input, and a reply is at most proportional to
+//! the request plus the data it reads.
+
+use super::encode::{write_array_header, write_bulk, write_error, write_integer, write_null};
+use super::number::{parse_i64, write_i64};
+use super::server::Session;
+use super::store::{Store, Ttl, Value};
+
+/// What the connection does after a command.
+#[must_use]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep reading requests.
+    Continue,
+    /// Send the replies written so far, then close (after `QUIT` or a
+    /// protocol error).
+    Close,
+}
+
+pub(crate) const WRONGTYPE: &[u8] = b"WRONGTYPE Operation against a key holding the wrong kind of value";
+pub(crate) const SYNTAX: &[u8] = b"ERR syntax error";
+pub(crate) const NOT_INTEGER: &[u8] = b"ERR value is not an integer or out of range";
+pub(crate) const NOT_FLOAT: &[u8] = b"ERR value is not a valid float";
+const OVERFLOW: &[u8] = b"ERR increment or decrement would overflow";
+const TOO_LONG: &[u8] = b"ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+/// Largest string value (Redis's `proto-max-bulk-len` default): bounds what
+/// `APPEND` can grow.
+pub const MAX_STRING: usize = 512 << 20;
+
+/// The `+OK` reply.
+pub(crate) fn write_ok(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"+OK\r\n");
+}
+
+/// Every command the store knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Name {
+    Get,
+    Set,
+    Incr,
+    Ping,
+    MGet,
+    MSet,
+    HSet,
+    HGet,
+    ZAdd,
+    SetEx,
+    PSetEx,
+    SetNx,
+    GetDel,
+    Del,
+    Exists,
+    Decr,
+    IncrBy,
+    DecrBy,
+    Append,
+    Strlen,
+    Type,
+    Ttl,
+    PTtl,
+    Expire,
+    PExpire,
+    Persist,
+    HMSet,
+    HMGet,
+    HGetAll,
+    HDel,
+    HLen,
+    HExists,
+    ZRem,
+    ZRangeByScore,
+    ZCard,
+    ZScore,
+    Echo,
+    Select,
+    DbSize,
+    FlushDb,
+    FlushAll,
+    Info,
+    Command,
+    Config,
+    Client,
+    Hello,
+    Auth,
+    Quit,
+}
+
+/// A command's table entry, as `COMMAND INFO` reports it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spec {
+    pub(crate) name: Name,
+    /// Lower-case name, as error messages spell it.
+    pub(crate) text: &'static str,
+    /// Argument count including the name: exact if positive, a minimum if
+    /// negative (Redis's convention).
+    pub(crate) arity: i32,
+    /// Position of the first key, 0 if none.
+    pub(crate) first_key: i32,
+    /// Position of the last key (-1: the last argument).
+    pub(crate) last_key: i32,
+    /// Step between keys.
+    pub(crate) key_step: i32,
+}
+
+const fn spec(name: Name, text: &'static str, arity: i32, first_key: i32, last_key: i32, key_step: i32) -> Spec {
+    Spec { name, text, arity, first_key, last_key, key_step }
+}
+
+/// The command table, the most frequent commands first (lookup is a scan).
+pub(crate) const COMMANDS: &[Spec] = &[
+    spec(Name::Get, "get", 2, 1, 1, 1),
+    spec(Name::Set, "set", -3, 1, 1, 1),
+    spec(Name::Incr, "incr", 2, 1, 1, 1),
+    spec(Name::Ping, "ping", -1, 0, 0, 0),
+    spec(Name::MGet, "mget", -2, 1, -1, 1),
+    spec(Name::MSet, "mset", -3, 1, -1, 2),
+    spec(Name::HSet, "hset", -4, 1, 1, 1),
+    spec(Name::HGet, "hget", 3, 1, 1, 1),
+    spec(Name::ZAdd, "zadd", -4, 1, 1, 1),
+    spec(Name::SetEx, "setex", 4, 1, 1, 1),
+    spec(Name::PSetEx, "psetex", 4, 1, 1, 1),
+    spec(Name::SetNx, "setnx", 3, 1, 1, 1),
+    spec(Name::GetDel, "getdel", 2, 1, 1, 1),
+    spec(Name::Del, "del", -2, 1, -1, 1),
+    spec(Name::Exists, "exists", -2, 1, -1, 1),
+    spec(Name::Decr, "decr", 2, 1, 1, 1),
+    spec(Name::IncrBy, "incrby", 3, 1, 1, 1),
+    spec(Name::DecrBy, "decrby", 3, 1, 1, 1),
+    spec(Name::Append, "append", 3, 1, 1, 1),
+    spec(Name::Strlen, "strlen", 2, 1, 1, 1),
+    spec(Name::Type, "type", 2, 1, 1, 1),
+    spec(Name::Ttl, "ttl", 2, 1, 1, 1),
+    spec(Name::PTtl, "pttl", 2, 1, 1, 1),
+    spec(Name::Expire, "expire", -3, 1, 1, 1),
+    spec(Name::PExpire, "pexpire", -3, 1, 1, 1),
+    spec(Name::Persist, "persist", 2, 1, 1, 1),
+    spec(Name::HMSet, "hmset", -4, 1, 1, 1),
+    spec(Name::HMGet, "hmget", -3, 1, 1, 1),
+    spec(Name::HGetAll, "hgetall", 2, 1, 1, 1),
+    spec(Name::HDel, "hdel", -3, 1, 1, 1),
+    spec(Name::HLen, "hlen", 2, 1, 1, 1),
+    spec(Name::HExists, "hexists", 3, 1, 1, 1),
+    spec(Name::ZRem, "zrem", -3, 1, 1, 1),
+    spec(Name::ZRangeByScore, "zrangebyscore", -4, 1, 1, 1),
+    spec(Name::ZCard, "zcard", 2, 1, 1, 1),
+    spec(Name::ZScore, "zscore", 3, 1, 1, 1),
+    spec(Name::Echo, "echo", 2, 0, 0, 0),
+    spec(Name::Select, "select", 2, 0, 0, 0),
+    spec(Name::DbSize, "dbsize", 1, 0, 0, 0),
+    spec(Name::FlushDb, "flushdb", -1, 0, 0, 0),
+    spec(Name::FlushAll, "flushall", -1, 0, 0, 0),
+    spec(Name::Info, "info", -1, 0, 0, 0),
+    spec(Name::Command, "command", -1, 0, 0, 0),
+    spec(Name::Config, "config", -2, 0, 0, 0),
+    spec(Name::Client, "client", -2, 0, 0, 0),
+    spec(Name::Hello, "hello", -1, 0, 0, 0),
+    spec(Name::Auth, "auth", -2, 0, 0, 0),
+    spec(Name::Quit, "quit", -1, 0, 0, 0),
+];
+
+/// The table entry of the command called `name`, in any case.
+pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    COMMANDS.iter().find(|spec| name.eq_ignore_ascii_case(spec.text.as_bytes()))
+}
+
+/// Whether `count` arguments satisfy `arity` (exact if positive, a minimum
+/// if negative).
+pub(crate) fn arity_ok(arity: i32, count: usize) -> bool {
+    let wanted = arity.unsigned_abs() as usize;
+    if arity >= 0 {
+        count == wanted
+    } else {
+        count >= wanted
+    }
+}
+
+/// `-ERR wrong number of arguments for '<name>' command`.
+pub(crate) fn write_arity_error(out: &mut Vec<u8>, name: &str) {
+    out.extend_from_slice(b"-ERR wrong number of arguments for '");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"' command\r\n");
+}
+
+/// Redis's reply to an unknown command: the name and the first arguments
+/// (each cut at a NUL byte, 128 bytes of name and about 128 of arguments),
+/// with CR and LF turned into spaces.
+fn write_unknown_command(out: &mut Vec<u8>, args: &[&[u8]]) {
+    let mut message = b"ERR unknown command '".to_vec();
+    message.extend_from_slice(c_string(args[0], 128));
+    message.extend_from_slice(b"', with args beginning with: ");
+    let mut listed = 0;
+    for arg in &args[1..] {
+        if listed >= 128 {
+            break;
+        }
+        let shown = c_string(arg, 128 - listed);
+        message.push(b'\'');
+        message.extend_from_slice(shown);
+        message.extend_from_slice(b"' ");
+        listed += shown.len() + 3;
+    }
+    write_error(out, &message);
+}
+
+/// `bytes` as C's `%.<max>s` prints it: up to the first NUL, at most `max`.
+pub(crate) fn c_string(bytes: &[u8], max: usize) -> &[u8] {
+    let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len()).min(max);
+    &bytes[..end]
+}
+
+/// How a `SET`/`EXPIRE` time argument counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimeUnit {
+    /// `EX`: seconds from now.
+    Seconds,
+    /// `PX`: milliseconds from now.
+    Millis,
+    /// `EXAT`: a Unix time in seconds.
+    UnixSeconds,
+    /// `PXAT`: a Unix time in milliseconds.
+    UnixMillis,
+}
+
+impl TimeUnit {
+    fn from_option(option: &[u8]) -> Option<TimeUnit> {
+        [("EX", TimeUnit::Seconds), ("PX", TimeUnit::Millis), ("EXAT", TimeUnit::UnixSeconds), ("PXAT", TimeUnit::UnixMillis)]
+            .into_iter()
+            .find(|(text, _)| option.eq_ignore_ascii_case(text.as_bytes()))
+            .map(|(_, unit)| unit)
+    }
+
+    fn in_seconds(self) -> bool {
+        matches!(self, TimeUnit::Seconds | TimeUnit::UnixSeconds)
+    }
+
+    fn relative(self) -> bool {
+        matches!(self, TimeUnit::Seconds | TimeUnit::Millis)
+    }
+}
+
+/// `now_ms` as Redis's signed time.
+fn signed(now_ms: u64) -> i64 {
+    i64::try_from(now_ms).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Executes one command on behalf of the store's own session (for
+    /// callers without connections) and appends its reply to `out`. An
+    /// empty argument list is an empty request: no reply.
+    pub fn execute(&mut self, args: &[&[u8]], now_ms: u64, out: &mut Vec<u8>) -> Flow {
+        let mut session = std::mem::take(&mut self.session);
+        let flow = self.execute_in(&mut session, args, now_ms, out);
+        self.session = session;
+        flow
+    }
+
+    /// Executes one command for the client `session` (its name, its id) and
+    /// appends its reply to `out`. `now_ms` is the current time in
+    /// milliseconds, the only clock the store sees.
+    pub fn execute_in(&mut self, session: &mut Session, args: &[&[u8]], now_ms: u64, out: &mut Vec<u8>) -> Flow {
+        let Some(&name) = args.first() else {
+            return Flow::Continue;
+        };
+        let Some(spec) = lookup(name) else {
+            write_unknown_command(out, args);
+            return Flow::Continue;
+        };
+        if !arity_ok(spec.arity, args.len()) {
+            write_arity_error(out, spec.text);
+            return Flow::Continue;
+        }
+        self.stats.commands_processed += 1;
+        self.protocol = session.protocol();
+        let now = now_ms;
+        match spec.name {
+            Name::Get => self.cmd_get(args[1], now, out),
+            Name::Set => self.cmd_set(args, now, out),
+            Name::SetEx | Name::PSetEx => {
+                let (unit, name) = match spec.name {
+                    Name::SetEx => (TimeUnit::Seconds, "setex"),
+                    _ => (TimeUnit::Millis, "psetex"),
+                };
+                match expire_deadline(args[2], unit, now, name) {
+                    Ok(deadline) => {
+                        self.set_string(args[1], args[3], Ttl::At(deadline), now);
+                        write_ok(out);
+                    }
+                    Err(message) => write_error(out, &message),
+                }
+            }
+            Name::SetNx => {
+                let fresh = !self.contains(args[1], now);
+                if fresh {
+                    self.set_string(args[1], args[2], Ttl::Clear, now);
+                }
+                write_integer(out, i64::from(fresh));
+            }
+            Name::GetDel => self.cmd_getdel(args[1], now, out),
+            Name::Incr => self.incr_by(args[1], 1, now, out),
+            Name::Decr => self.incr_by(args[1], -1, now, out),
+            Name::IncrBy => match parse_i64(args[2]) {
+                Some(delta) => self.incr_by(args[1], delta, now, out),
+                None => write_error(out, NOT_INTEGER),
+            },
+            Name::DecrBy => match parse_i64(args[2]) {
+                Some(i64::MIN) => write_error(out, b"ERR decrement would overflow"),
+                Some(delta) => self.incr_by(args[1], -delta, now, out),
+                None => write_error(out, NOT_INTEGER),
+            },
+            Name::Append => self.cmd_append(args[1], args[2], now, out),
+            Name::Strlen => self.cmd_strlen(args[1], now, out),
+            Name::MGet => self.cmd_mget(args, now, out),
+            Name::MSet => self.cmd_mset(args, now, out),
+            Name::Del => {
+                let removed = args[1..].iter().filter(|key| self.remove(key, now)).count();
+                write_integer(out, removed as i64);
+            }
+            Name::Exists => {
+                let found = args[1..].iter().filter(|key| self.contains(key, now)).count();
+                write_integer(out, found as i64);
+            }
+            Name::Type => {
+                let name = self.get_mut(args[1], now).map_or("none", |value| value.type_name());
+                out.push(b'+');
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Name::Ttl => self.cmd_ttl(args[1], false, now, out),
+            Name::PTtl => self.cmd_ttl(args[1], true, now, out),
+            Name::Expire => self.cmd_expire(args, TimeUnit::Seconds, "expire", now, out),
+            Name::PExpire => self.cmd_expire(args, TimeUnit::Millis, "pexpire", now, out),
+            Name::Persist => {
+                let had = matches!(self.deadline(args[1], now), Some(Some(_)));
+                if had {
+                    self.set_deadline(args[1], Ttl::Clear, now);
+                }
+                write_integer(out, i64::from(had));
+            }
+            Name::HSet => self.cmd_hset(args, false, now, out),
+            Name::HMSet => self.cmd_hset(args, true, now, out),
+            Name::HGet => self.cmd_hget(args[1], args[2], now, out),
+            Name::HMGet => self.cmd_hmget(args, now, out),
+            Name::HGetAll => self.cmd_hgetall(args[1], now, out),
+            Name::HDel => self.cmd_hdel(args, now, out),
+            Name::HLen => self.cmd_hlen(args[1], now, out),
+            Name::HExists => self.cmd_hexists(args[1], args[2], now, out),
+            Name::ZAdd => self.cmd_zadd(args, now, out),
+            Name::ZRem => self.cmd_zrem(args, now, out),
+            Name::ZRangeByScore => self.cmd_zrangebyscore(args, now, out),
+            Name::ZCard => self.cmd_zcard(args[1], now, out),
+            Name::ZScore => self.cmd_zscore(args[1], args[2], now, out),
+            Name::Ping => self.cmd_ping(args, out),
+            Name::Echo => write_bulk(out, args[1]),
+            Name::Select => self.cmd_select(args[1], out),
+            Name::DbSize => {
+                let keys = self.len(now);
+                write_integer(out, keys as i64);
+            }
+            Name::FlushDb | Name::FlushAll => self.cmd_flush(args, out),
+            Name::Info => self.cmd_info(args, now, out),
+            Name::Command => self.cmd_command(args, out),
+            Name::Config => self.cmd_config(args, out),
+            Name::Client => self.cmd_client(session, args, out),
+            Name::Hello => self.cmd_hello(session, args, out),
+            Name::Auth => self.cmd_auth(args, out),
+            Name::Quit => {
+                write_ok(out);
+                return Flow::Close;
+            }
+        }
+        Flow::Continue
+    }
+
+    fn cmd_get(&mut self, key: &[u8], now: u64, out: &mut Vec<u8>) {
+        match self.get(key, now) {
+            None => write_null(out, self.protocol),
+            Some(Value::String(data)) => write_bulk(out, data),
+            Some(_) => write_error(out, WRONGTYPE),
+        }
+    }
+
+    /// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`.
+    fn cmd_set(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
+        let (key, value) = (args[1], args[2]);
+        let (mut nx, mut xx, mut get, mut keep_ttl) = (false, false, false, false);
+        let mut expire: Option<(TimeUnit, &[u8])> = None;
+        let mut i = 3;
+        while i < args.len() {
+            let option = args[i];
+            let unit = TimeUnit::from_option(option);
+            if option.eq_ignore_ascii_case(b"NX") && !xx {
+                nx = true;
+            } else if option.eq_ignore_ascii_case(b"XX") && !nx {
+                xx = true;
+            } else if option.eq_ignore_ascii_case(b"GET") {
+                get = true;
+            } else if option.eq_ignore_ascii_case(b"KEEPTTL") && expire.is_none() {
+                keep_ttl = true;
+            } else if let Some(unit) = unit.filter(|&unit| {
+                // The same unit may repeat (the last wins), as in Redis.
+                !keep_ttl && i + 1 < args.len() && expire.map_or(true, |(previous, _)| previous == unit)
+            }) {
+                expire = Some((unit, args[i + 1]));
+                i += 1;
+            } else {
+                return write_error(out, SYNTAX);
+            }
+            i += 1;
+        }
+        let ttl = match expire {
+            None if keep_ttl => Ttl::Keep,
+            None => Ttl::Clear,
+            Some((unit, text)) => match expire_deadline(text, unit, now, "set") {
+                Ok(deadline) => Ttl::At(deadline),
+                Err(message) => return write_error(out, &message),
+            },
+        };
+        if get {
+            match self.get(key, now) {
+                None => write_null(out, self.protocol),
+                Some(Value::String(old)) => write_bulk(out, old),
+                Some(_) => return write_error(out, WRONGTYPE),
+            }
+        }
+        if nx || xx {
+            let exists = self.contains(key, now);
+            if (nx && exists) || (xx && !exists) {
+                if !get {
+                    write_null(out, self.protocol);
+                }
+                return;
+            }
+        }
+        self.set_string(key, value, ttl, now);
+        if !get {
+            write_ok(out);
+        }
+    }
+
+    fn cmd_getdel(&mut self, key: &[u8], now: u64, out: &mut Vec<u8>) {
+        match self.get(key, now) {
+            None => return write_null(out, self.protocol),
+            Some(Value::String(data)) => write_bulk(out, data),
+            Some(_) => return write_error(out, WRONGTYPE),
+        }
+        self.remove(key, now);
+    }
+
+    fn incr_by(&mut self, key: &[u8], delta: i64, now: u64, out: &mut Vec<u8>) {
+        match self.get_mut(key, now) {
+            Some(Value::String(data)) => {
+                let Some(current) = parse_i64(data) else {
+                    return write_error(out, NOT_INTEGER);
+                };
+                let Some(next) = current.checked_add(delta) else {
+                    return write_error(out, OVERFLOW);
+                };
+                data.clear();
+                write_i64(data, next);
+                write_integer(out, next);
+            }
+            Some(_) => write_error(out, WRONGTYPE),
+            None => {
+                let mut digits = Vec::with_capacity(20);
+                write_i64(&mut digits, delta);
+                self.insert(key, Value::String(digits), Ttl::Clear, now);
+                write_integer(out, delta);
+            }
+        }
+    }
+
+    fn cmd_append(&mut self, key: &[u8], tail: &[u8], now: u64, out: &mut Vec<u8>) {
+        match self.get_mut(key, now) {
+            Some(Value::String(data)) => {
+                if data.len() + tail.len() > MAX_STRING {
+                    return write_error(out, TOO_LONG);
+                }
+                data.extend_from_slice(tail);
+                write_integer(out, data.len() as i64);
+            }
+            Some(_) => write_error(out, WRONGTYPE),
+            None => {
+                self.set_string(key, tail, Ttl::Clear, now);
+                write_integer(out, tail.len() as i64);
+            }
+        }
+    }
+
+    fn cmd_strlen(&mut self, key: &[u8], now: u64, out: &mut Vec<u8>) {
+        match self.get(key, now) {
+            None => write_integer(out, 0),
+            Some(Value::String(data)) => write_integer(out, data.len() as i64),
+            Some(_) => write_error(out, WRONGTYPE),
+        }
+    }
+
+    fn cmd_mget(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
+        write_array_header(out, args.len() - 1);
+        for key in &args[1..] {
+            match self.get(key, now) {
+                Some(Value::String(data)) => write_bulk(out, data),
+                _ => write_null(out, self.protocol),
+            }
+        }
+    }
+
+    fn cmd_mset(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
+        if args.len() % 2 == 0 {
+            return write_arity_error(out, "mset");
+        }
+        for pair in args[1..].chunks_exact(2) {
+            self.set_string(pair[0], pair[1], Ttl::Clear, now);
+        }
+        write_ok(out);
+    }
+
+    fn cmd_ttl(&mut self, key: &[u8], millis: bool, now: u64, out: &mut Vec<u8>) {
+        let reply = match self.deadline(key, now) {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(deadline)) => {
+                let left = signed(deadline.saturating_sub(now));
+                if millis {
+                    left
+                } else {
+                    left.saturating_add(500) / 1000
+                }
+            }
+        };
+        write_integer(out, reply);
+    }
+
+    /// `EXPIRE key seconds [NX|XX|GT|LT]` and `PEXPIRE` in milliseconds.
+    fn cmd_expire(&mut self, args: &[&[u8]], unit: TimeUnit, name: &str, now: u64, out: &mut Vec<u8>) {
+        let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+        for option in &args[3..] {
+            let flag = if option.eq_ignore_ascii_case(b"NX") {
+                &mut nx
+            } else if option.eq_ignore_ascii_case(b"XX") {
+                &mut xx
+            } else if option.eq_ignore_ascii_case(b"GT") {
+                &mut gt
+            } else if option.eq_ignore_ascii_case(b"LT") {
+                &mut lt
+            } else {
+                let mut message = b"ERR Unsupported option ".to_vec();
+                message.extend_from_slice(c_string(option, usize::MAX));
+                return write_error(out, &message);
+            };
+            *flag = true;
+        }
+        if nx && (xx || gt || lt) {
+            return write_error(out, b"ERR NX and XX, GT or LT options at the same time are not compatible");
+        }
+        if gt && lt {
+            return write_error(out, b"ERR GT and LT options at the same time are not compatible");
+        }
+        let Some(amount) = parse_i64(args[2]) else {
+            return write_error(out, NOT_INTEGER);
+        };
+        let invalid = || format!("ERR invalid expire time in '{name}' command").into_bytes();
+        let millis = if unit.in_seconds() { amount.checked_mul(1000) } else { Some(amount) };
+        let Some(when) = millis.and_then(|ms| ms.checked_add(signed(now))) else {
+            return write_error(out, &invalid());
+        };
+        let key = args[1];
+        let Some(current) = self.deadline(key, now) else {
+            return write_integer(out, 0);
+        };
+        // A key without a deadline counts as expiring never (infinitely late).
+        let refused = (nx && current.is_some())
+            || (xx && current.is_none())
+            || (gt && current.map_or(true, |deadline| when <= signed(deadline)))
+            || (lt && current.is_some_and(|deadline| when >= signed(deadline)));
+        if refused {
+            return write_integer(out, 0);
+        }
+        if when <= signed(now) {
+            self.remove(key, now);
+        } else {
+            // `when` is positive here, so the conversion cannot fail.
+            self.set_deadline(key, Ttl::At(u64::try_from(when).unwrap_or(u64::MAX)), now);
+        }
+        write_integer(out, 1);
+    }
+}
+
+/// The absolute deadline a `SET` expire option (or `SETEX`, `PSETEX`) asks
+/// for, with Redis's checks: a positive integer whose deadline fits in a
+/// signed 64-bit time. The error names the command, as Redis's does.
+fn expire_deadline(text: &[u8], unit: TimeUnit, now: u64, command: &str) -> Result<u64, Vec<u8>> {
+    let invalid = || format!("ERR invalid expire time in '{command}' command").into_bytes();
+    let amount = parse_i64(text).ok_or_else(|| NOT_INTEGER.to_vec())?;
+    if amount <= 0 || (unit.in_seconds() && amount > i64::MAX / 1000) {
+        return Err(invalid());
+    }
+    let millis = if unit.in_seconds() { amount * 1000 } else { amount };
+    let deadline = if unit.relative() { millis.checked_add(signed(now)).ok_or_else(invalid)? } else { millis };
+    u64::try_from(deadline).map_err(|_| invalid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs each command (space-separated words) and returns the replies.
+    fn run(store: &mut Store, now: u64, commands: &[&str]) -> String {
+        let mut out = Vec::new();
+        for command in commands {
+            let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
+            let _ = store.execute(&words, now, &mut out);
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn names_are_case_insensitive_and_arity_is_checked() {
+        let mut store = Store::new();
+        assert_eq!(run(&mut store, 0, &["set k v", "GeT k", "GET", "get a b"]), concat!(
+            "+OK\r\n$1\r\nv\r\n",
+            "-ERR wrong number of arguments for 'get' command\r\n",
+            "-ERR wrong number of arguments for 'get' command\r\n"
+        ));
+    }
+
+    #[test]
+    fn unknown_commands_echo_their_first_arguments() {
+        let mut store = Store::new();
+        assert_eq!(run(&mut store, 0, &["FOO bar baz", "FOO"]), concat!(
+            "-ERR unknown command 'FOO', with args beginning with: 'bar' 'baz' \r\n",
+            "-ERR unknown command 'FOO', with args beginning with: \r\n"
+        ));
+        let mut out = Vec::new();
+        let long = vec![b'x'; 300];
+        let _ = store.execute(&[b"nope\r\n", &long, b"y"], 0, &mut out);
+        let expected = format!("-ERR unknown command 'nope  ', with args beginning with: '{}' \r\n", "x".repeat(128));
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    #[test]
+    fn set_options_follow_redis() {
+        let mut store = Store::new();
+        let replies = run(&mut store, 5000, &[
+            "SET a b EX 0",
+            "SET a b EX abc",
+            "SET a b NX XX",
+            "SET a b EX 10 PX 10",
+            "SET a b EX",
+            "SET a b EX 10 ex 20",
+            "TTL a",
+            "SET a c NX",
+            "SET z c XX",
+            "SET a d XX GET EX 30",
+            "SET a e KEEPTTL",
+            "PTTL a",
+            "SET a b PX 9223372036854775807",
+            "SET a b EXAT 1",
+            "EXISTS a",
+        ]);
+        assert_eq!(replies, concat!(
+            "-ERR invalid expire time in 'set' command\r\n",
+            "-ERR value is not an integer or out of range\r\n",
+            "-ERR syntax error\r\n",
+            "-ERR syntax error\r\n",
+            "-ERR syntax error\r\n",
+            "+OK\r\n",
+            ":20\r\n",
+            "$-1\r\n",
+            "$-1\r\n",
+            "$1\r\nb\r\n",
+            "+OK\r\n",
+            ":30000\r\n",
+            "-ERR invalid expire time in 'set' command\r\n",
+            "+OK\r\n",
+            ":0\r\n",
+        ));
+    }
+
+    #[test]
+    fn setex_setnx_and_getdel_follow_redis() {
+        let mut store = Store::new();
+        let replies = run(&mut store, 0, &[
+            "SETEX a 0 v",
+            "SETEX a abc v",
+            "SETEX a 10 v",
+            "TTL a",
+            "PSETEX a -1 v",
+            "PSETEX a 1000 v",
+            "PTTL a",
+            "SETNX a v",
+            "SETNX b v",
+            "GETDEL b",
+            "GETDEL b",
+            "HSET h a 1",
+            "GETDEL h",
+            "SETEX a 9223372036854775807 v",
+        ]);
+        assert_eq!(replies, concat!(
+            "-ERR invalid expire time in 'setex' command\r\n",
+            "-ERR value is not an integer or out of range\r\n",
+            "+OK\r\n:10\r\n",
+            "-ERR invalid expire time in 'psetex' command\r\n",
+            "+OK\r\n:1000\r\n:0\r\n:1\r\n$1\r\nv\r\n$-1\r\n:1\r\n",
+            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+            "-ERR invalid expire time in 'setex' command\r\n",
+        ));
+    }
+
+    #[test]
+    fn counters_follow_string2ll() {
+        let mut store = Store::new();
+        let replies = run(&mut store, 0, &[
+            "INCR n",
+            "INCRBY n 41",
+            "DECR n",
+            "SET big 9223372036854775807",
+            "INCR big",
+            "SET s 007",
+            "INCR s",
+            "DECRBY n -9223372036854775808",
+            "HSET h f v",
+            "INCR h",
+            "GET n",
+        ]);
+        assert_eq!(replies, concat!(
+            ":1\r\n:42\r\n:41\r\n+OK\r\n",
+            "-ERR increment or decrement would overflow\r\n",
+            "+OK\r\n-ERR value is not an integer or out of range\r\n",
+            "-ERR decrement would overflow\r\n",
+            ":1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+            "$2\r\n41\r\n",
+        ));
+    }
+
+    #[test]
+    fn expire_options_and_ttls() {
+        let mut store = Store::new();
+        let replies = run(&mut store, 5000, &[
+            "SET a 1",
+            "EXPIRE a 100 GT",
+            "EXPIRE a 100 NX",
+            "EXPIRE a 100 LT",
+            "EXPIRE a 50 LT",
+            "TTL a",
+            "EXPIRE a 100 nx xx",
+            "EXPIRE a 100 gt lt",
+            "EXPIRE a 100 foo",
+            "EXPIRE nokey 10",
+            "PERSIST a",
+            "PERSIST a",
+            "TTL a",
+            "TTL nokey",
+            "PEXPIRE a -5",
+            "EXISTS a",
+            "EXPIRE a 9223372036854775807",
+        ]);
+        assert_eq!(replies, concat!(
+            "+OK\r\n:0\r\n:1\r\n:0\r\n:1\r\n:50\r\n",
+            "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n",
+            "-ERR GT and LT options at the same time are not compatible\r\n",
+            "-ERR Unsupported option foo\r\n",
+            ":0\r\n:1\r\n:0\r\n:-1\r\n:-2\r\n:1\r\n:0\r\n",
+            "-ERR invalid expire time in 'expire' command\r\n",
+        ));
+    }
+
+    #[test]
+    fn keys_disappear_after_their_deadline() {
+        let mut store = Store::new();
+        assert_eq!(run(&mut store, 0, &["SET k v PX 100", "MSET a 1 b 2"]), "+OK\r\n+OK\r\n");
+        assert_eq!(run(&mut store, 100, &["GET k", "DBSIZE"]), "$1\r\nv\r\n:3\r\n");
+        assert_eq!(run(&mut store, 101, &["GET k", "DBSIZE", "MGET a k b"]), concat!(
+            "$-1\r\n:2\r\n",
+            "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n",
+        ));
+    }
+
+    #[test]
+    fn strings_append_and_measure() {
+        let mut store = Store::new();
+        assert_eq!(run(&mut store, 0, &["APPEND s ab", "APPEND s cd", "STRLEN s", "STRLEN none", "TYPE s", "TYPE none", "DEL s s none"]),
+            ":2\r\n:4\r\n:4\r\n:0\r\n+string\r\n+none\r\n:1\r\n");
+    }
+}

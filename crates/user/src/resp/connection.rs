@@ -1,0 +1,181 @@
+//! One client's connection: its input buffer and the pipelining loop.
+//!
+//! Bytes arrive in arbitrary pieces — half a command, or fifty pipelined
+//! commands at once (`redis-benchmark -P 16`). [`Connection::feed`] appends
+//! a piece, then parses and executes every complete request in order,
+//! writing the replies in the same order; an incomplete request stays
+//! buffered until the rest arrives. The usual case — whole requests in the
+//! piece, nothing pending — is parsed straight from the caller's bytes,
+//! without copying them.
+//!
+//! A protocol error ends the connection as in Redis: the replies of the
+//! requests before it, then `-ERR Protocol error: <message>`, then
+//! [`Flow::Close`]. So does `QUIT`. The buffer never holds more than one
+//! incomplete request, and the parser bounds that by `max_request`.
+
+use super::command::Flow;
+use super::encode::write_error;
+use super::parse::{Limits, Parser};
+use super::server::Session;
+use super::store::Store;
+
+/// Input buffers larger than this are released once empty.
+const KEEP_BUFFER: usize = 64 * 1024;
+
+/// One client connection.
+#[derive(Debug, Default)]
+pub struct Connection {
+    /// Bytes of the incomplete request at the front of the stream.
+    pending: Vec<u8>,
+    parser: Parser,
+    limits: Limits,
+    session: Session,
+    commands: u64,
+    closed: bool,
+}
+
+impl Connection {
+    /// A connection whose requests are bounded by `limits` (the `Default`
+    /// connection uses `Limits::default()`).
+    pub fn new(limits: Limits) -> Self {
+        Connection { limits, ..Connection::default() }
+    }
+
+    /// Takes the next bytes from the client, executes every request they
+    /// complete against `store` at time `now_ms`, and appends the replies
+    /// to `out`. After [`Flow::Close`] the caller sends `out` and closes;
+    /// later input is ignored.
+    pub fn feed(&mut self, input: &[u8], store: &mut Store, now_ms: u64, out: &mut Vec<u8>) -> Flow {
+        if self.closed {
+            return Flow::Close;
+        }
+        if self.pending.is_empty() {
+            // Nothing buffered: parse the caller's bytes in place.
+            let (used, flow) = self.run(input, store, now_ms, out);
+            if flow == Flow::Continue {
+                self.pending.extend_from_slice(&input[used..]);
+            }
+            return flow;
+        }
+        self.pending.extend_from_slice(input);
+        let buffer = std::mem::take(&mut self.pending);
+        let (used, flow) = self.run(&buffer, store, now_ms, out);
+        self.pending = buffer;
+        if flow == Flow::Close {
+            self.pending.clear();
+        } else {
+            self.pending.drain(..used);
+        }
+        if self.pending.is_empty() && self.pending.capacity() > KEEP_BUFFER {
+            self.pending = Vec::new();
+        }
+        flow
+    }
+
+    /// Bytes received but not yet part of a complete request.
+    pub fn pending_bytes(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Requests executed on this connection (empty ones excluded).
+    pub fn commands_processed(&self) -> u64 {
+        self.commands
+    }
+
+    /// The client's session (name, id).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Whether the connection is over (after `QUIT` or a protocol error).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Executes the complete requests at the front of `data`: how many
+    /// bytes they took, and whether to go on.
+    fn run(&mut self, data: &[u8], store: &mut Store, now_ms: u64, out: &mut Vec<u8>) -> (usize, Flow) {
+        let mut used = 0;
+        loop {
+            let frame = &data[used..];
+            match self.parser.parse(frame, &self.limits) {
+                Ok(None) => return (used, Flow::Continue),
+                Ok(Some((request, len))) => {
+                    used += len;
+                    if request.is_empty() {
+                        continue;
+                    }
+                    self.commands += 1;
+                    let session = &mut self.session;
+                    let flow = request.with_args(frame, |args| store.execute_in(session, args, now_ms, out));
+                    if flow == Flow::Close {
+                        self.closed = true;
+                        return (used, Flow::Close);
+                    }
+                }
+                Err(error) => {
+                    write_error(out, format!("ERR Protocol error: {error}").as_bytes());
+                    self.closed = true;
+                    return (used, Flow::Close);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(connection: &mut Connection, store: &mut Store, input: &[u8]) -> (String, Flow) {
+        let mut out = Vec::new();
+        let flow = connection.feed(input, store, 0, &mut out);
+        (String::from_utf8(out).unwrap(), flow)
+    }
+
+    #[test]
+    fn pipelined_requests_are_answered_in_order() {
+        let (mut connection, mut store) = (Connection::default(), Store::new());
+        let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\nGET k\r\n\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nPI";
+        let (replies, flow) = feed(&mut connection, &mut store, input);
+        assert_eq!((replies.as_str(), flow), ("+OK\r\n$1\r\nv\r\n$1\r\nv\r\n", Flow::Continue));
+        assert_eq!(connection.pending_bytes(), 10);
+        assert_eq!(feed(&mut connection, &mut store, b"NG\r\n"), ("+PONG\r\n".into(), Flow::Continue));
+        assert_eq!(connection.pending_bytes(), 0);
+        assert_eq!(connection.commands_processed(), 4);
+    }
+
+    #[test]
+    fn a_request_arriving_byte_by_byte_completes_once() {
+        let (mut connection, mut store) = (Connection::default(), Store::new());
+        let input = b"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n";
+        for &byte in &input[..input.len() - 1] {
+            assert_eq!(feed(&mut connection, &mut store, &[byte]), (String::new(), Flow::Continue));
+        }
+        assert_eq!(feed(&mut connection, &mut store, b"\n"), ("$5\r\nhello\r\n".into(), Flow::Continue));
+    }
+
+    #[test]
+    fn protocol_errors_and_quit_close_after_earlier_replies() {
+        let (mut connection, mut store) = (Connection::default(), Store::new());
+        let (replies, flow) = feed(&mut connection, &mut store, b"PING\r\n*1\r\n!4\r\nPING\r\nPING\r\n");
+        assert_eq!(replies, "+PONG\r\n-ERR Protocol error: expected '$', got '!'\r\n");
+        assert_eq!(flow, Flow::Close);
+        assert!(connection.is_closed());
+        assert_eq!(feed(&mut connection, &mut store, b"PING\r\n"), (String::new(), Flow::Close));
+
+        let mut connection = Connection::default();
+        assert_eq!(feed(&mut connection, &mut store, b"QUIT\r\nPING\r\n"), ("+OK\r\n".into(), Flow::Close));
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused_before_it_is_buffered() {
+        let limits = Limits::with_max_request(1024);
+        let (mut connection, mut store) = (Connection::new(limits), Store::new());
+        let (replies, flow) = feed(&mut connection, &mut store, b"*2\r\n$3\r\nGET\r\n$2000\r\n");
+        assert_eq!((replies.as_str(), flow), ("-ERR Protocol error: invalid bulk length\r\n", Flow::Close));
+        let mut connection = Connection::new(limits);
+        let (replies, _) = feed(&mut connection, &mut store, b"*2\r\n$3\r\nSET\r\n$1010\r\n");
+        assert_eq!(replies, "-ERR Protocol error: too big request\r\n");
+    }
+}

@@ -1,0 +1,391 @@
+//! The keyspace: Redis's database 0, with key expiry.
+//!
+//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sorted sets — each
+//! with an optional absolute deadline in milliseconds. The store never reads
+//! a clock: every operation that may look at a deadline takes `now_ms` from
+//! the caller, so a store is deterministic and tests can move time at will.
+//!
+//! Expiry follows Redis. A key whose deadline has passed (`now_ms >
+//! deadline`) is invisible: the next access removes it (lazy expiry), and
+//! [`Store::active_expire`] reclaims a bounded number of them in deadline
+//! order for a caller that wants memory back without waiting for accesses.
+//! Deadlines sit in a second index ordered by time, so that reclamation
+//! never scans live keys and `INFO` can count keys with a deadline exactly.
+//! Unlike Redis, `DBSIZE` and [`Store::len`] reclaim every expired key
+//! first, so they count only live keys.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::server::{ServerInfo, Session};
+use super::encode::Protocol;
+use super::hash::Hash;
+use super::zset::ZSet;
+
+/// A value.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// A byte string (also what `INCR` counts in).
+    String(Vec<u8>),
+    /// A field → value map.
+    Hash(Hash),
+    /// A sorted set.
+    ZSet(ZSet),
+}
+
+impl Value {
+    /// The type's name as `TYPE` replies it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::String(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::ZSet(_) => "zset",
+        }
+    }
+}
+
+/// A key's value and deadline.
+#[derive(Clone, Debug)]
+struct Entry {
+    value: Value,
+    deadline: Option<u64>,
+}
+
+/// What a write does to the key's deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ttl {
+    /// Remove it (a plain `SET`).
+    Clear,
+    /// Keep it (`SET ... KEEPTTL`).
+    Keep,
+    /// Set it to this absolute time in milliseconds.
+    At(u64),
+}
+
+/// A value as plain data, for comparing a store against a model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Snapshot {
+    /// A string's bytes.
+    String(Vec<u8>),
+    /// A hash's fields, sorted.
+    Hash(BTreeMap<Vec<u8>, Vec<u8>>),
+    /// A sorted set's `(score, member)` pairs in order.
+    ZSet(Vec<(f64, Vec<u8>)>),
+}
+
+/// Counters the store keeps for `INFO`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Commands executed (empty requests excluded).
+    pub commands_processed: u64,
+    /// Reads that found their key.
+    pub keyspace_hits: u64,
+    /// Reads that did not.
+    pub keyspace_misses: u64,
+    /// Keys removed because their deadline passed.
+    pub expired_keys: u64,
+}
+
+/// Redis's database 0.
+#[derive(Debug, Default)]
+pub struct Store {
+    keys: HashMap<Vec<u8>, Entry>,
+    /// Every key with a deadline, by deadline.
+    deadlines: BTreeSet<(u64, Vec<u8>)>,
+    pub(crate) stats: Stats,
+    pub(crate) info: ServerInfo,
+    /// The session of [`Store::execute`], which has no connection.
+    pub(crate) session: Session,
+    /// The protocol of the client whose command is executing.
+    pub(crate) protocol: Protocol,
+    last_client_id: u64,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new() -> Self {
+        Store::default()
+    }
+
+    /// Live keys at `now_ms` (expired ones are reclaimed first).
+    pub fn len(&mut self, now_ms: u64) -> usize {
+        self.active_expire(now_ms, usize::MAX);
+        self.keys.len()
+    }
+
+    /// Whether no key is live at `now_ms`.
+    pub fn is_empty(&mut self, now_ms: u64) -> bool {
+        self.len(now_ms) == 0
+    }
+
+    /// Keys that have a deadline (expired ones included until reclaimed).
+    pub fn expiring(&self) -> usize {
+        self.deadlines.len()
+    }
+
+    /// Removes up to `budget` keys whose deadline passed before `now_ms`,
+    /// earliest first; how many it removed.
+    pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> usize {
+        let mut removed = 0;
+        while removed < budget {
+            match self.deadlines.first() {
+                Some(&(deadline, _)) if now_ms > deadline => {}
+                _ => break,
+            }
+            if let Some((_, key)) = self.deadlines.pop_first() {
+                self.keys.remove(&key);
+                self.stats.expired_keys += 1;
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Removes every key.
+    pub fn flush(&mut self) {
+        self.keys.clear();
+        self.deadlines.clear();
+    }
+
+    /// Every live key at `now_ms` with its value as plain data.
+    pub fn snapshot(&self, now_ms: u64) -> BTreeMap<Vec<u8>, Snapshot> {
+        self.keys
+            .iter()
+            .filter(|(_, entry)| !expired(entry, now_ms))
+            .map(|(key, entry)| {
+                let value = match &entry.value {
+                    Value::String(data) => Snapshot::String(data.clone()),
+                    Value::Hash(hash) => Snapshot::Hash(hash.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
+                    Value::ZSet(set) => Snapshot::ZSet(set.iter().map(|(s, m)| (s.get(), m.to_vec())).collect()),
+                };
+                (key.clone(), value)
+            })
+            .collect()
+    }
+
+    /// The store's counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// What `INFO` reports about the server around the store.
+    pub fn server_info_mut(&mut self) -> &mut ServerInfo {
+        &mut self.info
+    }
+
+    /// The value of `key` at `now_ms`, counted as a keyspace hit or miss.
+    pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.expire_key(key, now_ms);
+        let entry = self.keys.get(key);
+        match entry {
+            Some(_) => self.stats.keyspace_hits += 1,
+            None => self.stats.keyspace_misses += 1,
+        }
+        entry.map(|entry| &entry.value)
+    }
+
+    /// The value of `key` at `now_ms`, for modification in place (emptying
+    /// a hash or sorted set this way leaves an empty value: remove the key).
+    pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Value> {
+        self.expire_key(key, now_ms);
+        self.keys.get_mut(key).map(|entry| &mut entry.value)
+    }
+
+    /// Whether `key` is live at `now_ms`.
+    pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.expire_key(key, now_ms);
+        self.keys.contains_key(key)
+    }
+
+    /// Removes `key`; whether it was live.
+    pub fn remove(&mut self, key: &[u8], now_ms: u64) -> bool {
+        self.expire_key(key, now_ms);
+        match self.keys.remove_entry(key) {
+            Some((owned, entry)) => {
+                if let Some(deadline) = entry.deadline {
+                    self.deadlines.remove(&(deadline, owned));
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets `key` to `value` (replacing any value of any type).
+    pub fn insert(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: u64) {
+        self.expire_key(key, now_ms);
+        match self.keys.get_mut(key) {
+            Some(entry) => {
+                entry.value = value;
+                self.retime(key, ttl);
+            }
+            None => self.insert_new(key, value, ttl),
+        }
+    }
+
+    /// Sets `key` to the string `data`, reusing the old string's buffer
+    /// when there is one (the `SET` fast path: no allocation).
+    pub fn set_string(&mut self, key: &[u8], data: &[u8], ttl: Ttl, now_ms: u64) {
+        self.expire_key(key, now_ms);
+        match self.keys.get_mut(key) {
+            Some(entry) => {
+                match &mut entry.value {
+                    // Reuse the buffer unless that would keep a much larger one alive.
+                    Value::String(old) if old.capacity() <= 2 * data.len() + 64 => {
+                        old.clear();
+                        old.extend_from_slice(data);
+                    }
+                    other => *other = Value::String(data.to_vec()),
+                }
+                self.retime(key, ttl);
+            }
+            None => self.insert_new(key, Value::String(data.to_vec()), ttl),
+        }
+    }
+
+    /// The deadline of `key` at `now_ms`: `None` if the key is not live,
+    /// `Some(None)` if it has no deadline.
+    pub fn deadline(&mut self, key: &[u8], now_ms: u64) -> Option<Option<u64>> {
+        self.expire_key(key, now_ms);
+        self.keys.get(key).map(|entry| entry.deadline)
+    }
+
+    /// Changes the deadline of a live `key`; whether the key exists.
+    pub fn set_deadline(&mut self, key: &[u8], ttl: Ttl, now_ms: u64) -> bool {
+        self.expire_key(key, now_ms);
+        if !self.keys.contains_key(key) {
+            return false;
+        }
+        self.retime(key, ttl);
+        true
+    }
+
+    /// A fresh client id (1, 2, …), as `CLIENT ID` and `HELLO` report.
+    pub fn next_client_id(&mut self) -> u64 {
+        self.last_client_id += 1;
+        self.last_client_id
+    }
+
+    fn insert_new(&mut self, key: &[u8], value: Value, ttl: Ttl) {
+        let deadline = match ttl {
+            Ttl::At(deadline) => Some(deadline),
+            Ttl::Clear | Ttl::Keep => None,
+        };
+        if let Some(deadline) = deadline {
+            self.deadlines.insert((deadline, key.to_vec()));
+        }
+        self.keys.insert(key.to_vec(), Entry { value, deadline });
+    }
+
+    /// Applies `ttl` to the existing `key`, keeping the index in step.
+    fn retime(&mut self, key: &[u8], ttl: Ttl) {
+        let Some(entry) = self.keys.get_mut(key) else {
+            return;
+        };
+        let old = entry.deadline;
+        entry.deadline = match ttl {
+            Ttl::Clear => None,
+            Ttl::Keep => old,
+            Ttl::At(deadline) => Some(deadline),
+        };
+        if entry.deadline == old {
+            return;
+        }
+        let new = entry.deadline;
+        if let Some(old) = old {
+            self.deadlines.remove(&(old, key.to_vec()));
+        }
+        if let Some(new) = new {
+            self.deadlines.insert((new, key.to_vec()));
+        }
+    }
+
+    /// Removes `key` if its deadline passed (lazy expiry). Free when no key
+    /// has a deadline.
+    fn expire_key(&mut self, key: &[u8], now_ms: u64) {
+        if self.deadlines.is_empty() {
+            return;
+        }
+        let deadline = match self.keys.get(key) {
+            Some(Entry { deadline: Some(deadline), .. }) if now_ms > *deadline => *deadline,
+            _ => return,
+        };
+        if let Some((owned, _)) = self.keys.remove_entry(key) {
+            self.deadlines.remove(&(deadline, owned));
+            self.stats.expired_keys += 1;
+        }
+    }
+}
+
+/// Whether `entry` is expired at `now_ms`.
+fn expired(entry: &Entry, now_ms: u64) -> bool {
+    entry.deadline.is_some_and(|deadline| now_ms > deadline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string(store: &mut Store, key: &[u8], now: u64) -> Option<Vec<u8>> {
+        match store.get(key, now) {
+            Some(Value::String(data)) => Some(data.clone()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn keys_expire_after_their_deadline_not_at_it() {
+        let mut store = Store::new();
+        store.set_string(b"k", b"v", Ttl::At(1000), 0);
+        assert_eq!(store.expiring(), 1);
+        assert_eq!(string(&mut store, b"k", 1000), Some(b"v".to_vec()));
+        assert_eq!(string(&mut store, b"k", 1001), None);
+        assert_eq!(store.expiring(), 0);
+        assert_eq!(store.stats().expired_keys, 1);
+        assert_eq!(store.stats().keyspace_hits, 1);
+        assert_eq!(store.stats().keyspace_misses, 1);
+    }
+
+    #[test]
+    fn rewriting_a_key_clears_or_keeps_its_deadline() {
+        let mut store = Store::new();
+        store.set_string(b"k", b"v", Ttl::At(10), 0);
+        store.set_string(b"k", b"w", Ttl::Keep, 0);
+        assert_eq!(store.deadline(b"k", 0), Some(Some(10)));
+        store.set_string(b"k", b"x", Ttl::Clear, 0);
+        assert_eq!(store.deadline(b"k", 0), Some(None));
+        assert_eq!(store.expiring(), 0);
+        assert_eq!(string(&mut store, b"k", 100), Some(b"x".to_vec()));
+        // KEEPTTL on an expired key starts from nothing.
+        store.set_string(b"k", b"y", Ttl::At(5), 0);
+        store.set_string(b"k", b"z", Ttl::Keep, 6);
+        assert_eq!(store.deadline(b"k", 6), Some(None));
+    }
+
+    #[test]
+    fn active_expiry_is_bounded_and_in_deadline_order() {
+        let mut store = Store::new();
+        for i in 0..10u64 {
+            store.set_string(format!("k{i}").as_bytes(), b"v", Ttl::At(100 - i), 0);
+        }
+        store.set_string(b"forever", b"v", Ttl::Clear, 0);
+        assert_eq!(store.active_expire(95, 3), 3);
+        assert!(!store.snapshot(0).contains_key(&b"k9"[..]));
+        assert!(store.snapshot(0).contains_key(&b"k0"[..]));
+        assert_eq!(store.active_expire(95, 100), 1);
+        assert_eq!(store.len(1000), 1);
+        assert_eq!(store.stats().expired_keys, 10);
+    }
+
+    #[test]
+    fn snapshots_hide_expired_keys() {
+        let mut store = Store::new();
+        store.set_string(b"a", b"1", Ttl::At(10), 0);
+        store.insert(b"h", Value::Hash(Hash::new()), Ttl::Clear, 0);
+        assert_eq!(store.snapshot(10).len(), 2);
+        assert_eq!(store.snapshot(11).len(), 1);
+        assert!(store.remove(b"h", 11));
+        assert!(!store.remove(b"h", 11));
+        assert!(!store.remove(b"a", 11));
+        assert!(store.is_empty(11));
+    }
+}

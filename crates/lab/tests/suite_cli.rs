@@ -63,15 +63,22 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     let results = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
     let recs = records(&results);
     assert_eq!(recs[0]["record"], "machine");
-    for kind in ["ipc", "scale", "lock_uncontended", "quaject", "atomic_cost", "model_fit", "model_simulate"] {
+    for kind in ["ipc", "scale", "lock_uncontended", "quaject", "atomic_cost", "model_fit", "model_simulate", "kv"] {
         assert!(!of_kind(&recs, kind).is_empty(), "no {kind} record");
+    }
+    // The KV step measures Linux's redis-server too, or says why it could not.
+    let linux = of_kind(&recs, "kv_linux");
+    assert!(!linux.is_empty() || !of_kind(&recs, "linux_skipped").is_empty(), "neither kv_linux nor linux_skipped");
+    for r in of_kind(&recs, "kv").into_iter().chain(linux.iter().copied()) {
+        assert_eq!(r["experiment"], "kv", "{r}");
+        assert_eq!((r["failed"].as_u64(), r["run"].as_u64()), (Some(0), Some(1)), "{r}");
     }
 
     // Every figure is there, as inline SVG and as a sibling file, and every
     // number it plotted is the record field it names.
     let figs = figure_data(&html);
     let ids: Vec<&str> = figs.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["fig-ipc", "fig-scale", "fig-predict", "fig-locks"]);
+    assert_eq!(ids, ["fig-ipc", "fig-scale", "fig-predict", "fig-kv", "fig-kv-xput", "fig-locks"]);
     for (id, data) in &figs {
         assert!(dir.join(format!("{id}.svg")).is_file(), "{id}.svg");
         let sources = data.as_array().expect("a list of sources");
@@ -86,11 +93,38 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     // The scaling figure overlays the fitted model on the measurements.
     let scale_svg = std::fs::read_to_string(dir.join("fig-scale.svg")).unwrap();
     assert!(scale_svg.contains("(fitted model)") && scale_svg.contains("(measured)"));
+    // The KV figures plot every point (one run each in the smoke profile):
+    // each kv and kv_linux record's cores and its throughput or Xput.
+    for (id, field) in [("fig-kv", "ops_per_sec"), ("fig-kv-xput", "xput")] {
+        let (_, data) = figs.iter().find(|(i, _)| i == id).unwrap();
+        let plotted: Vec<(u64, &str)> = data
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["line"].as_u64().unwrap(), s["field"].as_str().unwrap()))
+            .collect();
+        for (i, r) in recs.iter().enumerate().filter(|(_, r)| r["record"] == "kv" || r["record"] == "kv_linux") {
+            let line = i as u64 + 1;
+            for f in ["cores", field] {
+                assert!(plotted.contains(&(line, f)), "{id} does not plot field {f} of line {line}: {r}");
+            }
+        }
+        let svg = std::fs::read_to_string(dir.join(format!("{id}.svg"))).unwrap();
+        assert!(svg.contains("YCSB workload A") && svg.contains("bkl (measured)"), "{id}");
+        assert_eq!(svg.contains("Linux redis-server (measured)"), !linux.is_empty(), "{id}");
+    }
+    assert!(html.contains("KV macrobenchmark (measured on this machine)"));
     // Every step's command line is recorded for repetition.
     let commands = std::fs::read_to_string(dir.join("commands.txt")).unwrap();
-    for step in
-        ["granule info", "granule locks", "granule quaject", "granule ipc", "granule scale", "granule model fit"]
-    {
+    for step in [
+        "granule info",
+        "granule locks",
+        "granule quaject",
+        "granule ipc",
+        "granule scale",
+        "granule kv",
+        "granule model fit",
+    ] {
         assert!(commands.contains(step), "{step} missing from commands.txt");
     }
     let _ = std::fs::remove_dir_all(&dir);

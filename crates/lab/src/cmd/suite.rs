@@ -32,7 +32,7 @@ pub struct Args {
     /// Directory for the report (created if missing; files in it are replaced).
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
-    /// Regimes for `ipc` and `scale` (comma-separated), or `all`.
+    /// Regimes for `ipc`, `scale` and `kv` (comma-separated), or `all`.
     #[arg(long, default_value = "all")]
     pub regimes: String,
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::bars::{Bar, BarChart, Reference};
+use super::kv;
 use super::records::{Rec, Records, Source};
 use crate::plot::{Chart, Figure, Series};
 
@@ -231,6 +232,66 @@ pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
                   measured by `granule info` as dashed lines (records `atomic_cost`)."
             .into(),
         svg: chart.svg(),
+        sources,
+    })
+}
+
+/// The KV macrobenchmark's `field` against cores, one chart per workload:
+/// one series of median runs per regime, and real Redis on Linux.
+fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(String, Vec<Source>)> {
+    let workloads = kv::workloads(rs);
+    if workloads.is_empty() {
+        return None;
+    }
+    let mut sources = Vec::new();
+    let mut charts = Vec::new();
+    for w in &workloads {
+        let mut series = Vec::new();
+        for s in &w.series {
+            let mut points = Vec::new();
+            for r in s.medians(field) {
+                if let (Some(c), Some(y)) = (Source::of(&r, "cores"), Source::of(&r, field)) {
+                    points.push((c.value, y.value));
+                    sources.extend([c, y]);
+                }
+            }
+            series.push(Series { label: s.label(), points, line: false, colour: s.colour() });
+        }
+        charts.push(Chart { title: w.title(), x_label: "cores".into(), y_label: y_label.into(), series });
+    }
+    Some((Figure { charts }.svg(), sources))
+}
+
+/// KV throughput against cores (seed `002` Figure 3, seed `001` Figure 7).
+pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
+    let (svg, sources) = kv_against_cores(rs, "ops_per_sec", "YCSB operations per second")?;
+    Some(Fig {
+        id: "fig-kv",
+        title: "KV throughput against cores".into(),
+        caption: "The seeds' Redis/YCSB macrobenchmark measured on this machine, one chart per YCSB workload: \
+                  core 0 runs the virtual network card's driver, every other core a KV server and two load \
+                  clients, each with its own network stack (`granule kv`). Dots are YCSB operations per second \
+                  (records `kv` of experiment `kv`, field `ops_per_sec`), one series per regime, and real \
+                  redis-server on Linux in the same layout over loopback TCP (records `kv_linux`); each dot is \
+                  the median run. The seeds' Figure 3 (seed 002) and Figure 7 (seed 001)."
+            .into(),
+        svg,
+        sources,
+    })
+}
+
+/// KV throughput per unit of utilisation against cores (seed `002` Figure 4).
+pub fn kv_xput(rs: &Records<'_>) -> Option<Fig> {
+    let (svg, sources) = kv_against_cores(rs, "xput", "operations per second ÷ utilisation")?;
+    Some(Fig {
+        id: "fig-kv-xput",
+        title: "KV Xput against cores".into(),
+        caption: "Xput: YCSB operations per second divided by the mean utilisation of the cores (the kernel's \
+                  idle-loop accounting; /proc/stat on Linux), the throughput for a fixed processing cost, measured \
+                  on this machine (field `xput` of records `kv` and `kv_linux` of experiment `kv`, the median \
+                  run of each point). The seeds' Figure 4 (seed 002)."
+            .into(),
+        svg,
         sources,
     })
 }

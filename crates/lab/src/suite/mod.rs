@@ -12,6 +12,7 @@
 pub mod bars;
 pub mod figures;
 pub mod html;
+pub mod kv;
 pub mod plan;
 pub mod records;
 pub mod run;
@@ -170,6 +171,8 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
         }
     }
     out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
+    out.extend(figures::kv_throughput(rs));
+    out.extend(figures::kv_xput(rs));
     out.extend(figures::lock_costs(rs));
     out
 }
@@ -275,6 +278,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
             ("model", "model_throughput"),
         ],
     ));
+    kv_tables(&mut b, &rs);
     let _ = writeln!(b, "<h3>The machine's limits</h3>");
     b.push_str(&table(
         &rs.of("info", "atomic_cost"),
@@ -343,4 +347,73 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
     }
     let _ = writeln!(b, " · <a href=\"commands.txt\">commands.txt</a></p>");
     html::page("granule suite report", &b)
+}
+
+/// The KV macrobenchmark's tables: the kernel's records, Linux's, and what
+/// was not measured and why.
+fn kv_tables(b: &mut String, rs: &Records<'_>) {
+    let _ = writeln!(b, "<h3>KV macrobenchmark (measured on this machine)</h3>");
+    let _ = writeln!(
+        b,
+        "<p>User cycles between kernel entries beside the seeds' {:.0} (core 0, the virtual network) and {:.0} \
+         (the client/server cores) in their five-core case (seed 001 §5.2.2); cycles outside user code per \
+         request beside the request's kernel entries times the regime's entry cost (half a ping-pong round \
+         trip).</p>",
+        kv::SEED_USER_CYCLES_CORE0,
+        kv::SEED_USER_CYCLES_SERVERS
+    );
+    b.push_str(&table(
+        &rs.of(kv::STEP, "kv"),
+        &[
+            ("regime", "regime"),
+            ("cores", "cores"),
+            ("workload", "workload"),
+            ("run", "run"),
+            ("ops/s", "ops_per_sec"),
+            ("p50 µs", "latency_p50_us"),
+            ("p99 µs", "latency_p99_us"),
+            ("utilisation", "utilisation"),
+            ("xput", "xput"),
+            ("entries / request", "entries_per_request"),
+            ("user cycles / entry, core 0 (seeds 800)", "user_cycles_per_entry_core0"),
+            ("user cycles / entry, servers (seeds 1600)", "user_cycles_per_entry_servers"),
+            ("kernel cycles / request", "kernel_cycles_per_request"),
+            ("entry cost", "entry_cost_cycles"),
+            ("entries × entry cost", "entries_cost_per_request"),
+            ("kernel ÷ entries × cost", "kernel_over_entries"),
+            ("failed", "failed"),
+            ("dropped", "dropped"),
+        ],
+    ));
+    let linux = rs.of(kv::STEP, "kv_linux");
+    if !linux.is_empty() {
+        let _ = writeln!(b, "<p>Real redis-server on Linux, same layout, loopback TCP:</p>");
+        b.push_str(&table(
+            &linux,
+            &[
+                ("cores", "cores"),
+                ("workload", "workload"),
+                ("run", "run"),
+                ("ops/s", "ops_per_sec"),
+                ("p50 µs", "latency_p50_us"),
+                ("p99 µs", "latency_p99_us"),
+                ("utilisation", "utilisation"),
+                ("xput", "xput"),
+                ("server CPU s", "server_cpu_s"),
+                ("requests / server CPU s", "requests_per_server_cpu_s"),
+                ("failed", "failed"),
+                ("redis-server", "redis_version"),
+            ],
+        ));
+    }
+    for r in rs.of(kv::STEP, "linux_skipped").into_iter().chain(rs.of(kv::STEP, "regime_skipped")) {
+        let what = r.str("regime").map_or("Linux redis-server".to_string(), |g| format!("`{g}`"));
+        let _ = writeln!(
+            b,
+            "<p class=\"none\">Not measured: {}: {} (results.jsonl line {}).</p>",
+            esc(&what),
+            esc(r.str("reason").unwrap_or("")),
+            r.line
+        );
+    }
 }

@@ -13,7 +13,8 @@ pub enum Profile {
     /// Short windows and few runs: minutes on a 2-core machine.
     Quick,
     /// The seeds' protocol: 16 × 1 s IPC runs; 2 s warm-up and 1 s samples
-    /// at every delay from 500 to 32000 cycles.
+    /// at every delay from 500 to 32000 cycles; YCSB workloads A–F over
+    /// 32000 records, 3 runs of 5 s.
     Full,
     /// Tiny durations for tests and smoke checks; the numbers mean nothing.
     Smoke,
@@ -75,11 +76,17 @@ struct Knobs {
     profile: [&'static str; 2],
     /// `scale`: warm-up, seconds.
     scale: [&'static str; 2],
+    /// `kv`: workloads, records per server, seconds, warm-up, runs.
+    kv: [&'static str; 5],
+    /// The most cores `kv` measures (the machine's CPUs if fewer).
+    kv_cores: usize,
     /// Estimated seconds of info, locks, quaject and the profiled run.
     fixed_s: [f64; 4],
     /// Estimated seconds of one ipc run and of one scale point.
     ipc_run_s: f64,
     scale_point_s: f64,
+    /// Estimated seconds of one kv point (boot, load, warm-up, window).
+    kv_point_s: f64,
 }
 
 fn knobs(p: Profile) -> Knobs {
@@ -91,9 +98,12 @@ fn knobs(p: Profile) -> Knobs {
             ipc: ["8", "0.25", "0.1"],
             profile: ["0.2", "0.05"],
             scale: ["0.3", "0.5"],
+            kv: ["a,c", "32000", "1", "0.5", "1"],
+            kv_cores: usize::MAX,
             fixed_s: [3.0, 10.0, 1.0, 3.0],
             ipc_run_s: 0.4,
             scale_point_s: 0.9,
+            kv_point_s: 2.8,
         },
         Profile::Full => Knobs {
             info: &["info"],
@@ -102,9 +112,12 @@ fn knobs(p: Profile) -> Knobs {
             ipc: ["16", "1", "0.2"],
             profile: ["1", "0.2"],
             scale: ["2", "1"],
+            kv: ["a,c", "32000", "5", "1", "3"],
+            kv_cores: usize::MAX,
             fixed_s: [10.0, 40.0, 2.0, 6.0],
             ipc_run_s: 1.3,
             scale_point_s: 3.1,
+            kv_point_s: 8.0,
         },
         Profile::Smoke => Knobs {
             info: &["info", "--samples", "3", "--round-trips", "50", "--pair-budget", "0.1"],
@@ -113,9 +126,12 @@ fn knobs(p: Profile) -> Knobs {
             ipc: ["2", "0.02", "0.01"],
             profile: ["0.02", "0.01"],
             scale: ["0.01", "0.03"],
+            kv: ["a", "200", "0.1", "0", "1"],
+            kv_cores: 2,
             fixed_s: [0.5, 1.0, 0.5, 1.0],
             ipc_run_s: 0.05,
             scale_point_s: 0.1,
+            kv_point_s: 0.15,
         },
     }
 }
@@ -135,6 +151,13 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
     let [prof_seconds, prof_warmup] = k.profile;
     let [scale_warmup, scale_seconds] = k.scale;
     let runs: f64 = ipc_runs.parse().unwrap_or(1.0);
+    let [kv_workloads, kv_records, kv_seconds, kv_warmup, kv_runs] = k.kv;
+    let kv_cores = cpus.clamp(1, k.kv_cores);
+    let kv_cores_arg = format!("1..{kv_cores}");
+    // `none` cannot run the KV system; Linux is one more series.
+    let kv_series = if regimes == "all" { 5.0 } else { regimes.split(',').filter(|r| *r != "none").count() as f64 };
+    let kv_points =
+        (kv_series + 1.0) * kv_workloads.split(',').count() as f64 * kv_cores as f64 * kv_runs.parse().unwrap_or(1.0);
     vec![
         Step::new("info", "machine limits", k.info, k.fixed_s[0]),
         Step::new("locks", "lock costs", k.locks, k.fixed_s[1]),
@@ -180,6 +203,29 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
             ],
             n_points * k.scale_point_s,
         ),
+        Step::new(
+            "kv",
+            "KV macrobenchmark",
+            &[
+                "kv",
+                "--regimes",
+                regimes,
+                "--cores",
+                &kv_cores_arg,
+                "--workload",
+                kv_workloads,
+                "--records",
+                kv_records,
+                "--seconds",
+                kv_seconds,
+                "--warmup",
+                kv_warmup,
+                "--runs",
+                kv_runs,
+                "--linux",
+            ],
+            kv_points * k.kv_point_s + kv_series * 0.3 + 1.0,
+        ),
     ]
 }
 
@@ -191,7 +237,7 @@ mod tests {
     fn every_profile_runs_the_same_experiments() {
         for p in [Profile::Quick, Profile::Full, Profile::Smoke] {
             let names: Vec<String> = measurement_steps(p, 2, "all").into_iter().map(|s| s.name).collect();
-            assert_eq!(names, ["info", "locks", "quaject", "ipc", "ipc_profile", "scale"], "{p:?}");
+            assert_eq!(names, ["info", "locks", "quaject", "ipc", "ipc_profile", "scale", "kv"], "{p:?}");
         }
     }
 
@@ -204,5 +250,18 @@ mod tests {
         assert!(scale.contains("--warmup 2 --seconds 1"), "{scale}");
         let ipc = steps.iter().find(|s| s.name == "ipc").unwrap().command_line();
         assert!(ipc.contains("--runs 16 --seconds 1"), "{ipc}");
+        let kv = steps.iter().find(|s| s.name == "kv").unwrap().command_line();
+        assert!(kv.contains("--cores 1..4 --workload a,c --records 32000"), "{kv}");
+        assert!(kv.contains("--seconds 5") && kv.contains("--runs 3") && kv.ends_with("--linux"), "{kv}");
+    }
+
+    #[test]
+    fn smoke_kv_is_tiny_and_on_at_most_two_cores() {
+        let kv = |cpus| measurement_steps(Profile::Smoke, cpus, "all").pop().unwrap().command_line();
+        assert_eq!(
+            kv(8),
+            "granule kv --regimes all --cores 1..2 --workload a --records 200 --seconds 0.1 --warmup 0 --runs 1 --linux"
+        );
+        assert!(kv(1).contains("--cores 1..1"), "{}", kv(1));
     }
 }

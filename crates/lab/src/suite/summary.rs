@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::kv::{self, LINUX, SEED_USER_CYCLES_CORE0, SEED_USER_CYCLES_SERVERS};
 use super::records::{Rec, Records};
 
 /// One finding and the lines of the records it quotes.
@@ -150,12 +151,13 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
 }
 
 /// Every finding, in the report's order: IPC cost, measured scaling, the
-/// fitted model, the simulations.
+/// fitted model, the simulations, the KV macrobenchmark.
 pub fn all(rs: &Records<'_>) -> Vec<Finding> {
     let mut out = ipc(rs);
     out.extend(scaling(rs));
     out.extend(model(rs));
     out.extend(simulation(rs));
+    out.extend(kv(rs));
     out
 }
 
@@ -192,6 +194,100 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
                 lines: if last.2 == peak.2 { vec![peak.2] } else { vec![peak.2, last.2] },
             });
         }
+    }
+    out
+}
+
+/// `lo`–`hi` of `xs` with `digits` decimals (one number if they round
+/// alike); `None` if `xs` is empty.
+fn range(xs: &[f64], digits: usize) -> Option<String> {
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !(lo.is_finite() && hi.is_finite()) {
+        return None;
+    }
+    let (lo, hi) = (format!("{lo:.digits$}"), format!("{hi:.digits$}"));
+    Some(if lo == hi { lo } else { format!("{lo}–{hi}") })
+}
+
+/// KV macrobenchmark findings, per workload, at the most cores measured
+/// (the median run by throughput of each regime): the regimes' throughput
+/// beside Linux's, and the user time between kernel entries beside the
+/// seeds' 800 and 1,600 cycles.
+pub fn kv(rs: &Records<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for w in kv::workloads(rs) {
+        let Some(most) = w.series.iter().filter_map(|s| s.runs.keys().next_back().copied()).max() else {
+            continue;
+        };
+        let at: Vec<(&str, Rec<'_>)> = w
+            .series
+            .iter()
+            .filter_map(|s| Some((s.regime, s.at_most_cores("ops_per_sec").filter(|(c, _)| *c == most)?.1)))
+            .collect();
+        let cores = if most == 1 { "1 core".to_string() } else { format!("{most} cores") };
+        let name = w.name.to_uppercase();
+        let mut ranked: Vec<(&str, f64, usize)> =
+            at.iter().filter_map(|(g, r)| Some((*g, r.num("ops_per_sec")?, r.line))).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if !ranked.is_empty() {
+            let list: Vec<String> = ranked
+                .iter()
+                .map(
+                    |(g, t, _)| {
+                        if *g == LINUX {
+                            format!("Linux redis-server {t:.0}")
+                        } else {
+                            format!("`{g}` {t:.0}")
+                        }
+                    },
+                )
+                .collect();
+            // The big locks (`bkl`, `bkl-ticket`, `bkl-mcs`) against the
+            // finer-grained regimes; `ranked` is best first.
+            let big = ranked.iter().find(|(g, _, _)| g.starts_with("bkl"));
+            let finer = ranked.iter().find(|(g, _, _)| *g != LINUX && !g.starts_with("bkl"));
+            let tail = match (big, finer) {
+                (Some(b), Some(f)) if f.1 > 0.0 => format!(
+                    "; the fastest big lock (`{}`) reaches {:.0} % of the fastest finer-grained regime (`{}`)",
+                    b.0,
+                    b.1 / f.1 * 100.0,
+                    f.0
+                ),
+                _ => String::new(),
+            };
+            out.push(Finding {
+                text: format!(
+                    "KV macrobenchmark measured on this machine, YCSB workload {name} on {cores}: {} YCSB \
+                     operations per second (median runs; best first){tail}.",
+                    list.join(", ")
+                ),
+                lines: ranked.iter().map(|(_, _, l)| *l).collect(),
+            });
+        }
+        let kernel: Vec<&Rec<'_>> = at.iter().filter(|(g, _)| *g != LINUX).map(|(_, r)| r).collect();
+        let field = |f: &str| kernel.iter().filter_map(|r| r.num(f)).collect::<Vec<f64>>();
+        let Some(core0) = range(&field("user_cycles_per_entry_core0"), 0) else { continue };
+        let servers = range(&field("user_cycles_per_entry_servers"), 0)
+            .map(|s| format!(" and {s} on the server cores"))
+            .unwrap_or_default();
+        let kernel_time = range(&field("kernel_over_entries"), 2)
+            .map(|x| {
+                format!(
+                    " The cycles spent outside user code per request are {x}× the request's kernel entries times \
+                     the regime's ping-pong entry cost (half a `granule ipc` round trip)."
+                )
+            })
+            .unwrap_or_default();
+        out.push(Finding {
+            text: format!(
+                "Workload {name} on {cores}, measured on this machine: user code runs {core0} cycles between kernel \
+                 entries on core 0{servers} across the regimes; the seeds measured {SEED_USER_CYCLES_CORE0:.0} and \
+                 {SEED_USER_CYCLES_SERVERS:.0} cycles in their five-core case (seed 001 §5.2.2), which they liken to \
+                 the ping-pong's 1,000-cycle delay curve.{kernel_time}"
+            ),
+            lines: kernel.iter().map(|r| r.line).collect(),
+        });
     }
     out
 }
@@ -254,5 +350,44 @@ mod tests {
         let f = scaling(&Records::new(&all));
         assert_eq!(f.len(), 1);
         assert!(f[0].text.contains("`none` 1.90×, `bkl` 0.50×"), "{}", f[0].text);
+    }
+
+    #[test]
+    fn kv_findings_compare_the_regimes_at_the_most_cores_and_quote_the_seeds() {
+        let p = |kind: &str, regime: &str, cores: u64, ops: f64| {
+            rec(
+                kind,
+                "kv",
+                &[
+                    ("regime", regime.into()),
+                    ("cores", cores.into()),
+                    ("workload", "c".into()),
+                    ("ops_per_sec", ops.into()),
+                    ("user_cycles_per_entry_core0", 700.0.into()),
+                    ("user_cycles_per_entry_servers", (ops * 10.0).into()),
+                    ("kernel_over_entries", 1.5.into()),
+                ],
+            )
+        };
+        let all = vec![
+            record("machine"),
+            p("kv", "bkl", 1, 50.0),
+            p("kv", "bkl", 2, 90.0),
+            p("kv", "lockfree", 2, 120.0),
+            p("kv_linux", "linux", 2, 300.0),
+        ];
+        let f = kv(&Records::new(&all));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f[0].text.contains("workload C on 2 cores"), "{}", f[0].text);
+        assert!(
+            f[0].text.contains("Linux redis-server 300, `lockfree` 120, `bkl` 90")
+                && f[0].text.contains("big lock (`bkl`) reaches 75 % of the fastest finer-grained regime (`lockfree`)"),
+            "{}",
+            f[0].text
+        );
+        assert_eq!(f[0].lines, [5, 4, 3]);
+        assert!(f[1].text.contains("700 cycles between kernel entries on core 0 and 900–1200 on the server cores"));
+        assert!(f[1].text.contains("800 and 1600") && f[1].text.contains("1.50×"), "{}", f[1].text);
+        assert_eq!(f[1].lines, [3, 4]);
     }
 }

@@ -181,12 +181,17 @@ fn arb_op() -> impl Strategy<Value = Op> {
         key.clone().prop_map(Op::Get),
         proptest::collection::vec(key.clone(), 1..4).prop_map(Op::Del),
         key.clone().prop_map(Op::Incr),
-        (key.clone(), proptest::collection::vec((0..FIELDS.len(), arb_value()), 1..4)).prop_map(|(k, p)| Op::HSet(k, p)),
+        (key.clone(), proptest::collection::vec((0..FIELDS.len(), arb_value()), 1..4))
+            .prop_map(|(k, p)| Op::HSet(k, p)),
         key.clone().prop_map(Op::HGetAll),
         (key.clone(), proptest::collection::vec((-6i32..7, 0..MEMBERS.len()), 1..4)).prop_map(|(k, p)| Op::ZAdd(k, p)),
         (key.clone(), proptest::collection::vec(0..MEMBERS.len(), 1..3)).prop_map(|(k, m)| Op::ZRem(k, m)),
-        (key, bound.clone(), bound, any::<bool>())
-            .prop_map(|(key, min, max, with_scores)| Op::ZRangeByScore { key, min, max, with_scores }),
+        (key, bound.clone(), bound, any::<bool>()).prop_map(|(key, min, max, with_scores)| Op::ZRangeByScore {
+            key,
+            min,
+            max,
+            with_scores
+        }),
     ]
 }
 
@@ -221,11 +226,14 @@ impl Op {
                 }
                 args
             }
-            Op::ZRem(k, members) => {
-                std::iter::once(word("ZREM")).chain(std::iter::once(word(KEYS[*k]))).chain(members.iter().map(|&m| word(MEMBERS[m]))).collect()
-            }
+            Op::ZRem(k, members) => std::iter::once(word("ZREM"))
+                .chain(std::iter::once(word(KEYS[*k])))
+                .chain(members.iter().map(|&m| word(MEMBERS[m])))
+                .collect(),
             Op::ZRangeByScore { key, min, max, with_scores } => {
-                let bound = |(n, exclusive): (i32, bool)| format!("{}{}", if exclusive { "(" } else { "" }, score(n)).into_bytes();
+                let bound = |(n, exclusive): (i32, bool)| {
+                    format!("{}{}", if exclusive { "(" } else { "" }, score(n)).into_bytes()
+                };
                 let mut args = vec![word("ZRANGEBYSCORE"), word(KEYS[*key]), bound(*min), bound(*max)];
                 if *with_scores {
                     args.push(word("WITHSCORES"));
@@ -330,7 +338,10 @@ impl Model {
                 let ModelValue::ZSet(members) = entry else {
                     return WRONGTYPE.into();
                 };
-                let added = pairs.iter().filter(|(s, m)| members.insert(MEMBERS[*m].as_bytes().to_vec(), score(*s)).is_none()).count();
+                let added = pairs
+                    .iter()
+                    .filter(|(s, m)| members.insert(MEMBERS[*m].as_bytes().to_vec(), score(*s)).is_none())
+                    .count();
                 format!(":{added}\r\n").into_bytes()
             }
             Op::ZRem(k, ms) => {

@@ -71,7 +71,10 @@ fn replies_before_the_error_are_kept_and_nothing_after_it_runs() {
     let mut out = Vec::new();
     let flow = connection.feed(b"SET k 1\r\nPING\r\n*x\r\nSET k 2\r\n", &mut store, 0, &mut out);
     assert_eq!(flow, Flow::Close);
-    assert_eq!(String::from_utf8(out).unwrap(), format!("+OK\r\n+PONG\r\n{}", protocol_error("invalid multibulk length")));
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        format!("+OK\r\n+PONG\r\n{}", protocol_error("invalid multibulk length"))
+    );
     let mut out = Vec::new();
     assert_eq!(connection.feed(b"GET k\r\n", &mut store, 0, &mut out), Flow::Close);
     assert!(out.is_empty());
@@ -137,7 +140,12 @@ fn a_request_completes_when_the_rest_arrives_byte_by_byte() {
                     assert!(out.is_empty(), "reply before the frame was complete ({cut}, {i})");
                 }
             }
-            assert_eq!(String::from_utf8(out).unwrap(), reply, "frame {:?} cut at {cut}", String::from_utf8_lossy(frame));
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                reply,
+                "frame {:?} cut at {cut}",
+                String::from_utf8_lossy(frame)
+            );
             assert_eq!(connection.pending_bytes(), 0);
         }
     }

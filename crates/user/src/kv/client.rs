@@ -12,21 +12,9 @@ use std::sync::atomic::Ordering;
 use super::system::KvSystem;
 use crate::env::Env;
 use crate::net::socket::Socket;
-use crate::resp::{parse_reply, Reply};
+use crate::resp::parse_reply;
 use crate::trap::Trap;
-use crate::ycsb::{Generator, Op, ReplyView, Transaction, View};
-
-impl ReplyView for Reply {
-    fn view(&self) -> View<'_, Self> {
-        match self {
-            Self::Simple(s) => View::Simple(s),
-            Self::Error(e) => View::Error(e),
-            Self::Integer(i) => View::Integer(*i),
-            Self::Bulk(b) => View::Bulk(b.as_deref()),
-            Self::Array(a) => View::Array(a.as_deref()),
-        }
-    }
-}
+use crate::ycsb::{Generator, Op, Transaction};
 
 /// Largest reply a client accepts, in bytes.
 const MAX_REPLY: usize = 64 << 20;

@@ -6,7 +6,9 @@
 //! removal is deleted, and a key of another type answers `WRONGTYPE`.
 
 use super::command::{write_arity_error, write_ok, NOT_FLOAT, NOT_INTEGER, SYNTAX, WRONGTYPE};
-use super::encode::{write_array_header, write_bulk, write_double, write_error, write_integer, write_map_header, write_null, Protocol};
+use super::encode::{
+    write_array_header, write_bulk, write_double, write_error, write_integer, write_map_header, write_null, Protocol,
+};
 use super::hash::Hash;
 use super::number::{parse_f64, parse_i64, parse_score_bound};
 use super::store::{Store, Ttl, Value};
@@ -174,7 +176,7 @@ impl Store {
         if flags.nx && flags.xx {
             return write_error(out, b"ERR XX and NX options at the same time are not compatible");
         }
-        if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+        if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
             return write_error(out, b"ERR GT, LT, and/or NX options at the same time are not compatible");
         }
         if flags.incr && pairs.len() > 2 {
@@ -363,121 +365,139 @@ mod tests {
     #[test]
     fn hashes_follow_redis() {
         let mut store = Store::new();
-        let replies = run(&mut store, &[
-            "HSET h",
-            "HSET h a",
-            "HSET h a b c",
-            "HSET h a b c d",
-            "HMSET h a x",
-            "HGETALL h",
-            "HGET h a",
-            "HGET h zz",
-            "HMGET h a zz",
-            "HMGET nokey a",
-            "HLEN h",
-            "HEXISTS h c",
-            "HDEL h a a zz",
-            "HDEL h c",
-            "EXISTS h",
-            "SET s v",
-            "HGET s a",
-            "HSET s a b",
-            "HGETALL nokey",
-        ]);
-        assert_eq!(replies, concat!(
-            "-ERR wrong number of arguments for 'hset' command\r\n",
-            "-ERR wrong number of arguments for 'hset' command\r\n",
-            "-ERR wrong number of arguments for 'hset' command\r\n",
-            ":2\r\n+OK\r\n",
-            "*4\r\n$1\r\na\r\n$1\r\nx\r\n$1\r\nc\r\n$1\r\nd\r\n",
-            "$1\r\nx\r\n$-1\r\n",
-            "*2\r\n$1\r\nx\r\n$-1\r\n",
-            "*1\r\n$-1\r\n",
-            ":2\r\n:1\r\n:1\r\n:1\r\n:0\r\n",
-            "+OK\r\n",
-            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
-            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
-            "*0\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            &[
+                "HSET h",
+                "HSET h a",
+                "HSET h a b c",
+                "HSET h a b c d",
+                "HMSET h a x",
+                "HGETALL h",
+                "HGET h a",
+                "HGET h zz",
+                "HMGET h a zz",
+                "HMGET nokey a",
+                "HLEN h",
+                "HEXISTS h c",
+                "HDEL h a a zz",
+                "HDEL h c",
+                "EXISTS h",
+                "SET s v",
+                "HGET s a",
+                "HSET s a b",
+                "HGETALL nokey",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                "-ERR wrong number of arguments for 'hset' command\r\n",
+                "-ERR wrong number of arguments for 'hset' command\r\n",
+                "-ERR wrong number of arguments for 'hset' command\r\n",
+                ":2\r\n+OK\r\n",
+                "*4\r\n$1\r\na\r\n$1\r\nx\r\n$1\r\nc\r\n$1\r\nd\r\n",
+                "$1\r\nx\r\n$-1\r\n",
+                "*2\r\n$1\r\nx\r\n$-1\r\n",
+                "*1\r\n$-1\r\n",
+                ":2\r\n:1\r\n:1\r\n:1\r\n:0\r\n",
+                "+OK\r\n",
+                "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+                "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+                "*0\r\n",
+            )
+        );
     }
 
     #[test]
     fn zadd_options_follow_redis() {
         let mut store = Store::new();
-        let replies = run(&mut store, &[
-            "ZADD z 1",
-            "ZADD z abc m",
-            "ZADD z nan m",
-            "ZADD z 1 a 2 b inf c -inf d",
-            "ZADD z NX 5 a",
-            "ZADD z XX CH 3 a",
-            "ZADD z NX XX 3 a",
-            "ZADD z INCR 1 a",
-            "ZADD z INCR 1 a 2 b",
-            "ZADD z GT LT 1 a",
-            "ZADD z GT 1 a",
-            "ZADD z GT CH 10 a",
-            "ZADD z NX INCR 1 a",
-            "ZADD z XX INCR 1 q",
-            "ZADD z INCR -inf c",
-            "ZADD z 1 a 2",
-            "ZADD z nx 1",
-            "ZADD none XX 1 a",
-            "EXISTS none",
-            "ZCARD z",
-            "ZSCORE z a",
-            "ZSCORE z q",
-        ]);
-        assert_eq!(replies, concat!(
-            "-ERR wrong number of arguments for 'zadd' command\r\n",
-            "-ERR value is not a valid float\r\n",
-            "-ERR value is not a valid float\r\n",
-            ":4\r\n:0\r\n:1\r\n",
-            "-ERR XX and NX options at the same time are not compatible\r\n",
-            "$1\r\n4\r\n",
-            "-ERR INCR option supports a single increment-element pair\r\n",
-            "-ERR GT, LT, and/or NX options at the same time are not compatible\r\n",
-            ":0\r\n:1\r\n$-1\r\n$-1\r\n",
-            "-ERR resulting score is not a number (NaN)\r\n",
-            "-ERR syntax error\r\n-ERR syntax error\r\n",
-            ":0\r\n:0\r\n:4\r\n$2\r\n10\r\n$-1\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            &[
+                "ZADD z 1",
+                "ZADD z abc m",
+                "ZADD z nan m",
+                "ZADD z 1 a 2 b inf c -inf d",
+                "ZADD z NX 5 a",
+                "ZADD z XX CH 3 a",
+                "ZADD z NX XX 3 a",
+                "ZADD z INCR 1 a",
+                "ZADD z INCR 1 a 2 b",
+                "ZADD z GT LT 1 a",
+                "ZADD z GT 1 a",
+                "ZADD z GT CH 10 a",
+                "ZADD z NX INCR 1 a",
+                "ZADD z XX INCR 1 q",
+                "ZADD z INCR -inf c",
+                "ZADD z 1 a 2",
+                "ZADD z nx 1",
+                "ZADD none XX 1 a",
+                "EXISTS none",
+                "ZCARD z",
+                "ZSCORE z a",
+                "ZSCORE z q",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                "-ERR wrong number of arguments for 'zadd' command\r\n",
+                "-ERR value is not a valid float\r\n",
+                "-ERR value is not a valid float\r\n",
+                ":4\r\n:0\r\n:1\r\n",
+                "-ERR XX and NX options at the same time are not compatible\r\n",
+                "$1\r\n4\r\n",
+                "-ERR INCR option supports a single increment-element pair\r\n",
+                "-ERR GT, LT, and/or NX options at the same time are not compatible\r\n",
+                ":0\r\n:1\r\n$-1\r\n$-1\r\n",
+                "-ERR resulting score is not a number (NaN)\r\n",
+                "-ERR syntax error\r\n-ERR syntax error\r\n",
+                ":0\r\n:0\r\n:4\r\n$2\r\n10\r\n$-1\r\n",
+            )
+        );
     }
 
     #[test]
     fn zrangebyscore_follows_redis() {
         let mut store = Store::new();
-        let replies = run(&mut store, &[
-            "ZADD z 1.5 b 1e3 c 16 d 10 a 0.1 e",
-            "ZRANGEBYSCORE z -inf +inf WITHSCORES",
-            "ZRANGEBYSCORE z (1.5 +inf withscores limit 0 2",
-            "ZRANGEBYSCORE z [1 2",
-            "ZRANGEBYSCORE z 0 10 limit -1 2",
-            "ZRANGEBYSCORE z 0 100 limit 1 -1",
-            "ZRANGEBYSCORE z 0 100 limit 1 0",
-            "ZRANGEBYSCORE z 0 10 limit 0 abc",
-            "ZRANGEBYSCORE z 0 10 foo",
-            "ZRANGEBYSCORE z 0 10 limit",
-            "ZRANGEBYSCORE nokey a 1",
-            "ZRANGEBYSCORE nokey 0 1",
-            "ZREM z a b q",
-            "ZREM z c d e",
-            "EXISTS z",
-        ]);
-        assert_eq!(replies, concat!(
-            ":5\r\n",
-            "*10\r\n$1\r\ne\r\n$19\r\n0.10000000000000001\r\n$1\r\nb\r\n$3\r\n1.5\r\n$1\r\na\r\n$2\r\n10\r\n",
-            "$1\r\nd\r\n$2\r\n16\r\n$1\r\nc\r\n$4\r\n1000\r\n",
-            "*4\r\n$1\r\na\r\n$2\r\n10\r\n$1\r\nd\r\n$2\r\n16\r\n",
-            "-ERR min or max is not a float\r\n",
-            "*0\r\n",
-            "*3\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nd\r\n",
-            "*0\r\n",
-            "-ERR value is not an integer or out of range\r\n",
-            "-ERR syntax error\r\n-ERR syntax error\r\n",
-            "-ERR min or max is not a float\r\n",
-            "*0\r\n",
-            ":2\r\n:3\r\n:0\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            &[
+                "ZADD z 1.5 b 1e3 c 16 d 10 a 0.1 e",
+                "ZRANGEBYSCORE z -inf +inf WITHSCORES",
+                "ZRANGEBYSCORE z (1.5 +inf withscores limit 0 2",
+                "ZRANGEBYSCORE z [1 2",
+                "ZRANGEBYSCORE z 0 10 limit -1 2",
+                "ZRANGEBYSCORE z 0 100 limit 1 -1",
+                "ZRANGEBYSCORE z 0 100 limit 1 0",
+                "ZRANGEBYSCORE z 0 10 limit 0 abc",
+                "ZRANGEBYSCORE z 0 10 foo",
+                "ZRANGEBYSCORE z 0 10 limit",
+                "ZRANGEBYSCORE nokey a 1",
+                "ZRANGEBYSCORE nokey 0 1",
+                "ZREM z a b q",
+                "ZREM z c d e",
+                "EXISTS z",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                ":5\r\n",
+                "*10\r\n$1\r\ne\r\n$19\r\n0.10000000000000001\r\n$1\r\nb\r\n$3\r\n1.5\r\n$1\r\na\r\n$2\r\n10\r\n",
+                "$1\r\nd\r\n$2\r\n16\r\n$1\r\nc\r\n$4\r\n1000\r\n",
+                "*4\r\n$1\r\na\r\n$2\r\n10\r\n$1\r\nd\r\n$2\r\n16\r\n",
+                "-ERR min or max is not a float\r\n",
+                "*0\r\n",
+                "*3\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nd\r\n",
+                "*0\r\n",
+                "-ERR value is not an integer or out of range\r\n",
+                "-ERR syntax error\r\n-ERR syntax error\r\n",
+                "-ERR min or max is not a float\r\n",
+                "*0\r\n",
+                ":2\r\n:3\r\n:0\r\n",
+            )
+        );
     }
 }

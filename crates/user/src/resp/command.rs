@@ -3,7 +3,7 @@
 //! [`Store::execute_in`] is the single entry point: it looks the command up
 //! (case-insensitively, without allocating), checks its arity against the
 //! table as Redis does, then hands the arguments to one handler per command,
-//! which writes exactly one RESP2 reply into the output buffer. Handlers
+//! which writes exactly one reply into the output buffer. Handlers
 //! reproduce Redis 7's reply types and error texts byte for byte — clients
 //! and their test suites match on them — and validate every argument before
 //! changing anything, so a command either happens completely or not at all.
@@ -237,10 +237,15 @@ enum TimeUnit {
 
 impl TimeUnit {
     fn from_option(option: &[u8]) -> Option<TimeUnit> {
-        [("EX", TimeUnit::Seconds), ("PX", TimeUnit::Millis), ("EXAT", TimeUnit::UnixSeconds), ("PXAT", TimeUnit::UnixMillis)]
-            .into_iter()
-            .find(|(text, _)| option.eq_ignore_ascii_case(text.as_bytes()))
-            .map(|(_, unit)| unit)
+        [
+            ("EX", TimeUnit::Seconds),
+            ("PX", TimeUnit::Millis),
+            ("EXAT", TimeUnit::UnixSeconds),
+            ("PXAT", TimeUnit::UnixMillis),
+        ]
+        .into_iter()
+        .find(|(text, _)| option.eq_ignore_ascii_case(text.as_bytes()))
+        .map(|(_, unit)| unit)
     }
 
     fn in_seconds(self) -> bool {
@@ -630,20 +635,26 @@ mod tests {
     #[test]
     fn names_are_case_insensitive_and_arity_is_checked() {
         let mut store = Store::new();
-        assert_eq!(run(&mut store, 0, &["set k v", "GeT k", "GET", "get a b"]), concat!(
-            "+OK\r\n$1\r\nv\r\n",
-            "-ERR wrong number of arguments for 'get' command\r\n",
-            "-ERR wrong number of arguments for 'get' command\r\n"
-        ));
+        assert_eq!(
+            run(&mut store, 0, &["set k v", "GeT k", "GET", "get a b"]),
+            concat!(
+                "+OK\r\n$1\r\nv\r\n",
+                "-ERR wrong number of arguments for 'get' command\r\n",
+                "-ERR wrong number of arguments for 'get' command\r\n"
+            )
+        );
     }
 
     #[test]
     fn unknown_commands_echo_their_first_arguments() {
         let mut store = Store::new();
-        assert_eq!(run(&mut store, 0, &["FOO bar baz", "FOO"]), concat!(
-            "-ERR unknown command 'FOO', with args beginning with: 'bar' 'baz' \r\n",
-            "-ERR unknown command 'FOO', with args beginning with: \r\n"
-        ));
+        assert_eq!(
+            run(&mut store, 0, &["FOO bar baz", "FOO"]),
+            concat!(
+                "-ERR unknown command 'FOO', with args beginning with: 'bar' 'baz' \r\n",
+                "-ERR unknown command 'FOO', with args beginning with: \r\n"
+            )
+        );
         let mut out = Vec::new();
         let long = vec![b'x'; 300];
         let _ = store.execute(&[b"nope\r\n", &long, b"y"], 0, &mut out);
@@ -654,128 +665,156 @@ mod tests {
     #[test]
     fn set_options_follow_redis() {
         let mut store = Store::new();
-        let replies = run(&mut store, 5000, &[
-            "SET a b EX 0",
-            "SET a b EX abc",
-            "SET a b NX XX",
-            "SET a b EX 10 PX 10",
-            "SET a b EX",
-            "SET a b EX 10 ex 20",
-            "TTL a",
-            "SET a c NX",
-            "SET z c XX",
-            "SET a d XX GET EX 30",
-            "SET a e KEEPTTL",
-            "PTTL a",
-            "SET a b PX 9223372036854775807",
-            "SET a b EXAT 1",
-            "EXISTS a",
-        ]);
-        assert_eq!(replies, concat!(
-            "-ERR invalid expire time in 'set' command\r\n",
-            "-ERR value is not an integer or out of range\r\n",
-            "-ERR syntax error\r\n",
-            "-ERR syntax error\r\n",
-            "-ERR syntax error\r\n",
-            "+OK\r\n",
-            ":20\r\n",
-            "$-1\r\n",
-            "$-1\r\n",
-            "$1\r\nb\r\n",
-            "+OK\r\n",
-            ":30000\r\n",
-            "-ERR invalid expire time in 'set' command\r\n",
-            "+OK\r\n",
-            ":0\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            5000,
+            &[
+                "SET a b EX 0",
+                "SET a b EX abc",
+                "SET a b NX XX",
+                "SET a b EX 10 PX 10",
+                "SET a b EX",
+                "SET a b EX 10 ex 20",
+                "TTL a",
+                "SET a c NX",
+                "SET z c XX",
+                "SET a d XX GET EX 30",
+                "SET a e KEEPTTL",
+                "PTTL a",
+                "SET a b PX 9223372036854775807",
+                "SET a b EXAT 1",
+                "EXISTS a",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                "-ERR invalid expire time in 'set' command\r\n",
+                "-ERR value is not an integer or out of range\r\n",
+                "-ERR syntax error\r\n",
+                "-ERR syntax error\r\n",
+                "-ERR syntax error\r\n",
+                "+OK\r\n",
+                ":20\r\n",
+                "$-1\r\n",
+                "$-1\r\n",
+                "$1\r\nb\r\n",
+                "+OK\r\n",
+                ":30000\r\n",
+                "-ERR invalid expire time in 'set' command\r\n",
+                "+OK\r\n",
+                ":0\r\n",
+            )
+        );
     }
 
     #[test]
     fn setex_setnx_and_getdel_follow_redis() {
         let mut store = Store::new();
-        let replies = run(&mut store, 0, &[
-            "SETEX a 0 v",
-            "SETEX a abc v",
-            "SETEX a 10 v",
-            "TTL a",
-            "PSETEX a -1 v",
-            "PSETEX a 1000 v",
-            "PTTL a",
-            "SETNX a v",
-            "SETNX b v",
-            "GETDEL b",
-            "GETDEL b",
-            "HSET h a 1",
-            "GETDEL h",
-            "SETEX a 9223372036854775807 v",
-        ]);
-        assert_eq!(replies, concat!(
-            "-ERR invalid expire time in 'setex' command\r\n",
-            "-ERR value is not an integer or out of range\r\n",
-            "+OK\r\n:10\r\n",
-            "-ERR invalid expire time in 'psetex' command\r\n",
-            "+OK\r\n:1000\r\n:0\r\n:1\r\n$1\r\nv\r\n$-1\r\n:1\r\n",
-            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
-            "-ERR invalid expire time in 'setex' command\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            0,
+            &[
+                "SETEX a 0 v",
+                "SETEX a abc v",
+                "SETEX a 10 v",
+                "TTL a",
+                "PSETEX a -1 v",
+                "PSETEX a 1000 v",
+                "PTTL a",
+                "SETNX a v",
+                "SETNX b v",
+                "GETDEL b",
+                "GETDEL b",
+                "HSET h a 1",
+                "GETDEL h",
+                "SETEX a 9223372036854775807 v",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                "-ERR invalid expire time in 'setex' command\r\n",
+                "-ERR value is not an integer or out of range\r\n",
+                "+OK\r\n:10\r\n",
+                "-ERR invalid expire time in 'psetex' command\r\n",
+                "+OK\r\n:1000\r\n:0\r\n:1\r\n$1\r\nv\r\n$-1\r\n:1\r\n",
+                "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+                "-ERR invalid expire time in 'setex' command\r\n",
+            )
+        );
     }
 
     #[test]
     fn counters_follow_string2ll() {
         let mut store = Store::new();
-        let replies = run(&mut store, 0, &[
-            "INCR n",
-            "INCRBY n 41",
-            "DECR n",
-            "SET big 9223372036854775807",
-            "INCR big",
-            "SET s 007",
-            "INCR s",
-            "DECRBY n -9223372036854775808",
-            "HSET h f v",
-            "INCR h",
-            "GET n",
-        ]);
-        assert_eq!(replies, concat!(
-            ":1\r\n:42\r\n:41\r\n+OK\r\n",
-            "-ERR increment or decrement would overflow\r\n",
-            "+OK\r\n-ERR value is not an integer or out of range\r\n",
-            "-ERR decrement would overflow\r\n",
-            ":1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
-            "$2\r\n41\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            0,
+            &[
+                "INCR n",
+                "INCRBY n 41",
+                "DECR n",
+                "SET big 9223372036854775807",
+                "INCR big",
+                "SET s 007",
+                "INCR s",
+                "DECRBY n -9223372036854775808",
+                "HSET h f v",
+                "INCR h",
+                "GET n",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                ":1\r\n:42\r\n:41\r\n+OK\r\n",
+                "-ERR increment or decrement would overflow\r\n",
+                "+OK\r\n-ERR value is not an integer or out of range\r\n",
+                "-ERR decrement would overflow\r\n",
+                ":1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+                "$2\r\n41\r\n",
+            )
+        );
     }
 
     #[test]
     fn expire_options_and_ttls() {
         let mut store = Store::new();
-        let replies = run(&mut store, 5000, &[
-            "SET a 1",
-            "EXPIRE a 100 GT",
-            "EXPIRE a 100 NX",
-            "EXPIRE a 100 LT",
-            "EXPIRE a 50 LT",
-            "TTL a",
-            "EXPIRE a 100 nx xx",
-            "EXPIRE a 100 gt lt",
-            "EXPIRE a 100 foo",
-            "EXPIRE nokey 10",
-            "PERSIST a",
-            "PERSIST a",
-            "TTL a",
-            "TTL nokey",
-            "PEXPIRE a -5",
-            "EXISTS a",
-            "EXPIRE a 9223372036854775807",
-        ]);
-        assert_eq!(replies, concat!(
-            "+OK\r\n:0\r\n:1\r\n:0\r\n:1\r\n:50\r\n",
-            "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n",
-            "-ERR GT and LT options at the same time are not compatible\r\n",
-            "-ERR Unsupported option foo\r\n",
-            ":0\r\n:1\r\n:0\r\n:-1\r\n:-2\r\n:1\r\n:0\r\n",
-            "-ERR invalid expire time in 'expire' command\r\n",
-        ));
+        let replies = run(
+            &mut store,
+            5000,
+            &[
+                "SET a 1",
+                "EXPIRE a 100 GT",
+                "EXPIRE a 100 NX",
+                "EXPIRE a 100 LT",
+                "EXPIRE a 50 LT",
+                "TTL a",
+                "EXPIRE a 100 nx xx",
+                "EXPIRE a 100 gt lt",
+                "EXPIRE a 100 foo",
+                "EXPIRE nokey 10",
+                "PERSIST a",
+                "PERSIST a",
+                "TTL a",
+                "TTL nokey",
+                "PEXPIRE a -5",
+                "EXISTS a",
+                "EXPIRE a 9223372036854775807",
+            ],
+        );
+        assert_eq!(
+            replies,
+            concat!(
+                "+OK\r\n:0\r\n:1\r\n:0\r\n:1\r\n:50\r\n",
+                "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n",
+                "-ERR GT and LT options at the same time are not compatible\r\n",
+                "-ERR Unsupported option foo\r\n",
+                ":0\r\n:1\r\n:0\r\n:-1\r\n:-2\r\n:1\r\n:0\r\n",
+                "-ERR invalid expire time in 'expire' command\r\n",
+            )
+        );
     }
 
     #[test]
@@ -783,16 +822,22 @@ mod tests {
         let mut store = Store::new();
         assert_eq!(run(&mut store, 0, &["SET k v PX 100", "MSET a 1 b 2"]), "+OK\r\n+OK\r\n");
         assert_eq!(run(&mut store, 100, &["GET k", "DBSIZE"]), "$1\r\nv\r\n:3\r\n");
-        assert_eq!(run(&mut store, 101, &["GET k", "DBSIZE", "MGET a k b"]), concat!(
-            "$-1\r\n:2\r\n",
-            "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n",
-        ));
+        assert_eq!(
+            run(&mut store, 101, &["GET k", "DBSIZE", "MGET a k b"]),
+            concat!("$-1\r\n:2\r\n", "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n",)
+        );
     }
 
     #[test]
     fn strings_append_and_measure() {
         let mut store = Store::new();
-        assert_eq!(run(&mut store, 0, &["APPEND s ab", "APPEND s cd", "STRLEN s", "STRLEN none", "TYPE s", "TYPE none", "DEL s s none"]),
-            ":2\r\n:4\r\n:4\r\n:0\r\n+string\r\n+none\r\n:1\r\n");
+        assert_eq!(
+            run(
+                &mut store,
+                0,
+                &["APPEND s ab", "APPEND s cd", "STRLEN s", "STRLEN none", "TYPE s", "TYPE none", "DEL s s none"]
+            ),
+            ":2\r\n:4\r\n:4\r\n:0\r\n+string\r\n+none\r\n:1\r\n"
+        );
     }
 }

@@ -136,7 +136,8 @@ mod tests {
     #[test]
     fn pipelined_requests_are_answered_in_order() {
         let (mut connection, mut store) = (Connection::default(), Store::new());
-        let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\nGET k\r\n\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nPI";
+        let input =
+            b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\nGET k\r\n\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nPI";
         let (replies, flow) = feed(&mut connection, &mut store, input);
         assert_eq!((replies.as_str(), flow), ("+OK\r\n$1\r\nv\r\n$1\r\nv\r\n", Flow::Continue));
         assert_eq!(connection.pending_bytes(), 10);

@@ -8,6 +8,9 @@
 //!
 //! Replies are RESP2's five types: `+simple`, `-error`, `:integer`,
 //! `$bulk` (or the null bulk `$-1`), `*array` (or the null array `*-1`).
+//! A client that chose RESP3 with `HELLO 3` gets four more where RESP2 has
+//! stand-ins ([`Protocol`]): the null `_`, maps `%`, doubles `,` and
+//! verbatim text `=`. The reply reader is RESP2's (our clients speak it).
 //! Arrays nest; the reader bounds the nesting at [`MAX_REPLY_DEPTH`] and the
 //! whole reply at the caller's `max_bytes`, and — like the request parser —
 //! checks every claimed length against the bound before trusting it.
@@ -324,6 +327,20 @@ fn build(buf: &[u8], pos: usize) -> Result<(Reply, usize), ProtocolError> {
     }
 }
 
+/// The YCSB transactions read replies through this view.
+impl crate::ycsb::ReplyView for Reply {
+    fn view(&self) -> crate::ycsb::View<'_, Self> {
+        use crate::ycsb::View;
+        match self {
+            Self::Simple(s) => View::Simple(s),
+            Self::Error(e) => View::Error(e),
+            Self::Integer(i) => View::Integer(*i),
+            Self::Bulk(b) => View::Bulk(b.as_deref()),
+            Self::Array(a) => View::Array(a.as_deref()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,7 +360,10 @@ mod tests {
         write_array_header(&mut out, 2);
         write_null_array(&mut out);
         write_double(&mut out, 0.1, Protocol::Resp2);
-        assert_eq!(out, b"+OK\r\n-ERR bad  thing\r\n:-42\r\n$2\r\nhi\r\n$-1\r\n*2\r\n*-1\r\n$19\r\n0.10000000000000001\r\n");
+        assert_eq!(
+            out,
+            b"+OK\r\n-ERR bad  thing\r\n:-42\r\n$2\r\nhi\r\n$-1\r\n*2\r\n*-1\r\n$19\r\n0.10000000000000001\r\n"
+        );
     }
 
     #[test]

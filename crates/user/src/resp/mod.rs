@@ -1,6 +1,6 @@
 //! # A Redis-compatible store, written from the protocol up
 //!
-//! This module is a small Redis: the RESP2 wire protocol, one in-memory
+//! This module is a small Redis: the RESP wire protocol, one in-memory
 //! database of strings, hashes and sorted sets with key expiry, and the
 //! commands real clients use — enough that `redis-cli`, `redis-benchmark`
 //! and the usual client libraries drive it unmodified. It is pure code: no
@@ -31,7 +31,9 @@
 //! The design follows Redis where clients can observe it (reply bytes,
 //! error texts, option conflicts, float formatting, `HGETALL` order of small
 //! hashes) and departs from it where they cannot or should not: one
-//! database, no persistence, no RESP3, `DBSIZE` counting only live keys. The
+//! database, no persistence, `DBSIZE` counting only live keys. Connections
+//! speak RESP2 and switch to RESP3 on `HELLO 3` (redis-py 8 insists on it);
+//! only the few reply types RESP3 adds differ. The
 //! hot path — a pipelined `GET` or `SET` — parses without allocating,
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
@@ -49,7 +51,7 @@ pub mod zset;
 
 pub use command::Flow;
 pub use connection::Connection;
-pub use encode::{encode_command, parse_reply, reply_len, Reply};
+pub use encode::{encode_command, parse_reply, reply_len, Protocol, Reply};
 pub use parse::{parse_request, request_len, Limits, Parser, ProtocolError, Request};
 pub use server::{ServerInfo, Session};
 pub use store::{Snapshot, Stats, Store, Ttl, Value};

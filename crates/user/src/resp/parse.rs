@@ -516,7 +516,10 @@ fn hex_pair(line: &[u8], at: usize) -> Option<u8> {
 mod tests {
     use super::*;
 
-    fn parse(buf: &[u8]) -> Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError> {
+    /// A parse result with the arguments copied out.
+    type Parsed = Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError>;
+
+    fn parse(buf: &[u8]) -> Parsed {
         parse_request(buf, &Limits::default()).map(|r| r.map(|(req, n)| (req.to_vec(buf), n)))
     }
 

@@ -2,19 +2,22 @@
 //!
 //! Real clients send these before any data command: `redis-cli` asks for
 //! `COMMAND DOCS`, `redis-benchmark` for `CONFIG GET save` and `appendonly`,
-//! redis-py 5 names itself with `CLIENT SETINFO`, RESP3-capable clients try
-//! `HELLO 3`. The answers are honest: one database (`SELECT` of any other
-//! index fails), no persistence (`save` is empty, `appendonly` is `no`), no
-//! RESP3 (`HELLO 3` fails with `NOPROTO`, which makes clients fall back to
-//! RESP2, as with a Redis 5 server), and `INFO` reports the store's own
-//! counters plus whatever the server around it knows ([`ServerInfo`]).
+//! redis-py names itself with `CLIENT SETINFO`, and redis-py 8 opens every
+//! connection with `HELLO 3` — and gives up if the server refuses RESP3, so
+//! `HELLO 3` switches the session to RESP3 (the reply shapes of
+//! `encode::Protocol`) rather than answering `NOPROTO`. The answers are
+//! honest: one database (`SELECT` of any other index fails), no persistence
+//! (`save` is empty, `appendonly` is `no`), and `INFO` reports the store's
+//! own counters plus whatever the server around it knows ([`ServerInfo`]).
 //!
 //! For compatibility the server calls itself `redis` 7.0.0 in `HELLO` and
 //! `INFO`'s `redis_version` (clients gate features on that version); `INFO`
 //! names the real implementation in `granule_version`.
 
 use super::command::{arity_ok, c_string, lookup, write_arity_error, write_ok, Spec, COMMANDS, NOT_INTEGER, SYNTAX};
-use super::encode::{write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_verbatim, Protocol};
+use super::encode::{
+    write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_verbatim, Protocol,
+};
 use super::number::parse_i64;
 use super::store::Store;
 
@@ -125,7 +128,9 @@ impl Store {
     /// Redis's text format.
     pub(crate) fn cmd_info(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
         let everything = args.len() == 1
-            || args[1..].iter().any(|arg| [&b"all"[..], b"everything", b"default"].iter().any(|s| arg.eq_ignore_ascii_case(s)));
+            || args[1..]
+                .iter()
+                .any(|arg| [&b"all"[..], b"everything", b"default"].iter().any(|s| arg.eq_ignore_ascii_case(s)));
         let mut text = String::new();
         for section in SECTIONS {
             if !everything && !args[1..].iter().any(|arg| arg.eq_ignore_ascii_case(section.as_bytes())) {
@@ -342,7 +347,10 @@ impl Store {
                 i += 3;
             } else if args[i].eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
                 if !valid_client_name(args[i + 1]) {
-                    return write_error(out, b"ERR Client names cannot contain spaces, newlines or special characters.");
+                    return write_error(
+                        out,
+                        b"ERR Client names cannot contain spaces, newlines or special characters.",
+                    );
                 }
                 name = Some(args[i + 1]);
                 i += 2;
@@ -517,11 +525,15 @@ mod tests {
         assert_eq!(text(&mut store, "SELECT 1"), "-ERR DB index is out of range\r\n");
         assert_eq!(text(&mut store, "SELECT abc"), "-ERR value is not an integer or out of range\r\n");
         assert_eq!(text(&mut store, "HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
+        assert_eq!(text(&mut store, "HELLO 1"), "-NOPROTO unsupported protocol version\r\n");
         assert_eq!(text(&mut store, "HELLO abc"), "-ERR Protocol version is not an integer or out of range\r\n");
         assert_eq!(text(&mut store, "HELLO 2 FOO"), "-ERR Syntax error in HELLO option 'FOO'\r\n");
         assert_eq!(text(&mut store, "HELLO 2 AUTH"), "-ERR Syntax error in HELLO option 'AUTH'\r\n");
         assert_eq!(text(&mut store, "COMMAND DOCS"), "*0\r\n");
-        assert_eq!(text(&mut store, "COMMAND COUNT x"), "-ERR wrong number of arguments for 'command|count' command\r\n");
+        assert_eq!(
+            text(&mut store, "COMMAND COUNT x"),
+            "-ERR wrong number of arguments for 'command|count' command\r\n"
+        );
         assert_eq!(text(&mut store, "command foo"), "-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n");
         assert_eq!(text(&mut store, "CONFIG GET save"), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
         assert_eq!(text(&mut store, "CONFIG GET appendonly"), "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
@@ -545,7 +557,10 @@ mod tests {
         let mut store = Store::new();
         let mut session = Session::new();
         assert_eq!(run(&mut store, &mut session, &["CLIENT", "GETNAME"]), b"$-1\r\n");
-        assert_eq!(run(&mut store, &mut session, &["client", "setname", "a b"]), b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+        assert_eq!(
+            run(&mut store, &mut session, &["client", "setname", "a b"]),
+            b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n"
+        );
         assert_eq!(run(&mut store, &mut session, &["CLIENT", "SETNAME", "worker"]), b"+OK\r\n");
         assert_eq!(run(&mut store, &mut session, &["CLIENT", "GETNAME"]), b"$6\r\nworker\r\n");
         assert_eq!(run(&mut store, &mut session, &["CLIENT", "ID"]), b":1\r\n");
@@ -558,6 +573,41 @@ mod tests {
         assert_eq!(fields[5], Reply::Integer(2));
         assert_eq!(fields[7], Reply::Integer(1));
         assert_eq!(session.name(), Some(&b"other"[..]));
+    }
+
+    #[test]
+    fn hello_3_switches_the_session_to_resp3() {
+        let mut store = Store::new();
+        let mut session = Session::new();
+        let hello = run(&mut store, &mut session, &["HELLO", "3"]);
+        assert!(hello.starts_with(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
+        assert!(hello.windows(15).any(|w| w == b"$5\r\nproto\r\n:3\r\n"));
+        assert_eq!(session.protocol(), Protocol::Resp3);
+        let replies: Vec<Vec<u8>> = [
+            &["GET", "nokey"][..],
+            &["HSET", "h", "f", "v"],
+            &["HGETALL", "h"],
+            &["HGETALL", "nokey"],
+            &["ZADD", "z", "1.5", "m"],
+            &["ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES"],
+            &["ZSCORE", "z", "m"],
+            &["CONFIG", "GET", "save"],
+            &["INFO", "nothing"],
+        ]
+        .iter()
+        .map(|command| run(&mut store, &mut session, command))
+        .collect();
+        assert_eq!(
+            replies.concat(),
+            concat!(
+                "_\r\n:1\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n%0\r\n:1\r\n",
+                "*1\r\n*2\r\n$1\r\nm\r\n,1.5\r\n,1.5\r\n",
+                "%1\r\n$4\r\nsave\r\n$0\r\n\r\n=4\r\ntxt:\r\n",
+            )
+            .as_bytes()
+        );
+        let _ = run(&mut store, &mut session, &["HELLO", "2"]);
+        assert_eq!(run(&mut store, &mut session, &["GET", "nokey"]), b"$-1\r\n");
     }
 
     #[test]

@@ -16,9 +16,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::server::{ServerInfo, Session};
 use super::encode::Protocol;
 use super::hash::Hash;
+use super::server::{ServerInfo, Session};
 use super::zset::ZSet;
 
 /// A value.

@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
+use granule_user::resp::Reply;
 use granule_user::ycsb::zipfian::zeta;
 use granule_user::ycsb::{
-    fnvhash64, key_name, Config, Distribution, Failure, Generator, Op, OpKind, Reply, ScrambledZipfian, Transaction,
-    Workload, WorkloadSpec, Zipfian, ZIPFIAN_CONSTANT,
+    fnvhash64, key_name, Config, Distribution, Failure, Generator, Op, OpKind, ScrambledZipfian, Transaction, Workload,
+    WorkloadSpec, Zipfian, ZIPFIAN_CONSTANT,
 };
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

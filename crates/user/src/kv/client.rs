@@ -12,9 +12,8 @@ use std::sync::atomic::Ordering;
 use super::system::KvSystem;
 use crate::env::Env;
 use crate::net::socket::Socket;
-use crate::resp::parse_reply;
 use crate::trap::Trap;
-use crate::ycsb::{Generator, Op, Transaction};
+use crate::ycsb::{drive, Generator, Op};
 
 /// Largest reply a client accepts, in bytes.
 const MAX_REPLY: usize = 64 << 20;
@@ -30,40 +29,30 @@ struct Io<'a> {
 impl Io<'_> {
     /// Run `op` to the end; whether every reply was the expected one.
     fn transaction<T: Trap>(&mut self, env: &mut Env<T>, op: Op) -> bool {
-        let mut t = Transaction::new(op);
-        loop {
-            self.out.clear();
-            let Some(commands) = t.next_request(&mut self.out) else { break };
-            self.stats.requests.fetch_add(commands as u64, Ordering::Relaxed);
-            let mut replies = 0;
-            let mut first = true;
-            while replies < commands {
-                let send: &[u8] = if first { &self.out } else { &[] };
-                first = false;
-                let got = match self.sock.send_recv(env, self.port, send, false) {
-                    Ok(g) if !g.closed => g,
-                    _ => return false,
-                };
-                self.sock.incoming(&got, |b| self.inbuf.extend_from_slice(b));
-                let mut used = 0;
-                while replies < commands {
-                    match parse_reply(&self.inbuf[used..], MAX_REPLY) {
-                        Ok(Some((reply, n))) => {
-                            used += n;
-                            replies += 1;
-                            t.on_reply(&reply);
-                        }
-                        Ok(None) => break,
-                        Err(_) => {
-                            self.inbuf.clear();
-                            return false;
-                        }
-                    }
+        let (sock, port, requests) = (self.sock, self.port, &self.stats.requests);
+        let done = drive::run(
+            op,
+            &mut self.out,
+            &mut self.inbuf,
+            MAX_REPLY,
+            |n| {
+                requests.fetch_add(n as u64, Ordering::Relaxed);
+            },
+            |request, inbuf| match sock.send_recv(env, port, request, false) {
+                Ok(got) if !got.closed => {
+                    sock.incoming(&got, |b| inbuf.extend_from_slice(b));
+                    Ok(())
                 }
-                self.inbuf.drain(..used);
+                _ => Err(()),
+            },
+        );
+        match done {
+            Ok(t) => t.ok(),
+            Err(_) => {
+                self.inbuf.clear();
+                false
             }
         }
-        t.ok()
     }
 }
 

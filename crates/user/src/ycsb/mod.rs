@@ -46,12 +46,13 @@
 //! inserted yet, `η` fixed at the initial item count); [`zipfian`] lists
 //! them.
 
+pub mod drive;
 pub mod generator;
 pub mod transaction;
 pub mod workload;
 pub mod zipfian;
 
 pub use generator::{field_name, key_name, random_value, Generator, Op, OpKind};
-pub use transaction::{Failure, Reply, ReplyView, Transaction, View, INDEX_KEY};
+pub use transaction::{Failure, ReplyView, Transaction, View, INDEX_KEY};
 pub use workload::{Config, Distribution, ParseWorkloadError, Workload, WorkloadSpec};
 pub use zipfian::{fnvhash64, ScrambledZipfian, SkewedLatest, Zipfian, ZIPFIAN_CONSTANT};

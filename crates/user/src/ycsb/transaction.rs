@@ -89,9 +89,9 @@ pub enum View<'a, R> {
     Array(Option<&'a [R]>),
 }
 
-/// A parsed RESP2 reply [`Transaction`] can read. [`Reply`] is one; a
+/// A parsed RESP2 reply [`Transaction`] can read. `resp::Reply` is one; a
 /// parser's own reply type with the same five cases implements it with a
-/// one-line `match` per case, as [`Reply`] does:
+/// one-line `match` per case, as `resp::Reply` does:
 ///
 /// ```ignore
 /// impl ReplyView for resp::Reply {
@@ -109,33 +109,6 @@ pub enum View<'a, R> {
 pub trait ReplyView: Sized {
     /// The reply's type and contents.
     fn view(&self) -> View<'_, Self>;
-}
-
-/// A RESP2 reply (the shape `crate::resp`'s parser produces).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    /// Simple string.
-    Simple(Vec<u8>),
-    /// Error.
-    Error(Vec<u8>),
-    /// Integer.
-    Integer(i64),
-    /// Bulk string (`None`: nil).
-    Bulk(Option<Vec<u8>>),
-    /// Array (`None`: nil).
-    Array(Option<Vec<Reply>>),
-}
-
-impl ReplyView for Reply {
-    fn view(&self) -> View<'_, Self> {
-        match self {
-            Reply::Simple(s) => View::Simple(s),
-            Reply::Error(e) => View::Error(e),
-            Reply::Integer(i) => View::Integer(*i),
-            Reply::Bulk(b) => View::Bulk(b.as_deref()),
-            Reply::Array(a) => View::Array(a.as_deref()),
-        }
-    }
 }
 
 /// Why an operation failed.

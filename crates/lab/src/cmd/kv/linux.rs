@@ -54,8 +54,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use crossbeam_utils::CachePadded;
 use granule_user::kv::system::new_histogram;
 use granule_user::kv::KvConfig;
-use granule_user::resp::parse_reply;
-use granule_user::ycsb::{Generator, Op, Transaction};
+use granule_user::ycsb::drive::{self, DriveError};
+use granule_user::ycsb::{Generator, Op};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -336,55 +336,49 @@ impl Conn {
     /// Run `op` to the end, counting its commands in `requests`; whether
     /// every reply passed its check (the first failure otherwise).
     fn transaction(&mut self, op: Op, requests: &AtomicU64) -> Result<Option<String>> {
-        let mut t = Transaction::new(op);
-        loop {
-            self.out.clear();
-            let Some(commands) = t.next_request(&mut self.out) else { break };
-            requests.fetch_add(commands as u64, Ordering::Relaxed);
-            self.stream.write_all(&self.out).map_err(|e| self.io_error("sending to", e))?;
-            let mut replies = 0;
-            let mut used = 0;
-            while replies < commands {
-                match parse_reply(&self.inbuf[used..], MAX_REPLY) {
-                    Ok(Some((reply, n))) => {
-                        used += n;
-                        replies += 1;
-                        t.on_reply(&reply);
-                    }
-                    Ok(None) => {
-                        self.inbuf.drain(..used);
-                        used = 0;
-                        self.receive()?;
-                    }
-                    Err(e) => bail!("redis-server on port {} sent a malformed reply: {e:?}", self.port),
-                }
-            }
-            self.inbuf.drain(..used);
-        }
-        Ok(t.failure().map(ToString::to_string))
-    }
-
-    /// Append the next bytes the server sends to `inbuf`.
-    fn receive(&mut self) -> Result<()> {
-        loop {
-            match self.stream.read(&mut self.chunk) {
-                Ok(0) => bail!("redis-server on port {} closed the connection", self.port),
-                Ok(n) => {
-                    self.inbuf.extend_from_slice(&self.chunk[..n]);
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io_error("receiving from", e)),
-            }
+        let Self { stream, port, out, inbuf, chunk } = self;
+        let port = *port;
+        let done = drive::run(
+            op,
+            out,
+            inbuf,
+            MAX_REPLY,
+            |n| {
+                requests.fetch_add(n as u64, Ordering::Relaxed);
+            },
+            |request, inbuf| {
+                stream.write_all(request).map_err(|e| io_error("sending to", port, e))?;
+                receive(stream, chunk, inbuf, port)
+            },
+        );
+        match done {
+            Ok(t) => Ok(t.failure().map(ToString::to_string)),
+            Err(DriveError::Io(e)) => Err(e),
+            Err(DriveError::Malformed(e)) => bail!("redis-server on port {port} sent a malformed reply: {e:?}"),
         }
     }
+}
 
-    fn io_error(&self, what: &str, e: io::Error) -> anyhow::Error {
-        if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
-            anyhow!("{what} redis-server on port {}: no progress within {IO_TIMEOUT:?}", self.port)
-        } else {
-            anyhow!("{what} redis-server on port {}: {e}", self.port)
+/// Append the next bytes the server on `port` sends to `inbuf`.
+fn receive(stream: &mut TcpStream, chunk: &mut [u8], inbuf: &mut Vec<u8>, port: u16) -> Result<()> {
+    loop {
+        match stream.read(chunk) {
+            Ok(0) => bail!("redis-server on port {port} closed the connection"),
+            Ok(n) => {
+                inbuf.extend_from_slice(&chunk[..n]);
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error("receiving from", port, e)),
         }
+    }
+}
+
+fn io_error(what: &str, port: u16, e: io::Error) -> anyhow::Error {
+    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
+        anyhow!("{what} redis-server on port {port}: no progress within {IO_TIMEOUT:?}")
+    } else {
+        anyhow!("{what} redis-server on port {port}: {e}")
     }
 }
 

@@ -138,6 +138,13 @@ pub fn run(a: &Args) -> Result<()> {
         Some(s) => super::scale::parse_cores(s)?,
         None => (1..=m.cores).collect(),
     };
+    if let Some(&n) = cores.iter().find(|&&n| n > m.cores) {
+        bail!(
+            "{n} cores: this machine has {} CPUs, and the KV system needs a CPU per core (its idle cores spin \
+             before they park); use the model and simulator for larger machines",
+            m.cores
+        );
+    }
     let workloads = workloads(&a.workload)?;
     if a.records == 0 || a.records > MAX_RECORDS {
         bail!("--records must be 1..={MAX_RECORDS}");

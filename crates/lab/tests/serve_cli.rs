@@ -234,6 +234,21 @@ fn redis_clients_get_redis_answers_and_ctrl_c_stops_cleanly() {
         assert_eq!(v, i as i64);
     }
 
+    // Values larger than a packet, a socket area and the packet pool: the
+    // far side and the stacks cut them up and put them together again.
+    let big: Vec<String> = (0..4).map(|i| format!("{i}").repeat(900_000)).collect();
+    let _: () = redis::cmd("SET").arg("big:0").arg(&big[0]).query(&mut con).expect("SET big");
+    let got: String = redis::cmd("GET").arg("big:0").query(&mut con).expect("GET big");
+    assert!(got == big[0], "GET of a 900 kB value returned {} bytes", got.len());
+    let mut mset = redis::cmd("MSET");
+    for (i, v) in big.iter().enumerate() {
+        mset.arg(format!("big:{i}")).arg(v);
+    }
+    let _: () = mset.query(&mut con).expect("MSET big");
+    let got: Vec<String> = redis::cmd("MGET").arg(&["big:0", "big:1", "big:2", "big:3"]).query(&mut con).expect("MGET");
+    assert!(got == big, "MGET of 4 x 900 kB returned {:?} bytes", got.iter().map(String::len).collect::<Vec<_>>());
+    assert_eq!(cmd::<i64>(&mut con, &["DEL", "big:0", "big:1", "big:2", "big:3"]), 4);
+
     // Twenty clients at once, each writing its own keys; every acknowledged
     // write is read back, by its writer and by a fresh connection.
     let url = server.url();

@@ -22,7 +22,7 @@ pub fn run<T: Trap>(env: &mut Env<T>, kv: &KvSystem, index: usize) {
     let spec = spec.unwrap_or_else(|| panic!("server {index} started before the root task built it"));
     let Some(st) = kv.servers.get(index) else { panic!("no server {index}") };
     let sock = Socket { ep: spec.ep, area: spec.area };
-    let limits = Limits { max_request: kv.config.max_request, ..Limits::default() };
+    let limits = Limits::with_max_request(kv.config.max_request);
     let mut conns: HashMap<u16, Connection> = HashMap::new();
     let mut out = Vec::new();
     let (mut to, mut close) = (0u16, false);

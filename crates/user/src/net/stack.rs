@@ -95,6 +95,8 @@ struct Conn {
     buf: Vec<u8>,
     start: usize,
     fin: bool,
+    /// In the `turn` queue.
+    queued: bool,
 }
 
 impl Conn {
@@ -118,11 +120,13 @@ struct Stack<'a> {
     spec: &'a StackSpec,
     conns: BTreeMap<u16, Conn>,
     turn: VecDeque<u16>,
+    /// Connections whose stream outgrew the limit: to be reset.
+    overflowed: Vec<u16>,
 }
 
 /// The stack thread's program: serve the application's calls forever.
 pub fn run<T: Trap>(env: &mut Env<T>, spec: &StackSpec) {
-    let mut st = Stack { spec, conns: BTreeMap::new(), turn: VecDeque::new() };
+    let mut st = Stack { spec, conns: BTreeMap::new(), turn: VecDeque::new(), overflowed: Vec::new() };
     let mut info = match env.recv(spec.ep, spec.reply) {
         Ok(r) => r.info,
         Err(e) => panic!("stack {}: recv: {e}", spec.port),
@@ -161,9 +165,11 @@ impl Stack<'_> {
             let desc = loop {
                 match spec.pool.alloc() {
                     Some(d) => break d,
-                    // Every buffer is in flight: let the driver and the far
-                    // side drain (they free buffers), then try again.
+                    // Every buffer is in flight: free the ones queued here
+                    // (their bytes join their streams), let the driver and
+                    // the far side drain theirs, then try again.
                     None => {
+                        self.receive();
                         let _ = env.signal(spec.driver);
                         let _ = env.yield_now();
                     }
@@ -179,14 +185,16 @@ impl Stack<'_> {
                 break;
             }
         }
-        if close {
-            self.conns.remove(&conn);
+        if close && self.conns.remove(&conn).is_some_and(|c| c.queued) {
             self.turn.retain(|&c| c != conn);
         }
         let _ = env.signal(spec.driver);
     }
 
-    /// Take every packet the driver queued here.
+    /// Take every packet the driver queued here. A stream that would grow
+    /// past four request limits (its application does not keep up) is
+    /// marked for a reset: its bytes are dropped, which loses nothing
+    /// acknowledged (none of them was answered).
     fn receive(&mut self) {
         let spec = self.spec;
         let limit = 4 * spec.framing.limit();
@@ -202,12 +210,22 @@ impl Stack<'_> {
                 continue;
             };
             spec.pool.free(desc);
-            if let Some(c) = self.conns.get_mut(&src) {
-                c.fin |= fin || overflow;
-                if !self.turn.contains(&src) {
-                    self.turn.push_back(src);
-                }
+            let Some(c) = self.conns.get_mut(&src) else { continue };
+            if overflow && !c.fin {
+                self.overflowed.push(src);
             }
+            c.fin |= fin || overflow;
+            if !c.queued {
+                c.queued = true;
+                self.turn.push_back(src);
+            }
+        }
+    }
+
+    /// Reset the connections that overflowed: a `FIN` tells the peer.
+    fn reset_overflowed<T: Trap>(&mut self, env: &mut Env<T>) {
+        while let Some(conn) = self.overflowed.pop() {
+            self.transmit(env, conn, 0, true);
         }
     }
 
@@ -216,6 +234,7 @@ impl Stack<'_> {
     fn deliver<T: Trap>(&mut self, env: &mut Env<T>) -> (u16, usize, bool) {
         loop {
             self.receive();
+            self.reset_overflowed(env);
             if let Some(d) = self.next_delivery() {
                 return d;
             }
@@ -231,6 +250,7 @@ impl Stack<'_> {
         for _ in 0..self.turn.len() {
             let conn = self.turn.pop_front()?;
             let Some(c) = self.conns.get_mut(&conn) else { continue };
+            c.queued = false;
             let pending = c.pending();
             let mut n = 0;
             let mut raw = false;
@@ -260,6 +280,7 @@ impl Stack<'_> {
                 spec.area.to_app.write(&pending[..n]);
                 c.consume(n);
                 if !c.pending().is_empty() || c.fin {
+                    c.queued = true;
                     self.turn.push_back(conn);
                 }
                 return Some((conn, n, false));

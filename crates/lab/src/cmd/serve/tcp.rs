@@ -133,7 +133,7 @@ pub struct Totals {
     pub refused: u64,
     /// Most clients connected at once (lingering connections aside).
     pub peak: usize,
-    /// Connections open when the loop stopped.
+    /// Connections whose client had not closed when the loop stopped.
     pub open_at_stop: usize,
     /// Bytes read from clients.
     pub bytes_in: u64,
@@ -572,15 +572,16 @@ impl Loop {
     /// Close connection `id`'s socket if its life is over, start its
     /// lingering, or forget it.
     fn settle(&mut self, id: u16) {
-        let now = Instant::now();
         let Some(c) = self.conns[usize::from(id)].as_deref_mut() else { return };
-        if c.stream.is_some() && c.pending_out() == 0 {
-            let lingered = c.linger_until.is_some_and(|t| now >= t);
-            if c.server_fin || (c.eof && c.fin_sent && lingered) {
-                self.t.unwritten += c.close(&mut self.scratch) as u64;
-            } else if c.eof && c.fin_sent && c.linger_until.is_none() {
-                c.linger_until = Some(now + LINGER);
-                self.lingering.push(id);
+        if c.stream.is_some() && c.pending_out() == 0 && (c.server_fin || (c.eof && c.fin_sent)) {
+            match c.linger_until {
+                _ if c.server_fin => self.t.unwritten += c.close(&mut self.scratch) as u64,
+                None => {
+                    c.linger_until = Some(Instant::now() + LINGER);
+                    self.lingering.push(id);
+                }
+                Some(t) if Instant::now() >= t => self.t.unwritten += c.close(&mut self.scratch) as u64,
+                Some(_) => {}
             }
         }
         if c.finished() {
@@ -618,7 +619,7 @@ impl Loop {
             let _ = self.poll.registry().deregister(l);
         }
         self.listeners.clear();
-        self.t.open_at_stop = self.ids.live();
+        self.t.open_at_stop = self.conns.iter().flatten().filter(|c| c.stream.is_some() && !c.eof).count();
         for slot in &mut self.conns {
             if let Some(mut c) = slot.take() {
                 c.writable = true;

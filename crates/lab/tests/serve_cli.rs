@@ -234,6 +234,10 @@ fn redis_clients_get_redis_answers_and_ctrl_c_stops_cleanly() {
         assert_eq!(v, i as i64);
     }
 
+    // A transaction (MULTI/EXEC, what redis-py's default pipeline sends).
+    let (a, b): (i64, i64) = redis::pipe().atomic().incr("tx", 1).incr("tx", 2).query(&mut con).expect("MULTI/EXEC");
+    assert_eq!((a, b), (1, 3));
+
     // Values larger than a packet, a socket area and the packet pool: the
     // far side and the stacks cut them up and put them together again.
     let big: Vec<String> = (0..4).map(|i| format!("{i}").repeat(900_000)).collect();

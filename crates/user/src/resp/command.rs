@@ -273,6 +273,21 @@ impl Store {
         flow
     }
 
+    /// Whether `args` names a known command with a valid argument count;
+    /// otherwise the error Redis gives is appended to `out`.
+    pub(crate) fn check(args: &[&[u8]], out: &mut Vec<u8>) -> bool {
+        let Some(&name) = args.first() else { return false };
+        let Some(spec) = lookup(name) else {
+            write_unknown_command(out, args);
+            return false;
+        };
+        if !arity_ok(spec.arity, args.len()) {
+            write_arity_error(out, spec.text);
+            return false;
+        }
+        true
+    }
+
     /// Executes one command for the client `session` (its name, its id) and
     /// appends its reply to `out`. `now_ms` is the current time in
     /// milliseconds, the only clock the store sees.

@@ -15,6 +15,7 @@
 
 use super::command::Flow;
 use super::encode::write_error;
+use super::multi::{self, Multi};
 use super::parse::{Limits, Parser};
 use super::server::Session;
 use super::store::Store;
@@ -32,6 +33,8 @@ pub struct Connection {
     session: Session,
     commands: u64,
     closed: bool,
+    /// An open `MULTI`.
+    multi: Option<Multi>,
 }
 
 impl Connection {
@@ -106,8 +109,12 @@ impl Connection {
                         continue;
                     }
                     self.commands += 1;
-                    let session = &mut self.session;
-                    let flow = request.with_args(frame, |args| store.execute_in(session, args, now_ms, out));
+                    let (session, state) = (&mut self.session, &mut self.multi);
+                    let max = 16 * self.limits.max_request;
+                    let flow = request.with_args(frame, |args| {
+                        multi::handle(state, args, store, session, now_ms, max, out)
+                            .unwrap_or_else(|| store.execute_in(session, args, now_ms, out))
+                    });
                     if flow == Flow::Close {
                         self.closed = true;
                         return (used, Flow::Close);

@@ -43,6 +43,7 @@ pub mod command;
 pub mod connection;
 pub mod encode;
 pub mod hash;
+pub mod multi;
 pub mod number;
 pub mod parse;
 pub mod server;

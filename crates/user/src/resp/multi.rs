@@ -1,0 +1,149 @@
+//! Transactions: `MULTI`, then queued commands, then `EXEC` (or `DISCARD`).
+//!
+//! Client libraries use them unasked — redis-py's `pipeline()` wraps its
+//! commands in `MULTI`/`EXEC` by default — so a server real clients drive
+//! must have them. Between `MULTI` and `EXEC` each command is checked (a
+//! known name, a valid argument count) and answered `+QUEUED`; a command
+//! that fails the check is answered with its error and makes `EXEC` answer
+//! `-EXECABORT` (Redis ≥ 2.6.5). `EXEC` runs the queue in order and answers
+//! an array of the replies; the store is single-threaded, so nothing runs in
+//! between. Errors at run time are ordinary elements of that array, as in
+//! Redis. `WATCH` is not supported (it is an unknown command). The queue is
+//! bounded: past `max_bytes` of queued arguments the transaction fails.
+
+use super::command::Flow;
+use super::encode::{write_array_header, write_error, write_simple};
+use super::server::Session;
+use super::store::Store;
+
+/// A transaction being queued.
+#[derive(Debug, Default)]
+pub struct Multi {
+    queued: Vec<Vec<Vec<u8>>>,
+    bytes: usize,
+    failed: bool,
+}
+
+/// What a command means to the transaction state.
+enum Verb {
+    Multi,
+    Exec,
+    Discard,
+    Other,
+}
+
+fn verb(name: &[u8]) -> Verb {
+    if name.eq_ignore_ascii_case(b"MULTI") {
+        Verb::Multi
+    } else if name.eq_ignore_ascii_case(b"EXEC") {
+        Verb::Exec
+    } else if name.eq_ignore_ascii_case(b"DISCARD") {
+        Verb::Discard
+    } else {
+        Verb::Other
+    }
+}
+
+/// Handle `args` if it belongs to transactions (`MULTI`, `EXEC`, `DISCARD`,
+/// or any command while one is open); `None` if the caller should execute it
+/// as usual.
+pub fn handle(
+    state: &mut Option<Multi>,
+    args: &[&[u8]],
+    store: &mut Store,
+    session: &mut Session,
+    now_ms: u64,
+    max_bytes: usize,
+    out: &mut Vec<u8>,
+) -> Option<Flow> {
+    let name = args.first()?;
+    let single = args.len() == 1;
+    match (verb(name), state.as_mut()) {
+        (Verb::Multi, None) if single => {
+            *state = Some(Multi::default());
+            write_simple(out, b"OK");
+        }
+        (Verb::Multi, Some(_)) if single => write_error(out, b"ERR MULTI calls can not be nested"),
+        (Verb::Exec, None) if single => write_error(out, b"ERR EXEC without MULTI"),
+        (Verb::Discard, None) if single => write_error(out, b"ERR DISCARD without MULTI"),
+        (Verb::Discard, Some(_)) if single => {
+            *state = None;
+            write_simple(out, b"OK");
+        }
+        (Verb::Exec, Some(_)) if single => {
+            let multi = state.take().unwrap_or_default();
+            if multi.failed {
+                write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
+                return Some(Flow::Continue);
+            }
+            write_array_header(out, multi.queued.len());
+            let mut flow = Flow::Continue;
+            for command in &multi.queued {
+                let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
+                if store.execute_in(session, &args, now_ms, out) == Flow::Close {
+                    flow = Flow::Close;
+                }
+            }
+            return Some(flow);
+        }
+        (Verb::Multi | Verb::Exec | Verb::Discard, _) => {
+            // With arguments: the ordinary arity error, and an open
+            // transaction fails.
+            let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+            write_error(out, format!("ERR wrong number of arguments for '{name}' command").as_bytes());
+            if let Some(m) = state.as_mut() {
+                m.failed = true;
+            }
+        }
+        (Verb::Other, None) => return None,
+        (Verb::Other, Some(m)) => {
+            let size: usize = args.iter().map(|a| a.len() + 16).sum();
+            if m.bytes + size > max_bytes {
+                m.failed = true;
+                write_error(out, b"ERR transaction too large");
+            } else if Store::check(args, out) {
+                m.bytes += size;
+                m.queued.push(args.iter().map(|a| a.to_vec()).collect());
+                write_simple(out, b"QUEUED");
+            } else {
+                m.failed = true;
+            }
+        }
+    }
+    Some(Flow::Continue)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::{Connection, Store};
+
+    fn feed(c: &mut Connection, store: &mut Store, input: &str) -> String {
+        let mut out = Vec::new();
+        let _ = c.feed(input.as_bytes(), store, 0, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn exec_runs_the_queue_in_order_and_discard_drops_it() {
+        let (mut c, mut store) = (Connection::default(), Store::new());
+        let got = feed(&mut c, &mut store, "MULTI\r\nINCR n\r\nINCR n\r\nGET n\r\nEXEC\r\n");
+        assert_eq!(got, "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n:2\r\n$1\r\n2\r\n");
+        let got = feed(&mut c, &mut store, "MULTI\r\nINCR n\r\nDISCARD\r\nGET n\r\n");
+        assert_eq!(got, "+OK\r\n+QUEUED\r\n+OK\r\n$1\r\n2\r\n");
+    }
+
+    #[test]
+    fn errors_abort_or_are_reported_like_redis() {
+        let (mut c, mut store) = (Connection::default(), Store::new());
+        assert_eq!(feed(&mut c, &mut store, "EXEC\r\n"), "-ERR EXEC without MULTI\r\n");
+        assert_eq!(feed(&mut c, &mut store, "DISCARD\r\n"), "-ERR DISCARD without MULTI\r\n");
+        let got = feed(&mut c, &mut store, "MULTI\r\nMULTI\r\nNOPE\r\nGET\r\nEXEC\r\nGET n\r\n");
+        assert!(got.starts_with("+OK\r\n-ERR MULTI calls can not be nested\r\n-ERR unknown command 'NOPE'"), "{got}");
+        assert!(got.contains("-ERR wrong number of arguments for 'get' command\r\n"), "{got}");
+        assert!(got.ends_with("-EXECABORT Transaction discarded because of previous errors.\r\n$-1\r\n"), "{got}");
+        // A run-time error is one element of EXEC's reply.
+        let got = feed(&mut c, &mut store, "SET s x\r\nMULTI\r\nINCR s\r\nSET t y\r\nEXEC\r\n");
+        assert!(got.ends_with("*2\r\n-ERR value is not an integer or out of range\r\n+OK\r\n"), "{got}");
+    }
+}

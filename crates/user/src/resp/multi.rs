@@ -115,7 +115,6 @@ pub fn handle(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::resp::{Connection, Store};
 
     fn feed(c: &mut Connection, store: &mut Store, input: &str) -> String {

@@ -52,6 +52,9 @@ enum Command {
     /// Serve the KV system on the kernel to real Redis clients over TCP on
     /// 127.0.0.1.
     Serve(cmd::serve::Args),
+    /// `granule serve` against redis-server, side by side, both driven by
+    /// redis-benchmark: requests per second and per server CPU-second.
+    ServeBench(cmd::serve_bench::Args),
     /// The queueing model of a big lock: predict, fit measurements,
     /// simulate lock hand-off on a topology, validate the simulator.
     Model(cmd::model::Args),
@@ -71,6 +74,7 @@ fn main() -> std::process::ExitCode {
         Command::Kv(a) => cmd::kv::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::ServeBench(a) => cmd::serve_bench::run(a),
         Command::Model(a) => cmd::model::run(a),
         Command::Suite(a) => cmd::suite::run(a),
     };

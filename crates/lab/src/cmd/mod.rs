@@ -8,6 +8,7 @@ pub mod model;
 pub mod quaject;
 pub mod scale;
 pub mod serve;
+pub mod serve_bench;
 pub mod suite;
 pub mod verify;
 

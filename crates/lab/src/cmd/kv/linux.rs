@@ -79,7 +79,7 @@ const PORT_ATTEMPTS: usize = 3;
 const MAX_REPLY: usize = 64 << 20;
 /// Linux's `USER_HZ`: the unit of `/proc/<pid>/stat` times (100 on every
 /// architecture this project runs on).
-const USER_HZ: f64 = 100.0;
+pub(crate) const USER_HZ: f64 = 100.0;
 /// How often waiting threads look at the shared state.
 const POLL: Duration = Duration::from_millis(1);
 
@@ -114,7 +114,7 @@ pub fn redis_server() -> Result<PathBuf, String> {
 }
 
 /// The first executable file called `name` in a directory of `PATH`.
-fn on_path(name: &Path) -> Option<PathBuf> {
+pub(crate) fn on_path(name: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let dirs = std::env::var_os("PATH")?;
     std::env::split_paths(&dirs)
@@ -124,7 +124,7 @@ fn on_path(name: &Path) -> Option<PathBuf> {
 
 /// The version `redis-server --version` reports (`Redis server v=7.0.15
 /// sha=…` → `7.0.15`).
-fn version(path: &Path) -> Result<String, String> {
+pub(crate) fn version(path: &Path) -> Result<String, String> {
     let out = Command::new(path).arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output().map_err(|e| {
         format!(
             "{} does not run ({e}); install redis-server (Debian/Ubuntu: `apt-get install redis-server`)",
@@ -165,7 +165,7 @@ impl Drop for Servers {
 }
 
 /// A port of 127.0.0.1 nobody listens on now, other than 6379 and `taken`.
-fn free_port(taken: &[u16]) -> Result<u16> {
+pub(crate) fn free_port(taken: &[u16]) -> Result<u16> {
     for _ in 0..16 {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("binding a port of 127.0.0.1")?;
         let port = listener.local_addr().context("the bound port")?.port();
@@ -177,7 +177,7 @@ fn free_port(taken: &[u16]) -> Result<u16> {
 }
 
 /// `taskset`, if it is installed and may pin to `cpu`.
-fn taskset(cpu: usize) -> Option<PathBuf> {
+pub(crate) fn taskset(cpu: usize) -> Option<PathBuf> {
     let t = on_path(Path::new("taskset"))?;
     let ok = Command::new(&t)
         .args(["-c", &cpu.to_string(), "true"])
@@ -246,7 +246,7 @@ fn wait_ready(server: &mut Server) -> Result<Result<(), String>> {
 }
 
 /// One `PING`, answered `+PONG`.
-fn ping(addr: &SocketAddr) -> io::Result<()> {
+pub(crate) fn ping(addr: &SocketAddr) -> io::Result<()> {
     let mut s = TcpStream::connect_timeout(addr, Duration::from_millis(100))?;
     s.set_read_timeout(Some(Duration::from_millis(500)))?;
     s.set_write_timeout(Some(Duration::from_millis(500)))?;
@@ -459,7 +459,7 @@ fn cpu_jiffies() -> Result<Vec<Option<(u64, u64)>>> {
 }
 
 /// User plus system time of process `pid`, in `USER_HZ` ticks.
-fn process_ticks(pid: u32) -> Result<u64> {
+pub(crate) fn process_ticks(pid: u32) -> Result<u64> {
     let path = format!("/proc/{pid}/stat");
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
     // Fields after the command name (which may hold spaces): state is the

@@ -27,7 +27,7 @@
 //! their lock acquisitions, contention and (rtm) abort rate to each record,
 //! and prints the FreeBSD table of each point.
 
-mod linux;
+pub(crate) mod linux;
 mod measure;
 mod record;
 

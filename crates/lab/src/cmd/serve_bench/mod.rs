@@ -1,0 +1,353 @@
+//! `granule serve-bench`: `granule serve` against `redis-server`, side by
+//! side in one invocation, both driven by `redis-benchmark`.
+//!
+//! The issue's target: requests per second and requests per server
+//! CPU-second (Xput) of `granule serve --regime bkl` at least those of
+//! `redis-server` on the same machine, under `redis-benchmark -c 50
+//! -n 200000 -t set,get`, with and without `-P 16`. This machine's speed
+//! drifts over minutes, so both servers are measured in the same
+//! invocation, each (test, pipeline) point on both back to back, the server
+//! that goes first alternating from round to round, and compared by their
+//! medians over the rounds.
+//!
+//! **Processes.** Both servers start once, as children on free ports of
+//! 127.0.0.1 ([`servers`]): `granule serve` of this executable, and
+//! `redis-server` without persistence. `granule serve` pins its core 0 (and
+//! its TCP thread) to the first CPU this process may use; `redis-server` is
+//! pinned to the same CPU and `redis-benchmark` to the others when
+//! `taskset` is installed and there are other CPUs, so that each server
+//! has one CPU and never shares it with the load. Every child is stopped
+//! and reaped on every way out ([`child`]): `granule serve` by `SIGINT`
+//! (its clean shutdown), killed if it does not exit in time; it also stops
+//! by itself (`--seconds`) after the longest this benchmark may take.
+//!
+//! **Runs** ([`bench`]): one `redis-benchmark` per (round, pipeline, test,
+//! server), one test each so that the server CPU time read around it is
+//! that test's. Records ([`summary`]): `serve_bench` per run, then
+//! `serve_vs_redis` per (test, pipeline).
+
+mod bench;
+mod child;
+mod servers;
+mod summary;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args as ClapArgs;
+use serde_json::{Map, Value};
+
+use self::bench::Bench;
+use self::servers::{Kind, Server};
+use self::summary::Sample;
+use crate::cmd::kv::linux::{on_path, redis_server, taskset, version};
+use crate::machine::Machine;
+use crate::output::{emit, Format};
+use crate::progress;
+use crate::regimes::REGIMES;
+
+/// Options of `granule serve-bench`.
+#[derive(Clone, Debug, ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: super::Common,
+    /// The regime `granule serve` runs: bkl (CLH), bkl-ticket, bkl-mcs,
+    /// fine, rtm or lockfree.
+    #[arg(long, default_value = "bkl")]
+    pub regime: String,
+    /// Rounds: every (test, pipeline) runs once on each server per round.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u64,
+    /// Requests per redis-benchmark run (`-n`).
+    #[arg(long, default_value_t = 200_000)]
+    pub requests: u64,
+    /// Parallel connections of redis-benchmark (`-c`).
+    #[arg(long, default_value_t = 50)]
+    pub clients: u64,
+    /// Pipeline depths (`-P`), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,16")]
+    pub pipeline: Vec<u64>,
+    /// redis-benchmark tests (`-t`), comma-separated, one run each: set,
+    /// get, incr, mset, hset, zadd, ping_inline, ping_mbulk.
+    #[arg(long, value_delimiter = ',', default_value = "set,get")]
+    pub tests: Vec<String>,
+}
+
+/// The redis-benchmark tests allowed: those whose commands `granule serve`
+/// implements and that print one result each.
+const TESTS: &[&str] = &["set", "get", "incr", "mset", "hset", "zadd", "ping_inline", "ping_mbulk"];
+/// Most `--rounds`.
+const MAX_ROUNDS: u64 = 100;
+/// Most `--requests`.
+const MAX_REQUESTS: u64 = 100_000_000;
+/// Most `--clients` (`granule serve` accepts 10 000 by default).
+const MAX_CLIENTS: u64 = 10_000;
+/// Deepest `--pipeline`.
+const MAX_PIPELINE: u64 = 1000;
+/// Longest one run may take: this, plus [`RUN_PER_REQUEST`] per request
+/// (a floor of 2000 requests per second).
+const RUN_BASE: Duration = Duration::from_secs(30);
+/// See [`RUN_BASE`].
+const RUN_PER_REQUEST: Duration = Duration::from_micros(500);
+/// Longest `granule serve` is told to live (its own limit).
+const MAX_LIFETIME: Duration = Duration::from_secs(365 * 24 * 3600);
+/// How to install what is missing.
+const INSTALL: &str = "serve-bench needs redis-server and redis-benchmark (Debian/Ubuntu: `apt-get install \
+                       redis-server redis-tools`)";
+
+/// The validated options.
+#[derive(Clone, Debug)]
+struct Settings {
+    regime: &'static str,
+    rounds: u64,
+    requests: u64,
+    clients: u64,
+    pipelines: Vec<u64>,
+    tests: Vec<&'static str>,
+}
+
+impl Settings {
+    fn new(a: &Args) -> Result<Self> {
+        let name = a.regime.trim();
+        let Some(&regime) = REGIMES.iter().find(|r| **r == name) else {
+            bail!("unknown regime `{name}`; known regimes: {}", REGIMES[1..].join(", "));
+        };
+        if regime == "none" {
+            bail!("regime none cannot serve: the KV system's cores share the driver's notifications");
+        }
+        if !(1..=MAX_ROUNDS).contains(&a.rounds) {
+            bail!("--rounds must be 1..={MAX_ROUNDS}");
+        }
+        if !(1..=MAX_REQUESTS).contains(&a.requests) {
+            bail!("--requests must be 1..={MAX_REQUESTS}");
+        }
+        if !(1..=MAX_CLIENTS).contains(&a.clients) {
+            bail!("--clients must be 1..={MAX_CLIENTS}");
+        }
+        let mut pipelines = Vec::new();
+        for &p in &a.pipeline {
+            if !(1..=MAX_PIPELINE).contains(&p) {
+                bail!("--pipeline depths must be 1..={MAX_PIPELINE}, not {p}");
+            }
+            if !pipelines.contains(&p) {
+                pipelines.push(p);
+            }
+        }
+        if pipelines.is_empty() {
+            bail!("--pipeline needs at least one depth, e.g. 1,16");
+        }
+        let mut tests = Vec::new();
+        for t in &a.tests {
+            let t = t.trim().to_ascii_lowercase();
+            let Some(&known) = TESTS.iter().find(|k| **k == t) else {
+                if t == "ping" {
+                    bail!("--tests ping runs two redis-benchmark tests at once; name one: ping_inline or ping_mbulk");
+                }
+                bail!("unknown or unsupported test `{t}`; --tests takes {}", TESTS.join(", "));
+            };
+            if !tests.contains(&known) {
+                tests.push(known);
+            }
+        }
+        if tests.is_empty() {
+            bail!("--tests needs at least one of {}", TESTS.join(", "));
+        }
+        Ok(Self { regime, rounds: a.rounds, requests: a.requests, clients: a.clients, pipelines, tests })
+    }
+
+    /// redis-benchmark runs in all.
+    fn runs(&self) -> u64 {
+        self.rounds * self.pipelines.len() as u64 * self.tests.len() as u64 * 2
+    }
+}
+
+/// Both servers; dropping it stops `granule serve` first, then
+/// `redis-server`.
+#[derive(Debug)]
+struct Pair {
+    granule: Server,
+    redis: Server,
+}
+
+impl Pair {
+    fn get(&mut self, kind: Kind) -> &mut Server {
+        match kind {
+            Kind::Granule => &mut self.granule,
+            Kind::Redis => &mut self.redis,
+        }
+    }
+}
+
+/// Run `granule serve-bench`.
+pub fn run(a: &Args) -> Result<()> {
+    let s = Settings::new(a)?;
+    let redis_path = redis_server().map_err(|why| anyhow!("{why}; {INSTALL}"))?;
+    let redis_version = version(&redis_path).map_err(|why| anyhow!("{why}; {INSTALL}"))?;
+    let program = on_path(Path::new("redis-benchmark"))
+        .ok_or_else(|| anyhow!("redis-benchmark is not installed (not on PATH); {INSTALL}"))?;
+    bench::check(&program).map_err(|why| anyhow!("{why}; {INSTALL}"))?;
+    child::catch_interrupts()?;
+    let m = Machine::detect();
+
+    // One CPU for the servers (the first, where `granule serve` puts its
+    // core 0), the others for the load.
+    let cpus: Vec<usize> = crate::pin::cpus().into_iter().map(|c| c.id).collect();
+    let server_cpu = cpus.first().copied();
+    let redis_pin = server_cpu.and_then(|c| taskset(c).map(|t| (t, c)));
+    let load_cpus = cpus.get(1..).unwrap_or_default();
+    let bench_pin = load_cpus.first().and_then(|&c| taskset(c)).map(|t| {
+        let list: Vec<String> = load_cpus.iter().map(ToString::to_string).collect();
+        (t, list.join(","))
+    });
+
+    let timeout = RUN_BASE + RUN_PER_REQUEST.saturating_mul(u32::try_from(s.requests).unwrap_or(u32::MAX));
+    let lifetime = servers::GRANULE_READY
+        .saturating_add(timeout.saturating_mul(u32::try_from(s.runs()).unwrap_or(u32::MAX)))
+        .saturating_add(Duration::from_secs(120))
+        .min(MAX_LIFETIME);
+    let granule = servers::granule(s.regime, lifetime, &[])?;
+    let redis = servers::redis(&redis_path, redis_pin.as_ref().map(|(t, c)| (t.as_path(), *c)), &[granule.port])?;
+    let mut pair = Pair { granule, redis };
+
+    let mut setup = crate::output::record("serve_bench_setup");
+    setup.insert("regime".into(), s.regime.into());
+    setup.insert("granule_port".into(), pair.granule.port.into());
+    setup.insert("redis_port".into(), pair.redis.port.into());
+    setup.insert("redis_version".into(), redis_version.into());
+    setup.insert("requests".into(), s.requests.into());
+    setup.insert("clients".into(), s.clients.into());
+    setup.insert("rounds".into(), s.rounds.into());
+    let cpu_of_servers = match (server_cpu, &redis_pin) {
+        (Some(c), Some(_)) => c.to_string(),
+        (Some(c), None) => format!("granule {c}, redis unpinned"),
+        _ => "unpinned".into(),
+    };
+    setup.insert("server_cpu".into(), cpu_of_servers.into());
+    setup.insert("benchmark_cpus".into(), bench_pin.as_ref().map_or("unpinned".to_string(), |(_, l)| l.clone()).into());
+
+    let bench = Bench { program, pin: bench_pin, clients: s.clients, requests: s.requests, timeout };
+    let pb = progress::bar(s.runs(), "serve");
+    let measured = measure(&s, &bench, &mut pair, &pb);
+    pb.finish_and_clear();
+    let samples = measured?;
+
+    // The clean shutdown of `granule serve`, then Redis.
+    let Pair { mut granule, redis } = pair;
+    match granule.child.stop() {
+        Some(st) if st.success() => {}
+        st => eprintln!(
+            "granule serve-bench: warning: granule serve did not stop cleanly ({}){}",
+            st.map_or("not reaped".to_string(), |st| st.to_string()),
+            Some(granule.child.last_error_line()).filter(|l| !l.is_empty()).map_or(String::new(), |l| format!(": {l}"))
+        ),
+    }
+    drop(redis);
+
+    let mut records: Vec<Map<String, Value>> = vec![m.record(), setup];
+    records.extend(samples.iter().map(Sample::record));
+    let mut met = 0;
+    for &p in &s.pipelines {
+        for &t in &s.tests {
+            let r = summary::compare(&samples, s.regime, t, p);
+            met += usize::from(r.get("meets_target") == Some(&Value::Bool(true)));
+            records.push(r);
+        }
+    }
+    let mut note = String::new();
+    if a.common.format == Format::Table {
+        note.push_str(&format!(
+            "requests_per_sec: as redis-benchmark reports it; server_cpu_s: the server process's utime + stime over \
+             the run (/proc/<pid>/stat, all threads, 10 ms ticks); requests_per_cpu_s: requests / server_cpu_s (empty \
+             when no tick was charged); order 1: that server ran first in its round (the first alternates).\n\
+             serve_vs_redis: medians over the rounds, ratios granule / redis; meets_target: both ratios >= 1.0. Target \
+             met on {met} of {} (test, pipeline) points.\n",
+            s.pipelines.len() * s.tests.len()
+        ));
+    }
+    emit(a.common.format, &records, &note)?;
+    Ok(())
+}
+
+/// Every run: per round, pipeline and test, both servers back to back,
+/// `granule serve` first in odd rounds and `redis-server` first in even
+/// ones.
+fn measure(s: &Settings, bench: &Bench, pair: &mut Pair, pb: &indicatif::ProgressBar) -> Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    for round in 1..=s.rounds {
+        let order = if round % 2 == 1 { [Kind::Granule, Kind::Redis] } else { [Kind::Redis, Kind::Granule] };
+        for &pipeline in &s.pipelines {
+            for &test in &s.tests {
+                for (i, kind) in order.into_iter().enumerate() {
+                    pb.set_message(format!("round {round} -P {pipeline} {test} {}", kind.name()));
+                    let r = bench
+                        .run(pair.get(kind), test, pipeline)
+                        .with_context(|| format!("round {round}, pipeline {pipeline}, test {test}"))?;
+                    samples.push(Sample {
+                        round,
+                        server: kind,
+                        test: test.to_string(),
+                        pipeline,
+                        order: i as u64 + 1,
+                        requests: s.requests,
+                        requests_per_sec: r.requests_per_sec,
+                        server_cpu_s: r.server_cpu_s,
+                    });
+                    pb.inc(1);
+                }
+            }
+        }
+    }
+    Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(f: impl FnOnce(&mut Args)) -> Args {
+        let mut a = Args {
+            common: super::super::Common { format: Format::Json },
+            regime: "bkl".into(),
+            rounds: 3,
+            requests: 200_000,
+            clients: 50,
+            pipeline: vec![1, 16],
+            tests: vec!["set".into(), "get".into()],
+        };
+        f(&mut a);
+        a
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let s = Settings::new(&args(|_| {})).expect("defaults");
+        assert_eq!(s.tests, ["set", "get"]);
+        assert_eq!(s.pipelines, [1, 16]);
+        assert_eq!(s.runs(), 24);
+    }
+
+    #[test]
+    fn options_are_checked() {
+        for bad in [
+            args(|a| a.rounds = 0),
+            args(|a| a.rounds = 101),
+            args(|a| a.requests = 0),
+            args(|a| a.requests = MAX_REQUESTS + 1),
+            args(|a| a.clients = 0),
+            args(|a| a.clients = 10_001),
+            args(|a| a.pipeline = vec![0]),
+            args(|a| a.pipeline = vec![1001]),
+            args(|a| a.pipeline = vec![]),
+            args(|a| a.tests = vec!["lpush".into()]),
+            args(|a| a.tests = vec!["ping".into()]),
+            args(|a| a.tests = vec![]),
+            args(|a| a.regime = "none".into()),
+            args(|a| a.regime = "bogus".into()),
+        ] {
+            assert!(Settings::new(&bad).is_err(), "{bad:?}");
+        }
+        let s = Settings::new(&args(|a| a.tests = vec![" GET".into(), "get".into(), "ping_mbulk".into()])).unwrap();
+        assert_eq!(s.tests, ["get", "ping_mbulk"]);
+    }
+}

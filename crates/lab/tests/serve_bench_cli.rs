@@ -1,0 +1,103 @@
+//! `granule serve-bench` end to end: a tiny invocation against real
+//! `redis-server` and `redis-benchmark` where both are installed (skipped
+//! otherwise), and its option checks. Behaviour only, never timings or
+//! ratios.
+
+#[allow(dead_code)]
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::{granule, of_kind, records};
+
+/// Whether `program --version` runs.
+fn installed(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn tiny_run_has_every_record_with_positive_numbers() {
+    let server = std::env::var("GRANULE_REDIS_SERVER").ok().filter(|s| !s.is_empty());
+    let missing: Vec<&str> = [server.as_deref().unwrap_or("redis-server"), "redis-benchmark"]
+        .into_iter()
+        .filter(|p| !installed(p))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("skipped: {} not installed (apt-get install redis-server redis-tools)", missing.join(" and "));
+        return;
+    }
+    let (ok, out, err) =
+        granule(&["serve-bench", "--rounds", "1", "--requests", "2000", "--pipeline", "1,16", "--format", "json"]);
+    assert!(ok, "granule serve-bench failed: {err}");
+    let rs = records(&out);
+    assert_eq!(rs[0]["record"], "machine");
+    let setup = of_kind(&rs, "serve_bench_setup");
+    assert_eq!(setup.len(), 1);
+    assert_eq!(setup[0]["regime"], "bkl");
+    for port in ["granule_port", "redis_port"] {
+        assert!(setup[0][port].as_u64().is_some_and(|p| p > 0 && p != 6379), "{port} in {}", setup[0]);
+    }
+
+    let runs = of_kind(&rs, "serve_bench");
+    // 1 round × 2 pipelines × 2 tests × 2 servers.
+    assert_eq!(runs.len(), 8, "{out}");
+    for server in ["granule", "redis"] {
+        for test in ["set", "get"] {
+            for pipeline in [1, 16] {
+                let n = runs
+                    .iter()
+                    .filter(|r| r["server"] == server && r["test"] == test && r["pipeline"] == pipeline)
+                    .count();
+                assert_eq!(n, 1, "{server} {test} -P {pipeline}");
+            }
+        }
+    }
+    for r in &runs {
+        assert_eq!(r["round"], 1);
+        assert!(r["order"] == 1 || r["order"] == 2, "{r}");
+        assert!(r["requests_per_sec"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+        assert!(r["server_cpu_s"].as_f64().is_some_and(|x| x >= 0.0), "{r}");
+        // None when the short run was charged no CPU tick.
+        let xput = &r["requests_per_cpu_s"];
+        assert!(xput.is_null() || xput.as_f64().is_some_and(|x| x > 0.0), "{r}");
+    }
+
+    let summary = of_kind(&rs, "serve_vs_redis");
+    assert_eq!(summary.len(), 4, "{out}");
+    for s in &summary {
+        assert_eq!(s["rounds"], 1);
+        for f in ["granule_requests_per_sec", "redis_requests_per_sec", "ratio_rps"] {
+            assert!(s[f].as_f64().is_some_and(|x| x > 0.0), "{f} in {s}");
+        }
+        for f in ["granule_requests_per_cpu_s", "redis_requests_per_cpu_s", "ratio_xput"] {
+            assert!(s[f].is_null() || s[f].as_f64().is_some_and(|x| x > 0.0), "{f} in {s}");
+        }
+        assert!(s["meets_target"].is_boolean(), "{s}");
+    }
+}
+
+#[test]
+fn bad_options_are_one_line_errors() {
+    for (args, says) in [
+        (&["--rounds", "0"][..], "--rounds"),
+        (&["--requests", "0"][..], "--requests"),
+        (&["--clients", "10001"][..], "--clients"),
+        (&["--pipeline", "0"][..], "--pipeline"),
+        (&["--tests", "lpush"][..], "lpush"),
+        (&["--tests", "ping"][..], "ping_mbulk"),
+        (&["--regime", "none"][..], "none"),
+    ] {
+        let mut all = vec!["serve-bench"];
+        all.extend_from_slice(args);
+        let (ok, out, err) = granule(&all);
+        assert!(!ok, "{all:?} succeeded: {out}");
+        assert!(out.is_empty(), "{all:?} printed records: {out}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{all:?}: {err}");
+    }
+}

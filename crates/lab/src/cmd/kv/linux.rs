@@ -58,6 +58,8 @@ use granule_user::ycsb::drive::{self, DriveError};
 use granule_user::ycsb::{Generator, Op};
 use hdrhistogram::Histogram;
 use serde::Serialize;
+
+use super::record::LoadFigures;
 use serde_json::{Map, Value};
 
 /// Environment variable naming the `redis-server` to run instead of the one
@@ -627,28 +629,15 @@ pub fn measure(
             _ => 0.0,
         })
         .collect();
-    let utilisation = util.iter().sum::<f64>() / util.len().max(1) as f64;
-    let ops_per_sec = ops as f64 / ops_window_s;
     let requests = s1.requests - s0.requests;
     let server_cpu_s = s1.server_ticks.saturating_sub(s0.server_ticks) as f64 / USER_HZ;
     let client_cpu_s = s1.client_ticks.saturating_sub(s0.client_ticks) as f64 / USER_HZ;
-    let us = |q: f64| latency.value_at_quantile(q) as f64 / tsc_hz * 1e6;
     Ok(KvLinuxRecord {
         record: "kv_linux",
         regime: "linux",
         cores: config.cores,
         workload: config.ycsb.workload.to_string(),
-        window_s,
-        ops,
-        ops_per_sec,
-        requests_per_sec: requests as f64 / ops_window_s,
-        latency_p50_us: us(0.5),
-        latency_p95_us: us(0.95),
-        latency_p99_us: us(0.99),
-        latency_p999_us: us(0.999),
-        utilisation,
-        utilisation_per_core: util.iter().map(|u| format!("{u:.3}")).collect::<Vec<_>>().join(" "),
-        xput: if utilisation > 0.0 { ops_per_sec / utilisation } else { 0.0 },
+        load: LoadFigures::new(window_s, ops_window_s, ops, requests, &latency, tsc_hz, &util),
         process_utilisation: (server_cpu_s + client_cpu_s) / (window_s * cpus.len().max(1) as f64),
         server_cpu_s,
         client_cpu_s,
@@ -675,28 +664,9 @@ pub struct KvLinuxRecord {
     pub cores: usize,
     /// YCSB workload.
     pub workload: String,
-    /// Length of the window, seconds.
-    pub window_s: f64,
-    /// YCSB operations in the window.
-    pub ops: u64,
-    /// Operations per second.
-    pub ops_per_sec: f64,
-    /// Redis commands per second.
-    pub requests_per_sec: f64,
-    /// Latency percentiles of the operations, microseconds.
-    pub latency_p50_us: f64,
-    /// See `latency_p50_us`.
-    pub latency_p95_us: f64,
-    /// See `latency_p50_us`.
-    pub latency_p99_us: f64,
-    /// See `latency_p50_us`.
-    pub latency_p999_us: f64,
-    /// Mean busy fraction of the CPUs (`/proc/stat`).
-    pub utilisation: f64,
-    /// Busy fraction of each CPU, space-separated, core order.
-    pub utilisation_per_core: String,
-    /// Operations per second divided by mean utilisation (seed `002` Fig. 4).
-    pub xput: f64,
+    /// Throughput, latency, utilisation (`/proc/stat` per CPU).
+    #[serde(flatten)]
+    pub load: LoadFigures,
     /// CPU time of the redis-server processes and the clients over the
     /// window times the CPUs: utilisation without other processes' work.
     pub process_utilisation: f64,
@@ -760,7 +730,7 @@ mod tests {
         let r =
             measure(&path, &config, Duration::from_millis(50), Duration::from_millis(200), crate::machine::tsc_hz())
                 .expect("a tiny point");
-        assert!(r.ops > 0, "{r:?}");
+        assert!(r.load.ops > 0, "{r:?}");
         assert_eq!(r.failed, 0, "{r:?}");
         assert_eq!(r.servers, 1);
         let m = r.into_map();

@@ -8,19 +8,10 @@ use serde_json::{Map, Value};
 
 use super::measure::KvResult;
 
-/// One (regime, cores, workload, run) point.
+/// What every load point reports, on the kernel (`kv`) and on Linux
+/// (`kv_linux`), under the same names and units.
 #[derive(Clone, Debug, Serialize)]
-pub struct KvRecord {
-    /// Always "kv".
-    pub record: &'static str,
-    /// The regime.
-    pub regime: String,
-    /// Cores of the machine.
-    pub cores: usize,
-    /// YCSB workload.
-    pub workload: String,
-    /// Repetition.
-    pub run: usize,
+pub struct LoadFigures {
     /// Length of the window, seconds.
     pub window_s: f64,
     /// YCSB operations in the window.
@@ -43,6 +34,57 @@ pub struct KvRecord {
     pub utilisation_per_core: String,
     /// Operations per second divided by mean utilisation (seed `002` Fig. 4).
     pub xput: f64,
+}
+
+impl LoadFigures {
+    /// The figures of `ops` operations and `requests` commands, over a
+    /// window of `window_s` seconds (throughput over `ops_window_s`), with
+    /// operation latencies `latency` in cycles of `tsc_hz` and per-core busy
+    /// fractions `util`.
+    pub fn new(
+        window_s: f64,
+        ops_window_s: f64,
+        ops: u64,
+        requests: u64,
+        latency: &Histogram<u64>,
+        tsc_hz: f64,
+        util: &[f64],
+    ) -> Self {
+        let us = |q: f64| latency.value_at_quantile(q) as f64 / tsc_hz * 1e6;
+        let utilisation = util.iter().sum::<f64>() / util.len().max(1) as f64;
+        let ops_per_sec = ops as f64 / ops_window_s;
+        Self {
+            window_s,
+            ops,
+            ops_per_sec,
+            requests_per_sec: requests as f64 / ops_window_s,
+            latency_p50_us: us(0.5),
+            latency_p95_us: us(0.95),
+            latency_p99_us: us(0.99),
+            latency_p999_us: us(0.999),
+            utilisation,
+            utilisation_per_core: util.iter().map(|u| format!("{u:.3}")).collect::<Vec<_>>().join(" "),
+            xput: if utilisation > 0.0 { ops_per_sec / utilisation } else { 0.0 },
+        }
+    }
+}
+
+/// One (regime, cores, workload, run) point.
+#[derive(Clone, Debug, Serialize)]
+pub struct KvRecord {
+    /// Always "kv".
+    pub record: &'static str,
+    /// The regime.
+    pub regime: String,
+    /// Cores of the machine.
+    pub cores: usize,
+    /// YCSB workload.
+    pub workload: String,
+    /// Repetition.
+    pub run: usize,
+    /// Throughput, latency, utilisation.
+    #[serde(flatten)]
+    pub load: LoadFigures,
     /// Kernel entries per Redis command.
     pub entries_per_request: f64,
     /// Kernel entries per YCSB operation.
@@ -76,10 +118,6 @@ pub struct KvRecord {
     pub abort_rate: Option<f64>,
 }
 
-fn us(h: &Histogram<u64>, q: f64, tsc_hz: f64) -> f64 {
-    h.value_at_quantile(q) as f64 / tsc_hz * 1e6
-}
-
 impl KvRecord {
     /// The record of `r`.
     #[allow(clippy::too_many_arguments)]
@@ -103,14 +141,12 @@ impl KvRecord {
         let entries: Vec<u64> =
             d(&s0.syscalls, &s1.syscalls).iter().zip(d(&s0.interrupts, &s1.interrupts)).map(|(a, b)| a + b).collect();
         let util: Vec<f64> = idle.iter().map(|&i| (1.0 - i as f64 / window as f64).clamp(0.0, 1.0)).collect();
-        let mean_util = util.iter().sum::<f64>() / util.len().max(1) as f64;
         let busy: u64 = idle.iter().map(|&i| window.saturating_sub(i)).sum();
         let kernel = busy.saturating_sub(user.iter().sum());
         let total_entries: u64 = entries.iter().sum();
         let reqs = r.requests.max(1) as f64;
         let per_entry = |c: usize| (entries[c] > 0).then(|| user[c] as f64 / entries[c] as f64);
         let servers: Vec<f64> = (1..entries.len()).filter_map(per_entry).collect();
-        let ops_per_sec = ops as f64 / (ops_window as f64 / tsc_hz);
         let entries_per_request = total_entries as f64 / reqs;
         let kernel_cycles_per_request = kernel as f64 / reqs;
         let entries_cost = entry_cost.map(|c| c * entries_per_request);
@@ -124,17 +160,15 @@ impl KvRecord {
             cores,
             workload: workload.to_string(),
             run,
-            window_s: window as f64 / tsc_hz,
-            ops,
-            ops_per_sec,
-            requests_per_sec: r.requests as f64 / (ops_window as f64 / tsc_hz),
-            latency_p50_us: us(&r.latency, 0.5, tsc_hz),
-            latency_p95_us: us(&r.latency, 0.95, tsc_hz),
-            latency_p99_us: us(&r.latency, 0.99, tsc_hz),
-            latency_p999_us: us(&r.latency, 0.999, tsc_hz),
-            utilisation: mean_util,
-            utilisation_per_core: util.iter().map(|u| format!("{u:.3}")).collect::<Vec<_>>().join(" "),
-            xput: if mean_util > 0.0 { ops_per_sec / mean_util } else { 0.0 },
+            load: LoadFigures::new(
+                window as f64 / tsc_hz,
+                ops_window as f64 / tsc_hz,
+                ops,
+                r.requests,
+                &r.latency,
+                tsc_hz,
+                &util,
+            ),
             entries_per_request,
             entries_per_op: total_entries as f64 / ops.max(1) as f64,
             user_cycles_per_entry_core0: per_entry(0),

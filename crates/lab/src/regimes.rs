@@ -18,6 +18,12 @@ use crate::output::record;
 /// Every regime, in table order. `all` on a command line means all of them.
 pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
 
+/// A regime's place in [`REGIMES`] (tables, figures and palettes order
+/// regimes by it); unknown names come last.
+pub fn rank(name: &str) -> usize {
+    REGIMES.iter().position(|r| *r == name).unwrap_or(REGIMES.len())
+}
+
 /// The regimes named by a comma-separated command-line list (`all` = every
 /// regime), validated and deduplicated, in the order given.
 pub fn selected(list: &[String]) -> Result<Vec<&'static str>> {

@@ -14,7 +14,7 @@ use granule_kernel::{BigLock, Fine, LockFree, Regime, Transactional};
 use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::{AbortCause, NoStats};
 use granule_sync::rtm::{AlwaysAbort, RetryPolicy};
-use granule_user::kv::system::boot;
+use granule_user::kv::boot;
 use granule_user::kv::{KvConfig, KvSystem, Mode};
 use granule_user::resp::{parse_request, Limits, Snapshot};
 use granule_user::ycsb::Workload;

@@ -8,6 +8,7 @@ use super::bars::{Bar, BarChart, Reference};
 use super::kv;
 use super::records::{Rec, Records, Source};
 use crate::plot::{Chart, Figure, Series};
+use crate::regimes::rank;
 
 /// A figure of the report.
 #[derive(Clone, Debug)]
@@ -25,24 +26,13 @@ pub struct Fig {
 }
 
 /// Regimes in the order the seeds list them (others follow, sorted).
-const ORDER: [&str; 7] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
-
-fn regime_rank(r: &str) -> usize {
-    ORDER.iter().position(|x| *x == r).unwrap_or(ORDER.len())
-}
-
-/// Palette index of a regime (stable across figures).
-pub fn regime_colour(r: &str) -> usize {
-    regime_rank(r)
-}
-
 /// Single-core IPC cost per regime, mean ± standard deviation over runs.
 pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
     let mut rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
     if rows.is_empty() {
         return None;
     }
-    rows.sort_by_key(|r| regime_rank(r.str("regime").unwrap_or("")));
+    rows.sort_by_key(|r| rank(r.str("regime").unwrap_or("")));
     let mut sources = Vec::new();
     let mut bars = Vec::new();
     for r in &rows {
@@ -51,7 +41,7 @@ pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
         else {
             continue;
         };
-        bars.push(Bar { label: regime.into(), value: mean.value, error: std.value, colour: regime_colour(regime) });
+        bars.push(Bar { label: regime.into(), value: mean.value, error: std.value, colour: rank(regime) });
         sources.extend([mean, std]);
     }
     let runs = rows.first().and_then(|r| r.num("runs")).unwrap_or(0.0);
@@ -102,7 +92,7 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
     let mut charts = Vec::new();
     for (delay, rows) in &by_delay {
         let mut regimes: Vec<&str> = rows.iter().filter_map(|r| r.str("regime")).collect();
-        regimes.sort_by_key(|r| regime_rank(r));
+        regimes.sort_by_key(|r| rank(r));
         regimes.dedup();
         let mut series = Vec::new();
         for regime in regimes {
@@ -113,12 +103,7 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                     sources.extend([c, t]);
                 }
             }
-            series.push(Series {
-                label: format!("{regime} (measured)"),
-                points,
-                line: false,
-                colour: regime_colour(regime),
-            });
+            series.push(Series { label: format!("{regime} (measured)"), points, line: false, colour: rank(regime) });
         }
         // The fitted line over the measured cores only: larger machines are
         // the prediction figure's.
@@ -135,7 +120,7 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                 label: format!("{} (fitted model)", f.regime),
                 points,
                 line: true,
-                colour: regime_colour(f.regime),
+                colour: rank(f.regime),
             });
         }
         charts.push(Chart {

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::figures::regime_colour;
 use super::records::{Rec, Records};
+use crate::regimes::rank;
 
 /// The suite step that runs `granule kv`.
 pub const STEP: &str = "kv";
@@ -47,7 +47,7 @@ impl<'a> Series<'a> {
 
     /// Palette index: the regime's, and the one after the regimes' for Linux.
     pub fn colour(&self) -> usize {
-        regime_colour(self.regime)
+        rank(self.regime)
     }
 
     /// The median run of each core count by `field`, in core order.
@@ -121,7 +121,7 @@ pub fn workloads<'a>(rs: &Records<'a>) -> Vec<Workload<'a>> {
             let mut series: Vec<Series<'_>> =
                 regimes.into_iter().map(|(regime, runs)| Series { regime, runs }).collect();
             // Linux ranks after every regime of the kernel.
-            series.sort_by_key(|s| (s.regime == LINUX, regime_colour(s.regime), s.regime));
+            series.sort_by_key(|s| (s.regime == LINUX, rank(s.regime), s.regime));
             Workload { name, series }
         })
         .collect()

@@ -21,7 +21,9 @@
 pub mod build;
 pub mod client;
 pub mod loopback;
+pub mod machine;
 pub mod server;
 pub mod system;
 
-pub use system::{ClientStats, KvConfig, KvMachine, KvSystem, Mode, ServerState};
+pub use machine::{boot, KvMachine, KvSample};
+pub use system::{ClientStats, KvConfig, KvSystem, Mode, ServerState};

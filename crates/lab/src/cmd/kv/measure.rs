@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Result};
 use granule_hosted::granule_kernel::{Kernel, Regime};
 use granule_hosted::MachineConfig;
 use granule_sync::profile::SiteRecord;
-use granule_user::kv::system::{boot, KvSample};
+use granule_user::kv::{boot, KvSample};
 use granule_user::kv::{KvConfig, Mode};
 use hdrhistogram::Histogram;
 

@@ -49,7 +49,7 @@ use clap::Args as ClapArgs;
 use granule_hosted::granule_kernel::{Kernel, Regime};
 use granule_hosted::nic::FarSide;
 use granule_hosted::MachineConfig;
-use granule_user::kv::system::{boot, KvSample};
+use granule_user::kv::{boot, KvSample};
 use granule_user::kv::{KvConfig, KvMachine, Mode};
 use mio::net::TcpListener;
 use mio::{Poll, Waker};

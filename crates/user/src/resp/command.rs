@@ -16,7 +16,7 @@
 
 use super::encode::{write_array_header, write_bulk, write_error, write_integer, write_null};
 use super::number::{parse_i64, write_i64};
-use super::server::Session;
+use super::session::Session;
 use super::store::{Store, Ttl, Value};
 
 /// What the connection does after a command.

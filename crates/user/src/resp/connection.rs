@@ -17,7 +17,7 @@ use super::command::Flow;
 use super::encode::write_error;
 use super::multi::{self, Multi};
 use super::parse::{Limits, Parser};
-use super::server::Session;
+use super::session::Session;
 use super::store::Store;
 
 /// Input buffers larger than this are released once empty.

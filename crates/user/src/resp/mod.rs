@@ -47,6 +47,7 @@ pub mod multi;
 pub mod number;
 pub mod parse;
 pub mod server;
+pub mod session;
 pub mod store;
 pub mod zset;
 
@@ -54,5 +55,5 @@ pub use command::Flow;
 pub use connection::Connection;
 pub use encode::{encode_command, parse_reply, reply_len, Protocol, Reply};
 pub use parse::{parse_request, request_len, Limits, Parser, ProtocolError, Request};
-pub use server::{ServerInfo, Session};
+pub use session::{ServerInfo, Session};
 pub use store::{Snapshot, Stats, Store, Ttl, Value};

@@ -13,7 +13,7 @@
 
 use super::command::Flow;
 use super::encode::{write_array_header, write_error, write_simple};
-use super::server::Session;
+use super::session::Session;
 use super::store::Store;
 
 /// A transaction being queued.

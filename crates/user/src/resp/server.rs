@@ -19,67 +19,11 @@ use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_verbatim, Protocol,
 };
 use super::number::parse_i64;
+use super::session::Session;
 use super::store::Store;
 
 /// The Redis version this store answers as.
 pub const REDIS_VERSION: &str = "7.0.0";
-
-/// What a connection's client told about itself, and its id.
-#[derive(Clone, Debug, Default)]
-pub struct Session {
-    /// 0 until the store assigns one (on first need).
-    id: u64,
-    name: Option<Vec<u8>>,
-    lib_name: Option<Vec<u8>>,
-    lib_version: Option<Vec<u8>>,
-    protocol: Protocol,
-}
-
-impl Session {
-    /// A session without name or id.
-    pub fn new() -> Self {
-        Session::default()
-    }
-
-    /// The client id, 0 if not assigned yet.
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// The name set by `CLIENT SETNAME` or `HELLO ... SETNAME`.
-    pub fn name(&self) -> Option<&[u8]> {
-        self.name.as_deref()
-    }
-
-    /// The protocol chosen with `HELLO` (RESP2 until then).
-    pub fn protocol(&self) -> Protocol {
-        self.protocol
-    }
-
-    /// The library name and version set by `CLIENT SETINFO`.
-    pub fn library(&self) -> (Option<&[u8]>, Option<&[u8]>) {
-        (self.lib_name.as_deref(), self.lib_version.as_deref())
-    }
-}
-
-/// What `INFO` reports beyond the store's own counters: facts only the
-/// server around the store knows. `None` fields are left out.
-#[derive(Clone, Debug, Default)]
-pub struct ServerInfo {
-    /// The serving process's id.
-    pub process_id: Option<u32>,
-    /// The TCP port served.
-    pub tcp_port: Option<u16>,
-    /// Seconds since the server started.
-    pub uptime_seconds: Option<u64>,
-    /// Clients connected now.
-    pub connected_clients: Option<u64>,
-    /// Connections accepted since the start.
-    pub total_connections_received: Option<u64>,
-    /// Extra `name:value` lines for the `server` section (e.g. the kernel
-    /// regime a hosted server runs under).
-    pub extra: Vec<(String, String)>,
-}
 
 /// The configuration parameters `CONFIG GET` knows, with their values.
 const CONFIG: &[(&str, &str)] = &[("save", ""), ("appendonly", "no")];

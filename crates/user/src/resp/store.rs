@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::encode::Protocol;
 use super::hash::Hash;
-use super::server::{ServerInfo, Session};
+use super::session::{ServerInfo, Session};
 use super::zset::ZSet;
 
 /// A value.

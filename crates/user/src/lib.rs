@@ -23,6 +23,12 @@
 //!   `Call`s and a server that answers with `ReplyRecv` after an exponentially
 //!   distributed busy delay; [`hosted`] boots them on the hosted platform and
 //!   samples their counters.
+//! * The key-value macrobenchmark's programs: [`net`] (the NIC driver and a
+//!   network stack per application, over Synthesis queues and shared frames),
+//!   [`resp`] (the Redis protocol, a Redis-compatible store and its
+//!   commands), [`ycsb`] (the YCSB core workload generator and the Redis
+//!   binding's command sequences) and [`kv`] (the whole system: its root task,
+//!   KV servers and load clients, booted on the hosted platform).
 //!
 //! **The user-program rule of the hosted platform.** A hosted user thread is
 //! a coroutine that may be resumed by a different OS thread after every

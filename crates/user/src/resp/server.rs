@@ -8,7 +8,7 @@
 //! `encode::Protocol`) rather than answering `NOPROTO`. The answers are
 //! honest: one database (`SELECT` of any other index fails), no persistence
 //! (`save` is empty, `appendonly` is `no`), and `INFO` reports the store's
-//! own counters plus whatever the server around it knows ([`ServerInfo`]).
+//! own counters plus whatever the server around it knows ([`ServerInfo`](super::session::ServerInfo)).
 //!
 //! For compatibility the server calls itself `redis` 7.0.0 in `HELLO` and
 //! `INFO`'s `redis_version` (clients gate features on that version); `INFO`

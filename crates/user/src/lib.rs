@@ -41,6 +41,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod alloc;
+pub mod build_status;
 pub mod env;
 #[cfg(feature = "hosted")]
 pub mod hosted;

@@ -17,7 +17,7 @@
 //! written with a plain store by the client only) and a count of replies that
 //! failed verification.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_kernel::abi::{Error, ObjectType};
@@ -27,6 +27,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 
 use crate::alloc::Allocator;
+use crate::build_status::BuildStatus;
 use crate::env::{CPtr, Env, NULL};
 use crate::trap::Trap;
 
@@ -62,8 +63,7 @@ pub struct PingPong {
     pairs: Vec<PairSpec>,
     words: usize,
     stats: Vec<CachePadded<PairStats>>,
-    ready: AtomicBool,
-    setup_error: AtomicU64,
+    status: BuildStatus,
 }
 
 /// A pair thread's argument word: pair index and capability pointers.
@@ -95,7 +95,7 @@ impl PingPong {
     /// (at most 64).
     pub fn new(pairs: Vec<PairSpec>, words: usize) -> Self {
         let stats = pairs.iter().map(|_| CachePadded::new(PairStats::default())).collect();
-        Self { pairs, words: words.min(64), stats, ready: AtomicBool::new(false), setup_error: AtomicU64::new(0) }
+        Self { pairs, words: words.min(64), stats, status: BuildStatus::default() }
     }
 
     /// One pair per core `0..cores`, all with the same mean delay.
@@ -122,15 +122,12 @@ impl PingPong {
 
     /// Whether the root task has built every pair.
     pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::Acquire)
+        self.status.is_ready()
     }
 
     /// The error that stopped the root task building, if any.
     pub fn setup_error(&self) -> Option<Error> {
-        match self.setup_error.load(Ordering::Acquire) {
-            0 => None,
-            w => Error::result_from_word(w).err(),
-        }
+        self.status.error()
     }
 
     /// Build every pair (the root task's work): endpoint, reply object and
@@ -143,10 +140,7 @@ impl PingPong {
         server_entry: Word,
     ) -> Result<(), Error> {
         let r = self.build_inner(env, info, client_entry, server_entry);
-        match r {
-            Ok(()) => self.ready.store(true, Ordering::Release),
-            Err(e) => self.setup_error.store(e.word(), Ordering::Release),
-        }
+        self.status.record(r);
         r
     }
 

@@ -92,12 +92,9 @@ pub fn boot<R: Regime>(
     let entries = build::Entries { driver, stack, server, client };
     let m = Machine::boot(machine, regime, move |ctx, info| {
         let built = build::system(&mut Env::new(&mut *ctx), info, &r, entries);
-        match built {
-            Ok(()) => r.ready.store(true, Ordering::Release),
-            Err(e) => {
-                r.setup_error.store(e.word(), Ordering::Release);
-                panic!("building the KV system: {e}");
-            }
+        r.status.record(built);
+        if let Err(e) = built {
+            panic!("building the KV system: {e}");
         }
         let _ = Env::new(ctx).tcb_suspend(CAP_INIT_TCB);
         panic!("the root task could not suspend itself");

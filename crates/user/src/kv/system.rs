@@ -11,6 +11,7 @@ use granule_kernel::abi::Error;
 use granule_sync::lockfree::{MpscQueue, SpscQueue};
 use hdrhistogram::Histogram;
 
+use crate::build_status::BuildStatus;
 use crate::net::driver::DriverSpec;
 use crate::net::packet::PacketPool;
 use crate::net::stack::StackSpec;
@@ -168,8 +169,7 @@ pub struct KvSystem {
     pub loading: AtomicU64,
     /// Cycle counter when the run phase started.
     pub run_started_at: AtomicU64,
-    pub(crate) ready: AtomicBool,
-    pub(crate) setup_error: AtomicU64,
+    pub(crate) status: BuildStatus,
     pub(crate) epoch: Instant,
 }
 
@@ -201,8 +201,7 @@ impl KvSystem {
             clients: (0..clients).map(|_| CachePadded::new(ClientStats::default())).collect(),
             loading: AtomicU64::new(clients as u64),
             run_started_at: AtomicU64::new(0),
-            ready: AtomicBool::new(false),
-            setup_error: AtomicU64::new(0),
+            status: BuildStatus::default(),
             epoch: Instant::now(),
             config,
         }
@@ -215,15 +214,12 @@ impl KvSystem {
 
     /// Whether the root task built everything.
     pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::Acquire)
+        self.status.is_ready()
     }
 
     /// The error that stopped the root task, if any.
     pub fn setup_error(&self) -> Option<Error> {
-        match self.setup_error.load(Ordering::Acquire) {
-            0 => None,
-            w => Error::result_from_word(w).err(),
-        }
+        self.status.error()
     }
 
     /// Whether every client finished loading.

@@ -2,7 +2,6 @@
 //! system under one regime, loaded, warmed up, then measured over a window
 //! (`--seconds`) or until every client finished its operations (`--ops`).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
@@ -116,9 +115,7 @@ impl Experiment for KvRun<'_> {
         let profile = probe(m.machine.kernel()).map(|p| p.sites).filter(|s| !s.is_empty());
         let failed = m.kv.failed();
         let dropped = m.kv.driver.get().map_or(0, |d| d.dropped.load(std::sync::atomic::Ordering::Relaxed));
-        let kv = Arc::clone(&m.kv);
         let faults = m.shutdown().map_err(|e| anyhow!("{e}"))?;
-        drop(kv);
         let (start, end, requests, latency, ops_end_cycles) = measured?;
         if let Some(f) = faults.first() {
             bail!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message);

@@ -24,6 +24,15 @@ pub struct Machine {
     pub git_revision: String,
 }
 
+/// Bytes of memory the OS reports available (`MemAvailable` in
+/// `/proc/meminfo`); `None` where it does not say.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 fn cpu_model() -> String {
     #[cfg(target_arch = "x86_64")]
     {

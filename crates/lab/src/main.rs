@@ -4,9 +4,12 @@
 //! `--format json|csv` prints machine-readable records headed by a machine
 //! record. See the README for each command's usage.
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
+mod bounds;
 mod cmd;
+mod input;
 mod limits;
 mod machine;
 mod output;
@@ -63,8 +66,35 @@ enum Command {
     Suite(cmd::suite::Args),
 }
 
+/// A usage error in one line: clap's message without its blank lines, usage
+/// block and `--help` tip (the caller prints the tip once, on the same line).
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    parts.join(" ")
+}
+
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                eprintln!("granule: error: {} (see --help)", one_line(&e));
+                return std::process::ExitCode::from(2);
+            }
+        },
+    };
     let result = match &cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Locks(a) => cmd::locks::run(a),
@@ -81,8 +111,11 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            // `{:#}` prints the whole context chain on one line, never a backtrace.
-            eprintln!("granule: error: {e:#}");
+            // `{:#}` prints the whole context chain, never a backtrace; a
+            // message quoting a child's output is folded onto the same line.
+            let chain = format!("{e:#}");
+            let line: Vec<&str> = chain.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            eprintln!("granule: error: {}", line.join(" "));
             std::process::ExitCode::FAILURE
         }
     }

@@ -258,7 +258,7 @@ fn scale_fit_measures_fits_and_profiles_the_hold_time() {
 fn bad_model_options_fail_with_a_clear_message() {
     let cases: &[(&[&str], &str)] = &[
         (&["model", "predict", "--service", "0", "--delay", "1"], "--service"),
-        (&["model", "predict", "--service", "1", "--delay", "1", "--cores", "0..3"], "positive core counts"),
+        (&["model", "predict", "--service", "1", "--delay", "1", "--cores", "0..3"], "expected counts in 1..=4096"),
         (&["model", "simulate", "--topology", "mars", "--service", "1", "--delay", "1"], "unknown topology"),
         (&["model", "simulate", "--service", "1", "--delay", "1", "--cores", "60"], "has 56"),
         (&["model", "simulate", "--lock", "spin", "--service", "1", "--delay", "1", "--cores", "2"], "unknown lock"),

@@ -357,15 +357,15 @@ fn options_are_validated_with_one_line_errors() {
     for (args, why) in [
         (&["serve", "--regime", "none"][..], "regime none cannot serve"),
         (&["serve", "--regime", "nope"], "unknown regime"),
-        (&["serve", "--port", "0"], "--port must be"),
-        (&["serve", "--port", "70000"], "--port must be"),
-        (&["serve", "--cores", "0"], "--cores must be"),
-        (&["serve", "--cores", "100000"], "--cores must be"),
-        (&["serve", "--max-request", "10"], "--max-request must be"),
-        (&["serve", "--max-clients", "0"], "--max-clients must be"),
-        (&["serve", "--max-clients", "70000"], "--max-clients must be"),
-        (&["serve", "--seconds=-1"], "--seconds must be"),
-        (&["serve", "--seconds", "0"], "--seconds must be"),
+        (&["serve", "--port", "0"], "'--port <PORT>': expected an integer in 1..=65535"),
+        (&["serve", "--port", "70000"], "'--port <PORT>'"),
+        (&["serve", "--cores", "0"], "'--cores <CORES>'"),
+        (&["serve", "--cores", "100000"], "'--cores <CORES>'"),
+        (&["serve", "--max-request", "10"], "'--max-request <MAX_REQUEST>'"),
+        (&["serve", "--max-clients", "0"], "'--max-clients <MAX_CLIENTS>'"),
+        (&["serve", "--max-clients", "70000"], "'--max-clients <MAX_CLIENTS>'"),
+        (&["serve", "--seconds=-1"], "'--seconds <SECONDS>'"),
+        (&["serve", "--seconds", "0"], "'--seconds <SECONDS>'"),
     ] {
         let (ok, _, err) = granule(args);
         assert!(!ok, "{args:?} succeeded");

@@ -44,8 +44,12 @@ const X86_INTER: f64 = 218.0;
 /// Seed 001 Table 1, ARM L1 row, intra-socket.
 const ARM_INTRA: f64 = 17.0;
 
+/// Most cores a topology may have: its latency matrix holds `n²` numbers
+/// (128 MiB at this bound), and the simulator keeps per-core state.
+pub const MAX_CORES: usize = 4096;
+
 impl Topology {
-    /// A topology of `n ≥ 1` cores whose latency from `i` to `j` is
+    /// A topology of `1 ≤ n ≤` [`MAX_CORES`] cores whose latency from `i` to `j` is
     /// `f(i, j)` (`f(i, i)` is ignored: a core hands off to itself for free).
     pub fn from_fn(
         name: &str,
@@ -55,6 +59,9 @@ impl Topology {
     ) -> Result<Self, Error> {
         if n == 0 {
             return Err(Error::Topology(format!("{name}: a topology needs at least one core")));
+        }
+        if n > MAX_CORES {
+            return Err(Error::Topology(format!("{name}: {n} cores; a topology has at most {MAX_CORES}")));
         }
         let mut latency = vec![0.0; n * n];
         for i in 0..n {
@@ -130,6 +137,9 @@ impl Topology {
         ids.dedup();
         let index = |id: usize| ids.binary_search(&id).unwrap_or_else(|_| unreachable!("every id was collected"));
         let n = ids.len();
+        if n > MAX_CORES {
+            return Err(Error::Topology(format!("{name}: {n} CPUs; a topology has at most {MAX_CORES}")));
+        }
         let mut m: Vec<Option<f64>> = vec![None; n * n];
         for &(f, t, l) in pairs {
             if f != t {
@@ -208,7 +218,9 @@ mod tests {
         assert_eq!(Topology::arm_quad().latency(1, 3), ARM_INTRA);
         let u = Topology::preset("uniform:8:50").unwrap();
         assert_eq!((u.cores(), u.latency(2, 5), u.latency(5, 5)), (8, 50.0, 0.0));
-        for bad in ["uniform:8", "uniform:x:1", "uniform:4:-1", "mars", "uniform:0:1"] {
+        for bad in
+            ["uniform:8", "uniform:x:1", "uniform:4:-1", "uniform:4:NaN", "mars", "uniform:0:1", "uniform:4097:1"]
+        {
             assert!(Topology::preset(bad).is_err(), "{bad}");
         }
     }

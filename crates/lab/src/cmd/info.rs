@@ -22,21 +22,21 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
 
-    /// Timed runs per measurement; the median is reported.
-    #[arg(long, default_value_t = 15)]
+    /// Timed runs per measurement (1..=10000); the median is reported.
+    #[arg(long, default_value_t = 15, value_parser = crate::bounds::int::<usize>(1, 10_000))]
     pub samples: usize,
 
-    /// Round trips per core-to-core latency sample.
-    #[arg(long, default_value_t = 1000)]
+    /// Round trips per core-to-core latency sample (1..=10^8).
+    #[arg(long, default_value_t = 1000, value_parser = crate::bounds::int::<u64>(1, 100_000_000))]
     pub round_trips: u64,
 
     /// Measure latency between at most this many CPUs (n CPUs give n(n-1)
-    /// ordered pairs); 0 skips the latency matrix.
-    #[arg(long, default_value_t = 8)]
+    /// ordered pairs); 0 skips the latency matrix; at most 256.
+    #[arg(long, default_value_t = 8, value_parser = crate::bounds::int::<usize>(0, 256))]
     pub latency_cpus: usize,
 
-    /// Give up on one CPU pair after this many seconds.
-    #[arg(long, default_value_t = 2.0)]
+    /// Give up on one CPU pair after this many seconds (0 < s ≤ 3600).
+    #[arg(long, default_value_t = 2.0, value_parser = crate::bounds::seconds())]
     pub pair_budget: f64,
 }
 

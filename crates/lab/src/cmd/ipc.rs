@@ -65,17 +65,18 @@ pub struct Args {
     /// bkl-mcs, fine, rtm, or all.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub regimes: Vec<String>,
-    /// Runs per regime (a fresh machine each); mean and std are over runs.
-    #[arg(long, default_value_t = 16)]
+    /// Runs per regime (a fresh machine each), 1..=1000; mean and std are
+    /// over runs.
+    #[arg(long, default_value_t = 16, value_parser = crate::bounds::runs::<usize>())]
     pub runs: usize,
-    /// Length of each run's measured window, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    /// Length of each run's measured window, in seconds (0 < s ≤ 3600).
+    #[arg(long, default_value_t = 1.0, value_parser = crate::bounds::seconds())]
     pub seconds: f64,
-    /// Warm-up before each window, in seconds.
-    #[arg(long, default_value_t = 0.2)]
+    /// Warm-up before each window, in seconds (0 ≤ s ≤ 3600).
+    #[arg(long, default_value_t = 0.2, value_parser = crate::bounds::warmup())]
     pub warmup: f64,
-    /// Message words per call (the server answers as many).
-    #[arg(long, default_value_t = 1)]
+    /// Message words per call (the server answers as many), 0..=64.
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::message_words())]
     pub words: usize,
     /// Compile the lock profiler into the regimes and print their tables
     /// after the run.
@@ -170,14 +171,6 @@ impl Experiment for PingRun<'_> {
     }
 }
 
-/// Seconds → `Duration`, rejecting nonsense.
-pub fn secs(name: &str, s: f64) -> Result<Duration> {
-    if !s.is_finite() || s < 0.0 {
-        bail!("--{name} must be a non-negative number of seconds");
-    }
-    Ok(Duration::from_secs_f64(s))
-}
-
 /// `lock_profile` records of one regime's profile.
 pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Value>> {
     sites
@@ -215,14 +208,8 @@ fn floor_per_call(atomics: &Atomics, calls: f64, costs: &[AtomicCost]) -> Option
 /// Run `granule ipc`.
 pub fn run(a: &Args) -> Result<()> {
     let wanted = selected(&a.regimes)?;
-    if a.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    let window = secs("seconds", a.seconds)?;
-    if window.is_zero() {
-        bail!("--seconds must be positive");
-    }
-    let warmup = secs("warmup", a.warmup)?;
+    // Both are bounded by their parsers (bounds::seconds, bounds::warmup).
+    let (window, warmup) = (Duration::from_secs_f64(a.seconds), Duration::from_secs_f64(a.warmup));
     let m = Machine::detect();
     let mut records = vec![m.record()];
     let regimes = runnable(&wanted, &mut records);

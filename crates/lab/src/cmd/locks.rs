@@ -31,7 +31,7 @@ use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::pin::run_pinned;
 use crate::stats::summarize;
-use crate::{limits, progress};
+use crate::{bounds, limits, progress};
 
 /// Every lock this command knows, in table order.
 pub const ALL_LOCKS: &[&str] = &[
@@ -64,20 +64,27 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub locks: Vec<String>,
     /// Thread counts for the contended measurement (1 = one thread looping
-    /// alone). Threads are pinned to distinct CPUs while there are enough.
-    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    /// alone), each 1..=1024. Threads are pinned to distinct CPUs; more
+    /// threads than CPUs needs --oversubscribe when a spinning lock is
+    /// selected.
+    #[arg(long, value_delimiter = ',', default_value = "1,2", value_parser = bounds::int::<usize>(1, bounds::MAX_THREADS))]
     pub threads: Vec<usize>,
-    /// Busy-wait inside each critical section, in cycles.
-    #[arg(long, default_value_t = 0)]
+    /// Run spinning locks with more threads than CPUs: a waiter then spins
+    /// while the holder (or, for FIFO locks, the next in line) is preempted,
+    /// so those figures measure the OS scheduler more than the lock.
+    #[arg(long)]
+    pub oversubscribe: bool,
+    /// Busy-wait inside each critical section, in cycles (0..=10^9).
+    #[arg(long, default_value_t = 0, value_parser = bounds::int::<u64>(0, 1_000_000_000))]
     pub critical_cycles: u64,
-    /// Duration of each contended measurement, in seconds.
-    #[arg(long, default_value_t = 0.5)]
+    /// Duration of each contended measurement, in seconds (0 < s ≤ 3600).
+    #[arg(long, default_value_t = 0.5, value_parser = bounds::seconds())]
     pub seconds: f64,
-    /// Repetitions of every measurement; medians are reported.
-    #[arg(long, default_value_t = 5)]
+    /// Repetitions of every measurement, 1..=1000; medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = bounds::runs::<usize>())]
     pub runs: usize,
-    /// Acquire+release pairs per uncontended timing.
-    #[arg(long, default_value_t = 100_000)]
+    /// Acquire+release pairs per uncontended timing (1..=10^9).
+    #[arg(long, default_value_t = 100_000, value_parser = bounds::int::<u64>(1, 1_000_000_000))]
     pub pairs: u64,
 }
 
@@ -237,17 +244,19 @@ fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> R
         let line = CachePadded::new(AtomicU64::new(0));
         let stop = AtomicBool::new(false);
         // Thread 0 keeps time from after the start barrier until it raises
-        // `stop`, checking the clock only every 64 pairs.
+        // `stop`, checking the clock only every 64 pairs, or after every
+        // pair when oversubscribed (a pair can then take scheduler quanta).
+        let batch: u64 = if threads > crate::pin::cpus().len() { 1 } else { 64 };
         let results = run_pinned(threads, |core| {
             let mut n = 0u64;
             if core == 0 {
                 let started = Instant::now();
                 let end = started + Duration::from_secs_f64(a.seconds);
                 loop {
-                    for _ in 0..64 {
+                    for _ in 0..batch {
                         subject.pair(core, || critical::<S>(&line, a.critical_cycles));
                     }
-                    n += 64;
+                    n += batch;
                     if Instant::now() >= end {
                         stop.store(true, Ordering::Relaxed);
                         return (n, started.elapsed().as_secs_f64());
@@ -302,6 +311,7 @@ fn measure<S: Subject>(
         r.insert("lock".into(), name.into());
         r.insert("threads".into(), t.into());
         r.insert("critical_cycles".into(), a.critical_cycles.into());
+        r.insert("oversubscribed".into(), (t > crate::pin::cpus().len()).into());
         r.insert("acquisitions_per_sec".into(), rate.into());
         r.insert("fairness".into(), fairness.into());
         contended_out.push(r);
@@ -348,15 +358,28 @@ pub fn selected(locks: &[String]) -> Result<Vec<&'static str>> {
     Ok(out)
 }
 
+/// Locks that park a waiter instead of spinning (safe to oversubscribe).
+const PARKING: &[&str] = &["std-mutex", "parking-lot"];
+
+/// An oversubscribed run (more threads than `cpus` with a spinning lock
+/// selected) is an error unless `allowed`, and then a note on stderr.
+fn check_oversubscription(locks: &[&str], threads: &[usize], cpus: usize, allowed: bool) -> Result<()> {
+    let spinning: Vec<&str> = locks.iter().copied().filter(|l| !PARKING.contains(l)).collect();
+    if spinning.is_empty() {
+        return Ok(());
+    }
+    let most = threads.iter().copied().max().unwrap_or(1);
+    let spinners = format!("{} spin (only {} park)", spinning.join(", "), PARKING.join(" and "));
+    super::oversubscription(most, cpus, &spinners, allowed)
+}
+
 /// Run `granule locks`.
 pub fn run(a: &Args) -> Result<()> {
     let locks = selected(&a.locks)?;
-    if a.threads.is_empty() || a.threads.contains(&0) {
-        bail!("--threads needs positive thread counts, e.g. --threads 1,2");
+    if a.threads.is_empty() {
+        bail!("--threads needs at least one thread count, e.g. --threads 1,2");
     }
-    if a.runs == 0 || a.pairs == 0 || !a.seconds.is_finite() || a.seconds <= 0.0 {
-        bail!("--runs, --pairs and --seconds must be positive");
-    }
+    check_oversubscription(&locks, &a.threads, crate::pin::cpus().len(), a.oversubscribe)?;
     let m = Machine::detect();
     let cores = a.threads.iter().copied().max().unwrap_or(1).max(1);
     let xchg = limits::xchg_cycles(a.runs).unwrap_or(f64::NAN);

@@ -12,7 +12,7 @@ pub mod serve_bench;
 pub mod suite;
 pub mod verify;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 
 use crate::output::Format;
@@ -25,26 +25,19 @@ pub struct Common {
     pub format: Format,
 }
 
-/// Parse core counts: a range `1..N` (inclusive) or a list `1,2,4`, every
-/// count positive and at most `max` (`why_max` says where the limit comes
-/// from).
-pub fn parse_counts(s: &str, max: usize, why_max: &str) -> Result<Vec<usize>> {
-    let s = s.trim();
-    let out: Vec<usize> = if let Some((lo, hi)) = s.split_once("..") {
-        let lo: usize = lo.trim().parse().with_context(|| format!("bad core range `{s}`"))?;
-        let hi: usize = hi.trim().trim_start_matches('=').parse().with_context(|| format!("bad core range `{s}`"))?;
-        (lo..=hi).collect()
-    } else {
-        s.split(',')
-            .map(|x| x.trim().parse::<usize>())
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("bad core list `{s}`"))?
-    };
-    if out.is_empty() || out.contains(&0) {
-        bail!("--cores needs positive core counts, e.g. 1..2 or 1,2");
+/// Refuse `most` threads on `cpus` CPUs unless `allowed` (`spinners` says
+/// what spins), and note on stderr when it is allowed.
+pub fn oversubscription(most: usize, cpus: usize, spinners: &str, allowed: bool) -> Result<()> {
+    if most <= cpus.max(1) {
+        return Ok(());
     }
-    if let Some(&c) = out.iter().find(|&&c| c > max) {
-        bail!("{c} cores: {why_max}");
+    let why = format!(
+        "{most} threads on {cpus} CPUs: {spinners}; a waiter spins while the thread it waits for is preempted, \
+         so each hand-off can wait a whole scheduler quantum"
+    );
+    if !allowed {
+        bail!("{why}; pass --oversubscribe to measure that anyway");
     }
-    Ok(out)
+    eprintln!("granule: note: oversubscribed: {why}; the figures measure the OS scheduler as much as the locks");
+    Ok(())
 }

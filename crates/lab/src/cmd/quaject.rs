@@ -59,11 +59,11 @@ use crate::stats::summarize;
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Operations per timed batch.
-    #[arg(long, default_value_t = 10_000)]
+    /// Operations per timed batch (1..=2^24).
+    #[arg(long, default_value_t = 10_000, value_parser = crate::bounds::int::<u64>(1, MAX_ITERATIONS))]
     pub iterations: u64,
-    /// Timed batches per measurement; medians are reported.
-    #[arg(long, default_value_t = 11)]
+    /// Timed batches per measurement (1..=1000); medians are reported.
+    #[arg(long, default_value_t = 11, value_parser = crate::bounds::runs::<usize>())]
     pub runs: usize,
 }
 

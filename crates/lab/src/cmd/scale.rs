@@ -29,12 +29,14 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 
-use super::ipc::{measure, secs, PingSpec};
+use super::ipc::{measure, PingSpec};
 use super::model::fit::{data_from, fit_records, FitArgs, BIG_LOCK_REGIMES};
+use crate::bounds::Counts;
 use crate::machine::Machine;
 use crate::output::{emit, record, Format};
 use crate::progress;
 use crate::regimes::{runnable, selected};
+use granule_hosted::granule_kernel::abi::MAX_CORES;
 use granule_sync::profile::SiteRecord;
 use serde_json::{Map, Value};
 
@@ -47,24 +49,30 @@ pub struct Args {
     /// bkl-mcs, fine, rtm, or all.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub regimes: Vec<String>,
-    /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`; default
-    /// 1..(CPUs of this machine).
-    #[arg(long)]
-    pub cores: Option<String>,
-    /// Mean server delays in cycles (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "0,500,1000,2000,4000,8000,16000,32000")]
+    /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`, each at
+    /// most 64 (the kernel's limit) and at most this machine's CPUs without
+    /// --oversubscribe; default 1..(CPUs of this machine).
+    #[arg(long, value_parser = crate::bounds::counts(MAX_CORES))]
+    pub cores: Option<Counts>,
+    /// Mean server delays in cycles (comma-separated), each 0..=10^9.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0,500,1000,2000,4000,8000,16000,32000",
+        value_parser = crate::bounds::int::<u64>(0, 1_000_000_000)
+    )]
     pub delays: Vec<u64>,
-    /// Warm-up before each window, in seconds.
-    #[arg(long, default_value_t = 2.0)]
+    /// Warm-up before each window, in seconds (0 ≤ s ≤ 3600).
+    #[arg(long, default_value_t = 2.0, value_parser = crate::bounds::warmup())]
     pub warmup: f64,
-    /// Length of each measured window, in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    /// Length of each measured window, in seconds (0 < s ≤ 3600).
+    #[arg(long, default_value_t = 1.0, value_parser = crate::bounds::seconds())]
     pub seconds: f64,
-    /// Repetitions of every (regime, cores, delay) point.
-    #[arg(long, default_value_t = 1)]
+    /// Repetitions of every (regime, cores, delay) point, 1..=1000.
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::runs::<usize>())]
     pub runs: usize,
-    /// Message words per call.
-    #[arg(long, default_value_t = 1)]
+    /// Message words per call, 0..=64.
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::message_words())]
     pub words: usize,
     /// Fit the machine-repairman model to the big-lock regimes' points
     /// (see `granule model fit`), run each of them once more with the lock
@@ -72,6 +80,11 @@ pub struct Args {
     /// print s, a, R² and the predicted knee.
     #[arg(long)]
     pub fit: bool,
+    /// Run more cores than this machine has CPUs: kernel cores then spin
+    /// while the core they wait for is preempted, so the figures measure
+    /// the OS scheduler more than the regime.
+    #[arg(long)]
+    pub oversubscribe: bool,
     #[command(flatten)]
     pub fit_args: FitArgs,
     /// Run every point with the lock profiler compiled in and report its
@@ -80,17 +93,14 @@ pub struct Args {
     pub profile: bool,
 }
 
-/// Parse `1..N` (inclusive) or `a,b,c`, at most the kernel's core count.
-pub fn parse_cores(s: &str) -> Result<Vec<usize>> {
-    let max = granule_hosted::granule_kernel::abi::MAX_CORES;
-    super::parse_counts(s, max, &format!("the kernel supports at most {max}"))
-}
-
 /// Run `granule scale`.
 pub fn run(a: &Args) -> Result<()> {
     let wanted = selected(&a.regimes)?;
     if a.fit_args.plot.is_some() && !a.fit {
         bail!("--plot draws the fitted model: it needs --fit");
+    }
+    if let Some(r) = a.fit_args.regime.as_deref().filter(|r| !wanted.contains(r)) {
+        bail!("--regime {r} is not among the regimes measured ({})", wanted.join(", "));
     }
     let m = Machine::detect();
     let mut records = vec![m.record()];
@@ -99,20 +109,20 @@ pub fn run(a: &Args) -> Result<()> {
         bail!("none of the selected regimes can run on this machine");
     }
     let cores = match &a.cores {
-        Some(s) => parse_cores(s)?,
+        Some(c) => c.0.clone(),
         None => (1..=m.cores).collect(),
     };
     if a.delays.is_empty() {
         bail!("--delays needs at least one delay");
     }
-    if a.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    let window = secs("seconds", a.seconds)?;
-    if window.is_zero() {
-        bail!("--seconds must be positive");
-    }
-    let warmup: Duration = secs("warmup", a.warmup)?;
+    super::oversubscription(
+        cores.iter().copied().max().unwrap_or(1),
+        crate::pin::cpus().len(),
+        "every regime's kernel cores spin (on the kernel's locks, and idle before they park)",
+        a.oversubscribe,
+    )?;
+    // Both are bounded by their parsers (bounds::seconds, bounds::warmup).
+    let (window, warmup) = (Duration::from_secs_f64(a.seconds), Duration::from_secs_f64(a.warmup));
     let total = (a.runs * a.delays.len() * cores.len() * regimes.len()) as u64;
     let pb = progress::bar(total, "scale");
     for run in 1..=a.runs {
@@ -178,7 +188,7 @@ pub fn run(a: &Args) -> Result<()> {
                 records.push(hold_record(regime, &spec, r.profile.as_deref().unwrap_or_default()));
             }
         }
-        let fits = data_from(&records, a.fit_args.locks_per_round_trip, None)
+        let fits = data_from(&crate::input::located("granule scale", &records), a.fit_args.locks_per_round_trip, None)
             .and_then(|data| fit_records(&data, &a.fit_args, a.common.format));
         match fits {
             Ok((fits, figure)) => {

@@ -34,26 +34,29 @@ pub struct Args {
     /// command knows (`none` runs the single-core programs only).
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub regimes: Vec<String>,
-    /// Cores of the concurrent programs (single-core programs use one).
-    #[arg(long, default_value_t = 2)]
+    /// Cores of the concurrent programs (single-core programs use one),
+    /// 1..=8. More cores than CPUs is allowed here: every run is bounded by
+    /// --run-seconds, and preempted cores widen the interleavings checked.
+    #[arg(long, default_value_t = 2, value_parser = crate::bounds::int::<usize>(1, MAX_CORES as u64))]
     pub cores: usize,
-    /// Programs to generate and check.
-    #[arg(long, default_value_t = 200)]
+    /// Programs to generate and check, 1..=10^9.
+    #[arg(long, default_value_t = 200, value_parser = crate::bounds::int::<u64>(1, 1_000_000_000))]
     pub programs: u64,
-    /// Seed of the first program (program `n` uses `seed + n`).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the first program (program `n` uses `seed + n`, wrapping),
+    /// any 64-bit unsigned integer.
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::any_u64)]
     pub seed: u64,
     /// Widen race windows: random delays, ticks and preemption points in
     /// every core, and the regimes' own fault injection (forced RTM aborts,
     /// delays while object locks are held) where they have it.
     #[arg(long)]
     pub fault_injection: bool,
-    /// Wall-time bound of one run, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    /// Wall-time bound of one run, in seconds (0 < s ≤ 3600).
+    #[arg(long, default_value_t = 10.0, value_parser = crate::bounds::seconds())]
     pub run_seconds: f64,
     /// Minimise at most this many failing programs (the others are only
-    /// reported with their seed).
-    #[arg(long, default_value_t = 3)]
+    /// reported with their seed), 0..=1000.
+    #[arg(long, default_value_t = 3, value_parser = crate::bounds::int::<usize>(0, 1000))]
     pub shrink: usize,
     /// Print every program and every run's history (each system call with
     /// its real-time interval and result) on stderr.
@@ -79,16 +82,8 @@ pub fn run(a: &Args) -> Result<()> {
     if regimes.is_empty() {
         bail!("none of the selected regimes can run on this machine");
     }
-    if a.cores == 0 || a.cores > MAX_CORES {
-        bail!("--cores must be 1..={MAX_CORES}");
-    }
-    if a.programs == 0 {
-        bail!("--programs must be at least 1");
-    }
-    let wall = super::ipc::secs("run-seconds", a.run_seconds)?;
-    if wall.is_zero() {
-        bail!("--run-seconds must be positive");
-    }
+    // Bounded by its parser (bounds::seconds).
+    let wall = Duration::from_secs_f64(a.run_seconds);
     let opts = Options {
         run: RunOptions { fault_injection: a.fault_injection, wall },
         inject_bug: a.inject_bug,

@@ -40,7 +40,8 @@ use granule_user::ycsb::Workload;
 use serde_json::{Map, Value};
 
 pub use self::measure::{measure, KvSpec};
-use super::ipc::{secs, PingSpec};
+use super::ipc::PingSpec;
+use crate::bounds;
 use crate::machine::Machine;
 use crate::output::{emit, Format};
 use crate::progress;
@@ -58,26 +59,28 @@ pub struct Args {
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2`; default
     /// 1..(CPUs of this machine).
-    #[arg(long)]
-    pub cores: Option<String>,
+    #[arg(long, value_parser = bounds::counts(granule_hosted::granule_kernel::abi::MAX_CORES))]
+    pub cores: Option<bounds::Counts>,
     /// YCSB workloads (comma-separated): a, b, c, d, e, f.
     #[arg(long, value_delimiter = ',', default_value = "a")]
     pub workload: Vec<String>,
-    /// YCSB recordcount: records loaded into every server.
-    #[arg(long, default_value_t = 32000)]
+    /// YCSB recordcount: records loaded into every server, 1..=10^6 (and
+    /// at most what half this machine's available memory holds, at about
+    /// 1.5 KiB a record).
+    #[arg(long, default_value_t = 32000, value_parser = bounds::int::<u64>(1, MAX_RECORDS))]
     pub records: u64,
-    /// Run-phase operations in total (split over the clients); measured
-    /// until the last client finishes. Exclusive with --seconds.
-    #[arg(long, conflicts_with = "seconds")]
+    /// Run-phase operations in total (split over the clients), 1..=10^9;
+    /// measured until the last client finishes. Exclusive with --seconds.
+    #[arg(long, conflicts_with = "seconds", value_parser = bounds::int::<u64>(1, MAX_OPS))]
     pub ops: Option<u64>,
-    /// Length of the measured window, in seconds (default 1).
-    #[arg(long)]
+    /// Length of the measured window, in seconds (0 < s ≤ 3600; default 1).
+    #[arg(long, value_parser = bounds::seconds())]
     pub seconds: Option<f64>,
-    /// Warm-up after loading, in seconds.
-    #[arg(long, default_value_t = 0.5)]
+    /// Warm-up after loading, in seconds (0 ≤ s ≤ 3600).
+    #[arg(long, default_value_t = 0.5, value_parser = bounds::warmup())]
     pub warmup: f64,
-    /// Repetitions of every point.
-    #[arg(long, default_value_t = 1)]
+    /// Repetitions of every point, 1..=1000.
+    #[arg(long, default_value_t = 1, value_parser = bounds::runs::<usize>())]
     pub runs: usize,
     /// Also measure real redis-server on Linux (one per server core, on
     /// loopback, driven by the same YCSB generator over TCP).
@@ -89,12 +92,15 @@ pub struct Args {
     /// Cycles an idle core spins before it parks its OS thread (default:
     /// the hosted platform's 200000). A parked core costs whoever wakes it a
     /// futex wake-up; 0..=10^12.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::int::<u64>(0, 1_000_000_000_000))]
     pub idle_spin_cycles: Option<u64>,
 }
 
 /// Most records per server.
-const MAX_RECORDS: u64 = 10_000_000;
+const MAX_RECORDS: u64 = 1_000_000;
+/// Memory one loaded record takes in a server, generously: a key, ten
+/// 100-byte fields and the store's own overhead.
+const BYTES_PER_RECORD: u64 = 1536;
 /// Most operations of a fixed-operation run.
 const MAX_OPS: u64 = 1_000_000_000;
 
@@ -135,7 +141,7 @@ pub fn run(a: &Args) -> Result<()> {
         bail!("none of the selected regimes can run this benchmark on this machine");
     }
     let cores = match &a.cores {
-        Some(s) => super::scale::parse_cores(s)?,
+        Some(c) => c.0.clone(),
         None => (1..=m.cores).collect(),
     };
     if let Some(&n) = cores.iter().find(|&&n| n > m.cores) {
@@ -146,26 +152,20 @@ pub fn run(a: &Args) -> Result<()> {
         );
     }
     let workloads = workloads(&a.workload)?;
-    if a.records == 0 || a.records > MAX_RECORDS {
-        bail!("--records must be 1..={MAX_RECORDS}");
+    let servers = cores.iter().copied().max().unwrap_or(1) as u64;
+    let need = a.records * servers * BYTES_PER_RECORD;
+    if let Some(free) = crate::machine::available_memory().filter(|&free| need > free / 2) {
+        bail!(
+            "--records {} on {servers} server(s) needs about {} MiB, more than half of the {} MiB this machine \
+             has available",
+            a.records,
+            need >> 20,
+            free >> 20
+        );
     }
-    if a.runs == 0 || a.runs > 1000 {
-        bail!("--runs must be 1..=1000");
-    }
-    if a.ops.is_some_and(|n| n == 0 || n > MAX_OPS) {
-        bail!("--ops must be 1..={MAX_OPS}");
-    }
-    let window = secs("seconds", a.seconds.unwrap_or(1.0))?;
-    if window.is_zero() || window > Duration::from_secs(3600) {
-        bail!("--seconds must be positive and at most 3600");
-    }
-    let warmup = secs("warmup", a.warmup)?;
-    if a.idle_spin_cycles.is_some_and(|c| c > 1_000_000_000_000) {
-        bail!("--idle-spin-cycles must be at most 10^12");
-    }
-    if warmup > Duration::from_secs(3600) {
-        bail!("--warmup must be at most 3600 seconds");
-    }
+    // Both are bounded by their parsers (bounds::seconds, bounds::warmup).
+    let window = Duration::from_secs_f64(a.seconds.unwrap_or(1.0));
+    let warmup = Duration::from_secs_f64(a.warmup);
     let linux = if a.linux {
         match linux::redis_server() {
             Ok(path) => Some(path),

@@ -44,7 +44,9 @@ use clap::Args as ClapArgs;
 use granule_model::{fit, fit_service, Fit, Point};
 use serde_json::{Map, Value};
 
-use super::{model_cores, non_negative, positive, put};
+use super::{non_negative, positive, put, MAX_MODEL_CORES};
+use crate::bounds::Counts;
+use crate::input::{self, Record};
 use crate::machine::Machine;
 use crate::output::{emit, record, Format};
 use crate::plot::{Chart, Figure, Series};
@@ -63,8 +65,9 @@ pub struct Args {
     pub input: PathBuf,
     #[command(flatten)]
     pub fit: FitArgs,
-    /// TSC frequency in GHz, overriding the input's machine record.
-    #[arg(long)]
+    /// TSC frequency in GHz (0 < f ≤ 100), overriding the input's machine
+    /// record.
+    #[arg(long, value_parser = crate::bounds::ghz())]
     pub ghz: Option<f64>,
 }
 
@@ -75,87 +78,29 @@ pub struct FitArgs {
     #[arg(long)]
     pub regime: Option<String>,
     /// Fit only the points of this delay (cycles per round trip for scale
-    /// input).
-    #[arg(long)]
+    /// input), 0..=10^12.
+    #[arg(long, value_parser = crate::bounds::cycles())]
     pub delay: Option<f64>,
-    /// Known think time a per lock request (cycles): fit the service time s
-    /// alone.
-    #[arg(long)]
+    /// Known think time a per lock request (cycles, 0..=10^12): fit the
+    /// service time s alone.
+    #[arg(long, value_parser = crate::bounds::cycles())]
     pub think: Option<f64>,
     /// Fit only points with at least this many cores (a lone core
     /// re-acquires the lock with no cache-line transfer, so its service time
     /// is shorter than every other point's); all points are still plotted.
-    #[arg(long, default_value_t = 1)]
+    /// 1..=4096.
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::int::<usize>(1, super::MAX_MODEL_CORES as u64))]
     pub min_cores: usize,
-    /// Lock acquisitions per ping-pong round trip (scale input).
-    #[arg(long, default_value_t = 2.0)]
+    /// Lock acquisitions per ping-pong round trip (scale input), 0 < n ≤
+    /// 1000.
+    #[arg(long, default_value_t = 2.0, value_parser = crate::bounds::real(crate::bounds::Low::Open(0.0), 1000.0, "a number of acquisitions"))]
     pub locks_per_round_trip: f64,
-    /// Core counts to predict for (a range `1..N` or a list).
-    #[arg(long, default_value = "1,2,4,8,16,32,64")]
-    pub predict_cores: String,
+    /// Core counts to predict for (a range `1..N` or a list), each 1..=4096.
+    #[arg(long, default_value = "1,2,4,8,16,32,64", value_parser = crate::bounds::counts(MAX_MODEL_CORES))]
+    pub predict_cores: Counts,
     /// Write an SVG plot of the measured points and the fitted model.
     #[arg(long)]
     pub plot: Option<PathBuf>,
-}
-
-/// Records from JSON Lines or CSV text (`granule`'s CSV: blocks of a header
-/// line and rows, separated by blank lines; `#` starts a comment line).
-pub fn read_records(text: &str) -> Result<Vec<Map<String, Value>>> {
-    let mut out = Vec::new();
-    let mut header: Option<Vec<String>> = None;
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            header = None;
-            continue;
-        }
-        if line.starts_with('#') {
-            continue;
-        }
-        if line.starts_with('{') {
-            match serde_json::from_str::<Value>(line) {
-                Ok(Value::Object(m)) => out.push(m),
-                _ => bail!("line {}: not a JSON object", i + 1),
-            }
-            continue;
-        }
-        let cells = csv_cells(line);
-        match &header {
-            None => header = Some(cells),
-            Some(h) => out.push(h.iter().cloned().zip(cells.into_iter().map(|c| csv_value(&c))).collect()),
-        }
-    }
-    Ok(out)
-}
-
-/// The cells of one CSV line (double quotes quote, `""` is a quote).
-fn csv_cells(line: &str) -> Vec<String> {
-    let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => cells.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    cells.push(cur);
-    cells
-}
-
-fn csv_value(c: &str) -> Value {
-    if let Ok(u) = c.parse::<u64>() {
-        return u.into();
-    }
-    match c.parse::<f64>() {
-        Ok(f) if f.is_finite() => f.into(),
-        _ if c.is_empty() => Value::Null,
-        _ => c.into(),
-    }
 }
 
 /// How input throughput relates to the model's unit.
@@ -237,70 +182,58 @@ pub struct Data {
     units: Units,
 }
 
-fn num(r: &Map<String, Value>, k: &str) -> Option<f64> {
-    r.get(k).and_then(Value::as_f64)
-}
-
-fn text(r: &Map<String, Value>, k: &str) -> Option<String> {
-    r.get(k).and_then(Value::as_str).map(str::to_string)
-}
-
-fn kind(r: &Map<String, Value>) -> &str {
-    r.get("record").and_then(Value::as_str).unwrap_or("")
-}
-
 /// The measurements of `records`: `scale` records (converted with the
 /// machine record's `tsc_ghz`, or `ghz`), else generic `cores, throughput`.
-pub fn data_from(records: &[Map<String, Value>], per_trip: f64, ghz: Option<f64>) -> Result<Data> {
+/// Every number is checked where it is read; a bad one is an error naming
+/// its file and line.
+pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<Data> {
     positive("locks-per-round-trip", per_trip)?;
-    let scale: Vec<&Map<String, Value>> = records.iter().filter(|r| kind(r) == "scale").collect();
-    let holds = records
-        .iter()
-        .filter(|r| kind(r) == "lock_hold")
-        .filter_map(|r| {
-            Some(Hold { regime: text(r, "regime")?, cores: num(r, "cores")? as usize, cycles: num(r, "hold_cycles")? })
-        })
-        .collect();
-    let (units, raw): (Units, Vec<(String, f64, f64, f64)>) = if !scale.is_empty() {
-        let ghz = match ghz.or_else(|| records.iter().find(|r| kind(r) == "machine").and_then(|m| num(m, "tsc_ghz"))) {
-            Some(g) => positive("ghz", g)?,
-            None => bail!("the input has scale records but no machine record with tsc_ghz: pass --ghz"),
+    let cores_range = 1..=MAX_MODEL_CORES;
+    let positive_real = f64::MIN_POSITIVE..=f64::MAX;
+    let mut holds = Vec::new();
+    for r in records.iter().filter(|r| r.kind() == "lock_hold") {
+        let (Some(regime), Some(cores), Some(cycles)) =
+            (r.text("regime"), r.index("cores", cores_range.clone())?, r.real("hold_cycles", 0.0..=f64::MAX)?)
+        else {
+            continue;
         };
-        let rows = scale
-            .iter()
-            .map(|r| {
-                let get = |k: &str| num(r, k).with_context(|| format!("a scale record without `{k}`: {r:?}"));
-                Ok((
-                    text(r, "regime").unwrap_or_default(),
-                    get("delay_cycles")?,
-                    get("cores")?,
-                    get("round_trips_per_sec")?,
-                ))
-            })
-            .collect::<Result<_>>()?;
-        (Units::Scale { ghz, per_trip }, rows)
-    } else {
-        let rows = records
-            .iter()
-            .filter_map(|r| {
-                let delay = num(r, "delay").or_else(|| num(r, "delay_cycles")).unwrap_or(0.0);
-                Some((
-                    text(r, "regime").unwrap_or_else(|| "data".into()),
-                    delay,
-                    num(r, "cores")?,
-                    num(r, "throughput")?,
-                ))
-            })
-            .collect();
-        (Units::Generic, rows)
-    };
-    let mut obs = Vec::with_capacity(raw.len());
-    for (regime, delay, cores, x) in raw {
-        if cores < 1.0 || cores.fract() != 0.0 || !(x.is_finite() && x > 0.0) || !(delay.is_finite() && delay >= 0.0) {
-            bail!("{regime}: a point with cores {cores}, delay {delay}, throughput {x} cannot be fitted");
-        }
-        obs.push(Obs { regime, delay, cores: cores as usize, x: units.to_model(x) });
+        holds.push(Hold { regime: regime.to_string(), cores, cycles });
     }
+    let scale: Vec<&Record> = records.iter().filter(|r| r.kind() == "scale").collect();
+    let mut raw: Vec<(String, f64, usize, f64)> = Vec::new();
+    let units = if !scale.is_empty() {
+        let machine_ghz = match records.iter().find(|r| r.kind() == "machine") {
+            Some(m) => m.real("tsc_ghz", positive_real.clone())?,
+            None => None,
+        };
+        let Some(ghz) = ghz.or(machine_ghz) else {
+            bail!("the input has scale records but no machine record with tsc_ghz: pass --ghz");
+        };
+        for r in scale {
+            let need = |v: Option<f64>, k: &str| v.with_context(|| format!("{}: a scale record without `{k}`", r.at));
+            let delay = need(r.real("delay_cycles", 0.0..=f64::MAX)?, "delay_cycles")?;
+            let cores = r.index("cores", cores_range.clone())?.with_context(|| format!("{}: no `cores`", r.at))?;
+            let x = need(r.real("round_trips_per_sec", positive_real.clone())?, "round_trips_per_sec")?;
+            raw.push((r.text("regime").unwrap_or_default().to_string(), delay, cores, x));
+        }
+        Units::Scale { ghz: positive("ghz", ghz)?, per_trip }
+    } else {
+        for r in records {
+            let (Some(cores), Some(x)) =
+                (r.index("cores", cores_range.clone())?, r.real("throughput", positive_real.clone())?)
+            else {
+                continue;
+            };
+            let delay = match r.real("delay", 0.0..=f64::MAX)? {
+                Some(d) => d,
+                None => r.real("delay_cycles", 0.0..=f64::MAX)?.unwrap_or(0.0),
+            };
+            raw.push((r.text("regime").unwrap_or("data").to_string(), delay, cores, x));
+        }
+        Units::Generic
+    };
+    let obs: Vec<Obs> =
+        raw.into_iter().map(|(regime, delay, cores, x)| Obs { regime, delay, cores, x: units.to_model(x) }).collect();
     if obs.is_empty() {
         bail!("no measurements in the input: expected scale records, or records with `cores` and `throughput`");
     }
@@ -342,7 +275,7 @@ fn unique_sorted(mut xs: Vec<f64>) -> Vec<f64> {
 /// Fit `data` as `f` asks: the records to print (fits, points, knees and,
 /// unless printing a table, curves) and the plot.
 pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<String, Value>>, Figure)> {
-    let predict = model_cores(&f.predict_cores)?;
+    let predict = f.predict_cores.0.clone();
     let think = f.think.map(|a| non_negative("think", a)).transpose()?;
     let present = unique_sorted_strings(data.obs.iter().map(|o| o.regime.clone()).collect());
     let regimes: Vec<String> = match (&f.regime, data.units) {
@@ -538,19 +471,14 @@ fn fit_record(
 
 /// Run `granule model fit`.
 pub fn run(a: &Args) -> Result<()> {
-    let input_text = if a.input.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).context("reading standard input")?
-    } else {
-        std::fs::read_to_string(&a.input).with_context(|| format!("reading {}", a.input.display()))?
-    };
-    let input = read_records(&input_text).with_context(|| format!("parsing {}", a.input.display()))?;
+    let input = input::read(&a.input)?;
     let data = data_from(&input, a.fit.locks_per_round_trip, a.ghz)?;
     let mut records = vec![Machine::detect().record()];
     let mut src = record("fit_input");
     put(&mut src, "file", a.input.display().to_string());
     put(&mut src, "points", data.obs.len());
-    let machine = input.iter().find(|r| kind(r) == "machine");
-    put(&mut src, "cpu_model", machine.and_then(|m| text(m, "cpu_model")));
+    let machine = input.iter().find(|r| r.kind() == "machine");
+    put(&mut src, "cpu_model", machine.and_then(|m| m.text("cpu_model")));
     match data.units {
         Units::Scale { ghz, per_trip } => {
             put(&mut src, "tsc_ghz", ghz);
@@ -576,27 +504,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_and_json_lines_read_alike() {
-        let json = r#"{"record":"machine","tsc_ghz":2.0,"command":"granule scale --regimes bkl,none"}
-{"record":"scale","regime":"bkl","cores":1,"delay_cycles":0,"round_trips_per_sec":1000000.0}"#;
-        let csv = "record,tsc_ghz,command\nmachine,2.0,\"granule scale --regimes bkl,none\"\n\n\
-                   record,regime,cores,delay_cycles,round_trips_per_sec\nscale,bkl,1,0,1000000.0\n";
-        let (a, b) = (read_records(json).unwrap(), read_records(csv).unwrap());
-        assert_eq!(a.len(), 2);
-        assert_eq!(b.len(), 2);
-        assert_eq!(b[0]["command"], "granule scale --regimes bkl,none");
-        for (x, y) in a.iter().zip(&b) {
-            for k in x.keys() {
-                assert_eq!(x[k].as_f64(), y[k].as_f64(), "{k}");
-                assert_eq!(x[k].as_str(), y[k].as_str(), "{k}");
-            }
-        }
-        assert!(read_records("{not json").is_err());
-    }
-
-    #[test]
     fn scale_round_trips_become_acquisitions_per_cycle() {
-        let recs = read_records(
+        let recs = input::parse(
+            "in.jsonl",
             r#"{"record":"machine","tsc_ghz":2.0}
 {"record":"scale","regime":"bkl","cores":2,"delay_cycles":500,"round_trips_per_sec":1000000.0}"#,
         )
@@ -611,5 +521,20 @@ mod tests {
         let no_machine = &recs[1..];
         assert!(data_from(no_machine, 2.0, None).unwrap_err().to_string().contains("--ghz"));
         assert!(data_from(&[], 2.0, None).is_err());
+    }
+
+    #[test]
+    fn out_of_range_numbers_name_their_line() {
+        let recs = input::parse(
+            "in.jsonl",
+            "{\"record\":\"machine\",\"tsc_ghz\":2.0}\n\
+             {\"record\":\"scale\",\"cores\":18446744073709551615,\"delay_cycles\":0,\"round_trips_per_sec\":1.0}",
+        )
+        .unwrap();
+        let e = data_from(&recs, 2.0, None).unwrap_err().to_string();
+        assert!(e.starts_with("in.jsonl:2: `cores` must be an integer in 1..=4096"), "{e}");
+        let recs = input::parse("g.csv", "cores,throughput\n2,NaN\n").unwrap();
+        let e = data_from(&recs, 2.0, None).unwrap_err().to_string();
+        assert!(e.starts_with("g.csv:2: `throughput` must be a number"), "{e}");
     }
 }

@@ -64,10 +64,8 @@ pub fn run(a: &Args) -> Result<()> {
 /// beyond; the simulator is bounded by its topology).
 pub const MAX_MODEL_CORES: usize = 4096;
 
-/// Parse a `--cores` list for the model commands.
-pub fn model_cores(s: &str) -> Result<Vec<usize>> {
-    super::parse_counts(s, MAX_MODEL_CORES, &format!("the model commands compute at most {MAX_MODEL_CORES}"))
-}
+/// Most critical sections one simulated point measures.
+pub const MAX_COMPLETIONS: u64 = 100_000_000;
 
 /// A service-time law on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

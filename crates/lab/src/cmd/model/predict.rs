@@ -14,7 +14,8 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use granule_model::{knee, FiniteSource, Repairman, ServiceLaw, Solution};
 
-use super::{model_cores, non_negative, positive, put, put_scaled, Law};
+use super::{put, put_scaled, Law};
+use crate::bounds::Counts;
 use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::plot::{Chart, Figure, Series};
@@ -24,17 +25,18 @@ use crate::plot::{Chart, Figure, Series};
 pub struct Args {
     #[command(flatten)]
     pub common: crate::cmd::Common,
-    /// Mean lock service (hold) time s, in cycles.
-    #[arg(long)]
+    /// Mean lock service (hold) time s, in cycles (0 < s ≤ 10^12).
+    #[arg(long, value_parser = crate::bounds::positive_cycles())]
     pub service: f64,
-    /// Mean think time a between a core's lock requests, in cycles.
-    #[arg(long)]
+    /// Mean think time a between a core's lock requests, in cycles
+    /// (0 ≤ a ≤ 10^12).
+    #[arg(long, value_parser = crate::bounds::cycles())]
     pub delay: f64,
-    /// Core counts: a range `1..N` or a list `1,2,4`.
-    #[arg(long, default_value = "1..32")]
-    pub cores: String,
-    /// Clock rate in GHz: adds throughput per second.
-    #[arg(long)]
+    /// Core counts: a range `1..N` or a list `1,2,4`, each 1..=4096.
+    #[arg(long, default_value = "1..32", value_parser = crate::bounds::counts(super::MAX_MODEL_CORES))]
+    pub cores: Counts,
+    /// Clock rate in GHz (0 < f ≤ 100): adds throughput per second.
+    #[arg(long, value_parser = crate::bounds::ghz())]
     pub ghz: Option<f64>,
     /// Service-time law: exp (the seeds' M/M/1//n) or const (exact M/D/1//n).
     #[arg(long, value_enum, default_value_t = Law::Exp)]
@@ -54,11 +56,10 @@ pub fn solve(n: usize, s: f64, a: f64, law: ServiceLaw) -> Result<Solution> {
 
 /// Run `granule model predict`.
 pub fn run(a: &Args) -> Result<()> {
-    let s = positive("service", a.service)?;
-    let d = non_negative("delay", a.delay)?;
-    let ghz = a.ghz.map(|g| positive("ghz", g)).transpose()?;
-    let per_sec = ghz.map(|g| g * 1e9);
-    let cores = model_cores(&a.cores)?;
+    // --service, --delay and --ghz are bounded by their parsers.
+    let (s, d) = (a.service, a.delay);
+    let per_sec = a.ghz.map(|g| g * 1e9);
+    let cores = a.cores.0.clone();
     let law: ServiceLaw = a.service_dist.into();
     let mut records = vec![Machine::detect().record()];
     let one = solve(1, s, d, law)?.throughput;

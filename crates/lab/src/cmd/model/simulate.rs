@@ -22,9 +22,11 @@ use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 use granule_model::{simulate, Config, Dist, LockKind, Topology};
 
-use super::fit::read_records;
 use super::predict::solve;
-use super::{model_cores, non_negative, positive, put, put_scaled, Law};
+use super::{put, put_scaled, Law};
+use crate::bounds::Counts;
+use crate::bounds::MAX_CYCLES;
+use crate::input;
 use crate::limits::{self, LatencyConfig};
 use crate::machine::Machine;
 use crate::output::{emit, record};
@@ -48,21 +50,23 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "clh")]
     pub lock: Vec<String>,
     /// Mean critical section (lock service) time s, in cycles, without the
-    /// hand-off.
-    #[arg(long)]
+    /// hand-off (0 < s ≤ 10^12).
+    #[arg(long, value_parser = crate::bounds::positive_cycles())]
     pub service: f64,
-    /// Mean user delay a between a core's critical sections, in cycles.
-    #[arg(long)]
+    /// Mean user delay a between a core's critical sections, in cycles
+    /// (0 ≤ a ≤ 10^12).
+    #[arg(long, value_parser = crate::bounds::cycles())]
     pub delay: f64,
     /// Core counts: a range `1..N` or a list (default: every core of the
     /// topology).
-    #[arg(long)]
-    pub cores: Option<String>,
-    /// Seed of the simulation's random numbers.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_parser = crate::bounds::counts(super::MAX_MODEL_CORES))]
+    pub cores: Option<Counts>,
+    /// Seed of the simulation's random numbers (any 64-bit unsigned integer).
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::any_u64)]
     pub seed: u64,
-    /// Critical sections measured per point (10 % more are discarded first).
-    #[arg(long, default_value_t = 100_000)]
+    /// Critical sections measured per point (10 % more are discarded
+    /// first), 1000..=10^8.
+    #[arg(long, default_value_t = 100_000, value_parser = crate::bounds::int::<u64>(1000, super::MAX_COMPLETIONS))]
     pub completions: u64,
     /// Distribution of the user delay: exp, const, or empirical:FILE (one
     /// number per line or comma-separated, in cycles; its mean replaces
@@ -72,30 +76,33 @@ pub struct Args {
     /// Distribution of the critical section: const or exp.
     #[arg(long, value_enum, default_value_t = Law::Const)]
     pub service_dist: Law,
-    /// RTM: probability that a transaction aborts by itself.
-    #[arg(long, default_value_t = 0.05)]
+    /// RTM: probability that a transaction aborts by itself (0 ≤ p ≤ 1).
+    #[arg(long, default_value_t = 0.05, value_parser = crate::bounds::real(crate::bounds::Low::Closed(0.0), 1.0, "a probability"))]
     pub abort: f64,
-    /// RTM: aborts tolerated before taking the fallback lock.
-    #[arg(long, default_value_t = 3)]
+    /// RTM: aborts tolerated before taking the fallback lock, 0..=1000.
+    #[arg(long, default_value_t = 3, value_parser = crate::bounds::int::<u32>(0, 1000))]
     pub retries: u32,
-    /// Clock rate in GHz for throughput per second (default: the
-    /// topology's, if known).
-    #[arg(long)]
+    /// Clock rate in GHz for throughput per second, 0 < f ≤ 100 (default:
+    /// the topology's, if known).
+    #[arg(long, value_parser = crate::bounds::ghz())]
     pub ghz: Option<f64>,
     /// Write an SVG plot of throughput against cores to this file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
 }
 
-/// Samples of an empirical distribution: numbers separated by newlines,
-/// commas or spaces; `#` starts a comment.
-pub fn parse_samples(text: &str) -> Result<Vec<f64>> {
+/// Samples of an empirical distribution: numbers of cycles in [0, 10^12]
+/// separated by newlines, commas or spaces; `#` starts a comment. `source`
+/// names the text in errors, with the line.
+pub fn parse_samples(source: &str, text: &str) -> Result<Vec<f64>> {
     let mut out = Vec::new();
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("");
         for tok in line.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
-            let x: f64 = tok.parse().with_context(|| format!("`{tok}` is not a number"))?;
-            out.push(x);
+            match tok.parse::<f64>() {
+                Ok(x) if x.is_finite() && (0.0..=MAX_CYCLES).contains(&x) => out.push(x),
+                _ => bail!("{source}:{}: `{tok}` is not a number of cycles in [0, {MAX_CYCLES}]", i + 1),
+            }
         }
     }
     Ok(out)
@@ -108,35 +115,39 @@ fn delay_dist(spec: &str, mean: f64) -> Result<Dist> {
         "const" => Dist::constant(mean)?,
         _ => match spec.strip_prefix("empirical:") {
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
-                Dist::empirical(parse_samples(&text).with_context(|| format!("parsing {path}"))?)?
+                let samples = input::read_text(std::path::Path::new(path)).and_then(|text| parse_samples(path, &text));
+                Dist::empirical(samples.with_context(|| format!("--delay-dist {spec}"))?)
+                    .with_context(|| format!("--delay-dist {spec}"))?
             }
             None => bail!("unknown --delay-dist `{spec}`: exp, const or empirical:FILE"),
         },
     })
 }
 
+/// Largest CPU id a latency record may name.
+const MAX_CPU_ID: usize = 65_535;
+
 /// This machine's topology: from `granule info` records in `input`, or
 /// measured now.
 pub fn this_machine(input: Option<&PathBuf>, tsc_ghz: f64) -> Result<Topology> {
     let (pairs, ghz): (Vec<(usize, usize, f64)>, f64) = match input {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            let recs = read_records(&text)?;
-            let field = |r: &serde_json::Map<String, serde_json::Value>, k: &str| r.get(k).and_then(|v| v.as_f64());
-            let pairs = recs
-                .iter()
-                .filter(|r| r.get("record").and_then(|v| v.as_str()) == Some("core_latency"))
-                .filter_map(|r| {
-                    Some((field(r, "from")? as usize, field(r, "to")? as usize, field(r, "one_way_cycles")?))
-                })
-                .collect();
-            let ghz = recs
-                .iter()
-                .find(|r| r.get("record").and_then(|v| v.as_str()) == Some("machine"))
-                .and_then(|m| field(m, "tsc_ghz"))
-                .unwrap_or(tsc_ghz);
-            (pairs, ghz)
+            let recs = input::read(path)?;
+            let cpu = 0..=MAX_CPU_ID;
+            let mut pairs = Vec::new();
+            for r in recs.iter().filter(|r| r.kind() == "core_latency") {
+                let from = r.index("from", cpu.clone())?;
+                let to = r.index("to", cpu.clone())?;
+                let latency = r.real("one_way_cycles", 0.0..=MAX_CYCLES)?;
+                if let (Some(from), Some(to), Some(latency)) = (from, to, latency) {
+                    pairs.push((from, to, latency));
+                }
+            }
+            let ghz = match recs.iter().find(|r| r.kind() == "machine") {
+                Some(m) => m.real("tsc_ghz", f64::MIN_POSITIVE..=100.0)?,
+                None => None,
+            };
+            (pairs, ghz.unwrap_or(tsc_ghz))
         }
         None => {
             let cfg = LatencyConfig { samples: 5, round_trips: 200, pair_budget: Duration::from_secs(1) };
@@ -152,18 +163,16 @@ pub fn this_machine(input: Option<&PathBuf>, tsc_ghz: f64) -> Result<Topology> {
 
 /// Run `granule model simulate`.
 pub fn run(a: &Args) -> Result<()> {
-    let s = positive("service", a.service)?;
-    let d = non_negative("delay", a.delay)?;
-    if a.completions < 1000 {
-        bail!("--completions must be at least 1000");
-    }
+    // --service, --delay, --completions, --abort, --retries and --ghz are
+    // bounded by their parsers.
+    let (s, d) = (a.service, a.delay);
     let machine = Machine::detect();
     let topo = match a.topology.as_str() {
         "this-machine" => this_machine(a.topology_input.as_ref(), machine.tsc_hz / 1e9)?,
         name => Topology::preset(name)?,
     };
     let cores = match &a.cores {
-        Some(c) => model_cores(c)?,
+        Some(c) => c.0.clone(),
         None => (1..=topo.cores()).collect(),
     };
     if let Some(&n) = cores.iter().find(|&&n| n > topo.cores()) {
@@ -176,7 +185,7 @@ pub fn run(a: &Args) -> Result<()> {
         .collect::<Result<_>>()?;
     let think = delay_dist(&a.delay_dist, d)?;
     let service = Dist::of_law(a.service_dist.into(), s)?;
-    let ghz = a.ghz.map(|g| positive("ghz", g)).transpose()?.or(topo.ghz());
+    let ghz = a.ghz.or(topo.ghz());
     let per_sec = ghz.map(|g| g * 1e9);
 
     let mut records = vec![machine.record()];
@@ -250,8 +259,13 @@ mod tests {
 
     #[test]
     fn samples_parse_from_lines_commas_and_comments() {
-        assert_eq!(parse_samples("# delays\n1, 2 3\n\n4.5 # last\n").unwrap(), [1.0, 2.0, 3.0, 4.5]);
-        assert!(parse_samples("1 two").is_err());
+        assert_eq!(parse_samples("f", "# delays\n1, 2 3\n\n4.5 # last\n").unwrap(), [1.0, 2.0, 3.0, 4.5]);
+        assert_eq!(
+            parse_samples("f", "1\n\n1 two").unwrap_err().to_string(),
+            "f:3: `two` is not a number of cycles in [0, 1000000000000]"
+        );
+        assert!(parse_samples("f", "NaN").is_err());
+        assert!(parse_samples("f", "-1").is_err());
         assert!(delay_dist("weibull", 1.0).is_err());
         assert_eq!(delay_dist("const", 7.0).unwrap(), Dist::Constant(7.0));
     }

@@ -16,7 +16,8 @@ use anyhow::{bail, Result};
 use clap::Args as ClapArgs;
 use granule_model::{validate, ServiceLaw, Validation};
 
-use super::{model_cores, positive, put, Law};
+use super::{put, Law};
+use crate::bounds::Counts;
 use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::plot::{Chart, Figure, Series};
@@ -26,26 +27,26 @@ use crate::plot::{Chart, Figure, Series};
 pub struct Args {
     #[command(flatten)]
     pub common: crate::cmd::Common,
-    /// Mean service time s (cycles).
-    #[arg(long, default_value_t = 100.0)]
+    /// Mean service time s (cycles, 0 < s ≤ 10^12).
+    #[arg(long, default_value_t = 100.0, value_parser = crate::bounds::positive_cycles())]
     pub service: f64,
-    /// Mean (exponential) user delay a (cycles).
-    #[arg(long, default_value_t = 1000.0)]
+    /// Mean (exponential) user delay a (cycles, 0 < a ≤ 10^12).
+    #[arg(long, default_value_t = 1000.0, value_parser = crate::bounds::positive_cycles())]
     pub delay: f64,
-    /// Core counts: a range `1..N` or a list.
-    #[arg(long, default_value = "1..32")]
-    pub cores: String,
+    /// Core counts: a range `1..N` or a list, each 1..=4096.
+    #[arg(long, default_value = "1..32", value_parser = crate::bounds::counts(super::MAX_MODEL_CORES))]
+    pub cores: Counts,
     /// Service laws to simulate (comma-separated): const, exp.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "const,exp")]
     pub service_dist: Vec<Law>,
-    /// Critical sections measured per simulation.
-    #[arg(long, default_value_t = 200_000)]
+    /// Critical sections measured per simulation, 1000..=10^8.
+    #[arg(long, default_value_t = 200_000, value_parser = crate::bounds::int::<u64>(1000, super::MAX_COMPLETIONS))]
     pub completions: u64,
-    /// Seed of every simulation.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of every simulation (any 64-bit unsigned integer).
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::any_u64)]
     pub seed: u64,
-    /// Largest relative error that passes.
-    #[arg(long, default_value_t = 0.02)]
+    /// Largest relative error that passes (0 < e ≤ 1).
+    #[arg(long, default_value_t = 0.02, value_parser = crate::bounds::real(crate::bounds::Low::Open(0.0), 1.0, "a relative error"))]
     pub tolerance: f64,
     /// Write an SVG plot (analytic lines, simulated dots) to this file.
     #[arg(long)]
@@ -54,18 +55,16 @@ pub struct Args {
 
 /// Run `granule model validate`.
 pub fn run(a: &Args) -> Result<()> {
+    // Every number is bounded by its parser; the core list is checked here.
     let v = Validation {
-        s: positive("service", a.service)?,
-        a: positive("delay", a.delay)?,
-        cores: model_cores(&a.cores)?,
+        s: a.service,
+        a: a.delay,
+        cores: a.cores.0.clone(),
         laws: a.service_dist.iter().map(|&l| l.into()).collect(),
         completions: a.completions,
         seed: a.seed,
-        tolerance: positive("tolerance", a.tolerance)?,
+        tolerance: a.tolerance,
     };
-    if a.completions < 1000 {
-        bail!("--completions must be at least 1000");
-    }
     let rows = validate(&v)?;
     let mut records = vec![Machine::detect().record()];
     for r in &rows {

@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
+use granule_hosted::granule_kernel::abi::MAX_CORES;
 use granule_hosted::granule_kernel::{Kernel, Regime};
 use granule_hosted::nic::FarSide;
 use granule_hosted::MachineConfig;
@@ -67,20 +68,23 @@ pub struct Args {
     pub regime: String,
     /// Cores of the machine: 1 runs driver, stack and server on core 0 and
     /// leaves the other CPUs to the clients; N ≥ 2 puts the driver on core 0
-    /// and a KV server on each of cores 1..N.
-    #[arg(long, default_value_t = 1)]
+    /// and a KV server on each of cores 1..N. At most the CPUs this process
+    /// may use.
+    #[arg(long, default_value_t = 1, value_parser = crate::bounds::int::<usize>(1, MAX_CORES as u64))]
     pub cores: usize,
-    /// Port of KV server 0; server i listens on port + i (127.0.0.1 only).
-    #[arg(long, default_value_t = 6379)]
-    pub port: u64,
+    /// Port of KV server 0, 1..=65535; server i listens on port + i
+    /// (127.0.0.1 only).
+    #[arg(long, default_value_t = 6379, value_parser = crate::bounds::int::<u16>(1, 65535))]
+    pub port: u16,
     /// Largest request a server accepts, in bytes (64 to 512 MiB).
-    #[arg(long, default_value_t = 64 << 20)]
-    pub max_request: u64,
-    /// Most clients connected at once; more are refused.
-    #[arg(long, default_value_t = 10_000)]
-    pub max_clients: u64,
-    /// Stop by itself after this many seconds (default: at Ctrl-C).
-    #[arg(long)]
+    #[arg(long, default_value_t = 64 << 20, value_parser = crate::bounds::int::<usize>(MIN_REQUEST, MAX_REQUEST))]
+    pub max_request: usize,
+    /// Most clients connected at once, 1..=65000; more are refused.
+    #[arg(long, default_value_t = 10_000, value_parser = crate::bounds::int::<usize>(1, MAX_CLIENTS))]
+    pub max_clients: usize,
+    /// Stop by itself after this many seconds (0 < s ≤ a year; default: at
+    /// Ctrl-C).
+    #[arg(long, value_parser = crate::bounds::real(crate::bounds::Low::Open(0.0), MAX_SECONDS, "a number of seconds"))]
     pub seconds: Option<f64>,
 }
 
@@ -132,35 +136,22 @@ impl Settings {
         if let Some(why) = unavailable(regime) {
             bail!("regime {regime} is unavailable on this machine: {why}");
         }
-        if a.cores == 0 || a.cores > cpus {
+        if a.cores > cpus {
             bail!("--cores must be 1..={cpus} (the CPUs this process may use)");
         }
-        if a.port == 0 || a.port > 65535 {
-            bail!("--port must be 1..=65535");
-        }
         let servers = servers(a.cores);
-        let last = a.port + servers as u64 - 1;
+        let last = usize::from(a.port) + servers - 1;
         if last > 65535 {
             bail!("--port {} with {servers} KV servers needs ports up to {last}; the last port is 65535", a.port);
         }
-        if !(MIN_REQUEST..=MAX_REQUEST).contains(&a.max_request) {
-            bail!("--max-request must be {MIN_REQUEST}..={MAX_REQUEST} bytes (64 B to 512 MiB)");
-        }
-        if a.max_clients == 0 || a.max_clients > MAX_CLIENTS {
-            bail!("--max-clients must be 1..={MAX_CLIENTS}");
-        }
-        let seconds = match a.seconds {
-            None => None,
-            Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => Some(Duration::from_secs_f64(s)),
-            Some(_) => bail!("--seconds must be a positive number of seconds, at most a year"),
-        };
+        // The rest is bounded by the options' parsers.
         Ok(Self {
             regime,
             cores: a.cores,
-            port: a.port as u16,
-            max_request: a.max_request as usize,
-            max_clients: a.max_clients as usize,
-            seconds,
+            port: a.port,
+            max_request: a.max_request,
+            max_clients: a.max_clients,
+            seconds: a.seconds.map(Duration::from_secs_f64),
         })
     }
 }

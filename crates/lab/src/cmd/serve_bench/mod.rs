@@ -56,17 +56,18 @@ pub struct Args {
     /// fine, rtm or lockfree.
     #[arg(long, default_value = "bkl")]
     pub regime: String,
-    /// Rounds: every (test, pipeline) runs once on each server per round.
-    #[arg(long, default_value_t = 3)]
+    /// Rounds, 1..=100: every (test, pipeline) runs once on each server per
+    /// round.
+    #[arg(long, default_value_t = 3, value_parser = crate::bounds::int::<u64>(1, MAX_ROUNDS))]
     pub rounds: u64,
-    /// Requests per redis-benchmark run (`-n`).
-    #[arg(long, default_value_t = 200_000)]
+    /// Requests per redis-benchmark run (`-n`), 1..=10^8.
+    #[arg(long, default_value_t = 200_000, value_parser = crate::bounds::int::<u64>(1, MAX_REQUESTS))]
     pub requests: u64,
-    /// Parallel connections of redis-benchmark (`-c`).
-    #[arg(long, default_value_t = 50)]
+    /// Parallel connections of redis-benchmark (`-c`), 1..=10000.
+    #[arg(long, default_value_t = 50, value_parser = crate::bounds::int::<u64>(1, MAX_CLIENTS))]
     pub clients: u64,
-    /// Pipeline depths (`-P`), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,16")]
+    /// Pipeline depths (`-P`), comma-separated, each 1..=1000.
+    #[arg(long, value_delimiter = ',', default_value = "1,16", value_parser = crate::bounds::int::<u64>(1, MAX_PIPELINE))]
     pub pipeline: Vec<u64>,
     /// redis-benchmark tests (`-t`), comma-separated, one run each: set,
     /// get, incr, mset, hset, zadd, ping_inline, ping_mbulk.
@@ -116,20 +117,10 @@ impl Settings {
         if regime == "none" {
             bail!("regime none cannot serve: the KV system's cores share the driver's notifications");
         }
-        if !(1..=MAX_ROUNDS).contains(&a.rounds) {
-            bail!("--rounds must be 1..={MAX_ROUNDS}");
-        }
-        if !(1..=MAX_REQUESTS).contains(&a.requests) {
-            bail!("--requests must be 1..={MAX_REQUESTS}");
-        }
-        if !(1..=MAX_CLIENTS).contains(&a.clients) {
-            bail!("--clients must be 1..={MAX_CLIENTS}");
-        }
+        // --rounds, --requests, --clients and each depth are bounded by their
+        // parsers.
         let mut pipelines = Vec::new();
         for &p in &a.pipeline {
-            if !(1..=MAX_PIPELINE).contains(&p) {
-                bail!("--pipeline depths must be 1..={MAX_PIPELINE}, not {p}");
-            }
             if !pipelines.contains(&p) {
                 pipelines.push(p);
             }
@@ -329,15 +320,8 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
+        // The numbers are bounded by their parsers (tests/cli_bounds.rs).
         for bad in [
-            args(|a| a.rounds = 0),
-            args(|a| a.rounds = 101),
-            args(|a| a.requests = 0),
-            args(|a| a.requests = MAX_REQUESTS + 1),
-            args(|a| a.clients = 0),
-            args(|a| a.clients = 10_001),
-            args(|a| a.pipeline = vec![0]),
-            args(|a| a.pipeline = vec![1001]),
             args(|a| a.pipeline = vec![]),
             args(|a| a.tests = vec!["lpush".into()]),
             args(|a| a.tests = vec!["ping".into()]),

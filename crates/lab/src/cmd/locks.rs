@@ -12,11 +12,14 @@
 //! * **contended**: `threads` pinned threads (thread `i` is core `i`) loop on
 //!   `acquire, critical section, release` for `--seconds`; the critical
 //!   section reads and writes one shared cache line and then busy-waits
-//!   `--critical-cycles`. Reported: total `acquisitions_per_sec` (median over
-//!   runs) and `fairness` (fewest / most acquisitions of any thread).
+//!   `--critical-cycles`, while a thread that takes no part keeps time.
+//!   Reported: total `acquisitions_per_sec` (median over runs) and
+//!   `fairness` (fewest / most acquisitions of any thread). More threads than
+//!   CPUs needs `--oversubscribe` when a spinning lock is selected.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -243,42 +246,48 @@ fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> R
     for _ in 0..a.runs {
         let line = CachePadded::new(AtomicU64::new(0));
         let stop = AtomicBool::new(false);
-        // Thread 0 keeps time from after the start barrier until it raises
-        // `stop`, checking the clock only every 64 pairs, or after every
-        // pair when oversubscribed (a pair can then take scheduler quanta).
-        let batch: u64 = if threads > crate::pin::cpus().len() { 1 } else { 64 };
-        let results = run_pinned(threads, |core| {
-            let mut n = 0u64;
-            if core == 0 {
-                let started = Instant::now();
-                let end = started + Duration::from_secs_f64(a.seconds);
-                loop {
-                    for _ in 0..batch {
-                        subject.pair(core, || critical::<S>(&line, a.critical_cycles));
+        let started: OnceLock<Instant> = OnceLock::new();
+        // A watcher that takes no part keeps time: from the first thread past
+        // the start barrier until it raises `stop`. (A timekeeper that also
+        // took the lock could itself wait seconds for it when the threads
+        // outnumber the CPUs.) Each thread counts the pairs it completed
+        // before it saw `stop`, and separately the one it finished after.
+        let (results, elapsed) = std::thread::scope(|s| {
+            let watcher = s.spawn(|| {
+                let t0 = loop {
+                    if let Some(&t) = started.get() {
+                        break t;
                     }
-                    n += batch;
-                    if Instant::now() >= end {
-                        stop.store(true, Ordering::Relaxed);
-                        return (n, started.elapsed().as_secs_f64());
-                    }
-                }
-            } else {
+                    std::thread::sleep(Duration::from_micros(100));
+                };
+                std::thread::sleep((t0 + Duration::from_secs_f64(a.seconds)).saturating_duration_since(Instant::now()));
+                stop.store(true, Ordering::Relaxed);
+                t0.elapsed().as_secs_f64()
+            });
+            let results = run_pinned(threads, |core| {
+                started.get_or_init(Instant::now);
+                let (mut before, mut after) = (0u64, 0u64);
                 while !stop.load(Ordering::Relaxed) {
                     subject.pair(core, || critical::<S>(&line, a.critical_cycles));
-                    n += 1;
+                    if stop.load(Ordering::Relaxed) {
+                        after += 1;
+                    } else {
+                        before += 1;
+                    }
                 }
-                (n, 0.0)
-            }
+                (before, after)
+            });
+            (results, watcher.join().expect("the watcher thread cannot panic"))
         });
-        let elapsed = results[0].1;
         let counts: Vec<u64> = results.iter().map(|r| r.0).collect();
-        let total: u64 = counts.iter().sum();
-        if S::EXCLUSIVE && line.load(Ordering::Relaxed) != total {
+        let sections: u64 = results.iter().map(|r| r.0 + r.1).sum();
+        if S::EXCLUSIVE && line.load(Ordering::Relaxed) != sections {
             bail!(
-                "{name}: mutual exclusion violated: {total} critical sections but the shared line counted {}",
+                "{name}: mutual exclusion violated: {sections} critical sections but the shared line counted {}",
                 line.load(Ordering::Relaxed)
             );
         }
+        let total: u64 = counts.iter().sum();
         rates.push(total as f64 / elapsed);
         let (lo, hi) = (counts.iter().min().copied().unwrap_or(0), counts.iter().max().copied().unwrap_or(0));
         fairness.push(if hi == 0 { 0.0 } else { lo as f64 / hi as f64 });

@@ -50,8 +50,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`, each at
-    /// most 64 (the kernel's limit) and at most this machine's CPUs without
-    /// --oversubscribe; default 1..(CPUs of this machine).
+    /// most this machine's CPUs (and the kernel's 64); default 1..(CPUs of
+    /// this machine).
     #[arg(long, value_parser = crate::bounds::counts(MAX_CORES))]
     pub cores: Option<Counts>,
     /// Mean server delays in cycles (comma-separated), each 0..=10^9.
@@ -80,11 +80,6 @@ pub struct Args {
     /// print s, a, R² and the predicted knee.
     #[arg(long)]
     pub fit: bool,
-    /// Run more cores than this machine has CPUs: kernel cores then spin
-    /// while the core they wait for is preempted, so the figures measure
-    /// the OS scheduler more than the regime.
-    #[arg(long)]
-    pub oversubscribe: bool,
     #[command(flatten)]
     pub fit_args: FitArgs,
     /// Run every point with the lock profiler compiled in and report its
@@ -115,12 +110,14 @@ pub fn run(a: &Args) -> Result<()> {
     if a.delays.is_empty() {
         bail!("--delays needs at least one delay");
     }
-    super::oversubscription(
-        cores.iter().copied().max().unwrap_or(1),
-        crate::pin::cpus().len(),
-        "every regime's kernel cores spin (on the kernel's locks, and idle before they park)",
-        a.oversubscribe,
-    )?;
+    if let Some(&n) = cores.iter().find(|&&n| n > m.cores) {
+        bail!(
+            "{n} cores: this machine has {} CPUs, and a hosted kernel core needs a CPU of its own (two pinned \
+             to one CPU spin against each other and the second never starts); use `granule model` for larger \
+             machines",
+            m.cores
+        );
+    }
     // Both are bounded by their parsers (bounds::seconds, bounds::warmup).
     let (window, warmup) = (Duration::from_secs_f64(a.seconds), Duration::from_secs_f64(a.warmup));
     let total = (a.runs * a.delays.len() * cores.len() * regimes.len()) as u64;

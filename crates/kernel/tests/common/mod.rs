@@ -13,62 +13,16 @@ use std::collections::BTreeSet;
 
 use granule_kernel::abi::*;
 use granule_kernel::{
-    BigLock, BootConfig, BootInfo, CoreHandle, ExitPlan, Kernel, LockFree, Regime, StartInfo, SyscallArgs, ThreadId,
-    ThreadInfo, ThreadStatus,
+    BootConfig, BootInfo, CoreHandle, ExitPlan, Kernel, Regime, StartInfo, SyscallArgs, ThreadId, ThreadInfo,
+    ThreadStatus,
 };
 
-/// The regime [`Sim::new`] boots: the big lock — or, in a test target whose
-/// name starts with `lockfree_`, the `lockfree` regime. Such a target is a
-/// one-line file that includes a suite with `#[path]`, so every behavioural
-/// suite runs under `lockfree` too without a copy.
-pub type Bkl = <Pick<LOCKFREE_SUITE> as Choose>::R;
+pub mod pick;
 
-/// Whether this test target runs the suites under `lockfree`.
-pub const LOCKFREE_SUITE: bool = starts_with(env!("CARGO_CRATE_NAME").as_bytes(), b"lockfree_");
+#[allow(unused_imports)]
+pub use pick::{faulty_regime, regime, Under, Which, CONCURRENT, WHICH};
 
-const fn starts_with(s: &[u8], prefix: &[u8]) -> bool {
-    if s.len() < prefix.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < prefix.len() {
-        if s[i] != prefix[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Selects [`Bkl`] at compile time.
-pub struct Pick<const LOCKFREE: bool>;
-
-/// A regime a suite can boot.
-pub trait Choose {
-    type R: Regime;
-    fn make(cores: usize) -> Self::R;
-}
-
-impl Choose for Pick<false> {
-    type R = BigLock;
-    fn make(cores: usize) -> BigLock {
-        BigLock::new(cores)
-    }
-}
-
-impl Choose for Pick<true> {
-    type R = LockFree;
-    fn make(cores: usize) -> LockFree {
-        LockFree::new(cores)
-    }
-}
-
-/// A fresh [`Bkl`] regime for `cores` cores.
-pub fn regime(cores: usize) -> Bkl {
-    <Pick<LOCKFREE_SUITE> as Choose>::make(cores)
-}
-
-pub struct Sim<R: Regime = Bkl> {
+pub struct Sim<R: Regime = Under> {
     pub k: Kernel<R>,
     pub boot: BootInfo,
     pub cores: Vec<CoreHandle>,
@@ -105,9 +59,12 @@ pub fn config(cores: usize) -> BootConfig {
     c
 }
 
-impl Sim<Bkl> {
+impl Sim<Under> {
+    /// A kernel of `cores` cores under this target's regime.
     pub fn new(cores: usize) -> Self {
-        Self::with(config(cores), regime(cores))
+        let cfg = config(cores);
+        let r = regime(&cfg);
+        Self::with(cfg, r)
     }
 }
 

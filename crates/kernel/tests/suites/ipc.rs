@@ -1,9 +1,7 @@
 //! Endpoint IPC: send/receive/call/reply, badges, capability transfer, errors,
 //! cross-core wake-ups, deletion and migration in the middle of a conversation.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
 use granule_kernel::{SyscallArgs, ThreadStatus};
 

@@ -1,9 +1,7 @@
 //! CNode copy / mint / move / delete / revoke and untyped retype, with every
 //! error path, the derivation tree and memory accounting.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
 use granule_kernel::ThreadStatus;
 

@@ -1,10 +1,8 @@
 //! Boot, the root thread, and the platform-facing entry points.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, BootConfig, BootError, Kernel, NoLock, ThreadStatus};
+use granule_kernel::{BootConfig, BootError, Kernel, ThreadStatus};
 
 #[test]
 fn root_thread_starts_fresh_on_core_0() {
@@ -25,7 +23,8 @@ fn boot_rejects_bad_configs() {
     let bad = |f: &dyn Fn(&mut BootConfig)| {
         let mut c = config(2);
         f(&mut c);
-        Kernel::boot(c, BigLock::<granule_sync::lock::Clh>::new(2)).err()
+        // The regime is sized for a good configuration; boot checks the bad one.
+        Kernel::boot(c, regime(&config(2))).err()
     };
     assert_eq!(bad(&|c| c.cores = 0), Some(BootError::Cores));
     assert_eq!(bad(&|c| c.cores = 65), Some(BootError::Cores));
@@ -64,16 +63,6 @@ fn unknown_syscall_and_bad_cptrs() {
 }
 
 #[test]
-fn none_regime_single_core() {
-    // SAFETY: one core, so no two cores can touch the same object.
-    let regime = unsafe { NoLock::new() };
-    let mut s = Sim::with(config(1), regime);
-    let ep = s.obj(ObjectType::Endpoint);
-    s.sys(0, Sysno::NBSend, ep, msg(1, 0), 0);
-    assert_eq!(s.buf(s.root).result(), Ok(()));
-}
-
-#[test]
 fn idle_accounting() {
     let s = Sim::new(2);
     s.k.add_idle_cycles(&s.cores[1], 100);
@@ -83,4 +72,22 @@ fn idle_accounting() {
     assert_eq!(s.k.idle_cycles(7), 0);
     assert!(!s.k.pending_ipi(1));
     assert!(!s.k.pending_ipi(99));
+}
+
+/// The target boots the regime its name promises (a misspelt target would
+/// silently run the big lock again).
+#[test]
+fn the_target_boots_its_regime() {
+    let want = match WHICH {
+        Which::Bkl => "bkl",
+        Which::Ticket => "bkl-ticket",
+        Which::Mcs => "bkl-mcs",
+        Which::Fine => "fine",
+        Which::LockFree => "lockfree",
+        Which::Rtm | Which::RtmFallback => "rtm",
+        Which::None => "none",
+    };
+    assert_eq!(<Under as granule_kernel::Regime>::NAME, want);
+    let name = env!("CARGO_CRATE_NAME");
+    assert!(name.starts_with("under_"), "the suites run in the under_<regime> targets, not {name}");
 }

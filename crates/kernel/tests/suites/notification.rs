@@ -1,8 +1,6 @@
 //! Notifications: signal, wait, poll, badges, binding, errors, cross-core.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
 use granule_kernel::ThreadStatus;
 

@@ -4,13 +4,9 @@
 //! errors, never panic, and keep every invariant after every entry (the
 //! harness checks them after each one).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BootConfig, Fine, FineOptions, Regime, SyscallArgs, Transactional};
-use granule_sync::profile::{AbortCause, NoStats};
-use granule_sync::rtm::{AlwaysAbort, InjectAborts, RetryPolicy};
+use granule_kernel::{BootConfig, Regime, SyscallArgs};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -266,53 +262,15 @@ fn many<R: Regime>(want: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usi
 #[test]
 fn random_syscalls_two_cores() {
     FAST.store(0, std::sync::atomic::Ordering::Relaxed);
-    many(150_000, &|_| regime(2));
+    many(150_000, &regime);
     let fast = FAST.load(std::sync::atomic::Ordering::Relaxed);
     assert!(fast > 100, "the fast path was hardly exercised: {fast}");
 }
 
-/// The same programs under `fine`: every entry plans its locks, takes the
-/// read side or the write side, and the invariants hold after every entry.
+/// The same programs with the regime's own fault injection where it has
+/// any (`fine`: random spins while holding object locks; `rtm`: injected
+/// aborts on top of real RTM), the plain regime otherwise.
 #[test]
-fn random_syscalls_two_cores_fine() {
-    if LOCKFREE_SUITE {
-        return; // run by `random.rs` itself
-    }
-    many(100_000, &|cfg| Fine::<NoStats>::new(cfg));
-}
-
-/// `fine` with fault injection (random spins while holding object locks).
-#[test]
-fn random_syscalls_two_cores_fine_with_delays() {
-    if LOCKFREE_SUITE {
-        return; // run by `random.rs` itself
-    }
-    let opts = FineOptions { delay_max_cycles: 2000, delay_permille: 200, seed: 7 };
-    many(30_000, &|cfg| Fine::<NoStats>::with_options(cfg, opts));
-}
-
-/// `rtm` where every transaction aborts (the only HTM that can run on a
-/// machine without RTM): every entry takes the fallback path.
-#[test]
-fn random_syscalls_two_cores_rtm_fallback() {
-    if LOCKFREE_SUITE {
-        return; // run by `random.rs` itself
-    }
-    many(60_000, &|_| {
-        Transactional::<AlwaysAbort>::with_htm(2, AlwaysAbort::new(AbortCause::Conflict), RetryPolicy::DEFAULT)
-    });
-}
-
-/// `rtm` over real RTM where the machine has it, with injected aborts.
-#[test]
-fn random_syscalls_two_cores_rtm() {
-    if LOCKFREE_SUITE {
-        return; // run by `random.rs` itself
-    }
-    match granule_sync::rtm::Rtm::new() {
-        Ok(rtm) => {
-            many(60_000, &|_| Transactional::<_>::with_htm(2, InjectAborts::new(rtm, 100, 1), RetryPolicy::DEFAULT));
-        }
-        Err(e) => eprintln!("skipped: RTM unavailable: {e}"),
-    }
+fn random_syscalls_two_cores_with_fault_injection() {
+    many(30_000, &faulty_regime);
 }

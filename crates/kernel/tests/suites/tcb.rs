@@ -1,9 +1,7 @@
 //! TCB invocations and scheduling: configure, priorities and preemption,
 //! affinity, suspend/resume, registers, faults, time slices, yield.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
 use granule_kernel::ThreadStatus;
 

@@ -1,9 +1,7 @@
 //! IRQ handlers (interrupt → notification, masked until ack) and frames /
 //! address spaces (map, address, unmap, destroy).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use granule_kernel::abi::*;
 use granule_kernel::ThreadStatus;
 
@@ -128,7 +126,8 @@ fn frames_map_unmap_and_memory() {
 fn vspace_full() {
     let mut cfg = config(1);
     cfg.max_frames = VSPACE_MAX_FRAMES + 1;
-    let mut sim = Sim::with(cfg, granule_kernel::BigLock::<granule_sync::lock::Clh>::new(1));
+    let r = regime(&cfg);
+    let mut sim = Sim::with(cfg, r);
     let v = sim.obj(ObjectType::VSpace);
     let first = sim.retype(0, ObjectType::Frame, 12, VSPACE_MAX_FRAMES as Word + 1);
     for i in 0..VSPACE_MAX_FRAMES as Word {

@@ -1,4 +1,0 @@
-//! `ipc.rs` under the `lockfree` regime (see `common::Bkl`).
-
-#[path = "ipc.rs"]
-mod suite;

@@ -1,4 +1,0 @@
-//! `notification.rs` under the `lockfree` regime (see `common::Bkl`).
-
-#[path = "notification.rs"]
-mod suite;

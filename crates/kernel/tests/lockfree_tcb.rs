@@ -1,4 +1,0 @@
-//! `tcb.rs` under the `lockfree` regime (see `common::Bkl`).
-
-#[path = "tcb.rs"]
-mod suite;

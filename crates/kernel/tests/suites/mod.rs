@@ -1,0 +1,13 @@
+//! The kernel's behavioural suites. Each is written once and runs under every
+//! regime: the `under_<regime>` test targets include this module, and
+//! `common::pick` boots the regime named by the target (see `common/pick.rs`).
+//! The invariant checker runs after every kernel entry (`Sim::follow`).
+
+mod boot;
+mod cnode;
+mod ipc;
+mod irq_frame;
+mod notification;
+mod random;
+mod stall;
+mod tcb;

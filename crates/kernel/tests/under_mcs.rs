@@ -1,0 +1,5 @@
+//! Every behavioural suite under the big lock with an MCS lock.
+//! The regime is picked from this target's name (`common/pick.rs`).
+
+mod common;
+mod suites;

@@ -25,11 +25,12 @@
 //! change only under the exclusive side).
 
 use crate::abi::{CapRights, MessageInfo, ObjectType, Sysno, Word, MSG_MAX_WORDS};
-use crate::kernel::SyscallArgs;
+use crate::args::SyscallArgs;
+use crate::ids::ObjectId;
 use crate::object::endpoint::EpState;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{CapObj, Endpoint, Ref, Tcb};
-use crate::regime::{LockTarget, ObjectId};
+use crate::regime::LockTarget;
 use crate::sched::Action;
 use crate::state::{bump, Ctx};
 

@@ -26,7 +26,7 @@ use alloc::vec::Vec;
 
 use crate::abi::NUM_IRQS;
 use crate::object::endpoint::{EpState, Queue};
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{CNode, CapObj, Endpoint, Frame, Notification, Ref, Reply, SlotAddr, Tcb, Untyped, VSpace, NIL};
 use crate::state::{Ctx, Object};
 

@@ -15,10 +15,10 @@
 
 use crate::abi::{CapRights, Error, MessageInfo, Word, MSG_MAX_EXTRA_CAPS, MSG_MAX_WORDS};
 use crate::object::endpoint::EpState;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Cap, CapObj, Endpoint, Notification, Ref, Reply, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::Outcome;
 
 /// A decoded send (the caller is the sender).
 #[derive(Clone, Copy, Debug)]

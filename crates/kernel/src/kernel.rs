@@ -58,44 +58,22 @@ use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abi::{IpcBuffer, Sysno, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
+use crate::args::{FaultKind, SyscallArgs};
+use crate::config::{BootConfig, BootError};
 use crate::exit::{ExitPlan, StartInfo};
 use crate::fastpath::FastLocks;
+use crate::ids::ThreadId;
+use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
 use crate::invariants::InvariantViolation;
 use crate::plan::{Entry, Planned};
 use crate::regime::{LockFree, LockSet, LockTarget, Protocol, Regime};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 
-/// A thread: the slab index of its TCB plus the slot's generation.
-///
-/// The platform keys a thread's context by [`ThreadId::index`] (below
-/// [`Kernel::max_threads`]); when the same index comes back with another
-/// generation, it is a new thread in a reused slot.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId {
-    pub(crate) index: u32,
-    pub(crate) gen: u32,
-}
+static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
 
-impl ThreadId {
-    /// The TCB slab index (stable for the thread's life, reused afterwards).
-    pub const fn index(self) -> usize {
-        self.index as usize
-    }
-    /// The slot generation.
-    pub const fn generation(self) -> u32 {
-        self.gen
-    }
-    /// Index and generation in one word (for logs and maps).
-    pub const fn as_u64(self) -> u64 {
-        (self.gen as u64) << 32 | self.index as u64
-    }
-}
-
-impl fmt::Debug for ThreadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}.{}", self.index, self.gen)
-    }
-}
+/// Shared rounds a kernel entry tries under [`Protocol::Objects`] before it
+/// takes the exclusive side.
+const MAX_ROUNDS: u32 = 4;
 
 /// The permission to act as one core: exactly one exists per core, made by
 /// [`Kernel::boot`]. Entry points take it by `&mut`, so two OS threads can
@@ -113,201 +91,6 @@ impl CoreHandle {
         self.core
     }
 }
-
-/// The four "register" words of a system call. Anything at all may be passed:
-/// the kernel validates every word.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SyscallArgs {
-    /// [`crate::abi::Sysno`] as a word.
-    pub sysno: Word,
-    /// Capability pointer of the endpoint, notification or invoked object.
-    pub cptr: Word,
-    /// [`crate::MessageInfo`] word (label, extra caps, length).
-    pub info: Word,
-    /// Capability pointer of a reply object (`Recv`, `NBRecv`, `Reply`,
-    /// `ReplyRecv`); `0` (the null slot) = none.
-    pub reply: Word,
-}
-
-impl SyscallArgs {
-    /// Arguments from their parts.
-    pub const fn new(sysno: Word, cptr: Word, info: Word, reply: Word) -> Self {
-        Self { sysno, cptr, info, reply }
-    }
-}
-
-/// Why a user thread stopped abnormally ([`Kernel::fault`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultKind {
-    /// The user code panicked (hosted: the coroutine unwound).
-    UserPanic,
-    /// Any other unrecoverable user fault.
-    Other,
-}
-
-/// How the kernel is booted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BootConfig {
-    /// Number of cores (1..=64).
-    pub cores: usize,
-    /// Untyped memory handed to the root thread, in bytes, split into
-    /// `untyped_count` equal untyped capabilities (each rounded down to 16 bytes).
-    pub untyped_bytes: u64,
-    /// Number of untyped capabilities (at least 1).
-    pub untyped_count: usize,
-    /// The root CNode has `2^root_cnode_bits` slots (4..=16).
-    pub root_cnode_bits: u8,
-    /// Priority of the root thread.
-    pub root_priority: u8,
-    /// Timer ticks in a time slice (at least 1).
-    pub timeslice_ticks: u32,
-    /// Slab capacities: the most objects of each type alive at once.
-    pub max_threads: usize,
-    /// See `max_threads`.
-    pub max_endpoints: usize,
-    /// See `max_threads`.
-    pub max_notifications: usize,
-    /// See `max_threads`.
-    pub max_cnodes: usize,
-    /// See `max_threads`.
-    pub max_replies: usize,
-    /// See `max_threads`.
-    pub max_frames: usize,
-    /// See `max_threads`.
-    pub max_vspaces: usize,
-    /// See `max_threads` (includes the boot untypeds).
-    pub max_untypeds: usize,
-}
-
-impl BootConfig {
-    /// Defaults for `cores` cores: 256 MiB of untyped memory in 1 capability,
-    /// a 4096-slot root CNode, root priority 255, 5-tick slices, and slabs of
-    /// 1024 threads / endpoints / notifications / replies / frames, 256 CNodes,
-    /// 64 VSpaces and 256 untypeds.
-    pub fn new(cores: usize) -> Self {
-        Self {
-            cores,
-            untyped_bytes: 256 << 20,
-            untyped_count: 1,
-            root_cnode_bits: 12,
-            root_priority: 255,
-            timeslice_ticks: 5,
-            max_threads: 1024,
-            max_endpoints: 1024,
-            max_notifications: 1024,
-            max_cnodes: 256,
-            max_replies: 1024,
-            max_frames: 1024,
-            max_vspaces: 64,
-            max_untypeds: 256,
-        }
-    }
-}
-
-/// A [`BootConfig`] the kernel cannot boot with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BootError {
-    /// `cores` is 0 or more than [`MAX_CORES`].
-    Cores,
-    /// `root_cnode_bits` is out of 4..=16, or too small for the boot capabilities.
-    RootCNode,
-    /// A slab capacity is 0 or above 2^24 (`max_threads` above 65535 under
-    /// `lockfree`), or `untyped_count` exceeds `max_untypeds`.
-    Capacity,
-    /// `untyped_count` is 0, or the untyped memory is too small to split.
-    Untyped,
-    /// `timeslice_ticks` is 0.
-    Timeslice,
-}
-
-impl fmt::Display for BootError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            Self::Cores => "cores must be 1..=64",
-            Self::RootCNode => "root_cnode_bits must be 4..=16 and hold the boot capabilities",
-            Self::Capacity => "slab capacities must be 1..=2^24 and hold the boot objects",
-            Self::Untyped => "untyped memory must be split into at least one capability of at least 16 bytes",
-            Self::Timeslice => "timeslice_ticks must be at least 1",
-        };
-        f.write_str(s)
-    }
-}
-
-/// What the root thread is told at boot.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BootInfo {
-    /// Number of cores.
-    pub cores: usize,
-    /// The root thread (runs on core 0).
-    pub root_thread: ThreadId,
-    /// The root CNode has `2^root_cnode_bits` slots.
-    pub root_cnode_bits: u8,
-    /// Untyped capabilities: `(cptr, bytes)`, at `CAP_FIRST_UNTYPED..`.
-    pub untyped: Vec<(Word, u64)>,
-    /// The first empty slot of the root CNode (all later slots are empty too).
-    pub first_free_slot: Word,
-    /// Slots in the root CNode (`2^root_cnode_bits`).
-    pub slots: Word,
-    /// IRQ of core `c`'s virtual timer: `timer_irq_base + c`.
-    pub timer_irq_base: usize,
-    /// Device IRQs are `device_irq_base..NUM_IRQS`.
-    pub device_irq_base: usize,
-}
-
-/// A thread's scheduling state as seen from outside (tests, tools).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThreadStatus {
-    /// Never started, suspended or stopped by a fault.
-    Inactive,
-    /// Runnable and the current thread of its core.
-    Current,
-    /// Runnable, in its core's ready queue.
-    Ready,
-    /// Blocked sending on an endpoint.
-    BlockedOnSend,
-    /// Blocked receiving on an endpoint.
-    BlockedOnRecv,
-    /// Blocked waiting for a reply.
-    BlockedOnReply,
-    /// Blocked waiting on a notification.
-    BlockedOnNotification,
-    /// Destroyed while running on another core; its slot is freed when that
-    /// core next enters the kernel.
-    Zombie,
-}
-
-/// A snapshot of one thread ([`Kernel::thread_info`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadInfo {
-    /// Its state.
-    pub status: ThreadStatus,
-    /// Its affinity core.
-    pub core: usize,
-    /// Its priority.
-    pub priority: u8,
-}
-
-/// Per-core event counters (cheap: written only by their core).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CoreStats {
-    /// System calls entered.
-    pub syscalls: u64,
-    /// Interrupts, timer ticks, IPIs and faults entered.
-    pub other_entries: u64,
-    /// Context switches (the plan's thread differed from the previous one).
-    pub switches: u64,
-    /// System calls completed by the IPC fast path (under `lockfree`: IPC
-    /// and notification calls completed on the shared, lock-free path).
-    pub fastpath: u64,
-    /// Idle cycles reported by the platform.
-    pub idle_cycles: u64,
-}
-
-static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Shared rounds a kernel entry tries under [`Protocol::Objects`] before it
-/// takes the exclusive side.
-const MAX_ROUNDS: u32 = 4;
 
 /// The kernel, generic over its concurrency-control regime.
 ///

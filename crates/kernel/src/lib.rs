@@ -60,11 +60,17 @@
 //! else is decoded in full.
 //!
 //! Source map: `abi.rs` (the user/kernel ABI), `kernel.rs` (boot and entry
-//! points), `state.rs` (kernel state and the access context), `sched.rs`,
-//! `syscall.rs` (decode → lock set → execute), `fastpath.rs`, `ipc.rs`,
-//! `object/*.rs` (one file per object type, with its invocations),
-//! `regime/*.rs`, `lockfree/*.rs` (the `lockfree` regime's kernel side),
-//! `exit.rs`, `error.rs` (error conventions), `invariants.rs`.
+//! points), `state.rs` (kernel state and the access context), `sched/`
+//! (`core_state.rs`: a core's scheduler state as data; `mod.rs`: the
+//! scheduling), `syscall.rs` (decode → lock set → execute), `fastpath.rs`,
+//! `ipc.rs`, `object/*.rs` (one file per object type, with its invocations;
+//! the TCB as data is `thread.rs`), `regime/*.rs`, `lockfree/*.rs` (the
+//! `lockfree` regime's kernel side), `exit.rs`, `error.rs` (error
+//! conventions), `invariants.rs`. Plain values that cross modules live in
+//! leaf files that import nothing above them: `args.rs` (what an entry is
+//! given), `config.rs`, `ids.rs` (`ThreadId`, `ObjectId`), `outcome.rs`,
+//! `introspect.rs`, `counter.rs`; so no two kernel files import each other
+//! in a circle.
 //! Design notes and deviations from seL4: `docs/kernel.md`,
 //! `docs/lockfree-kernel.md`.
 
@@ -74,14 +80,20 @@
 extern crate alloc;
 
 pub mod abi;
+mod args;
+mod config;
+mod counter;
 mod error;
 pub mod exit;
 mod fastpath;
+mod ids;
+mod introspect;
 mod invariants;
 mod ipc;
 mod kernel;
 mod lockfree;
 mod object;
+mod outcome;
 mod plan;
 pub mod regime;
 mod sched;
@@ -89,12 +101,13 @@ mod state;
 mod syscall;
 
 pub use abi::{Error, IpcBuffer, MessageInfo, Word};
+pub use args::{FaultKind, SyscallArgs};
+pub use config::{BootConfig, BootError};
 pub use exit::{CoreMask, ExitPlan, IrqMask, StartInfo};
+pub use ids::ThreadId;
+pub use introspect::{BootInfo, CoreStats, ThreadInfo, ThreadStatus};
 pub use invariants::InvariantViolation;
-pub use kernel::{
-    BootConfig, BootError, BootInfo, CoreHandle, CoreStats, FaultKind, Kernel, SyscallArgs, ThreadId, ThreadInfo,
-    ThreadStatus,
-};
+pub use kernel::{CoreHandle, Kernel};
 pub use regime::{
     BigLock, CountingLockFree, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Protocol, Regime, RmwCounts,
     Transactional,

@@ -31,11 +31,12 @@
 //! [`Protocol::Objects`]: crate::regime::Protocol::Objects
 
 use crate::abi::{MessageInfo, Sysno, Word, NUM_IRQS};
-use crate::kernel::SyscallArgs;
+use crate::args::SyscallArgs;
+use crate::ids::ObjectId;
 use crate::object::endpoint::EpState;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{tcb_id, CapObj, Ref, SlotAddr, Tcb, KIND_IRQ};
-use crate::regime::{LockTarget, ObjectId};
+use crate::regime::LockTarget;
 use crate::state::Ctx;
 
 /// What a kernel entry is, for planning.

@@ -19,17 +19,21 @@ use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crossbeam_utils::CachePadded;
 
+pub(crate) use crate::counter::bump;
+
 use crate::abi::{
     IpcBuffer, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_INIT_TCB, CAP_INIT_VSPACE, CAP_IRQ_CONTROL, MAX_CORES,
     NUM_IRQS, UNTYPED_MIN_BITS,
 };
+use crate::config::{BootConfig, BootError};
 use crate::exit::{CoreMask, IrqMask};
-use crate::kernel::{BootConfig, BootError, BootInfo, CoreStats, ThreadId};
+use crate::ids::ThreadId;
+use crate::introspect::{BootInfo, CoreStats};
 use crate::object::{
     CNode, Cap, CapObj, CapSlot, Endpoint, Frame, Header, IrqSlot, Notification, Ref, Reply, Slab, Slot, SlotAddr, Tcb,
     Untyped, VSpace,
 };
-use crate::sched::CoreState;
+use crate::sched::core_state::CoreState;
 
 /// Pending-IPI bit: re-run the scheduler (a thread was woken for this core).
 pub(crate) const IPI_RESCHEDULE: u64 = 1;
@@ -80,7 +84,7 @@ pub(crate) struct State {
     vspace_cores: Box<[AtomicU64]>,
     /// The lock-free representation of IPC state, under `lockfree` only
     /// (`crate::lockfree`); `None` for every other regime.
-    pub lf: Option<crate::lockfree::LfState>,
+    pub lf: Option<crate::lockfree::shared::LfState>,
 }
 
 /// Kernel-wide scheduling state.
@@ -225,7 +229,7 @@ impl State {
             untyped.push((cptr, each));
         }
         // The root thread is runnable on core 0; core 0's first entry picks it.
-        ctx.tcb_mut(root).ok_or(BootError::Capacity)?.state = crate::object::tcb::ThreadState::Running;
+        ctx.tcb_mut(root).ok_or(BootError::Capacity)?.state = crate::object::thread::ThreadState::Running;
         ctx.enqueue(root, false);
         ctx.cell(0).pending.store(IPI_RESCHEDULE, Ordering::Relaxed);
 
@@ -276,12 +280,6 @@ impl State {
     pub fn ipc_buffer_ptr(&self, index: u32) -> *mut IpcBuffer {
         self.ipc.get(index as usize).map_or(core::ptr::null_mut(), UnsafeCell::get)
     }
-}
-
-/// Bump a counter only its own core writes.
-#[inline(always)]
-pub(crate) fn bump(c: &AtomicU64) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
 }
 
 /// The access context of one kernel entry on one core.

@@ -9,65 +9,23 @@
 //! results are written to its IPC buffer — unless it blocked, in which case
 //! whoever wakes it writes them.
 
-use crate::abi::{Error, InvocationLabel, MessageInfo, Sysno, Word, MSG_MAX_WORDS};
+use crate::abi::{Error, InvocationLabel, MessageInfo, Sysno, MSG_MAX_WORDS};
+use crate::args::{Args, SyscallArgs};
 use crate::exit::CoreMask;
 use crate::fastpath::AllHeld;
+use crate::ids::ObjectId;
 use crate::ipc::{RecvOp, ReplyOp, SendOp};
-use crate::kernel::SyscallArgs;
 use crate::object::cnode::CNodeOp;
 use crate::object::frame::FrameOp;
 use crate::object::irq::IrqOp;
 use crate::object::notification::{SignalOp, WaitOp};
 use crate::object::tcb::TcbOp;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::untyped::RetypeOp;
 use crate::object::{tcb_id, Cap, CapObj, Ref, SlotAddr, Tcb};
-use crate::regime::{LockSet, ObjectId};
+use crate::outcome::Outcome;
+use crate::regime::LockSet;
 use crate::state::Ctx;
-
-/// Invocation argument words copied out of the caller's IPC buffer.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Args {
-    len: usize,
-    w: [Word; Args::MAX],
-}
-
-impl Args {
-    /// Most argument words any invocation reads (`TcbWriteRegisters`).
-    pub const MAX: usize = 2 + crate::abi::NUM_REGS;
-
-    /// Argument `i`, or `TruncatedMessage` if the message is shorter.
-    #[inline]
-    pub fn word(&self, i: usize) -> Result<Word, Error> {
-        if i < self.len && i < Self::MAX {
-            Ok(self.w[i])
-        } else {
-            Err(Error::TruncatedMessage)
-        }
-    }
-
-    /// The message length (clamped to the buffer).
-    pub fn len(&self) -> usize {
-        self.len
-    }
-}
-
-/// How a system call ended for its caller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// Success with no message.
-    Done,
-    /// Success; results are in the caller's message words.
-    Reply(MessageInfo),
-    /// A message was written into the caller's buffer by the transfer.
-    Received,
-    /// The caller blocked; its waker writes the results.
-    Blocked,
-    /// The caller must reissue the call.
-    Restart,
-    /// The call failed.
-    Error(Error),
-}
 
 /// A decoded operation: what will happen and to which objects.
 #[derive(Clone, Copy, Debug)]
@@ -292,9 +250,7 @@ impl Ctx<'_> {
     ) -> Result<Op, Error> {
         let label = InvocationLabel::from_word(info.label()).ok_or(Error::IllegalOperation)?;
         let len = (info.length() as usize).min(MSG_MAX_WORDS);
-        let mut args = Args { len, w: [0; Args::MAX] };
-        let n = len.min(Args::MAX);
-        args.w[..n].copy_from_slice(&self.ipc(caller.index()).msg[..n]);
+        let args = Args::copied(&self.ipc(caller.index()).msg, len);
         match cap.obj {
             CapObj::Tcb(t) => self.decode_tcb(caller, t, label, &args).map(Op::Tcb),
             CapObj::CNode(c) => self.decode_cnode(caller, c, label, &args).map(Op::CNode),

@@ -21,7 +21,7 @@ use alloc::string::String;
 
 use crate::invariants::InvariantViolation;
 use crate::object::endpoint::EpState;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::{Ctx, Object};
 

@@ -20,8 +20,8 @@
 //!   pulls a thread out of an endpoint queue: management).
 
 use crate::abi::{CapRights, Error, MessageInfo, Sysno, Word};
+use crate::args::SyscallArgs;
 use crate::ipc::Msg;
-use crate::kernel::SyscallArgs;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::Ctx;
 

@@ -8,13 +8,13 @@
 
 use core::sync::atomic::Ordering;
 
+use crate::args::SyscallArgs;
 use crate::exit::ExitPlan;
-use crate::kernel::SyscallArgs;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
+use crate::outcome::Outcome;
 use crate::regime::LockFree;
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
-use crate::syscall::Outcome;
 
 use super::decode::{CallerView, LfOp};
 use super::shared::{published, LfState, IDLE};

@@ -15,10 +15,10 @@
 
 use crate::abi::{Error, MessageInfo, Word, MSG_MAX_WORDS};
 use crate::ipc::Msg;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Ref, Reply, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::Outcome;
 
 use super::decode::{LfOp, RecvPart};
 use super::shared::{LfState, ReplyState};

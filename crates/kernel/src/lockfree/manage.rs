@@ -8,7 +8,7 @@
 //! the general code's own queues and reply fields stay empty.
 
 use crate::abi::Word;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::Ctx;
 

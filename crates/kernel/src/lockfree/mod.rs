@@ -128,7 +128,7 @@ mod ipc;
 mod manage;
 mod notify;
 mod sched;
-mod shared;
+pub(crate) mod shared;
 
 use granule_sync::lockfree::Side;
 

@@ -15,10 +15,10 @@
 use granule_sync::lockfree::Waited;
 
 use crate::abi::Word;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Notification, Ref, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::Outcome;
 
 use super::shared::LfState;
 

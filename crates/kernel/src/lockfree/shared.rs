@@ -31,7 +31,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack};
 
-use crate::kernel::BootConfig;
+use crate::config::BootConfig;
 use crate::object::{Ref, Tcb};
 use crate::regime::lockfree::Tallies;
 

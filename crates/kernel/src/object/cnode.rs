@@ -25,11 +25,12 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::abi::{CapRights, Error, InvocationLabel, Word};
+use crate::args::Args;
 use crate::exit::CoreMask;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Cap, CapObj, Ref, Tcb};
+use crate::outcome::Outcome;
 use crate::state::{Ctx, Object, IPI_STALL};
-use crate::syscall::{Args, Outcome};
 
 /// The address of a capability slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,9 +7,10 @@ use alloc::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use core::ptr::NonNull;
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, Word, VSPACE_MAX_FRAMES};
+use crate::args::Args;
 use crate::object::{CapObj, Ref, Tcb, VSpace};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::{Args, Outcome};
 
 /// A frame of `2^bits` bytes.
 #[derive(Debug)]

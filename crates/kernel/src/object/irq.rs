@@ -7,9 +7,10 @@
 //! platform reports an interrupt with [`crate::Kernel::interrupt`].
 
 use crate::abi::{CapRights, Error, InvocationLabel, Word, NUM_IRQS};
+use crate::args::Args;
 use crate::object::{Cap, CapObj, Notification, Ref, SlotAddr, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::{Args, Outcome};
 
 /// A reference to an issued IRQ handler: line and issue generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,6 +19,7 @@ pub(crate) mod irq;
 pub(crate) mod notification;
 pub(crate) mod reply;
 pub(crate) mod tcb;
+pub(crate) mod thread;
 pub(crate) mod untyped;
 pub(crate) mod vspace;
 
@@ -30,7 +31,7 @@ use core::marker::PhantomData;
 use core::num::NonZeroU64;
 
 use crate::abi::{CapRights, ObjectType, Word};
-use crate::regime::ObjectId;
+use crate::ids::ObjectId;
 
 pub(crate) use cnode::{CNode, CapSlot, SlotAddr};
 pub(crate) use endpoint::Endpoint;
@@ -38,7 +39,7 @@ pub(crate) use frame::Frame;
 pub(crate) use irq::{IrqRef, IrqSlot};
 pub(crate) use notification::Notification;
 pub(crate) use reply::Reply;
-pub(crate) use tcb::Tcb;
+pub(crate) use thread::Tcb;
 pub(crate) use untyped::Untyped;
 pub(crate) use vspace::VSpace;
 

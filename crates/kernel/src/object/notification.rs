@@ -4,10 +4,10 @@
 
 use crate::abi::{CapRights, Error, Word};
 use crate::object::endpoint::Queue;
-use crate::object::tcb::ThreadState;
+use crate::object::thread::ThreadState;
 use crate::object::{Cap, Ref, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::Outcome;
 
 /// A notification object.
 #[derive(Debug)]

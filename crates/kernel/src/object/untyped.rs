@@ -4,9 +4,10 @@
 //! per object is simpler and exact, and slab slots are never shared.)
 
 use crate::abi::{Error, InvocationLabel, ObjectType, Word, RETYPE_MAX_OBJECTS};
+use crate::args::Args;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Frame, Header, Notification, Ref, Reply, SlotAddr, Tcb, VSpace};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::syscall::{Args, Outcome};
 
 /// Untyped memory.
 #[derive(Debug)]

@@ -74,9 +74,9 @@ use granule_sync::profile::{LockStats, NoStats};
 
 use super::{LockSet, LockTarget, ObjectId, Protocol, Regime};
 use crate::abi::ObjectType;
-use crate::kernel::BootConfig;
+use crate::config::BootConfig;
+use crate::counter::bump;
 use crate::object::KIND_IRQ;
-use crate::state::bump;
 
 /// Most locks a core holds at once in a shared entry; an entry that needs
 /// more is run exclusively.

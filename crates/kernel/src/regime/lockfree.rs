@@ -62,7 +62,7 @@ use granule_sync::lock::{RawLock, Ticket};
 use granule_sync::lockfree::Rmw;
 
 use super::Regime;
-use crate::state::bump;
+use crate::counter::bump;
 
 /// Atomic read-modify-write instructions executed, by instruction (see
 /// the module documentation).

@@ -40,6 +40,8 @@ pub use lockfree::{CountingLockFree, LockFree, RmwCounts};
 pub use none::NoLock;
 pub use rtm::{Transactional, NEEDS_LOCK};
 
+pub use crate::ids::ObjectId;
+
 use crate::exit::CoreMask;
 
 /// What a kernel entry touches: objects by kind and slab index, plus the
@@ -67,29 +69,6 @@ pub enum LockTarget {
     Core(usize),
     /// A kernel object.
     Object(ObjectId),
-}
-
-/// An object named in a [`LockSet`]: its kind and slab index.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectId {
-    /// The kind ([`crate::abi::ObjectType`] as a number, or 8 for an IRQ handler).
-    pub kind: u8,
-    /// Index in the kind's slab.
-    pub index: u32,
-}
-
-impl ObjectId {
-    /// Kind and index packed in one word, ordered as `(kind, index)`.
-    #[inline(always)]
-    pub const fn key(self) -> u64 {
-        (self.kind as u64) << 32 | self.index as u64
-    }
-
-    /// The object a [`Self::key`] packs.
-    #[inline(always)]
-    pub const fn from_key(key: u64) -> Self {
-        Self { kind: (key >> 32) as u8, index: key as u32 }
-    }
 }
 
 impl LockSet {

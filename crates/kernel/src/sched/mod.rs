@@ -44,99 +44,17 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::abi::NUM_PRIORITIES;
+use crate::args::FaultKind;
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
-use crate::kernel::{FaultKind, ThreadId, ThreadInfo, ThreadStatus};
-use crate::object::tcb::ThreadState;
+use crate::ids::ThreadId;
+use crate::introspect::{ThreadInfo, ThreadStatus};
+use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::{bump, Ctx, IPI_RESCHEDULE, IPI_STALL, TRAP_NONE, TRAP_SYSCALL};
 
-/// What the end of the entry does with the current thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Action {
-    /// Keep the current thread if it is still runnable here.
-    Resume,
-    /// Run this woken thread if it outranks the alternatives.
-    SwitchTo(Ref<Tcb>),
-    /// Re-choose; a still-runnable current thread goes to the back of its
-    /// level if `yielded`, else to the front.
-    Choose { yielded: bool },
-}
+pub(crate) mod core_state;
 
-/// Ready queues: a bitmap of non-empty levels and a FIFO per level.
-#[derive(Debug)]
-pub(crate) struct ReadyQueues {
-    bitmap: [u64; NUM_PRIORITIES / 64],
-    head: [u32; NUM_PRIORITIES],
-    tail: [u32; NUM_PRIORITIES],
-}
-
-impl ReadyQueues {
-    fn new() -> Self {
-        Self { bitmap: [0; 4], head: [NIL; NUM_PRIORITIES], tail: [NIL; NUM_PRIORITIES] }
-    }
-
-    /// The highest non-empty level.
-    #[inline]
-    pub fn highest(&self) -> Option<u8> {
-        for w in (0..4).rev() {
-            let b = self.bitmap[w];
-            if b != 0 {
-                return Some((w * 64 + 63 - b.leading_zeros() as usize) as u8);
-            }
-        }
-        None
-    }
-
-    /// Head of level `p`.
-    pub fn head(&self, p: u8) -> u32 {
-        self.head[p as usize]
-    }
-
-    fn set_bit(&mut self, p: u8, on: bool) {
-        let (w, b) = (p as usize / 64, p as usize % 64);
-        if on {
-            self.bitmap[w] |= 1 << b;
-        } else {
-            self.bitmap[w] &= !(1 << b);
-        }
-    }
-
-    /// Whether level `p`'s bit is set (for the invariants).
-    pub fn bit(&self, p: u8) -> bool {
-        self.bitmap[p as usize / 64] & (1 << (p as usize % 64)) != 0
-    }
-}
-
-/// One core's scheduler state.
-#[derive(Debug)]
-pub(crate) struct CoreState {
-    pub current: Option<Ref<Tcb>>,
-    pub action: Action,
-    pub ready: ReadyQueues,
-    /// Threads holding this core stalled (it runs the idle thread meanwhile).
-    pub held: u32,
-    /// The thread the last plan ran (for the switch counter).
-    pub last_run: Option<Ref<Tcb>>,
-    /// The priority of `current` (meaningful while it is `Some`): other
-    /// cores deciding whether a wake-up outranks it read this copy under the
-    /// core's scheduler lock instead of the current thread's TCB, which its
-    /// own core may be using (see the `fine` regime).
-    pub current_prio: u8,
-}
-
-impl CoreState {
-    pub fn new() -> Self {
-        Self {
-            current: None,
-            action: Action::Resume,
-            ready: ReadyQueues::new(),
-            held: 0,
-            last_run: None,
-            current_prio: 0,
-        }
-    }
-}
+pub(crate) use core_state::Action;
 
 impl Ctx<'_> {
     /// Append (`front = false`) or prepend `t` to its core's ready queue.

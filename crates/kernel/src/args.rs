@@ -1,0 +1,73 @@
+//! What an entry point is given: the four words of a system call
+//! ([`SyscallArgs`]), the kind of a fault ([`FaultKind`]), and the argument
+//! words of an object invocation copied out of the caller's IPC buffer
+//! ([`Args`]). Plain values: every word is validated where it is decoded.
+
+use crate::abi::{Error, Word};
+
+/// The four "register" words of a system call. Anything at all may be passed:
+/// the kernel validates every word.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyscallArgs {
+    /// [`crate::abi::Sysno`] as a word.
+    pub sysno: Word,
+    /// Capability pointer of the endpoint, notification or invoked object.
+    pub cptr: Word,
+    /// [`crate::MessageInfo`] word (label, extra caps, length).
+    pub info: Word,
+    /// Capability pointer of a reply object (`Recv`, `NBRecv`, `Reply`,
+    /// `ReplyRecv`); `0` (the null slot) = none.
+    pub reply: Word,
+}
+
+impl SyscallArgs {
+    /// Arguments from their parts.
+    pub const fn new(sysno: Word, cptr: Word, info: Word, reply: Word) -> Self {
+        Self { sysno, cptr, info, reply }
+    }
+}
+
+/// Why a user thread stopped abnormally ([`Kernel::fault`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The user code panicked (hosted: the coroutine unwound).
+    UserPanic,
+    /// Any other unrecoverable user fault.
+    Other,
+}
+
+/// Invocation argument words copied out of the caller's IPC buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Args {
+    len: usize,
+    w: [Word; Args::MAX],
+}
+
+impl Args {
+    /// A message of `len` words (clamped to [`Args::MAX`]) whose first
+    /// words are copied from `msg`.
+    pub fn copied(msg: &[Word], len: usize) -> Self {
+        let mut args = Args { len, w: [0; Args::MAX] };
+        let n = len.min(Args::MAX).min(msg.len());
+        args.w[..n].copy_from_slice(&msg[..n]);
+        args
+    }
+
+    /// Most argument words any invocation reads (`TcbWriteRegisters`).
+    pub const MAX: usize = 2 + crate::abi::NUM_REGS;
+
+    /// Argument `i`, or `TruncatedMessage` if the message is shorter.
+    #[inline]
+    pub fn word(&self, i: usize) -> Result<Word, Error> {
+        if i < self.len && i < Self::MAX {
+            Ok(self.w[i])
+        } else {
+            Err(Error::TruncatedMessage)
+        }
+    }
+
+    /// The message length (clamped to the buffer).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}

@@ -15,8 +15,53 @@ use serde_json::{Map, Value};
 
 use crate::output::record;
 
+/// Every regime with one line about it, in table order: the one list that
+/// every command's `--regimes` / `--regime` help and validation come from.
+pub const REGISTRY: [(&str, &str); 7] = [
+    ("none", "no lock at all (sound only while cores touch disjoint objects)"),
+    ("bkl", "one big kernel lock, CLH"),
+    ("bkl-ticket", "one big kernel lock, ticket"),
+    ("bkl-mcs", "one big kernel lock, MCS"),
+    ("fine", "a big-reader lock plus a lock per object and per core"),
+    ("rtm", "each kernel entry one Intel RTM transaction, the CLH big lock as fallback"),
+    ("lockfree", "IPC and notifications on compare-and-swap words, management behind a gate"),
+];
+
 /// Every regime, in table order. `all` on a command line means all of them.
-pub const REGIMES: &[&str] = &["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
+pub const REGIMES: &[&str] = &names(&REGISTRY);
+
+const fn names<const N: usize>(registry: &[(&'static str, &'static str); N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = registry[i].0;
+        i += 1;
+    }
+    out
+}
+
+/// What `name` is, from [`REGISTRY`] (or `extra`), for help texts.
+fn about(name: &str, extra: &[(&'static str, &'static str)]) -> &'static str {
+    REGISTRY.iter().chain(extra).find(|(n, _)| *n == name).map_or("", |(_, a)| a)
+}
+
+/// The value parser of a `--regimes` list over `known` (plus `all`): its
+/// `--help` lists every regime with its line from [`REGISTRY`] (or
+/// `extra`); names in `hidden` are accepted but not listed (the command
+/// explains why it cannot run them). Validation and `all` are
+/// [`select_from`]'s.
+pub fn parser(
+    known: &'static [&'static str],
+    hidden: &'static [&'static str],
+    all: bool,
+    extra: &'static [(&'static str, &'static str)],
+) -> clap::builder::PossibleValuesParser {
+    let values = known
+        .iter()
+        .map(|&n| clap::builder::PossibleValue::new(n).help(about(n, extra)).hide(hidden.contains(&n)))
+        .chain(all.then(|| clap::builder::PossibleValue::new("all").help("every regime above")));
+    clap::builder::PossibleValuesParser::new(values)
+}
 
 /// A regime's place in [`REGIMES`] (tables, figures and palettes order
 /// regimes by it); unknown names come last.

@@ -356,7 +356,7 @@ fn redis_clients_get_redis_answers_and_ctrl_c_stops_cleanly() {
 fn options_are_validated_with_one_line_errors() {
     for (args, why) in [
         (&["serve", "--regime", "none"][..], "regime none cannot serve"),
-        (&["serve", "--regime", "nope"], "unknown regime"),
+        (&["serve", "--regime", "nope"], "invalid value 'nope' for '--regime"),
         (&["serve", "--port", "0"], "'--port <PORT>': expected an integer in 1..=65535"),
         (&["serve", "--port", "70000"], "'--port <PORT>'"),
         (&["serve", "--cores", "0"], "'--cores <CORES>'"),

@@ -61,9 +61,8 @@ use crate::stats::summarize;
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket,
-    /// bkl-mcs, fine, rtm, or all.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
+    /// Regimes to measure (comma-separated), or all.
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh machine each), 1..=1000; mean and std are
     /// over runs.

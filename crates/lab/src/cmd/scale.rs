@@ -45,9 +45,8 @@ use serde_json::{Map, Value};
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to measure (comma-separated): none, bkl (CLH), bkl-ticket,
-    /// bkl-mcs, fine, rtm, or all.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
+    /// Regimes to measure (comma-separated), or all.
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`, each at
     /// most this machine's CPUs (and the kernel's 64); default 1..(CPUs of

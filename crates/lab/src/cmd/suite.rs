@@ -32,9 +32,9 @@ pub struct Args {
     /// Directory for the report (created if missing; files in it are replaced).
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
-    /// Regimes for `ipc`, `scale` and `kv` (comma-separated), or `all`.
-    #[arg(long, default_value = "all")]
-    pub regimes: String,
+    /// Regimes for `ipc`, `scale` and `kv` (comma-separated), or all.
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    pub regimes: Vec<String>,
 }
 
 impl Args {
@@ -52,12 +52,12 @@ impl Args {
 /// Run `granule suite`.
 pub fn run(a: &Args) -> Result<()> {
     let profile = a.profile();
-    crate::regimes::selected(&a.regimes.split(',').map(str::to_string).collect::<Vec<_>>())?;
+    crate::regimes::selected(&a.regimes)?;
     let exe = std::env::current_exe().context("cannot find the granule binary to run the experiments")?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
     let machine = Machine::detect();
     let command = std::iter::once("granule".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
-    let steps = measurement_steps(profile, machine.cores, &a.regimes);
+    let steps = measurement_steps(profile, machine.cores, &a.regimes.join(","));
     let fit = fit_step(&a.out);
     // The simulations (planned once the fit is known) take about 6 s.
     let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 6.0;

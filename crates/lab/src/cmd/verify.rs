@@ -30,9 +30,14 @@ use crate::verify::{check_program, still_fails, Check, Finding, Options, Stats};
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// Regimes to verify (comma-separated), or `all` for every regime the
-    /// command knows (`none` runs the single-core programs only).
-    #[arg(long, value_delimiter = ',', default_value = "all")]
+    /// Regimes to verify (comma-separated), or all (`none` runs the
+    /// single-core programs only).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "all",
+        value_parser = crate::regimes::parser(crate::verify::regimes::REGIMES, &[], true, crate::verify::regimes::EXTRA)
+    )]
     pub regimes: Vec<String>,
     /// Cores of the concurrent programs (single-core programs use one),
     /// 1..=8. More cores than CPUs is allowed here: every run is bounded by

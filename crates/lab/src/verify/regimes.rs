@@ -125,6 +125,9 @@ regimes! {
     "lockfree" => StopsWorld, |cores, _fault| LockFree::new(cores),
 }
 
+/// The regimes `verify` knows besides the registry's, with what they are.
+pub const EXTRA: &[(&str, &str)] = &[("rtm-fallback", "rtm's fallback path alone: every transaction aborts")];
+
 /// `--regimes` validated: `all`, or known names without duplicates.
 pub fn selected(names: &[String]) -> anyhow::Result<Vec<&'static str>> {
     crate::regimes::select_from(REGIMES, names)

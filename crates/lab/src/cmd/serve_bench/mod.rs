@@ -52,9 +52,8 @@ use crate::regimes::REGIMES;
 pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
-    /// The regime `granule serve` runs: bkl (CLH), bkl-ticket, bkl-mcs,
-    /// fine, rtm or lockfree.
-    #[arg(long, default_value = "bkl")]
+    /// The regime `granule serve` runs.
+    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false, &[]))]
     pub regime: String,
     /// Rounds, 1..=100: every (test, pipeline) runs once on each server per
     /// round.

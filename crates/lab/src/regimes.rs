@@ -139,11 +139,39 @@ pub struct Atomics {
     pub rmw: RmwCounts,
     /// Hardware transactions started (`xbegin` … `xend` or abort).
     pub transactions: u64,
+    /// How the numbers were obtained: [`Source::Counted`] as the regime
+    /// executed them, or [`Source::Derived`] from its lock profile's
+    /// acquisitions and each lock algorithm's instructions per acquisition.
+    pub source: Source,
+}
+
+/// Whether atomic-instruction figures were counted or derived.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Source {
+    /// Every instruction counted as executed (`lockfree`'s counting build;
+    /// `none` has none).
+    #[default]
+    Counted,
+    /// Acquisitions counted by the lock profiler, times the instructions the
+    /// lock algorithm executes per acquisition when uncontended (`bkl`,
+    /// `fine`; `rtm`'s fallback acquisitions). Contended acquisitions
+    /// execute more (failed tries, MCS release CAS), which this leaves out.
+    Derived,
+}
+
+impl Source {
+    /// As written in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Counted => "counted",
+            Source::Derived => "derived",
+        }
+    }
 }
 
 impl From<RmwCounts> for Atomics {
     fn from(rmw: RmwCounts) -> Self {
-        Atomics { rmw, transactions: 0 }
+        Atomics { rmw, transactions: 0, source: Source::Counted }
     }
 }
 
@@ -153,6 +181,7 @@ impl Atomics {
         Atomics {
             rmw: self.rmw.since(&earlier.rmw),
             transactions: self.transactions.saturating_sub(earlier.transactions),
+            source: self.source,
         }
     }
 
@@ -200,7 +229,8 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
         if profile {
             e.run(BigLock::<L, Profile>::new(cores), &|k| {
                 let sites = k.regime().lock().stats().snapshot();
-                Some(Probe { atomics: per(acquisitions(&sites)).into(), sites })
+                let atomics = Atomics { source: Source::Derived, ..per(acquisitions(&sites)).into() };
+                Some(Probe { atomics, sites })
             })
         } else {
             e.run(BigLock::<L, NoStats>::new(cores), &|_| None)
@@ -239,7 +269,7 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                     // xadd per core.
                     let xadd = c.exclusive * cores as u64 + c.waited;
                     let rmw = RmwCounts { xadd, cmpxchg: c.tried, ..RmwCounts::default() };
-                    Some(Probe { sites, atomics: rmw.into() })
+                    Some(Probe { sites, atomics: Atomics { rmw, transactions: 0, source: Source::Derived } })
                 })
             } else {
                 e.run(Fine::<NoStats>::new(boot), &|_| None)
@@ -253,7 +283,7 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
                     let transactions = sites.iter().map(|s| s.commits + s.aborts()).sum();
                     let fallbacks: u64 = sites.iter().map(|s| s.fallbacks).sum();
                     let rmw = RmwCounts { xchg: fallbacks, ..RmwCounts::default() };
-                    Some(Probe { sites, atomics: Atomics { rmw, transactions } })
+                    Some(Probe { sites, atomics: Atomics { rmw, transactions, source: Source::Derived } })
                 })
             } else {
                 let t = Transactional::<Rtm, NoStats>::new(cores).map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -29,7 +29,10 @@
 //! **Atomics per call.** Each regime also runs one short profiled counting
 //! run, whose profile says how many atomic read-modify-write instructions
 //! (or transactions) one system call executes on the ping-pong path:
-//! `atomics_per_call`, split by instruction. Their uncontended costs, measured
+//! `atomics_per_call`, split by instruction, and `atomics_source`: counted
+//! as executed (`lockfree`), or derived from the lock profile's
+//! acquisitions and each lock algorithm's instructions per uncontended
+//! acquisition (`bkl`, `fine`, `rtm`'s fallback). Their uncontended costs, measured
 //! in the same invocation on a pinned thread (`granule info`'s method), give
 //! `atomic_floor_cycles`, what the regime's atomics alone cost per call; the
 //! target is `extra_cycles_per_call ≤ 1.5 × atomic_floor_cycles`.
@@ -270,6 +273,7 @@ pub fn run(a: &Args) -> Result<()> {
         let per = |n: u64| at.map(|_| n as f64 / calls);
         let at0 = at.unwrap_or_default();
         r.insert("atomics_per_call".into(), per(at0.total()).into());
+        r.insert("atomics_source".into(), at.map(|a| a.source.name()).into());
         r.insert("xchg_per_call".into(), per(at0.rmw.xchg).into());
         r.insert("xadd_per_call".into(), per(at0.rmw.xadd).into());
         r.insert("cmpxchg_per_call".into(), per(at0.rmw.cmpxchg).into());

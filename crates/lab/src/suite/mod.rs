@@ -232,6 +232,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
             ("× none", "ratio_to_none"),
             ("extra / call", "extra_cycles_per_call"),
             ("atomics / call", "atomics_per_call"),
+            ("atomics are", "atomics_source"),
             ("atomic floor", "atomic_floor_cycles"),
             ("≤ 1.5 × floor", "meets_target"),
         ],

@@ -37,15 +37,20 @@ pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
         let (Some(regime), Some(extra)) = (r.str("regime"), r.num("extra_cycles_per_call")) else { continue };
         let atomics = r.num("atomics_per_call");
         let floor = r.num("atomic_floor_cycles");
+        let how = match r.str("atomics_source") {
+            Some("derived") => " (derived from its lock profile)",
+            _ => "",
+        };
         let verdict = match (r.bool("meets_target"), atomics, floor) {
             (Some(true), Some(n), Some(f)) => {
                 format!(
-                    ", within 1.5× of what its {n:.1} atomic instructions per call cost uncontended ({f:.0} cycles)"
+                    ", within 1.5× of what its {n:.1} atomic instructions per call{how} cost uncontended ({f:.0} \
+                     cycles)"
                 )
             }
             (Some(false), Some(n), Some(f)) => format!(
-                ", more than 1.5× what its {n:.1} atomic instructions per call cost uncontended ({f:.0} cycles): \
-                 the rest is its own bookkeeping"
+                ", more than 1.5× what its {n:.1} atomic instructions per call{how} cost uncontended ({f:.0} \
+                 cycles): the rest is its own bookkeeping"
             ),
             _ => String::new(),
         };

@@ -13,10 +13,10 @@
 //! delivered in `caps_or_badges`); transfer stops at the first capability
 //! that fails to look up or has nowhere to go.
 
-use crate::abi::{CapRights, Error, MessageInfo, Word, MSG_MAX_EXTRA_CAPS, MSG_MAX_WORDS};
+use crate::abi::{Error, MessageInfo, Word, MSG_MAX_EXTRA_CAPS, MSG_MAX_WORDS};
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
-use crate::object::{Cap, CapObj, Endpoint, Notification, Ref, Reply, Tcb};
+use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 
@@ -66,20 +66,12 @@ pub(crate) enum ReplyOp {
 }
 
 impl Ctx<'_> {
+    /// A send decoded by `decode_call`, against the endpoint's queue: a
+    /// waiting receiver takes the message, else the sender blocks (or, not
+    /// blocking, the message is dropped).
     #[inline]
-    pub(crate) fn decode_send(
-        &mut self,
-        ep: Ref<Endpoint>,
-        cap: Cap,
-        info: MessageInfo,
-        blocking: bool,
-        call: bool,
-    ) -> Result<SendOp, Error> {
-        if !cap.rights.contains(CapRights::WRITE) {
-            return Err(Error::InvalidCapability);
-        }
+    pub(crate) fn resolve_send(&mut self, ep: Ref<Endpoint>, msg: Msg, blocking: bool) -> Result<SendOp, Error> {
         let e = self.get(ep).ok_or(Error::InvalidCapability)?;
-        let msg = Msg { info, badge: cap.badge, grant: cap.rights.contains(CapRights::GRANT), call };
         if e.state == EpState::Recv {
             let head = e.queue.head;
             let (receiver, x) = self.at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
@@ -143,31 +135,16 @@ impl Ctx<'_> {
         Outcome::Blocked
     }
 
-    /// The reply object named by `cptr` for a receive: `None` for a null slot.
-    fn reply_arg(&mut self, caller: Ref<Tcb>, cptr: Word) -> Result<Option<Ref<Reply>>, Error> {
-        let cnode = self.cspace_of(caller).ok_or(Error::InvalidCapability)?;
-        let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
-        let cap = self.cap_ref(crate::object::SlotAddr { cnode, index }).ok_or(Error::InvalidCapability)?.cap;
-        match cap.obj {
-            CapObj::Null => Ok(None),
-            CapObj::Reply(r) if self.live(r) => Ok(Some(r)),
-            _ => Err(Error::InvalidCapability),
-        }
-    }
-
+    /// A receive on `ep` decoded by `decode_recv_part`, against the reply
+    /// object, the bound notification and the endpoint's queue.
     #[inline]
-    pub(crate) fn decode_recv(
+    pub(crate) fn resolve_recv(
         &mut self,
         caller: Ref<Tcb>,
         ep: Ref<Endpoint>,
-        cap: Cap,
-        reply_cptr: Word,
+        reply: Option<Ref<Reply>>,
         blocking: bool,
     ) -> Result<RecvOp, Error> {
-        if !cap.rights.contains(CapRights::READ) {
-            return Err(Error::InvalidCapability);
-        }
-        let reply = self.reply_arg(caller, reply_cptr)?;
         if let Some(r) = reply.and_then(|r| self.get(r)) {
             if r.caller.is_some() || r.receiver.is_some_and(|t| t != caller) {
                 return Err(Error::IllegalOperation);
@@ -237,17 +214,17 @@ impl Ctx<'_> {
         }
     }
 
+    /// A reply through `reply` decoded by `decode_call`: the caller waiting
+    /// on it, if any (`grant_cap`: the reply capability has the grant right).
     #[inline]
-    pub(crate) fn decode_reply(&mut self, caller: Ref<Tcb>, reply_cptr: Word) -> Result<ReplyOp, Error> {
-        let (_, cap) = self.lookup(caller, reply_cptr)?;
-        let CapObj::Reply(reply) = cap.obj else { return Err(Error::InvalidCapability) };
-        let r = self.get(reply).ok_or(Error::InvalidCapability)?;
+    pub(crate) fn resolve_reply(&mut self, reply: Ref<Reply>, grant_cap: bool) -> ReplyOp {
+        let Some(r) = self.get(reply) else { return ReplyOp::NoCaller };
         let (c, grant) = (r.caller, r.grant);
         match c {
             Some(c) if self.get(c).is_some_and(|x| x.state == ThreadState::BlockedOnReply { reply }) => {
-                Ok(ReplyOp::Answer { reply, caller: c, grant: grant && cap.rights.contains(CapRights::GRANT) })
+                ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap }
             }
-            _ => Ok(ReplyOp::NoCaller),
+            _ => ReplyOp::NoCaller,
         }
     }
 

@@ -83,6 +83,7 @@ pub mod abi;
 mod args;
 mod config;
 mod counter;
+mod decode;
 mod error;
 pub mod exit;
 mod fastpath;

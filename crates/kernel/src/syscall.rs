@@ -11,6 +11,7 @@
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, Sysno, MSG_MAX_WORDS};
 use crate::args::{Args, SyscallArgs};
+use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
 use crate::exit::CoreMask;
 use crate::fastpath::AllHeld;
 use crate::ids::ObjectId;
@@ -22,7 +23,7 @@ use crate::object::notification::{SignalOp, WaitOp};
 use crate::object::tcb::TcbOp;
 use crate::object::thread::ThreadState;
 use crate::object::untyped::RetypeOp;
-use crate::object::{tcb_id, Cap, CapObj, Ref, SlotAddr, Tcb};
+use crate::object::{tcb_id, Cap, CapObj, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::regime::LockSet;
 use crate::state::Ctx;
@@ -127,10 +128,7 @@ impl Ctx<'_> {
         }
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return };
-        let outcome = match Sysno::from_word(a.sysno) {
-            Some(s) => self.dispatch(caller, s, a, lock),
-            None => Outcome::Error(Error::IllegalOperation),
-        };
+        let outcome = self.dispatch(caller, a, lock);
         self.complete(caller, outcome);
     }
 
@@ -169,75 +167,82 @@ impl Ctx<'_> {
     }
 
     #[inline]
-    fn dispatch(
-        &mut self,
-        caller: Ref<Tcb>,
-        s: Sysno,
-        a: SyscallArgs,
-        lock: Option<&dyn Fn(&LockSet) -> bool>,
-    ) -> Outcome {
+    fn dispatch(&mut self, caller: Ref<Tcb>, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet) -> bool>) -> Outcome {
         let info = MessageInfo(a.info);
-        let op = match s {
-            Sysno::Yield => {
+        let view = self.caller_view(caller).unwrap_or(CallerView { t: caller, cspace: None, bound: false });
+        // A whole scope never falls back; were it to, the call fails cleanly.
+        let Ok(decoded) = self.decode_call(&Whole, &view, a) else { return Outcome::Error(Error::IllegalOperation) };
+        let op = match decoded {
+            Decoded::Yield => {
                 self.yield_current(caller);
                 return Outcome::Done;
             }
-            Sysno::Reply => {
-                return match self.decode_reply(caller, a.reply) {
-                    Ok(op) => {
-                        if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
-                            return Outcome::Restart;
-                        }
-                        self.invoke_reply(caller, op, info);
-                        Outcome::Done
-                    }
-                    Err(e) => Outcome::Error(e),
-                };
-            }
-            Sysno::ReplyRecv => {
-                let reply = match self.decode_reply(caller, a.reply) {
-                    Ok(op) => op,
-                    Err(e) => return Outcome::Error(e),
-                };
-                if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &reply, info)) {
+            Decoded::Fail(e) => return Outcome::Error(e),
+            Decoded::Invocation { slot, cap } => self.decode_invocation(caller, slot, cap, info),
+            Decoded::Send { ep, msg, blocking } => self.resolve_send(ep, msg, blocking).map(Op::Send),
+            Decoded::Signal { ntfn, badge } => self.resolve_signal(ntfn, badge).map(Op::Signal),
+            Decoded::Recv(part) => self.resolve_receive(caller, part),
+            Decoded::Reply { reply, grant_cap, info } => {
+                if !self.reply_now(caller, reply, grant_cap, info, lock) {
                     return Outcome::Restart;
                 }
-                self.invoke_reply(caller, reply, info);
-                self.decode_receive(caller, a, true)
+                return Outcome::Done;
             }
-            Sysno::Recv | Sysno::Wait => self.decode_receive(caller, a, true),
-            Sysno::NBRecv | Sysno::Poll => self.decode_receive(caller, a, false),
-            Sysno::Send | Sysno::NBSend | Sysno::Call | Sysno::Signal => {
-                let (slot, cap) = match self.lookup(caller, a.cptr) {
-                    Ok(x) => x,
-                    Err(e) => return Outcome::Error(e),
-                };
-                match (s, cap.obj) {
-                    (_, CapObj::Notification(n)) if s != Sysno::Call => self.decode_signal(n, cap).map(Op::Signal),
-                    (Sysno::Signal, _) => Err(Error::InvalidCapability),
-                    (_, CapObj::Endpoint(ep)) => {
-                        self.decode_send(ep, cap, info, s != Sysno::NBSend, s == Sysno::Call).map(Op::Send)
-                    }
-                    (_, CapObj::Notification(_)) => Err(Error::IllegalOperation),
-                    _ => self.decode_invocation(caller, slot, cap, info),
+            Decoded::ReplyRecv { reply, grant_cap, info, recv } => {
+                if !self.reply_now(caller, reply, grant_cap, info, lock) {
+                    return Outcome::Restart;
                 }
+                let part = match recv {
+                    RecvHalf::Now(part) => part,
+                    RecvHalf::AfterReply(a) => {
+                        let view = self.caller_view(caller).unwrap_or(view);
+                        match self.decode_recv_part(&Whole, &view, a, Sysno::ReplyRecv, None) {
+                            Ok(part) => part,
+                            Err(_) => RecvPart::Fail(Error::IllegalOperation),
+                        }
+                    }
+                };
+                self.resolve_receive(caller, part)
             }
         };
         self.run(caller, op, lock)
     }
 
-    /// Decode `Recv`, `NBRecv`, `Wait`, `Poll` (and `ReplyRecv`'s receive).
-    fn decode_receive(&mut self, caller: Ref<Tcb>, a: SyscallArgs, blocking: bool) -> Result<Op, Error> {
-        let (_, cap) = self.lookup(caller, a.cptr)?;
-        match cap.obj {
-            CapObj::Endpoint(ep)
-                if matches!(Sysno::from_word(a.sysno), Some(Sysno::Recv | Sysno::NBRecv | Sysno::ReplyRecv)) =>
-            {
-                self.decode_recv(caller, ep, cap, a.reply, blocking).map(Op::Recv)
-            }
-            CapObj::Notification(n) => self.decode_wait(caller, n, cap, blocking).map(Op::Wait),
-            _ => Err(Error::InvalidCapability),
+    /// Answer the caller waiting on `reply` (if any) with `caller`'s
+    /// message, after offering the lock set; `false` if the regime refused
+    /// it (the call must restart; nothing changed).
+    #[inline]
+    fn reply_now(
+        &mut self,
+        caller: Ref<Tcb>,
+        reply: Ref<Reply>,
+        grant_cap: bool,
+        info: MessageInfo,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+    ) -> bool {
+        let op = self.resolve_reply(reply, grant_cap);
+        if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
+            return false;
         }
+        self.invoke_reply(caller, op, info);
+        true
+    }
+
+    /// The queue-reading half of a receive decoded by `decode_recv_part`.
+    fn resolve_receive(&mut self, caller: Ref<Tcb>, part: RecvPart) -> Result<Op, Error> {
+        match part {
+            RecvPart::Fail(e) => Err(e),
+            RecvPart::Ep { ep, reply, blocking } => self.resolve_recv(caller, ep, reply, blocking).map(Op::Recv),
+            RecvPart::Ntfn { ntfn, blocking } => self.resolve_wait(ntfn, blocking).map(Op::Wait),
+        }
+    }
+
+    /// Decode, check and execute an object invocation of `caller` through
+    /// the capability `cap` in `slot` (for entries that hold the whole
+    /// kernel and decoded the call themselves).
+    pub(crate) fn run_invocation(&mut self, caller: Ref<Tcb>, slot: SlotAddr, cap: Cap, info: MessageInfo) -> Outcome {
+        let op = self.decode_invocation(caller, slot, cap, info);
+        self.run(caller, op, None)
     }
 
     /// Decode an object invocation (`Call`/`Send` on a non-IPC capability).

@@ -16,8 +16,21 @@ use crate::outcome::Outcome;
 use crate::regime::LockFree;
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
-use super::decode::{CallerView, LfOp};
 use super::shared::{published, LfState, IDLE};
+use crate::decode::{CallerView, Decoded, Scope, Whole};
+use crate::object::Endpoint;
+
+/// The shared path's decoding scope: only what a shared path may read, and
+/// an endpoint whose word is marked (a sender waiting there transfers
+/// capabilities) sends the call to a management entry.
+impl Scope for LfState {
+    const WHOLE: bool = false;
+
+    #[inline(always)]
+    fn marked(&self, ep: Ref<Endpoint>) -> bool {
+        self.eps[ep.index() as usize].snapshot().marked
+    }
+}
 
 /// A shared entry other than a system call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,11 +95,11 @@ pub(crate) fn shared_syscall<const C: bool>(
     shared::<C, _>(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
         let op = match ctx.lf_shared_current()? {
             None => None,
-            Some(c) => Some((c.t, ctx.lf_decode::<false>(lf, &c, args).ok()?)),
+            Some(c) => Some((c.t, ctx.decode_call(lf, &c, args).ok()?)),
         };
         ctx.lf_begin::<C>(lf, true);
         if let Some((t, op)) = op {
-            let ipc = !matches!(op, LfOp::Yield | LfOp::Fail(_));
+            let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_));
             let out = ctx.lf_execute::<false, C>(lf, t, op);
             ctx.lf_complete::<false>(t, out);
             if ipc {
@@ -180,10 +193,14 @@ impl Ctx<'_> {
         let Some(lf) = self.lf() else { return self.handle_syscall(args, None, false) };
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return };
-        let Some(x) = self.get(caller) else { return };
-        let view = CallerView { t: caller, cspace: x.cspace, bound: x.bound.is_some() };
-        match self.lf_decode::<true>(lf, &view, args) {
-            Ok(LfOp::Invocation) | Err(_) => self.handle_syscall(args, None, false),
+        let Some(view) = self.caller_view(caller) else { return };
+        match self.decode_call(&Whole, &view, args) {
+            // A whole scope never falls back.
+            Err(_) => self.handle_syscall(args, None, false),
+            Ok(Decoded::Invocation { slot, cap }) => {
+                let out = self.run_invocation(caller, slot, cap, crate::abi::MessageInfo(args.info));
+                self.lf_complete::<true>(caller, out);
+            }
             Ok(op) => {
                 let out = self.lf_execute::<true, true>(lf, caller, op);
                 self.lf_complete::<true>(caller, out);

@@ -20,9 +20,10 @@ use crate::object::{Endpoint, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 
-use super::decode::{LfOp, RecvPart};
 use super::shared::{LfState, ReplyState};
 use super::{RECEIVERS, SENDERS};
+use crate::abi::Sysno;
+use crate::decode::{Decoded, RecvHalf, RecvPart, Whole};
 
 impl Ctx<'_> {
     /// Execute a decoded operation of `caller` (this core's current thread).
@@ -31,33 +32,46 @@ impl Ctx<'_> {
         &mut self,
         lf: &LfState,
         caller: Ref<Tcb>,
-        op: LfOp,
+        op: Decoded,
     ) -> Outcome {
         match op {
-            LfOp::Yield => {
+            Decoded::Yield => {
                 self.yield_current(caller);
                 Outcome::Done
             }
-            LfOp::Fail(e) => Outcome::Error(e),
-            LfOp::Send { ep, msg, blocking } => self.lf_send::<X, C>(lf, caller, ep, msg, blocking),
-            LfOp::Signal { ntfn, badge } => {
+            Decoded::Fail(e) => Outcome::Error(e),
+            Decoded::Send { ep, msg, blocking } => self.lf_send::<X, C>(lf, caller, ep, msg, blocking),
+            Decoded::Signal { ntfn, badge } => {
                 self.lf_signal::<X, C>(lf, ntfn, badge);
                 Outcome::Done
             }
-            LfOp::Recv(part) => self.lf_recv_part::<X, C>(lf, caller, part, None),
-            LfOp::Reply { reply, grant_cap, info } => {
+            Decoded::Recv(part) => self.lf_recv_part::<X, C>(lf, caller, part, None),
+            Decoded::Reply { reply, grant_cap, info } => {
                 self.lf_reply::<X, C>(lf, caller, reply, grant_cap, info, false);
                 Outcome::Done
             }
-            LfOp::ReplyRecv { reply, grant_cap, info, recv } => {
+            Decoded::ReplyRecv { reply, grant_cap, info, recv: RecvHalf::Now(recv) } => {
                 // The receive names the same reply object: answer the caller
                 // and claim the object for the receive in one CAS.
                 let claim = matches!(recv, RecvPart::Ep { reply: Some(_), .. });
                 let claimed = self.lf_reply::<X, C>(lf, caller, reply, grant_cap, info, claim);
                 self.lf_recv_part::<X, C>(lf, caller, recv, claimed)
             }
+            // The reply carries capabilities (management entries only): the
+            // receive half is decoded once they are transferred.
+            Decoded::ReplyRecv { reply, grant_cap, info, recv: RecvHalf::AfterReply(a) } => {
+                self.lf_reply::<X, C>(lf, caller, reply, grant_cap, info, false);
+                let recv = match self.caller_view(caller) {
+                    Some(view) if X => match self.decode_recv_part(&Whole, &view, a, Sysno::ReplyRecv, None) {
+                        Ok(part) => part,
+                        Err(_) => RecvPart::Fail(Error::IllegalOperation),
+                    },
+                    _ => RecvPart::Fail(Error::IllegalOperation),
+                };
+                self.lf_recv_part::<X, C>(lf, caller, recv, None)
+            }
             // Routed to the general path before execution.
-            LfOp::Invocation => Outcome::Error(Error::IllegalOperation),
+            Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }
     }
 

@@ -122,7 +122,6 @@
 //! [`Inbox`]: granule_sync::lockfree::Inbox
 
 mod check;
-mod decode;
 mod entry;
 mod ipc;
 mod manage;

@@ -2,10 +2,10 @@
 //! bound to one TCB (a signal then also wakes that thread from an endpoint
 //! receive). Signal/Wait/Poll decode and execute here.
 
-use crate::abi::{CapRights, Error, Word};
+use crate::abi::{Error, Word};
 use crate::object::endpoint::Queue;
 use crate::object::thread::ThreadState;
-use crate::object::{Cap, Ref, Tcb};
+use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 
@@ -46,12 +46,11 @@ pub(crate) enum WaitOp {
 }
 
 impl Ctx<'_> {
-    pub(crate) fn decode_signal(&mut self, ntfn: Ref<Notification>, cap: Cap) -> Result<SignalOp, Error> {
-        if !cap.rights.contains(CapRights::WRITE) {
-            return Err(Error::InvalidCapability);
-        }
+    /// A signal decoded by `decode_call`, against the waiters: wake the
+    /// first, or the bound thread out of its receive, or accumulate.
+    pub(crate) fn resolve_signal(&mut self, ntfn: Ref<Notification>, badge: Word) -> Result<SignalOp, Error> {
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
-        let (head, bound, badge) = (n.queue.head, n.bound, cap.badge);
+        let (head, bound) = (n.queue.head, n.bound);
         if let Some(waiter) = self.ref_at::<Tcb>(head) {
             return Ok(SignalOp::Wake { ntfn, waiter, badge });
         }
@@ -95,20 +94,9 @@ impl Ctx<'_> {
         self.wake(t);
     }
 
-    pub(crate) fn decode_wait(
-        &mut self,
-        caller: Ref<Tcb>,
-        ntfn: Ref<Notification>,
-        cap: Cap,
-        blocking: bool,
-    ) -> Result<WaitOp, Error> {
-        if !cap.rights.contains(CapRights::READ) {
-            return Err(Error::InvalidCapability);
-        }
+    /// A wait or poll decoded by `decode_recv_part`, against the word.
+    pub(crate) fn resolve_wait(&mut self, ntfn: Ref<Notification>, blocking: bool) -> Result<WaitOp, Error> {
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
-        if n.bound.is_some_and(|b| b != caller) {
-            return Err(Error::IllegalOperation);
-        }
         Ok(if n.active {
             WaitOp::Take { ntfn }
         } else if blocking {
@@ -170,8 +158,7 @@ impl Ctx<'_> {
         if self.lf_kernel_signal(ntfn, badge) {
             return;
         }
-        let cap = Cap { obj: crate::object::CapObj::Notification(ntfn), rights: CapRights::WRITE, badge };
-        if let Ok(op) = self.decode_signal(ntfn, cap) {
+        if let Ok(op) = self.resolve_signal(ntfn, badge) {
             self.invoke_signal(op);
         }
     }

@@ -24,12 +24,14 @@
 //! and runs the general path. Capability slots are read without a lock (they
 //! change only under the exclusive side).
 
-use crate::abi::{CapRights, MessageInfo, ObjectType, Sysno, Word, MSG_MAX_WORDS};
+use crate::abi::{MessageInfo, ObjectType, Sysno, MSG_MAX_WORDS};
 use crate::args::SyscallArgs;
+use crate::decode::{Decoded, RecvHalf, RecvPart, Whole};
 use crate::ids::ObjectId;
+use crate::ipc::Msg;
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
-use crate::object::{CapObj, Endpoint, Ref, Tcb};
+use crate::object::{Endpoint, Ref, Reply, Tcb};
 use crate::regime::LockTarget;
 use crate::sched::Action;
 use crate::state::{bump, Ctx};
@@ -63,6 +65,11 @@ fn hold(locks: &mut impl FastLocks, kind: ObjectType, index: u32) -> bool {
 impl Ctx<'_> {
     /// Try the fast path for this core's current thread; `true` if the call
     /// was completely handled.
+    ///
+    /// The call is decoded by the one decoder (`decode.rs`, whole scope:
+    /// under `fine` it reads only the caller, held by now, and what changes
+    /// under the exclusive side); the guards below then check the state the
+    /// general path's `resolve_*` would read, holding each object first.
     #[inline(always)]
     pub(crate) fn fastpath(&mut self, a: SyscallArgs, locks: &mut impl FastLocks) -> bool {
         let info = MessageInfo(a.info);
@@ -78,12 +85,25 @@ impl Ctx<'_> {
         if cs.action != Action::Resume || cs.held != 0 || !hold(locks, ObjectType::Tcb, me.index()) {
             return false;
         }
-        let done = if a.sysno == Sysno::Call.word() {
-            self.fast_call(me, a.cptr, info, locks)
-        } else if a.sysno == Sysno::ReplyRecv.word() {
-            self.fast_reply_recv(me, a.cptr, a.reply, info, locks)
-        } else {
-            false
+        let Some(x) = self.get(me) else { return false };
+        // Not a zombie (the general path reaps it) nor a stall owner.
+        if x.state != ThreadState::Running || !x.holds.is_empty() {
+            return false;
+        }
+        let call = a.sysno == Sysno::Call.word();
+        if !call && a.sysno != Sysno::ReplyRecv.word() {
+            return false;
+        }
+        let Some(view) = self.caller_view(me) else { return false };
+        let done = match self.decode_call(&Whole, &view, a) {
+            Ok(Decoded::Send { ep, msg, blocking: true }) if call && msg.call => self.fast_call(me, ep, msg, locks),
+            Ok(Decoded::ReplyRecv {
+                reply,
+                info,
+                recv: RecvHalf::Now(RecvPart::Ep { ep, reply: Some(_), blocking: true }),
+                ..
+            }) if !call && !view.bound => self.fast_reply_recv(me, ep, reply, info, locks),
+            _ => false,
         };
         if done {
             bump(&self.cell(core).fastpath);
@@ -91,27 +111,10 @@ impl Ctx<'_> {
         done
     }
 
-    /// The endpoint `cptr` names in `me`'s CSpace, with its badge and rights.
     #[inline(always)]
-    fn fast_ep(&self, me: Ref<Tcb>, cptr: Word) -> Option<(Ref<Endpoint>, Word, CapRights)> {
-        let x = self.read(me)?;
-        let cspace = x.cspace?;
-        // Not a zombie (the general path reaps it) nor a stall owner.
-        if x.state != ThreadState::Running || !x.holds.is_empty() {
-            return None;
-        }
-        let cap = self.read(cspace)?.slots.get(usize::try_from(cptr).ok()?)?.cap;
-        match cap.obj {
-            CapObj::Endpoint(ep) => Some((ep, cap.badge, cap.rights)),
-            _ => None,
-        }
-    }
-
-    #[inline(always)]
-    fn fast_call(&mut self, me: Ref<Tcb>, cptr: Word, info: MessageInfo, locks: &mut impl FastLocks) -> bool {
+    fn fast_call(&mut self, me: Ref<Tcb>, ep: Ref<Endpoint>, msg: Msg, locks: &mut impl FastLocks) -> bool {
         let core = self.core;
-        let Some((ep, badge, rights)) = self.fast_ep(me, cptr) else { return false };
-        if !rights.contains(CapRights::WRITE) || !hold(locks, ObjectType::Endpoint, ep.index()) {
+        if !hold(locks, ObjectType::Endpoint, ep.index()) {
             return false;
         }
         let Some(e) = self.get(ep) else { return false };
@@ -142,9 +145,9 @@ impl Ctx<'_> {
         // ---- point of no return ----
         r.receiver = None;
         r.caller = Some(me);
-        r.grant = rights.contains(CapRights::GRANT);
+        r.grant = msg.grant;
         self.ep_remove(ep, dest);
-        self.fast_transfer(me, dest, info, badge);
+        self.copy_message(me, dest, msg.info, msg.badge);
         if let Some(d) = self.get(dest) {
             d.state = ThreadState::Running;
         }
@@ -159,25 +162,12 @@ impl Ctx<'_> {
     fn fast_reply_recv(
         &mut self,
         me: Ref<Tcb>,
-        cptr: Word,
-        reply_cptr: Word,
+        ep: Ref<Endpoint>,
+        reply: Ref<Reply>,
         info: MessageInfo,
         locks: &mut impl FastLocks,
     ) -> bool {
         let core = self.core;
-        let Some((ep, _, rights)) = self.fast_ep(me, cptr) else { return false };
-        if !rights.contains(CapRights::READ) {
-            return false;
-        }
-        let Some(x) = self.get(me) else { return false };
-        if x.bound.is_some() {
-            return false;
-        }
-        let Some(cspace) = x.cspace else { return false };
-        let Some(rcap) = self.read(cspace).and_then(|c| c.slots.get(usize::try_from(reply_cptr).ok()?)) else {
-            return false;
-        };
-        let CapObj::Reply(reply) = rcap.cap.obj else { return false };
         if !hold(locks, ObjectType::Endpoint, ep.index()) {
             return false;
         }
@@ -204,7 +194,7 @@ impl Ctx<'_> {
             r.caller = None;
             r.receiver = Some(me);
         }
-        self.fast_transfer(me, caller, info, 0);
+        self.copy_message(me, caller, info, 0);
         if let Some(c) = self.get(caller) {
             c.state = ThreadState::Running;
         }
@@ -214,17 +204,5 @@ impl Ctx<'_> {
         self.ep_append(ep, me, EpState::Recv);
         self.cs(core).action = Action::SwitchTo(caller);
         true
-    }
-
-    /// Copy the message words (no capabilities) and the receiver's results.
-    #[inline(always)]
-    fn fast_transfer(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, info: MessageInfo, badge: Word) {
-        let len = info.length() as usize;
-        let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
-        d.msg[..len].copy_from_slice(&s.msg[..len]);
-        d.tag = MessageInfo::new(info.label(), 0, 0, len as Word).word();
-        d.badge = badge;
-        d.error = 0;
-        d.restart = 0;
     }
 }

@@ -244,12 +244,11 @@ impl Ctx<'_> {
     /// Copy a message from `src`'s IPC buffer to `dst`'s, with capabilities.
     #[inline]
     pub(crate) fn transfer(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg, ep: Option<Ref<Endpoint>>) {
+        if !(msg.grant && msg.info.extra_caps() > 0) {
+            return self.copy_message(src, dst, msg.info, msg.badge);
+        }
         let len = (msg.info.length() as usize).min(MSG_MAX_WORDS);
-        let (extra, unwrapped, badges) = if msg.grant && msg.info.extra_caps() > 0 {
-            self.transfer_caps(src, dst, msg.info.extra_caps() as usize, ep)
-        } else {
-            (0, 0, [0; MSG_MAX_EXTRA_CAPS])
-        };
+        let (extra, unwrapped, badges) = self.transfer_caps(src, dst, msg.info.extra_caps() as usize, ep);
         let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
         d.msg[..len].copy_from_slice(&s.msg[..len]);
         for (i, b) in badges.iter().enumerate() {
@@ -259,6 +258,20 @@ impl Ctx<'_> {
         }
         d.tag = MessageInfo::new(msg.info.label(), unwrapped, extra, len as Word).word();
         d.badge = msg.badge;
+        d.error = 0;
+        d.restart = 0;
+    }
+
+    /// Copy the words of a message that carries no capabilities from
+    /// `src`'s IPC buffer to `dst`'s, and `dst`'s results (label, length,
+    /// badge, success). Every path that hands a message over uses it.
+    #[inline(always)]
+    pub(crate) fn copy_message(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, info: MessageInfo, badge: Word) {
+        let len = (info.length() as usize).min(MSG_MAX_WORDS);
+        let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
+        d.msg[..len].copy_from_slice(&s.msg[..len]);
+        d.tag = MessageInfo::new(info.label(), 0, 0, len as Word).word();
+        d.badge = badge;
         d.error = 0;
         d.restart = 0;
     }

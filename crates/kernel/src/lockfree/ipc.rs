@@ -13,7 +13,7 @@
 //! (the general `transfer`), bound notifications served, the endpoint's mark
 //! maintained, and wake-ups go straight into ready queues.
 
-use crate::abi::{Error, MessageInfo, Word, MSG_MAX_WORDS};
+use crate::abi::{Error, MessageInfo, Word};
 use crate::ipc::Msg;
 use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Ref, Reply, Tcb};
@@ -156,7 +156,7 @@ impl Ctx<'_> {
         if X {
             self.transfer(me, r, msg, Some(ep));
         } else {
-            self.lf_copy(me, r, msg.info, msg.badge);
+            self.copy_message(me, r, msg.info, msg.badge);
         }
         if msg.call {
             if let Some(rp) = reply {
@@ -228,7 +228,7 @@ impl Ctx<'_> {
         if X {
             self.transfer(me, c, Msg { info, badge: 0, grant, call: false }, None);
         } else {
-            self.lf_copy(me, c, info, 0);
+            self.copy_message(me, c, info, 0);
         }
         if let Some(x) = self.get(c) {
             x.state = ThreadState::Running;
@@ -351,7 +351,7 @@ impl Ctx<'_> {
             self.lf_refresh_mark(lf, ep);
             self.transfer(s, me, msg, Some(ep));
         } else {
-            self.lf_copy(s, me, info, badge);
+            self.copy_message(s, me, info, badge);
         }
         if call {
             if let Some(rp) = reply {
@@ -381,18 +381,5 @@ impl Ctx<'_> {
             x.state = ThreadState::Running;
         }
         self.lf_wake::<X, C>(lf, t);
-    }
-
-    /// Copy a message without capabilities (the general `transfer` when no
-    /// capability moves: the same words, the same results).
-    #[inline(always)]
-    pub(crate) fn lf_copy(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, info: MessageInfo, badge: Word) {
-        let len = (info.length() as usize).min(MSG_MAX_WORDS);
-        let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
-        d.msg[..len].copy_from_slice(&s.msg[..len]);
-        d.tag = MessageInfo::new(info.label(), 0, 0, len as Word).word();
-        d.badge = badge;
-        d.error = 0;
-        d.restart = 0;
     }
 }

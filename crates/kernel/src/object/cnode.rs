@@ -96,7 +96,7 @@ enum Work {
 
 impl Ctx<'_> {
     /// The caller's CSpace root.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn cspace_of(&self, t: Ref<Tcb>) -> Option<Ref<CNode>> {
         let cs = self.read(t)?.cspace?;
         self.live(cs).then_some(cs)
@@ -105,7 +105,7 @@ impl Ctx<'_> {
     /// Look up `cptr` in `t`'s CSpace: the slot and its (non-null, live)
     /// capability. A failure is `InvalidCapability` (the convention for the
     /// capability a system call is made on).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(&mut self, t: Ref<Tcb>, cptr: Word) -> Result<(SlotAddr, Cap), Error> {
         let cnode = self.cspace_of(t).ok_or(Error::InvalidCapability)?;
         let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
@@ -143,6 +143,7 @@ impl Ctx<'_> {
     }
 
     /// Whether the object a capability names is live (generation check).
+    #[inline(always)]
     pub(crate) fn cap_live(&self, obj: CapObj) -> bool {
         match obj {
             CapObj::Null => false,

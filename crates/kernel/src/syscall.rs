@@ -129,14 +129,28 @@ impl Ctx<'_> {
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return };
         let outcome = self.dispatch(caller, a, lock);
-        self.complete(caller, outcome);
+        self.complete::<false>(caller, outcome);
     }
 
-    /// Write the caller's results.
+    /// Write the caller's results, for every regime and path. `SHARED`:
+    /// a `lockfree` shared path, where a caller that blocked has been
+    /// published to whoever wakes it and is no longer this core's to touch,
+    /// and which never runs a stall owner. Otherwise a stall owner's held
+    /// cores are released once its call is complete.
     #[inline]
-    fn complete(&mut self, caller: Ref<Tcb>, outcome: Outcome) {
-        let Some(x) = self.get(caller) else { return };
-        let holds = !x.holds.is_empty();
+    pub(crate) fn complete<const SHARED: bool>(&mut self, caller: Ref<Tcb>, outcome: Outcome) {
+        if SHARED && outcome == Outcome::Blocked {
+            return;
+        }
+        // The shared path reads nothing more of the caller's TCB.
+        let holds = if SHARED {
+            false
+        } else {
+            match self.get(caller) {
+                Some(x) => !x.holds.is_empty(),
+                None => return,
+            }
+        };
         let b = self.ipc(caller.index());
         match outcome {
             Outcome::Done => {
@@ -161,7 +175,7 @@ impl Ctx<'_> {
             }
         }
         // A stall owner always holds at least one core.
-        if holds {
+        if !SHARED && holds {
             self.release_holds(caller);
         }
     }

@@ -12,7 +12,6 @@ use crate::args::SyscallArgs;
 use crate::exit::ExitPlan;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
-use crate::outcome::Outcome;
 use crate::regime::LockFree;
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
@@ -101,7 +100,7 @@ pub(crate) fn shared_syscall<const C: bool>(
         if let Some((t, op)) = op {
             let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_));
             let out = ctx.lf_execute::<false, C>(lf, t, op);
-            ctx.lf_complete::<false>(t, out);
+            ctx.complete::<true>(t, out);
             if ipc {
                 bump(&ctx.cell(core).fastpath);
             }
@@ -199,11 +198,11 @@ impl Ctx<'_> {
             Err(_) => self.handle_syscall(args, None, false),
             Ok(Decoded::Invocation { slot, cap }) => {
                 let out = self.run_invocation(caller, slot, cap, crate::abi::MessageInfo(args.info));
-                self.lf_complete::<true>(caller, out);
+                self.complete::<false>(caller, out);
             }
             Ok(op) => {
                 let out = self.lf_execute::<true, true>(lf, caller, op);
-                self.lf_complete::<true>(caller, out);
+                self.complete::<false>(caller, out);
             }
         }
     }
@@ -235,32 +234,6 @@ impl Ctx<'_> {
                 None => IDLE,
             };
             lf.cores[c].prio.store(p, core::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// Write the caller's results (the general path's `complete`). A caller
-    /// that blocked on a shared path is no longer this core's: it is not
-    /// touched. In a management entry, a stall owner's holds are released.
-    pub(crate) fn lf_complete<const X: bool>(&mut self, caller: Ref<Tcb>, out: Outcome) {
-        match out {
-            Outcome::Blocked if !X => return,
-            Outcome::Blocked | Outcome::Received => {}
-            Outcome::Restart => {
-                self.ipc(caller.index()).restart = 1;
-                return;
-            }
-            Outcome::Done | Outcome::Reply(_) | Outcome::Error(_) => {
-                let b = self.ipc(caller.index());
-                (b.error, b.tag) = match out {
-                    Outcome::Error(e) => (e.word(), 0),
-                    Outcome::Reply(info) => (0, info.word()),
-                    _ => (0, 0),
-                };
-                b.restart = 0;
-            }
-        }
-        if X && self.get(caller).is_some_and(|x| !x.holds.is_empty()) {
-            self.release_holds(caller);
         }
     }
 }

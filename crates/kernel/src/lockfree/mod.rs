@@ -65,7 +65,7 @@
 //!   an endpoint, notification or reply object sends the call to the
 //!   management path).
 //!
-//! A shared path decides first (`decode.rs`: look-ups and guard checks,
+//! A shared path decides first (`crate::decode`, the one decoder: look-ups and guard checks,
 //! no state change) whether it can run shared; if not, it leaves the gate
 //! and the whole entry reruns as a management operation. It never waits
 //! once inside.
@@ -111,7 +111,7 @@
 //! senders, and taking the last waiting sender, are two CASes (`DualQueue`).
 //!
 //! Files: `shared.rs` (the words), `entry.rs` (shared entries, management
-//! hooks around every management entry), `decode.rs`, `ipc.rs`,
+//! hooks around every management entry), `ipc.rs`,
 //! `notify.rs`, `sched.rs` (inboxes and priorities), `manage.rs` (hooks of
 //! the general code), `check.rs` (invariants). Design notes:
 //! `docs/lockfree-kernel.md`.

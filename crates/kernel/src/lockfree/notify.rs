@@ -1,6 +1,6 @@
 //! Notifications on the lock-free word: signal, wait, poll.
 //!
-//! The general path's `decode_signal`/`invoke_signal` and `invoke_wait`
+//! The general path's `resolve_signal`/`invoke_signal` and `invoke_wait`
 //! (`object/notification.rs`), with the word and the waiter queue replaced
 //! by one [`granule_sync::lockfree::SignalStack`] changed by `cmpxchg16b`:
 //! "wake the oldest waiter, or accumulate" and "consume, or wait" are
@@ -8,7 +8,7 @@
 //! link first, waiting behind others links to the tail first), so a
 //! signal and a wait racing on two cores can neither both wait nor lose
 //! the badge. A bound thread (seL4's notification binding)
-//! is served only by management entries (`decode.rs` sends such signals
+//! is served only by management entries (`crate::decode` sends such signals
 //! there), where the order is the general path's: waiter, then bound
 //! thread, then accumulate.
 

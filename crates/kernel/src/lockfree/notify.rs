@@ -52,14 +52,7 @@ impl Ctx<'_> {
     /// Waiter `w` (just taken, ours) gets `badge` and runs again.
     fn lf_complete_wait<const X: bool, const C: bool>(&mut self, lf: &LfState, w: u32, badge: Word) {
         let Some(t) = self.ref_at::<Tcb>(w) else { return };
-        let b = self.ipc(w);
-        b.badge = badge;
-        b.tag = 0;
-        b.error = 0;
-        b.restart = 0;
-        if let Some(x) = self.get(t) {
-            x.state = ThreadState::Running;
-        }
+        self.wait_done(t, badge);
         self.lf_wake::<X, C>(lf, t);
     }
 

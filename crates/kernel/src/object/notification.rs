@@ -83,6 +83,14 @@ impl Ctx<'_> {
 
     /// `t`'s wait ends with `badge`: results written, thread woken.
     fn complete_wait(&mut self, t: Ref<Tcb>, badge: Word) {
+        self.wait_done(t, badge);
+        self.wake(t);
+    }
+
+    /// `t`'s wait ends with `badge`: its results written and it runnable
+    /// again, to be woken by the caller (every regime's wake-up).
+    #[inline(always)]
+    pub(crate) fn wait_done(&mut self, t: Ref<Tcb>, badge: Word) {
         let b = self.ipc(t.index());
         b.badge = badge;
         b.tag = 0;
@@ -91,7 +99,6 @@ impl Ctx<'_> {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
         }
-        self.wake(t);
     }
 
     /// A wait or poll decoded by `decode_recv_part`, against the word.

@@ -27,6 +27,10 @@ pub const REGISTRY: [(&str, &str); 7] = [
     ("lockfree", "IPC and notifications on compare-and-swap words, management behind a gate"),
 ];
 
+/// The regimes of [`REGISTRY`] with one big lock: the ones the queueing
+/// model describes (`model fit`, `scale --fit`).
+pub const BIG_LOCK_REGIMES: &[&str] = &["bkl", "bkl-ticket", "bkl-mcs"];
+
 /// Every regime, in table order. `all` on a command line means all of them.
 pub const REGIMES: &[&str] = &names(&REGISTRY);
 
@@ -302,5 +306,17 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
             }
         }
         other => bail!("unknown regime `{other}`; known regimes: {}", REGIMES.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_lock_regimes_are_registered() {
+        for r in BIG_LOCK_REGIMES {
+            assert!(REGIMES.contains(r), "{r}");
+        }
     }
 }

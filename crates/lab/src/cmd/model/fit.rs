@@ -51,8 +51,7 @@ use crate::machine::Machine;
 use crate::output::{emit, record, Format};
 use crate::plot::{Chart, Figure, Series};
 
-/// The regimes with one big lock: the ones the model describes.
-pub const BIG_LOCK_REGIMES: &[&str] = &["bkl", "bkl-ticket", "bkl-mcs"];
+pub use crate::regimes::BIG_LOCK_REGIMES;
 
 /// Options of `granule model fit`.
 #[derive(Clone, Debug, ClapArgs)]

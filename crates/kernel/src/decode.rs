@@ -64,6 +64,14 @@ pub(crate) struct CallerView {
     pub bound: bool,
 }
 
+impl CallerView {
+    /// What the decoder knows about thread `t`, whose TCB is `x`.
+    #[inline(always)]
+    pub(crate) fn of(t: Ref<Tcb>, x: &Tcb) -> Self {
+        Self { t, cspace: x.cspace, bound: x.bound.is_some() }
+    }
+}
+
 /// The call needs the whole kernel (a `lockfree` management entry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Fallback;
@@ -135,8 +143,17 @@ impl Ctx<'_> {
     /// What the decoder knows about `t`, this core's current thread.
     #[inline(always)]
     pub(crate) fn caller_view(&mut self, t: Ref<Tcb>) -> Option<CallerView> {
-        let x = self.get(t)?;
-        Some(CallerView { t, cspace: x.cspace, bound: x.bound.is_some() })
+        Some(CallerView::of(t, self.get(t)?))
+    }
+
+    /// The receive half of a `ReplyRecv` whose reply carried capabilities
+    /// ([`RecvHalf::AfterReply`]), decoded now that they are transferred
+    /// (whole scope: only management and lock entries transfer them).
+    pub(crate) fn decode_recv_after_reply(&mut self, caller: Ref<Tcb>, a: SyscallArgs) -> RecvPart {
+        let Some(view) = self.caller_view(caller) else { return RecvPart::Fail(Error::InvalidCapability) };
+        // A whole scope never falls back; were it to, the call fails cleanly.
+        self.decode_recv_part(&Whole, &view, a, Sysno::ReplyRecv, None)
+            .unwrap_or(RecvPart::Fail(Error::IllegalOperation))
     }
 
     /// The capability at `cptr` in the caller's CSpace (`cap_ref`'s

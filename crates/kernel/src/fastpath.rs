@@ -26,7 +26,7 @@
 
 use crate::abi::{MessageInfo, ObjectType, Sysno, MSG_MAX_WORDS};
 use crate::args::SyscallArgs;
-use crate::decode::{Decoded, RecvHalf, RecvPart, Whole};
+use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
 use crate::ids::ObjectId;
 use crate::ipc::Msg;
 use crate::object::endpoint::EpState;
@@ -90,11 +90,11 @@ impl Ctx<'_> {
         if x.state != ThreadState::Running || !x.holds.is_empty() {
             return false;
         }
+        let view = CallerView::of(me, x);
         let call = a.sysno == Sysno::Call.word();
         if !call && a.sysno != Sysno::ReplyRecv.word() {
             return false;
         }
-        let Some(view) = self.caller_view(me) else { return false };
         let done = match self.decode_call(&Whole, &view, a) {
             Ok(Decoded::Send { ep, msg, blocking: true }) if call && msg.call => self.fast_call(me, ep, msg, locks),
             Ok(Decoded::ReplyRecv {

@@ -9,7 +9,7 @@
 //! results are written to its IPC buffer — unless it blocked, in which case
 //! whoever wakes it writes them.
 
-use crate::abi::{Error, InvocationLabel, MessageInfo, Sysno, MSG_MAX_WORDS};
+use crate::abi::{Error, InvocationLabel, MessageInfo, MSG_MAX_WORDS};
 use crate::args::{Args, SyscallArgs};
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
 use crate::exit::CoreMask;
@@ -208,13 +208,7 @@ impl Ctx<'_> {
                 }
                 let part = match recv {
                     RecvHalf::Now(part) => part,
-                    RecvHalf::AfterReply(a) => {
-                        let view = self.caller_view(caller).unwrap_or(view);
-                        match self.decode_recv_part(&Whole, &view, a, Sysno::ReplyRecv, None) {
-                            Ok(part) => part,
-                            Err(_) => RecvPart::Fail(Error::IllegalOperation),
-                        }
-                    }
+                    RecvHalf::AfterReply(a) => self.decode_recv_after_reply(caller, a),
                 };
                 self.resolve_receive(caller, part)
             }

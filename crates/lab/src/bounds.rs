@@ -26,6 +26,13 @@ pub const MAX_RUNS: u64 = 1000;
 /// a service time): about five minutes at 3 GHz.
 pub const MAX_CYCLES: f64 = 1e12;
 
+/// Fastest clock rate any option or input file may give, in GHz.
+pub const MAX_GHZ: f64 = 100.0;
+
+/// The clock rates accepted, on the command line and in input files:
+/// (0, [`MAX_GHZ`]].
+pub const GHZ: core::ops::RangeInclusive<f64> = f64::MIN_POSITIVE..=MAX_GHZ;
+
 /// Most threads `granule locks` starts for one measurement.
 pub const MAX_THREADS: u64 = 1024;
 
@@ -129,7 +136,7 @@ pub fn positive_cycles() -> impl Fn(&str) -> Result<f64, String> + Clone + Send 
 
 /// A clock rate in GHz, in (0, 100].
 pub fn ghz() -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
-    real(Low::Open(0.0), 100.0, "a clock rate in GHz")
+    real(Low::Open(0.0), MAX_GHZ, "a clock rate in GHz")
 }
 
 /// Message words of one IPC call: 0..=the kernel's `MSG_MAX_WORDS`.

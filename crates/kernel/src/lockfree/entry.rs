@@ -15,9 +15,10 @@ use crate::object::{Ref, Tcb};
 use crate::regime::LockFree;
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
-use super::shared::{published, LfState, IDLE};
 use crate::decode::{CallerView, Decoded, Scope, Whole};
 use crate::object::Endpoint;
+
+use super::shared::{published, LfState, IDLE};
 
 /// The shared path's decoding scope: only what a shared path may read, and
 /// an endpoint whose word is marked (a sender waiting there transfers
@@ -147,7 +148,7 @@ impl Ctx<'_> {
         let Some(t) = self.cs(core).current else { return Some(None) };
         let x = self.get(t)?;
         let ok = matches!(x.state, ThreadState::Running) && x.core == core && x.holds.is_empty();
-        ok.then_some(Some(CallerView { t, cspace: x.cspace, bound: x.bound.is_some() }))
+        ok.then_some(Some(CallerView::of(t, x)))
     }
 
     /// What `handle_interrupt` does with `irq` if that is only an

@@ -20,10 +20,10 @@ use crate::object::{Endpoint, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 
+use crate::decode::{Decoded, RecvHalf, RecvPart};
+
 use super::shared::{LfState, ReplyState};
 use super::{RECEIVERS, SENDERS};
-use crate::abi::Sysno;
-use crate::decode::{Decoded, RecvHalf, RecvPart, Whole};
 
 impl Ctx<'_> {
     /// Execute a decoded operation of `caller` (this core's current thread).
@@ -61,13 +61,9 @@ impl Ctx<'_> {
             // receive half is decoded once they are transferred.
             Decoded::ReplyRecv { reply, grant_cap, info, recv: RecvHalf::AfterReply(a) } => {
                 self.lf_reply::<X, C>(lf, caller, reply, grant_cap, info, false);
-                let recv = match self.caller_view(caller) {
-                    Some(view) if X => match self.decode_recv_part(&Whole, &view, a, Sysno::ReplyRecv, None) {
-                        Ok(part) => part,
-                        Err(_) => RecvPart::Fail(Error::IllegalOperation),
-                    },
-                    _ => RecvPart::Fail(Error::IllegalOperation),
-                };
+                // Only a management entry (`X`) has capabilities to transfer.
+                let recv =
+                    if X { self.decode_recv_after_reply(caller, a) } else { RecvPart::Fail(Error::IllegalOperation) };
                 self.lf_recv_part::<X, C>(lf, caller, recv, None)
             }
             // Routed to the general path before execution.

@@ -44,7 +44,7 @@ use clap::Args as ClapArgs;
 use granule_model::{fit, fit_service, Fit, Point};
 use serde_json::{Map, Value};
 
-use super::{non_negative, positive, put, MAX_MODEL_CORES};
+use super::{put, MAX_MODEL_CORES};
 use crate::bounds::Counts;
 use crate::input::{self, Record};
 use crate::machine::Machine;
@@ -184,9 +184,9 @@ pub struct Data {
 /// The measurements of `records`: `scale` records (converted with the
 /// machine record's `tsc_ghz`, or `ghz`), else generic `cores, throughput`.
 /// Every number is checked where it is read; a bad one is an error naming
-/// its file and line.
+/// its file and line. `per_trip` and `ghz` come from the command line,
+/// bounded by their parsers (`FitArgs`, `Args`).
 pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<Data> {
-    positive("locks-per-round-trip", per_trip)?;
     let cores_range = 1..=MAX_MODEL_CORES;
     let positive_real = f64::MIN_POSITIVE..=f64::MAX;
     let mut holds = Vec::new();
@@ -202,7 +202,7 @@ pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<
     let mut raw: Vec<(String, f64, usize, f64)> = Vec::new();
     let units = if !scale.is_empty() {
         let machine_ghz = match records.iter().find(|r| r.kind() == "machine") {
-            Some(m) => m.real("tsc_ghz", positive_real.clone())?,
+            Some(m) => m.real("tsc_ghz", crate::bounds::GHZ)?,
             None => None,
         };
         let Some(ghz) = ghz.or(machine_ghz) else {
@@ -215,7 +215,7 @@ pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<
             let x = need(r.real("round_trips_per_sec", positive_real.clone())?, "round_trips_per_sec")?;
             raw.push((r.text("regime").unwrap_or_default().to_string(), delay, cores, x));
         }
-        Units::Scale { ghz: positive("ghz", ghz)?, per_trip }
+        Units::Scale { ghz, per_trip }
     } else {
         for r in records {
             let (Some(cores), Some(x)) =
@@ -275,7 +275,8 @@ fn unique_sorted(mut xs: Vec<f64>) -> Vec<f64> {
 /// unless printing a table, curves) and the plot.
 pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<String, Value>>, Figure)> {
     let predict = f.predict_cores.0.clone();
-    let think = f.think.map(|a| non_negative("think", a)).transpose()?;
+    // Bounded by its parser (bounds::cycles).
+    let think = f.think;
     let present = unique_sorted_strings(data.obs.iter().map(|o| o.regime.clone()).collect());
     let regimes: Vec<String> = match (&f.regime, data.units) {
         (Some(r), _) => {

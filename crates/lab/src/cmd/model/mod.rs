@@ -19,7 +19,7 @@ pub mod predict;
 pub mod simulate;
 pub mod validate;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use granule_model::ServiceLaw;
 use serde_json::{Map, Value};
@@ -83,22 +83,6 @@ impl From<Law> for ServiceLaw {
             Law::Const => ServiceLaw::Constant,
         }
     }
-}
-
-/// A positive, finite `--name` value.
-pub fn positive(name: &str, x: f64) -> Result<f64> {
-    if !(x.is_finite() && x > 0.0) {
-        bail!("--{name} must be a positive number, got {x}");
-    }
-    Ok(x)
-}
-
-/// A non-negative, finite `--name` value.
-pub fn non_negative(name: &str, x: f64) -> Result<f64> {
-    if !(x.is_finite() && x >= 0.0) {
-        bail!("--{name} must be a number ≥ 0, got {x}");
-    }
-    Ok(x)
 }
 
 /// Insert `value` (or null) under `key`.

@@ -144,7 +144,7 @@ pub fn this_machine(input: Option<&PathBuf>, tsc_ghz: f64) -> Result<Topology> {
                 }
             }
             let ghz = match recs.iter().find(|r| r.kind() == "machine") {
-                Some(m) => m.real("tsc_ghz", f64::MIN_POSITIVE..=100.0)?,
+                Some(m) => m.real("tsc_ghz", crate::bounds::GHZ)?,
                 None => None,
             };
             (pairs, ghz.unwrap_or(tsc_ghz))

@@ -32,6 +32,7 @@ use crate::args::SyscallArgs;
 use crate::ipc::Msg;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// What the decoder may read, and when it must give up.
 pub(crate) trait Scope {
@@ -139,7 +140,7 @@ enum Looked {
     Other(Option<(SlotAddr, Cap)>),
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// What the decoder knows about `t`, this core's current thread.
     #[inline(always)]
     pub(crate) fn caller_view(&mut self, t: Ref<Tcb>) -> Option<CallerView> {

@@ -35,6 +35,7 @@ use crate::object::{Endpoint, Ref, Reply, Tcb};
 use crate::regime::LockTarget;
 use crate::sched::Action;
 use crate::state::{bump, Ctx};
+use crate::waits::Waits;
 
 /// How the fast path holds each object before it reads it.
 pub(crate) trait FastLocks {
@@ -62,7 +63,7 @@ fn hold(locks: &mut impl FastLocks, kind: ObjectType, index: u32) -> bool {
     locks.hold(LockTarget::Object(ObjectId { kind: kind as u8, index }))
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Try the fast path for this core's current thread; `true` if the call
     /// was completely handled.
     ///

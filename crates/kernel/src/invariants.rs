@@ -29,6 +29,7 @@ use crate::object::endpoint::{EpState, Queue};
 use crate::object::thread::ThreadState;
 use crate::object::{CNode, CapObj, Endpoint, Frame, Notification, Ref, Reply, SlotAddr, Tcb, Untyped, VSpace, NIL};
 use crate::state::{Ctx, Object};
+use crate::waits::Waits;
 
 /// A violated kernel invariant: which one, and the evidence.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,11 +58,11 @@ macro_rules! ensure {
     };
 }
 
-fn capacity<T: Object>(ctx: &Ctx<'_>) -> u32 {
+fn capacity<T: Object>(ctx: &Ctx<'_, impl Waits>) -> u32 {
     T::slab(ctx.s).capacity() as u32
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Walk an intrusive endpoint/notification queue, checking links.
     fn walk_queue(&mut self, q: Queue, what: &str) -> Result<Vec<u32>, InvariantViolation> {
         let mut v = Vec::new();
@@ -190,8 +191,8 @@ impl Ctx<'_> {
             }
         }
 
-        // lockfree: the threads waiting in the lock-free words.
-        self.lf_check(&mut places)?;
+        // The threads waiting in the wait representation (`lockfree`).
+        W::check(self, &mut places)?;
 
         // Every TCB in exactly one place.
         let mut holds = vec![0u32; cores];
@@ -259,7 +260,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        fn hdr<T: Object>(ctx: &mut Ctx<'_>, r: Ref<T>) -> u32 {
+        fn hdr<T: Object, W: Waits>(ctx: &mut Ctx<'_, W>, r: Ref<T>) -> u32 {
             ctx.slot(r).map_or(0, |s| s.hdr.caps)
         }
         for &(o, n) in &counts {

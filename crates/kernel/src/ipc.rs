@@ -19,6 +19,7 @@ use crate::object::thread::ThreadState;
 use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// A decoded send (the caller is the sender).
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +66,7 @@ pub(crate) enum ReplyOp {
     NoCaller,
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// A send decoded by `decode_call`, against the endpoint's queue: a
     /// waiting receiver takes the message, else the sender blocks (or, not
     /// blocking, the message is dropped).

@@ -57,23 +57,20 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::abi::{IpcBuffer, Sysno, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
+use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::config::{BootConfig, BootError};
+use crate::drive::{Drive, SetCheck};
 use crate::exit::{ExitPlan, StartInfo};
-use crate::fastpath::FastLocks;
 use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
 use crate::invariants::InvariantViolation;
-use crate::plan::{Entry, Planned};
-use crate::regime::{LockFree, LockSet, LockTarget, Protocol, Regime};
-use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
+use crate::lockfree::SharedEntry;
+use crate::plan::Entry;
+use crate::regime::Regime;
+use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER};
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Shared rounds a kernel entry tries under [`Protocol::Objects`] before it
-/// takes the exclusive side.
-const MAX_ROUNDS: u32 = 4;
 
 /// The permission to act as one core: exactly one exists per core, made by
 /// [`Kernel::boot`]. Entry points take it by `&mut`, so two OS threads can
@@ -98,8 +95,8 @@ impl CoreHandle {
 /// core acts through its own [`CoreHandle`].
 pub struct Kernel<R: Regime> {
     id: u64,
-    regime: R,
-    state: State,
+    pub(crate) regime: R,
+    pub(crate) state: State<R::Waits>,
 }
 
 impl<R: Regime> fmt::Debug for Kernel<R> {
@@ -118,7 +115,7 @@ impl<R: Regime> fmt::Debug for Kernel<R> {
 /// aimed at it; reschedule requests are served as soon as it holds the lock.
 /// So waiting needs only to be polite to the sibling hyperthread.
 #[inline(always)]
-fn spin_hook() {
+pub(crate) fn spin_hook() {
     core::hint::spin_loop();
 }
 
@@ -127,14 +124,8 @@ impl<R: Regime> Kernel<R> {
     /// entry 0 and argument 0) and its root CNode holding capabilities to its
     /// TCB, its CNode, its VSpace, IRQ control and all untyped memory.
     pub fn boot(config: BootConfig, regime: R) -> Result<(Self, BootInfo, Vec<CoreHandle>), BootError> {
-        // lockfree: its endpoint words hold 16-bit thread indices.
-        if R::LOCK_FREE && config.max_threads > crate::lockfree::MAX_THREADS {
-            return Err(BootError::Capacity);
-        }
-        let (mut state, info) = State::boot(&config)?;
-        if R::LOCK_FREE {
-            state.lf = Some(crate::lockfree::LfState::new(&config, regime.lock_free().and_then(LockFree::tallies)));
-        }
+        let waits = R::Drive::waits(&config, &regime)?;
+        let (state, info) = State::boot(&config, waits)?;
         let id = NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed);
         let handles = (0..config.cores).map(|core| CoreHandle { kernel: id, core }).collect();
         Ok((Self { id, regime, state }, info, handles))
@@ -161,7 +152,7 @@ impl<R: Regime> Kernel<R> {
     }
 
     #[inline(always)]
-    fn check(&self, core: &CoreHandle) -> usize {
+    pub(crate) fn check(&self, core: &CoreHandle) -> usize {
         assert!(core.kernel == self.id, "core handle of another kernel");
         core.core
     }
@@ -169,202 +160,26 @@ impl<R: Regime> Kernel<R> {
     /// Run `f` as `core` inside the regime; `kind` is what the core trapped
     /// for (`TRAP_NONE` for introspection, which is not a kernel entry and
     /// must not change the core's scheduling state); `entry` says what the
-    /// entry will do, for regimes that lock objects.
+    /// entry will do, for drives that lock objects.
     #[inline(always)]
-    fn enter<T>(
+    pub(crate) fn enter<T>(
         &self,
         core: &mut CoreHandle,
         kind: u8,
         entry: Entry,
-        f: impl FnOnce(&mut Ctx<'_>, Option<&dyn Fn(&LockSet) -> bool>) -> T,
+        f: impl FnOnce(&mut Ctx<'_, R::Waits>, SetCheck<'_>) -> T,
     ) -> T {
         let c = self.check(core);
         if kind != TRAP_NONE {
             self.state.trap(c, kind);
         }
-        if R::PROTOCOL == Protocol::Objects {
-            return self.enter_objects(c, entry, f);
-        }
-        self.regime.enter(c, spin_hook);
-        let lock_set = |set: &LockSet| self.regime.lock_set(c, set);
-        let out = {
-            // SAFETY: the regime has just granted core `c` access (its `enter`
-            // returned), and `core: &mut CoreHandle` proves this is the only
-            // thread acting as core `c`; the context ends with this block,
-            // before `exit`.
-            let mut ctx = unsafe { Ctx::new(&self.state, c) };
-            // lockfree: this is a management entry; see `crate::lockfree`.
-            if R::LOCK_FREE {
-                ctx.lf_begin_exclusive();
-            }
-            let out = f(&mut ctx, if R::USES_LOCK_SET { Some(&lock_set) } else { None });
-            if R::LOCK_FREE {
-                ctx.lf_end_exclusive();
-            }
-            out
-        };
-        self.regime.exit(c);
-        out
-    }
-
-    /// [`Self::enter`] for [`Protocol::Objects`]: a shared entry holding this
-    /// core's scheduler, then the objects `plan.rs` names, step by step; if a
-    /// lock cannot be had, release everything and start again holding what
-    /// was learnt (in lock order, from nothing); after [`MAX_ROUNDS`] failed
-    /// rounds, or for an entry that needs it, an exclusive entry.
-    fn enter_objects<T>(
-        &self,
-        c: usize,
-        entry: Entry,
-        f: impl FnOnce(&mut Ctx<'_>, Option<&dyn Fn(&LockSet) -> bool>) -> T,
-    ) -> T {
-        let mut f = Some(f);
-        let syscall = matches!(entry, Entry::Syscall(_));
-        let mut exclusive = matches!(entry, Entry::Whole) || (syscall && self.regime.take_escalation(c));
-        let mut hint = LockSet::core(c);
-        let mut rounds = 0;
-        let lock_set = |set: &LockSet| self.regime.lock_set(c, set);
-        while !exclusive {
-            self.regime.enter(c, spin_hook);
-            // The first round's plan takes this core's lock itself; a later
-            // round first takes everything learnt so far, in lock order.
-            let planned = if rounds == 0 || self.regime.lock_more(c, &hint, spin_hook) {
-                // SAFETY: the regime granted core `c` a shared entry; the
-                // context reads nothing before `plan` has had this core's
-                // lock taken, then only what `plan` has had locked (or what
-                // changes only under the exclusive side, see `plan.rs`), and
-                // the operation executes only after the regime accepted its
-                // lock set. `c`'s handle is `&mut`, so no other thread acts
-                // as `c`. The context ends before `exit`.
-                let mut ctx = unsafe { Ctx::new(&self.state, c) };
-                // A lock that cannot be had is learnt, with what is held, so
-                // that the next round takes all of it in lock order.
-                let mut failed = None;
-                let planned = ctx.plan(&entry, &mut |t: LockTarget| {
-                    let ok = self.regime.lock_one(c, t, spin_hook);
-                    if !ok {
-                        failed = Some(t);
-                    }
-                    ok
-                });
-                if planned == Planned::Ready {
-                    if let Some(f) = f.take() {
-                        let out = f(&mut ctx, Some(&lock_set));
-                        self.regime.unlock_objects(c);
-                        self.regime.exit(c);
-                        return out;
-                    }
-                }
-                if let Some(t) = failed {
-                    hint.extend(&self.regime.held_set(c));
-                    hint.add_target(t);
-                }
-                planned
-            } else {
-                Planned::Exclusive
-            };
-            self.regime.unlock_objects(c);
-            self.regime.exit(c);
-            rounds += 1;
-            exclusive = planned == Planned::Exclusive || rounds >= MAX_ROUNDS || hint.exclusive();
-        }
-        self.regime.enter_exclusive(c, spin_hook);
-        let out = {
-            // SAFETY: the exclusive side excludes every other core's entry;
-            // `c`'s handle is `&mut`. The context ends before `exit_exclusive`.
-            let mut ctx = unsafe { Ctx::new(&self.state, c) };
-            f.take().map(|f| f(&mut ctx, Some(&lock_set)))
-        };
-        self.regime.exit_exclusive(c);
-        match out {
-            Some(out) => out,
-            // `f` is taken only on the path that returns at once.
-            None => unreachable!("kernel entry body ran twice"),
-        }
+        R::Drive::enter(self, c, entry, f)
     }
 
     /// A system call by the current thread of `core`. Its results are in its
     /// [`IpcBuffer`] (which it may only read once it runs again).
     pub fn syscall(&self, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
-        if R::PROTOCOL == Protocol::Objects && R::FAST_PATH {
-            if let Some(plan) = self.fused_fastpath(core, args) {
-                return plan;
-            }
-        }
-        // lockfree: IPC runs on the shared (lock-free) path when it can.
-        if R::LOCK_FREE {
-            if let Some(gate) = self.regime.lock_free() {
-                let c = self.check(core);
-                let shared = if R::COUNTING {
-                    crate::lockfree::shared_syscall::<true>(gate, &self.state, c, args)
-                } else {
-                    crate::lockfree::shared_syscall::<false>(gate, &self.state, c, args)
-                };
-                if let Some(plan) = shared {
-                    return plan;
-                }
-            }
-        }
-        self.enter(core, TRAP_SYSCALL, Entry::Syscall(args), |ctx, lock_set| {
-            ctx.begin_entry(true);
-            if R::LOCK_FREE {
-                ctx.lf_exclusive_syscall(args);
-            } else {
-                // Under `Objects` the fast path was tried (fused) already.
-                ctx.handle_syscall(args, lock_set, R::FAST_PATH && R::PROTOCOL == Protocol::Whole);
-            }
-            ctx.finish_entry()
-        })
-    }
-
-    /// [`Protocol::Objects`]: the IPC fast path fused with the locking, in a
-    /// shared entry; `None` (with nothing changed and nothing held) when it
-    /// does not apply, and the general path runs. Pending remote requests
-    /// send the call to the general path, which serves them first.
-    #[inline(always)]
-    fn fused_fastpath(&self, core: &mut CoreHandle, args: SyscallArgs) -> Option<ExitPlan> {
-        if args.sysno != Sysno::Call.word() && args.sysno != Sysno::ReplyRecv.word() {
-            return None;
-        }
-        let c = self.check(core);
-        if self.regime.escalation_pending(c) || self.state.pending(c) {
-            return None;
-        }
-        self.state.trap(c, TRAP_SYSCALL);
-        self.regime.enter(c, spin_hook);
-        let out = {
-            // SAFETY: the regime granted core `c` a shared entry; the fast
-            // path reads each object (and this core's scheduler) only after
-            // `lock_one` returned `true` for it, or what changes only under
-            // the exclusive side (capability slots, generations; see
-            // `fastpath.rs`), and writes only what it holds. `c`'s handle is
-            // `&mut`, so no other thread acts as `c`. The context ends
-            // before `unlock_objects` and `exit`.
-            let mut ctx = unsafe { Ctx::new(&self.state, c) };
-            let mut locks = RegimeLocks { regime: &self.regime, core: c };
-            if ctx.fastpath(args, &mut locks) {
-                ctx.count_syscall();
-                Some(ctx.finish_entry())
-            } else {
-                None
-            }
-        };
-        self.regime.unlock_objects(c);
-        self.regime.exit(c);
-        out
-    }
-
-    /// lockfree: a tick, IPI or interrupt entry on the shared path, if it can
-    /// run there.
-    #[inline(always)]
-    fn lf_shared_entry(&self, core: &mut CoreHandle, what: crate::lockfree::SharedEntry) -> Option<ExitPlan> {
-        let gate = self.regime.lock_free()?;
-        let c = self.check(core);
-        if R::COUNTING {
-            crate::lockfree::shared_entry::<true>(gate, &self.state, c, what)
-        } else {
-            crate::lockfree::shared_entry::<false>(gate, &self.state, c, what)
-        }
+        R::Drive::syscall(self, core, args)
     }
 
     /// An interrupt on `irq` taken by `core`. If a handler with a notification
@@ -373,10 +188,8 @@ impl<R: Regime> Kernel<R> {
     /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
     /// Out-of-range IRQ numbers are ignored.
     pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
-        if R::LOCK_FREE {
-            if let Some(plan) = self.lf_shared_entry(core, crate::lockfree::SharedEntry::Interrupt(irq)) {
-                return plan;
-            }
+        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Interrupt(irq)) {
+            return plan;
         }
         self.enter(core, TRAP_OTHER, Entry::Interrupt(irq), |ctx, _| {
             ctx.begin_entry(false);
@@ -388,10 +201,8 @@ impl<R: Regime> Kernel<R> {
     /// One scheduler tick on `core`: charge the current thread's time slice;
     /// when it runs out, the thread goes to the back of its priority level.
     pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
-        if R::LOCK_FREE {
-            if let Some(plan) = self.lf_shared_entry(core, crate::lockfree::SharedEntry::Tick) {
-                return plan;
-            }
+        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Tick) {
+            return plan;
         }
         self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
             ctx.begin_entry(false);
@@ -404,10 +215,8 @@ impl<R: Regime> Kernel<R> {
     /// point does this first; call this one when the platform saw
     /// [`Kernel::pending_ipi`] or was woken from idle.
     pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
-        if R::LOCK_FREE {
-            if let Some(plan) = self.lf_shared_entry(core, crate::lockfree::SharedEntry::Ipi) {
-                return plan;
-            }
+        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Ipi) {
+            return plan;
         }
         self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
             ctx.begin_entry(false);
@@ -486,20 +295,6 @@ impl<R: Regime> Kernel<R> {
     /// after each kernel entry.
     pub fn check_invariants(&self, core: &mut CoreHandle) -> Result<(), InvariantViolation> {
         self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.check_invariants())
-    }
-}
-
-/// The fast path's locks under [`Protocol::Objects`]: the regime's.
-struct RegimeLocks<'a, R: Regime> {
-    regime: &'a R,
-    core: usize,
-}
-
-impl<R: Regime> FastLocks for RegimeLocks<'_, R> {
-    #[inline(always)]
-    #[track_caller]
-    fn hold(&mut self, target: LockTarget) -> bool {
-        self.regime.lock_one(self.core, target, spin_hook)
     }
 }
 

@@ -84,6 +84,7 @@ mod args;
 mod config;
 mod counter;
 mod decode;
+mod drive;
 mod error;
 pub mod exit;
 mod fastpath;
@@ -100,6 +101,7 @@ pub mod regime;
 mod sched;
 mod state;
 mod syscall;
+mod waits;
 
 pub use abi::{Error, IpcBuffer, MessageInfo, Word};
 pub use args::{FaultKind, SyscallArgs};
@@ -110,6 +112,6 @@ pub use introspect::{BootInfo, CoreStats, ThreadInfo, ThreadStatus};
 pub use invariants::InvariantViolation;
 pub use kernel::{CoreHandle, Kernel};
 pub use regime::{
-    BigLock, CountingLockFree, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Protocol, Regime, RmwCounts,
+    BigLock, CountingLockFree, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Regime, RmwCounts,
     Transactional,
 };

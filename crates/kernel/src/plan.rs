@@ -1,4 +1,4 @@
-//! Lock planning for regimes that lock objects ([`Protocol::Objects`], the
+//! Lock planning for regimes that lock objects (the [`Objects`] drive, the
 //! `fine` regime): which objects a kernel entry will touch, found *before*
 //! any of them is read unlocked.
 //!
@@ -28,7 +28,7 @@
 //! again before it executes, which re-validates the plan (the regime extends
 //! its holdings if it can, else the call restarts).
 //!
-//! [`Protocol::Objects`]: crate::regime::Protocol::Objects
+//! [`Objects`]: crate::drive::Objects
 
 use crate::abi::{MessageInfo, Sysno, Word, NUM_IRQS};
 use crate::args::SyscallArgs;
@@ -38,6 +38,7 @@ use crate::object::thread::ThreadState;
 use crate::object::{tcb_id, CapObj, Ref, SlotAddr, Tcb, KIND_IRQ};
 use crate::regime::LockTarget;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// What a kernel entry is, for planning.
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +71,7 @@ macro_rules! take {
     }};
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Plan entry `e` of this core. Nothing is held yet: the first lock is
     /// this core's own (its scheduler, and for `fine` its read side).
     pub(crate) fn plan<L: FnMut(LockTarget) -> bool>(&mut self, e: &Entry, lock: &mut L) -> Planned {

@@ -34,6 +34,7 @@ use crate::object::{
     Untyped, VSpace,
 };
 use crate::sched::core_state::CoreState;
+use crate::waits::Waits;
 
 /// Pending-IPI bit: re-run the scheduler (a thread was woken for this core).
 pub(crate) const IPI_RESCHEDULE: u64 = 1;
@@ -66,7 +67,7 @@ pub(crate) struct CoreCell {
 }
 
 /// All kernel state.
-pub(crate) struct State {
+pub(crate) struct State<W: Waits> {
     pub config: BootConfig,
     pub cores: Box<[CachePadded<CoreCell>]>,
     pub tcbs: Slab<Tcb>,
@@ -82,9 +83,10 @@ pub(crate) struct State {
     global: UnsafeCell<Global>,
     /// Per VSpace slot: cores that have run it (`CoreMask` bits).
     vspace_cores: Box<[AtomicU64]>,
-    /// The lock-free representation of IPC state, under `lockfree` only
-    /// (`crate::lockfree`); `None` for every other regime.
-    pub lf: Option<crate::lockfree::shared::LfState>,
+    /// Where blocked threads wait beside the objects' own queues: the
+    /// regime's [`Waits`] (nothing for the slab-linked queues, the CAS words
+    /// under `lockfree`).
+    pub waits: W,
 }
 
 /// Kernel-wide scheduling state.
@@ -100,22 +102,22 @@ pub(crate) struct Global {
 // creator promised disjoint objects), with acquire/release between
 // consecutive holders. The atomics are accessed directly. The frames' raw
 // memory pointers are owned by their `Frame` and freed only through it.
-unsafe impl Sync for State {}
+unsafe impl<W: Waits> Sync for State<W> {}
 // SAFETY: `State` owns all its data (the frame memory included); moving it
 // to another thread moves that ownership, which is sound for the same data
 // types (`Vec`s, `Box`es, plain values, owned allocations).
-unsafe impl Send for State {}
+unsafe impl<W: Waits> Send for State<W> {}
 
 /// Types that live in a slab of [`State`].
 pub(crate) trait Object: Sized + 'static {
-    fn slab(s: &State) -> &Slab<Self>;
+    fn slab<W: Waits>(s: &State<W>) -> &Slab<Self>;
 }
 
 macro_rules! object {
     ($t:ty, $field:ident) => {
         impl Object for $t {
             #[inline(always)]
-            fn slab(s: &State) -> &Slab<Self> {
+            fn slab<W: Waits>(s: &State<W>) -> &Slab<Self> {
                 &s.$field
             }
         }
@@ -138,8 +140,8 @@ fn check_capacity(n: usize, min: usize) -> Result<(), BootError> {
     }
 }
 
-impl State {
-    pub fn boot(config: &BootConfig) -> Result<(Self, BootInfo), BootError> {
+impl<W: Waits> State<W> {
+    pub fn boot(config: &BootConfig, waits: W) -> Result<(Self, BootInfo), BootError> {
         let c = config;
         if c.cores == 0 || c.cores > MAX_CORES {
             return Err(BootError::Cores);
@@ -195,7 +197,7 @@ impl State {
             irqs: irqs.into_boxed_slice(),
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
-            lf: None,
+            waits,
         };
 
         // SAFETY: nothing else can reach `state` yet: this thread has
@@ -211,7 +213,7 @@ impl State {
         tcb.slice = c.timeslice_ticks;
         let root = ctx.alloc(tcb, hdr).ok_or(BootError::Capacity)?;
         *ctx.ipc(root.index()) = IpcBuffer::new();
-        let put = |ctx: &mut Ctx<'_>, index: Word, obj: CapObj| {
+        let put = |ctx: &mut Ctx<'_, W>, index: Word, obj: CapObj| {
             let slot = ctx.cap_slot(SlotAddr { cnode, index: index as u32 }).ok_or(BootError::RootCNode)?;
             *slot = CapSlot::root(Cap::new(obj));
             Ok::<(), BootError>(())
@@ -283,8 +285,8 @@ impl State {
 }
 
 /// The access context of one kernel entry on one core.
-pub(crate) struct Ctx<'k> {
-    pub s: &'k State,
+pub(crate) struct Ctx<'k, W: Waits> {
+    pub s: &'k State<W>,
     pub core: usize,
     /// Cores to interrupt when this entry returns.
     pub ipis: CoreMask,
@@ -292,7 +294,7 @@ pub(crate) struct Ctx<'k> {
     pub irq_acks: IrqMask,
 }
 
-impl<'k> Ctx<'k> {
+impl<'k, W: Waits> Ctx<'k, W> {
     /// # Safety
     ///
     /// Until the context is dropped, the regime grants core `core` access to
@@ -301,7 +303,7 @@ impl<'k> Ctx<'k> {
     /// `core`. (Under `lockfree`'s shared paths the grant is per object, by
     /// the ownership protocol of `crate::lockfree`, and the context is used
     /// only as that protocol allows.)
-    pub unsafe fn new(s: &'k State, core: usize) -> Self {
+    pub unsafe fn new(s: &'k State<W>, core: usize) -> Self {
         Self { s, core, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
     }
 

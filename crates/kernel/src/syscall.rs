@@ -27,6 +27,7 @@ use crate::object::{tcb_id, Cap, CapObj, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::regime::LockSet;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// A decoded operation: what will happen and to which objects.
 #[derive(Clone, Copy, Debug)]
@@ -48,11 +49,11 @@ fn oid(obj: CapObj) -> Option<ObjectId> {
 
 impl Op {
     /// The objects the operation touches besides the caller and its core.
-    pub fn lock_set(&self, caller: Ref<Tcb>, core: usize, ctx: &mut Ctx<'_>) -> LockSet {
+    pub fn lock_set<W: Waits>(&self, caller: Ref<Tcb>, core: usize, ctx: &mut Ctx<'_, W>) -> LockSet {
         let mut s = LockSet::default();
         s.add(tcb_id(caller.index()));
         s.cores.insert(core);
-        let tcb = |s: &mut LockSet, ctx: &mut Ctx<'_>, t: Ref<Tcb>| {
+        let tcb = |s: &mut LockSet, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>| {
             s.add(tcb_id(t.index()));
             if let Some(x) = ctx.get(t) {
                 s.cores.insert(x.core);
@@ -119,7 +120,7 @@ impl Op {
     }
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Handle a system call of this core's current thread.
     #[inline]
     pub(crate) fn handle_syscall(&mut self, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet) -> bool>, fast: bool) {
@@ -340,7 +341,7 @@ impl Ctx<'_> {
     }
 }
 
-fn reply_lock_set(s: &mut LockSet, ctx: &mut Ctx<'_>, op: &ReplyOp, info: MessageInfo) {
+fn reply_lock_set<W: Waits>(s: &mut LockSet, ctx: &mut Ctx<'_, W>, op: &ReplyOp, info: MessageInfo) {
     if let ReplyOp::Answer { reply, caller, grant } = *op {
         if let Some(id) = CapObj::Reply(reply).id() {
             s.add(id);

@@ -8,12 +8,13 @@ use std::sync::Mutex;
 
 use common::*;
 use granule_kernel::abi::*;
+use granule_kernel::regime::{GeneralOnly, Queues, Shared, Whole};
 use granule_kernel::{BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts, SyscallArgs};
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
 
-/// The big lock, plus a record of every lock set (which also turns the IPC
-/// fast path off: it is only taken by regimes that ignore lock sets).
+/// The big lock, plus a record of every lock set, driven on the general path
+/// alone (the IPC fast path offers no sets).
 struct Recorder {
     inner: BigLock<Clh>,
     sets: Mutex<Vec<LockSet>>,
@@ -23,7 +24,8 @@ struct Recorder {
 // and synchronises consecutive holders; recording lock sets changes nothing.
 unsafe impl Regime for Recorder {
     const NAME: &'static str = "recorder";
-    const USES_LOCK_SET: bool = true;
+    type Drive = GeneralOnly;
+    type Waits = Queues;
 
     fn enter<F: FnMut()>(&self, core: usize, spin: F) {
         self.inner.enter(core, spin);
@@ -102,7 +104,7 @@ fn lock_free_paths_agree_with_the_big_lock() {
 
 #[test]
 fn lockfree_counts_the_atomics_of_its_ping_pong_path() {
-    const { assert!(<CountingLockFree as Regime>::COUNTING && !<LockFree as Regime>::COUNTING) };
+    const { assert!(CountingLockFree::COUNTING && !LockFree::COUNTING) };
     let mut sim = Sim::with(config(1), LockFree::counting(1));
     let ep = sim.obj(ObjectType::Endpoint);
     let reply = sim.obj(ObjectType::Reply);
@@ -163,7 +165,12 @@ fn regime_names() {
     assert_eq!(<BigLock<Mcs> as Regime>::NAME, "bkl-mcs");
     assert_eq!(<granule_kernel::NoLock as Regime>::NAME, "none");
     assert_eq!(<LockFree as Regime>::NAME, "lockfree");
-    const { assert!(<LockFree as Regime>::LOCK_FREE && !<BigLock<Clh> as Regime>::LOCK_FREE) };
+    // The drive is a type of the regime.
+    fn drive<R: Regime>() -> &'static str {
+        core::any::type_name::<R::Drive>()
+    }
+    assert_eq!(drive::<LockFree>(), core::any::type_name::<Shared>());
+    assert_eq!(drive::<BigLock<Clh>>(), core::any::type_name::<Whole>());
 }
 
 /// Under `fine`, a one-core ping-pong runs entirely in shared entries (the

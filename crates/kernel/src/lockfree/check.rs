@@ -25,7 +25,7 @@ use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::{Ctx, Object};
 
-use super::shared::{published, ReplyState, IDLE};
+use super::shared::{published, LfState, ReplyState, IDLE};
 use super::SENDERS;
 
 fn violated(invariant: &'static str, detail: String) -> InvariantViolation {
@@ -40,15 +40,14 @@ macro_rules! ensure {
     };
 }
 
-fn capacity<T: Object>(ctx: &Ctx<'_>) -> u32 {
+fn capacity<T: Object>(ctx: &Ctx<'_, LfState>) -> u32 {
     T::slab(ctx.s).capacity() as u32
 }
 
-impl Ctx<'_> {
-    /// Check the lock-free representation (see the module documentation);
-    /// `Ok` at once when not under `lockfree`.
+impl Ctx<'_, LfState> {
+    /// Check the lock-free representation (see the module documentation).
     pub(crate) fn lf_check(&mut self, places: &mut [u32]) -> Result<(), InvariantViolation> {
-        let Some(lf) = self.lf() else { return Ok(()) };
+        let lf = self.lf();
         let limit = capacity::<Tcb>(self) as usize + 1;
         let links = lf.links::<true>(self.core);
 

@@ -1,18 +1,31 @@
-//! Kernel entries under `lockfree`: the shared (lock-free) entries, and the
-//! hooks that run at the start and end of every management entry.
+//! Kernel entries under `lockfree`: the [`Shared`] drive. IPC,
+//! notifications, yields, ticks and IPIs run on shared (lock-free) entries;
+//! everything else is a management entry (the regime's `enter`/`exit`),
+//! with a start and an end that move the lock-free scheduler state to and
+//! from the general code's view.
 //!
 //! A shared entry is `trap → gate (reader side) → decide → begin → drain
 //! inbox → execute → finish → publish priority → leave the gate`. "Decide"
 //! (`decode.rs`) changes nothing, so when it says "management", the entry
 //! leaves the gate and the kernel reruns it as a management entry.
 
+// The trait is public because `Regime` names it, and sealed because its
+// methods name kernel internals (the access context, entry kinds) that no
+// other crate can name: nothing outside the kernel can implement or call
+// it, which is what these lints would otherwise guard.
+#![allow(private_interfaces, private_bounds)]
+
 use core::sync::atomic::Ordering;
 
 use crate::args::SyscallArgs;
+use crate::config::{BootConfig, BootError};
+use crate::drive::{Drive, SetCheck};
 use crate::exit::ExitPlan;
+use crate::kernel::{spin_hook, CoreHandle, Kernel};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
-use crate::regime::LockFree;
+use crate::plan::Entry;
+use crate::regime::{LockFreeOf, Regime};
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
 use crate::decode::{CallerView, Decoded, Scope, Whole};
@@ -45,19 +58,77 @@ pub(crate) enum SharedEntry {
     Interrupt(usize),
 }
 
+/// The `lockfree` regime's drive (see the module documentation).
+#[derive(Debug)]
+pub struct Shared;
+
+impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
+    /// Endpoint words hold 16-bit thread indices: a larger TCB slab cannot
+    /// boot.
+    fn waits(config: &BootConfig, regime: &LockFreeOf<C>) -> Result<LfState, BootError> {
+        if config.max_threads > super::MAX_THREADS {
+            return Err(BootError::Capacity);
+        }
+        Ok(LfState::new(config, regime.tallies()))
+    }
+
+    /// A management entry: the whole kernel, the lock-free scheduler state
+    /// folded into the general view for its duration.
+    fn enter<T>(
+        k: &Kernel<LockFreeOf<C>>,
+        c: usize,
+        _entry: Entry,
+        f: impl FnOnce(&mut Ctx<'_, LfState>, SetCheck<'_>) -> T,
+    ) -> T {
+        k.regime.enter(c, spin_hook);
+        let out = {
+            // SAFETY: the regime's management side has just granted core `c`
+            // the whole kernel (every shared path is outside and stays out),
+            // and the caller holds `c`'s `&mut CoreHandle`, so this is the
+            // only thread acting as core `c`; the context ends with this
+            // block, before `exit`.
+            let mut ctx = unsafe { Ctx::new(&k.state, c) };
+            ctx.lf_begin_exclusive();
+            let out = f(&mut ctx, None);
+            ctx.lf_end_exclusive();
+            out
+        };
+        k.regime.exit(c);
+        out
+    }
+
+    #[inline(always)]
+    fn syscall(k: &Kernel<LockFreeOf<C>>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+        let c = k.check(core);
+        if let Some(plan) = shared_syscall(&k.regime, &k.state, c, args) {
+            return plan;
+        }
+        k.enter(core, TRAP_SYSCALL, Entry::Syscall(args), |ctx, _| {
+            ctx.begin_entry(true);
+            ctx.lf_exclusive_syscall(args);
+            ctx.finish_entry()
+        })
+    }
+
+    #[inline(always)]
+    fn shared(k: &Kernel<LockFreeOf<C>>, core: &mut CoreHandle, what: SharedEntry) -> Option<ExitPlan> {
+        let c = k.check(core);
+        shared_entry(&k.regime, &k.state, c, what)
+    }
+}
+
 /// Run `f` as core `core` on a shared path (between the gate's reader
-/// entry and exit). `C`: the regime counts read-modify-writes
-/// ([`crate::Regime::COUNTING`]).
+/// entry and exit). `C`: the regime counts read-modify-writes.
 #[inline(always)]
 fn shared<const C: bool, T>(
-    gate: &LockFree,
-    s: &State,
+    gate: &LockFreeOf<C>,
+    s: &State<LfState>,
     core: usize,
     kind: u8,
-    f: impl FnOnce(&mut Ctx<'_>, &LfState) -> T,
+    f: impl FnOnce(&mut Ctx<'_, LfState>, &LfState) -> T,
 ) -> T {
     s.trap(core, kind);
-    gate.enter_shared::<C>(core);
+    gate.enter_shared(core);
     let out = {
         // SAFETY: the gate's reader side excludes every management
         // operation until `exit_shared`, and the platform's `CoreHandle`
@@ -67,32 +138,22 @@ fn shared<const C: bool, T>(
         // threads it owns mutably, capability / endpoint / notification /
         // reply slots read-only, everything shared through atomics.
         let mut ctx = unsafe { Ctx::new(s, core) };
-        match s.lf.as_ref() {
-            Some(lf) => f(&mut ctx, lf),
-            None => unreachable_lf(),
-        }
+        f(&mut ctx, &s.waits)
     };
     gate.exit_shared(core);
     out
 }
 
-/// `Kernel::boot` builds the lock-free state whenever the regime is
-/// `lockfree`, so a `LockFree` gate without it cannot exist.
-#[cold]
-fn unreachable_lf() -> ! {
-    panic!("kernel invariant: the lockfree regime without its lock-free state")
-}
-
 /// A system call of `core`'s current thread on the shared path; `None` if
 /// it needs a management entry (nothing has changed then).
 #[inline]
-pub(crate) fn shared_syscall<const C: bool>(
-    gate: &LockFree,
-    s: &State,
+fn shared_syscall<const C: bool>(
+    gate: &LockFreeOf<C>,
+    s: &State<LfState>,
     core: usize,
     args: SyscallArgs,
 ) -> Option<ExitPlan> {
-    shared::<C, _>(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+    shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
         let op = match ctx.lf_shared_current()? {
             None => None,
             Some(c) => Some((c.t, ctx.decode_call(lf, &c, args).ok()?)),
@@ -113,13 +174,13 @@ pub(crate) fn shared_syscall<const C: bool>(
 /// A tick, IPI or interrupt entry of `core` on the shared path; `None` if
 /// it needs a management entry.
 #[inline]
-pub(crate) fn shared_entry<const C: bool>(
-    gate: &LockFree,
-    s: &State,
+fn shared_entry<const C: bool>(
+    gate: &LockFreeOf<C>,
+    s: &State<LfState>,
     core: usize,
     what: SharedEntry,
 ) -> Option<ExitPlan> {
-    shared::<C, _>(gate, s, core, TRAP_OTHER, |ctx, lf| {
+    shared(gate, s, core, TRAP_OTHER, |ctx, lf| {
         ctx.lf_shared_current()?;
         let ack = match what {
             SharedEntry::Interrupt(irq) => ctx.lf_interrupt_ack(irq)?,
@@ -136,7 +197,7 @@ pub(crate) fn shared_entry<const C: bool>(
     })
 }
 
-impl Ctx<'_> {
+impl Ctx<'_, LfState> {
     /// The current thread, if a shared entry may run with it: `Some(None)`
     /// for none, `Some(Some(_))` for a live runnable thread of this core
     /// holding no stalled cores. A zombie (to be freed: the allocator is
@@ -189,8 +250,8 @@ impl Ctx<'_> {
     /// A system call in a management entry (the general path, with the IPC
     /// system calls routed to the lock-free operations, which then may also
     /// transfer capabilities, serve bound notifications and release holds).
-    pub(crate) fn lf_exclusive_syscall(&mut self, args: SyscallArgs) {
-        let Some(lf) = self.lf() else { return self.handle_syscall(args, None, false) };
+    fn lf_exclusive_syscall(&mut self, args: SyscallArgs) {
+        let lf = self.lf();
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return };
         let Some(view) = self.caller_view(caller) else { return };
@@ -212,8 +273,8 @@ impl Ctx<'_> {
     /// ready queues, so the general code sees the scheduler state it knows
     /// (a thread is current, ready, blocked or inactive). The IPIs the
     /// wakers decided on are already planned.
-    pub(crate) fn lf_begin_exclusive(&mut self) {
-        let Some(lf) = self.lf() else { return };
+    fn lf_begin_exclusive(&mut self) {
+        let lf = self.lf();
         for c in 0..self.s.config.cores {
             for i in lf.cores[c].inbox.take_all(lf.links::<true>(self.core)) {
                 if let Some(t) = self.ref_at::<Tcb>(i) {
@@ -227,8 +288,8 @@ impl Ctx<'_> {
     /// operation may have changed any core's current thread or its
     /// priority). Plain stores: the shared paths that read them start after
     /// the gate's release.
-    pub(crate) fn lf_end_exclusive(&mut self) {
-        let Some(lf) = self.lf() else { return };
+    fn lf_end_exclusive(&mut self) {
+        let lf = self.lf();
         for c in 0..self.s.config.cores {
             let p = match self.cs(c).current {
                 Some(t) => self.get(t).map_or(IDLE, |x| published(x.prio)),

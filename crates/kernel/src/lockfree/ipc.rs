@@ -25,7 +25,7 @@ use crate::decode::{Decoded, RecvHalf, RecvPart};
 use super::shared::{LfState, ReplyState};
 use super::{RECEIVERS, SENDERS};
 
-impl Ctx<'_> {
+impl Ctx<'_, LfState> {
     /// Execute a decoded operation of `caller` (this core's current thread).
     #[inline(always)]
     pub(crate) fn lf_execute<const X: bool, const C: bool>(

@@ -2,10 +2,14 @@
 //! entries (which exclude every shared path, so the words can be walked and
 //! unlinked sequentially).
 //!
-//! Each function here is called from one marked place in the general code
-//! (`lockfree:` comments in `sched.rs`, `object/*.rs`) and does nothing
-//! (returns `None`/`false`) unless the kernel runs under `lockfree`, where
-//! the general code's own queues and reply fields stay empty.
+//! This is `lockfree`'s [`Waits`]: the general code asks it at the few
+//! places where blocked threads wait in the CAS words instead of the
+//! objects' own queues and reply fields (which stay empty under
+//! `lockfree`).
+
+// `Waits` is public because `Regime` names it, and sealed because its
+// methods name kernel internals: see `crate::waits`.
+#![allow(private_interfaces, private_bounds)]
 
 use crate::abi::Word;
 use crate::object::thread::ThreadState;
@@ -14,16 +18,72 @@ use crate::state::Ctx;
 
 use super::shared::{LfState, ReplyState};
 
-/// A reply object's caller and receiver, as the general code keeps them.
-pub(crate) type CallerAndReceiver = (Option<Ref<Tcb>>, Option<Ref<Tcb>>);
 use super::SENDERS;
+use crate::invariants::InvariantViolation;
+use crate::waits::{CallerAndReceiver, Waits};
 
-impl Ctx<'_> {
+impl Waits for LfState {
+    /// Take `t` out of the endpoint, notification or reply word it waits
+    /// in, and mark its call for restart; `None` if `t` is not blocked.
+    fn detach(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> Option<bool> {
+        ctx.lf_detach(t)
+    }
+
+    /// The first waiter of `ep` (the oldest).
+    fn ep_head(ctx: &mut Ctx<'_, Self>, ep: Ref<Endpoint>) -> Option<Option<Ref<Tcb>>> {
+        let top = ctx.lf().eps[ep.index() as usize].snapshot().first;
+        Some(top.and_then(|i| ctx.ref_at::<Tcb>(i)))
+    }
+
+    /// The waiters restart (`cancel_all_waits`) and the word is cleared for
+    /// the slot's next object.
+    fn cancel_waits(ctx: &mut Ctx<'_, Self>, n: Ref<Notification>) {
+        let word = &ctx.lf().ntfns[n.index() as usize];
+        while let Some(t) = word.state().waiter.and_then(|i| ctx.ref_at::<Tcb>(i)) {
+            ctx.detach(t);
+            ctx.restart_thread(t);
+        }
+        word.reset();
+    }
+
+    /// The caller and receiver (the general `rep.caller.take(),
+    /// rep.receiver.take()`), the word cleared.
+    fn take_reply(ctx: &mut Ctx<'_, Self>, r: Ref<Reply>) -> Option<CallerAndReceiver> {
+        let word = &ctx.lf().replies[r.index() as usize];
+        let st = word.load().1;
+        word.set(ReplyState::Empty);
+        Some(match st {
+            ReplyState::Empty => (None, None),
+            ReplyState::Caller(c, _) => (Some(c), None),
+            ReplyState::Receiver(t) => (None, Some(t)),
+        })
+    }
+
+    /// Whether threads wait in `n`'s word (binding requires none).
+    fn has_waiters(ctx: &mut Ctx<'_, Self>, n: Ref<Notification>) -> bool {
+        ctx.lf().ntfns[n.index() as usize].state().waiter.is_some()
+    }
+
+    /// Signal `n`'s word (interrupts: management entries).
+    fn kernel_signal(ctx: &mut Ctx<'_, Self>, n: Ref<Notification>, badge: Word) -> bool {
+        if ctx.live(n) {
+            let lf = ctx.lf();
+            ctx.lf_signal::<true, true>(lf, n, badge);
+        }
+        true
+    }
+
+    fn check(ctx: &mut Ctx<'_, Self>, places: &mut [u32]) -> Result<(), InvariantViolation> {
+        ctx.lf_check(places)
+    }
+}
+
+impl Ctx<'_, LfState> {
     /// `detach`'s blocked cases: take `t` out of the endpoint, notification
     /// or reply object it waits in, and mark its call for restart. `None` if
-    /// not under `lockfree` or `t` is not blocked (the general code goes on).
-    pub(crate) fn lf_detach(&mut self, t: Ref<Tcb>) -> Option<bool> {
-        let lf = self.lf()?;
+    /// `t` is not blocked (the general code goes on).
+    fn lf_detach(&mut self, t: Ref<Tcb>) -> Option<bool> {
+        let lf = self.lf();
         let state = self.get(t)?.state;
         let links = lf.links::<true>(self.core);
         match state {
@@ -75,54 +135,5 @@ impl Ctx<'_> {
         if marked != top.marked {
             queue.set_mark(lf.links::<true>(self.core), marked);
         }
-    }
-
-    /// `ep_head` under `lockfree`: the first waiter of `ep` (the oldest).
-    pub(crate) fn lf_ep_head(&mut self, ep: Ref<Endpoint>) -> Option<Option<Ref<Tcb>>> {
-        let lf = self.lf()?;
-        let top = lf.eps[ep.index() as usize].snapshot().first;
-        Some(top.and_then(|i| self.ref_at::<Tcb>(i)))
-    }
-
-    /// A notification is destroyed: its waiters restart (`cancel_all_waits`)
-    /// and its word is cleared for the slot's next object.
-    pub(crate) fn lf_cancel_waits(&mut self, n: Ref<Notification>) {
-        let Some(lf) = self.lf() else { return };
-        let word = &lf.ntfns[n.index() as usize];
-        while let Some(t) = word.state().waiter.and_then(|i| self.ref_at::<Tcb>(i)) {
-            self.detach(t);
-            self.restart_thread(t);
-        }
-        word.reset();
-    }
-
-    /// A reply object is destroyed: its caller and receiver (the general
-    /// `rep.caller.take(), rep.receiver.take()`), the word cleared.
-    pub(crate) fn lf_take_reply(&mut self, r: Ref<Reply>) -> Option<CallerAndReceiver> {
-        let lf = self.lf()?;
-        let word = &lf.replies[r.index() as usize];
-        let st = word.load().1;
-        word.set(ReplyState::Empty);
-        Some(match st {
-            ReplyState::Empty => (None, None),
-            ReplyState::Caller(c, _) => (Some(c), None),
-            ReplyState::Receiver(t) => (None, Some(t)),
-        })
-    }
-
-    /// Whether threads wait on `n` in its lock-free word (binding requires
-    /// none).
-    pub(crate) fn lf_has_waiters(&mut self, n: Ref<Notification>) -> bool {
-        self.lf().is_some_and(|lf| lf.ntfns[n.index() as usize].state().waiter.is_some())
-    }
-
-    /// `kernel_signal` under `lockfree` (interrupts: management entries);
-    /// `false` if not under `lockfree`.
-    pub(crate) fn lf_kernel_signal(&mut self, n: Ref<Notification>, badge: Word) -> bool {
-        let Some(lf) = self.lf() else { return false };
-        if self.live(n) {
-            self.lf_signal::<true, true>(lf, n, badge);
-        }
-        true
     }
 }

@@ -97,7 +97,7 @@
 //! Six per round trip (3 per call), as `LockFree::counting` counts them
 //! (the kernel test `lockfree_counts_the_atomics_of_its_ping_pong_path`).
 //! The shared paths' functions take `const C: bool`, the regime's
-//! `Regime::COUNTING`: only with it do the lock-free objects' reports
+//! `LockFreeOf<COUNTING>`: only with it do the lock-free objects' reports
 //! through [`shared::CoreLinks`] reach the counters; management passes
 //! `true` and the counters' absence decides.
 //!
@@ -131,7 +131,8 @@ pub(crate) mod shared;
 
 use granule_sync::lockfree::Side;
 
-pub(crate) use entry::{shared_entry, shared_syscall, SharedEntry};
+pub use entry::Shared;
+pub(crate) use entry::SharedEntry;
 pub(crate) use shared::LfState;
 
 use crate::state::Ctx;
@@ -145,10 +146,10 @@ pub(crate) const RECEIVERS: Side = Side::B;
 /// 16-bit thread indices (`granule_sync::lockfree::DualQueue`).
 pub(crate) const MAX_THREADS: usize = granule_sync::lockfree::MAX_WAITER as usize + 1;
 
-impl<'k> Ctx<'k> {
-    /// The lock-free representation, under `lockfree` (else `None`).
+impl<'k> Ctx<'k, LfState> {
+    /// The lock-free representation of the wait state.
     #[inline(always)]
-    pub(crate) fn lf(&self) -> Option<&'k LfState> {
-        self.s.lf.as_ref()
+    pub(crate) fn lf(&self) -> &'k LfState {
+        &self.s.waits
     }
 }

@@ -22,7 +22,7 @@ use crate::state::Ctx;
 
 use super::shared::LfState;
 
-impl Ctx<'_> {
+impl Ctx<'_, LfState> {
     /// Signal `ntfn` with `badge`.
     pub(crate) fn lf_signal<const X: bool, const C: bool>(
         &mut self,

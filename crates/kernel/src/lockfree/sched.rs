@@ -40,7 +40,7 @@ use crate::state::{Ctx, IPI_RESCHEDULE};
 
 use super::shared::{published, LfState, IDLE};
 
-impl Ctx<'_> {
+impl Ctx<'_, LfState> {
     /// `t` (ours: runnable, in no queue) is woken. On this core (or in a
     /// management entry, which owns every core) this is the general
     /// `wake`; for another core, a push on its inbox, and an IPI if `t`

@@ -35,13 +35,14 @@ use crate::config::BootConfig;
 use crate::object::{Ref, Tcb};
 use crate::regime::lockfree::Tallies;
 
-/// The lock-free words of one kernel (see the module documentation).
-pub(crate) struct LfState {
-    pub eps: Box<[CachePadded<DualQueue>]>,
-    pub ntfns: Box<[CachePadded<SignalStack>]>,
-    pub replies: Box<[CachePadded<ReplyWord>]>,
+/// The lock-free words of one kernel (see the module documentation): the
+/// `lockfree` regime's [`crate::waits::Waits`].
+pub struct LfState {
+    pub(crate) eps: Box<[CachePadded<DualQueue>]>,
+    pub(crate) ntfns: Box<[CachePadded<SignalStack>]>,
+    pub(crate) replies: Box<[CachePadded<ReplyWord>]>,
     links: Box<[CachePadded<AtomicU64>]>,
-    pub cores: Box<[CachePadded<LfCore>]>,
+    pub(crate) cores: Box<[CachePadded<LfCore>]>,
     /// The regime's per-core counters, if it counts.
     tally: Option<Tallies>,
 }
@@ -98,9 +99,15 @@ fn padded<T>(n: usize, f: impl Fn() -> T) -> Box<[CachePadded<T>]> {
     (0..n).map(|_| CachePadded::new(f())).collect()
 }
 
+impl core::fmt::Debug for LfState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LfState").field("endpoints", &self.eps.len()).field("cores", &self.cores.len()).finish()
+    }
+}
+
 impl LfState {
     /// The words of a kernel booted with `config`, counting into `tally`.
-    pub fn new(config: &BootConfig, tally: Option<Tallies>) -> Self {
+    pub(crate) fn new(config: &BootConfig, tally: Option<Tallies>) -> Self {
         Self {
             eps: padded(config.max_endpoints, DualQueue::new),
             ntfns: padded(config.max_notifications, SignalStack::new),
@@ -113,7 +120,7 @@ impl LfState {
 
     /// The link array as core `core` passes it to the lock-free objects.
     #[inline(always)]
-    pub fn links<const COUNTING: bool>(&self, core: usize) -> CoreLinks<'_, COUNTING> {
+    pub(crate) fn links<const COUNTING: bool>(&self, core: usize) -> CoreLinks<'_, COUNTING> {
         CoreLinks { lf: self, core }
     }
 }

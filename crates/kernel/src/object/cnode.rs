@@ -31,6 +31,7 @@ use crate::object::thread::ThreadState;
 use crate::object::{Cap, CapObj, Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::state::{Ctx, Object, IPI_STALL};
+use crate::waits::Waits;
 
 /// The address of a capability slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +95,7 @@ enum Work {
     FreeCNode(Ref<CNode>),
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// The caller's CSpace root.
     #[inline(always)]
     pub(crate) fn cspace_of(&self, t: Ref<Tcb>) -> Option<Ref<CNode>> {
@@ -162,7 +163,7 @@ impl Ctx<'_> {
 
     /// The capability count of the object `obj` names (`None`: uncounted).
     fn cap_count(&mut self, obj: CapObj) -> Option<&mut u32> {
-        fn h<'a, T: Object>(ctx: &'a mut Ctx<'_>, r: Ref<T>) -> Option<&'a mut u32> {
+        fn h<'a, T: Object, W: Waits>(ctx: &'a mut Ctx<'_, W>, r: Ref<T>) -> Option<&'a mut u32> {
             ctx.slot(r).map(|s| &mut s.hdr.caps)
         }
         match obj {
@@ -527,8 +528,8 @@ impl Ctx<'_> {
     }
 
     fn cancel_all_waits(&mut self, n: Ref<crate::object::Notification>) {
-        // lockfree: the waiters are in the notification's lock-free word.
-        self.lf_cancel_waits(n);
+        // Waiters in the wait representation (`lockfree`) first.
+        W::cancel_waits(self, n);
         loop {
             let Some(head) = self.get(n).map(|x| x.queue.head) else { return };
             let Some(t) = self.ref_at::<Tcb>(head) else { break };
@@ -543,8 +544,8 @@ impl Ctx<'_> {
 
     /// A reply object is destroyed: its waiting caller's `Call` fails.
     fn cancel_reply(&mut self, r: Ref<crate::object::Reply>) {
-        // lockfree: the reply object's state is its lock-free word instead.
-        let lf = self.lf_take_reply(r);
+        // The wait representation may hold the reply's state (`lockfree`).
+        let lf = W::take_reply(self, r);
         let Some(rep) = self.get(r) else { return };
         let (caller, receiver) = lf.unwrap_or_else(|| (rep.caller.take(), rep.receiver.take()));
         if let Some(c) = caller {

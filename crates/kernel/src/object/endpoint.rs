@@ -5,6 +5,7 @@
 
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// What an endpoint's queue holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +43,7 @@ impl Endpoint {
     }
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Append thread `t` to `q`.
     pub(crate) fn q_append(&mut self, q: Queue, t: u32) -> Queue {
         let x = self.tcb_at(t);
@@ -101,8 +102,8 @@ impl Ctx<'_> {
 
     /// The thread at the head of `ep`'s queue.
     pub(crate) fn ep_head(&mut self, ep: Ref<Endpoint>) -> Option<Ref<Tcb>> {
-        // lockfree: the queue is the endpoint's lock-free word instead.
-        if let Some(head) = self.lf_ep_head(ep) {
+        // The wait representation may hold the queue (`lockfree`).
+        if let Some(head) = W::ep_head(self, ep) {
             return head;
         }
         let h = self.get(ep)?.queue.head;

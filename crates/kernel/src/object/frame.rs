@@ -11,6 +11,7 @@ use crate::args::Args;
 use crate::object::{CapObj, Ref, Tcb, VSpace};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// A frame of `2^bits` bytes.
 #[derive(Debug)]
@@ -63,7 +64,7 @@ pub(crate) enum FrameOp {
     GetAddress { frame: Ref<Frame> },
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn decode_frame(
         &mut self,
         caller: Ref<Tcb>,

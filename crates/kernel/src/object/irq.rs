@@ -11,6 +11,7 @@ use crate::args::Args;
 use crate::object::{Cap, CapObj, Notification, Ref, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// A reference to an issued IRQ handler: line and issue generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +47,7 @@ pub(crate) enum IrqOp {
     Clear { irq: IrqRef },
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn irq_live(&self, i: IrqRef) -> bool {
         let s = self.irq_ref(i.irq as usize);
         s.issued && s.gen == i.gen

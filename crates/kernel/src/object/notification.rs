@@ -8,6 +8,7 @@ use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// A notification object.
 #[derive(Debug)]
@@ -45,7 +46,7 @@ pub(crate) enum WaitOp {
     Nothing,
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// A signal decoded by `decode_call`, against the waiters: wake the
     /// first, or the bound thread out of its receive, or accumulate.
     pub(crate) fn resolve_signal(&mut self, ntfn: Ref<Notification>, badge: Word) -> Result<SignalOp, Error> {
@@ -161,8 +162,8 @@ impl Ctx<'_> {
 
     /// Signal from the kernel (interrupts): no capability, just a badge.
     pub(crate) fn kernel_signal(&mut self, ntfn: Ref<Notification>, badge: Word) {
-        // lockfree: signal the notification's lock-free word instead.
-        if self.lf_kernel_signal(ntfn, badge) {
+        // The wait representation may deliver it (`lockfree`).
+        if W::kernel_signal(self, ntfn, badge) {
             return;
         }
         if let Ok(op) = self.resolve_signal(ntfn, badge) {

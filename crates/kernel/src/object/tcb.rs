@@ -5,6 +5,7 @@ use crate::abi::{Error, InvocationLabel, MessageInfo, Word, MAX_PRIORITY, NUM_RE
 use crate::exit::CoreMask;
 use crate::object::{CNode, CapObj, Notification, Ref, VSpace};
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 use super::thread::{Tcb, ThreadState};
 use crate::args::Args;
@@ -45,7 +46,7 @@ impl TcbOp {
     }
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Decode a TCB invocation by `caller` on TCB `t`.
     pub(crate) fn decode_tcb(
         &mut self,
@@ -121,8 +122,8 @@ impl Ctx<'_> {
                 if self.get(t).is_some_and(|x| x.bound.is_some()) {
                     return Err(Error::IllegalOperation);
                 }
-                // lockfree: waiters may be in the notification's lock-free word.
-                let lf_waiters = self.lf_has_waiters(ntfn);
+                // Waiters may be in the wait representation (`lockfree`).
+                let lf_waiters = W::has_waiters(self, ntfn);
                 let nt = self.get(ntfn).ok_or(Error::InvalidCapability)?;
                 if nt.bound.is_some() || !nt.queue.is_empty() || lf_waiters {
                     return Err(Error::IllegalOperation);

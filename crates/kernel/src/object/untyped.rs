@@ -8,6 +8,7 @@ use crate::args::Args;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Frame, Header, Notification, Ref, Reply, SlotAddr, Tcb, VSpace};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
+use crate::waits::Waits;
 
 /// Untyped memory.
 #[derive(Debug)]
@@ -38,7 +39,7 @@ pub(crate) struct RetypeOp {
     pub count: u32,
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn decode_untyped(
         &mut self,
         caller: Ref<Tcb>,

@@ -10,6 +10,7 @@ use crate::abi::VSPACE_MAX_FRAMES;
 use crate::exit::CoreMask;
 use crate::object::{Frame, Ref};
 use crate::state::{Ctx, IPI_STALL};
+use crate::waits::Waits;
 
 /// An address space. The cores that have run a thread of it since the last
 /// shoot-down are kept beside the slab (`Ctx::vspace_cores`).
@@ -24,7 +25,7 @@ impl VSpace {
     }
 }
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Other cores running user code of a thread in `v` right now.
     pub(crate) fn vspace_users_elsewhere(&mut self, v: Ref<VSpace>) -> CoreMask {
         let mut m = CoreMask::EMPTY;

@@ -3,7 +3,7 @@
 use granule_sync::lock::{Clh, Lock, Mcs, RawLock, Ticket};
 use granule_sync::profile::{LockStats, NoStats};
 
-use super::Regime;
+use super::{Queues, Regime, Whole};
 
 /// One lock around the whole kernel except entry and exit (seL4's big kernel
 /// lock). `L` is the lock algorithm ([`Clh`] by default, [`Ticket`] or
@@ -43,6 +43,8 @@ unsafe impl<L: RawLock + 'static, S: LockStats + 'static> Regime for BigLock<L, 
         b"mcs" => "bkl-mcs",
         _ => "bkl-other",
     };
+    type Drive = Whole;
+    type Waits = Queues;
 
     #[inline(always)]
     #[track_caller]

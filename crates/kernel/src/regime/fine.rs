@@ -72,7 +72,7 @@ use granule_sync::cycles;
 use granule_sync::lock::{RawLock, Ticket};
 use granule_sync::profile::{LockStats, NoStats};
 
-use super::{LockSet, LockTarget, ObjectId, Protocol, Regime};
+use super::{LockSet, LockTarget, ObjectId, ObjectLocks, Objects, Queues, Regime};
 use crate::abi::ObjectType;
 use crate::config::BootConfig;
 use crate::counter::bump;
@@ -408,11 +408,10 @@ impl<S: LockStats> Fine<S> {
 // exclusive, which `lock_more` refuses).
 unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     const NAME: &'static str = "fine";
-    const USES_LOCK_SET: bool = true;
     // The fast path locks each object before it reads it (`fastpath.rs`),
     // taking the locks the plan of a `Call` / `ReplyRecv` would take.
-    const FAST_PATH: bool = true;
-    const PROTOCOL: Protocol = Protocol::Objects;
+    type Drive = Objects;
+    type Waits = Queues;
 
     /// A shared entry takes no lock here: its read side is its own core's
     /// reader lock, the first lock `lock_more` takes (see the module
@@ -440,7 +439,12 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     /// The read side is released with the other locks, in `unlock_objects`.
     #[inline]
     fn exit(&self, _core: usize) {}
+}
 
+// SAFETY: see the `Regime` impl above: the write side excludes every entry,
+// object locks are held from `lock_more`/`lock_one` until `unlock_objects`,
+// taken in lock order, with acquire/release hand-over.
+unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
     #[track_caller]
     fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
         self.write_acquire(Location::caller(), core, spin);

@@ -46,11 +46,10 @@
 //! kernel's link view (`crate::lockfree`), failed CAS attempts included.
 //! The IPI protocol's `fetch_or` and `swap` of pending bits, which every
 //! regime shares and a one-core ping-pong never executes, are not counted.
-//! Whether the shared paths count is the constant [`Regime::COUNTING`], so
-//! [`LockFree`]'s shared paths compile without any counting code (testing
-//! a run-time flag at every report cost its kernel-only round trip 38
-//! more instructions). Management entries, rare and long, test at run time
-//! whether the regime counts.
+//! Whether the shared paths count is the type's constant parameter
+//! ([`LockFreeOf`]`<COUNTING>`), so [`LockFree`]'s shared paths compile
+//! without any counting code (testing a run-time flag at every report cost
+//! its kernel-only round trip 38 more instructions).
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -63,6 +62,8 @@ use granule_sync::lockfree::Rmw;
 
 use super::Regime;
 use crate::counter::bump;
+use crate::lockfree::LfState;
+pub use crate::lockfree::Shared;
 
 /// Atomic read-modify-write instructions executed, by instruction (see
 /// the module documentation).
@@ -120,79 +121,95 @@ impl RmwTally {
 /// Every core's counters (shared with the kernel's lock-free state).
 pub(crate) type Tallies = Arc<[CachePadded<RmwTally>]>;
 
-/// The `lockfree` regime (see the module documentation).
-pub struct LockFree {
+/// The `lockfree` regime (see the module documentation); `COUNTING`: its
+/// paths count their atomic read-modify-writes. Use the aliases
+/// [`LockFree`] and [`CountingLockFree`].
+pub struct LockFreeOf<const COUNTING: bool> {
     /// Per core: 1 while the core is inside a shared (lock-free) path.
     active: Box<[CachePadded<AtomicU64>]>,
     /// A management operation runs, or waits for the shared paths to leave.
     exclusive: CachePadded<AtomicBool>,
     /// Serialises management operations among themselves.
     manage: Ticket,
-    /// Per core: the read-modify-writes counted, if counting.
-    tally: Option<Tallies>,
+    /// Per core: the read-modify-writes counted (empty unless counting).
+    tally: Tallies,
 }
 
-impl core::fmt::Debug for LockFree {
+/// The `lockfree` regime, counting nothing.
+pub type LockFree = LockFreeOf<false>;
+
+/// The `lockfree` regime counting its atomic read-modify-writes (see the
+/// module documentation); made by [`LockFree::counting`].
+pub type CountingLockFree = LockFreeOf<true>;
+
+impl<const COUNTING: bool> core::fmt::Debug for LockFreeOf<COUNTING> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("LockFree").field("cores", &self.active.len()).finish()
+        f.debug_struct("LockFree").field("cores", &self.active.len()).field("counting", &COUNTING).finish()
     }
 }
 
 impl LockFree {
     /// The regime for cores `0..cores` (at least 1), counting nothing.
     pub fn new(cores: usize) -> Self {
-        Self::build(cores, false)
+        Self::build(cores)
     }
 
     /// The regime for cores `0..cores`, counting every atomic
     /// read-modify-write its paths execute.
     pub fn counting(cores: usize) -> CountingLockFree {
-        CountingLockFree(Self::build(cores, true))
+        CountingLockFree::build(cores)
     }
+}
 
-    fn build(cores: usize, counting: bool) -> Self {
-        let cores = cores.max(1);
-        let active: Vec<CachePadded<AtomicU64>> = (0..cores).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
-        Self {
-            active: active.into_boxed_slice(),
-            exclusive: CachePadded::new(AtomicBool::new(false)),
-            manage: Ticket::with_cores(cores),
-            tally: counting.then(|| (0..cores).map(|_| CachePadded::new(RmwTally::default())).collect()),
-        }
-    }
-
-    fn counted(&self) -> Option<RmwCounts> {
-        let tally = self.tally.as_ref()?;
-        let sum = |op: Rmw| tally.iter().map(|t| t.of(op).load(Ordering::Relaxed)).sum();
-        Some(RmwCounts {
+impl CountingLockFree {
+    /// The read-modify-writes counted so far, summed over the cores.
+    pub fn rmw_counts(&self) -> RmwCounts {
+        let sum = |op: Rmw| self.tally.iter().map(|t| t.of(op).load(Ordering::Relaxed)).sum();
+        RmwCounts {
             xchg: sum(Rmw::Xchg),
             xadd: sum(Rmw::Xadd),
             cmpxchg: sum(Rmw::Cmpxchg),
             cmpxchg16b: sum(Rmw::Cmpxchg16b),
-        })
+        }
+    }
+}
+
+impl<const COUNTING: bool> LockFreeOf<COUNTING> {
+    /// Whether this regime counts its atomic read-modify-writes.
+    pub const COUNTING: bool = COUNTING;
+
+    fn build(cores: usize) -> Self {
+        let cores = cores.max(1);
+        let active: Vec<CachePadded<AtomicU64>> = (0..cores).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
+        let counters = if COUNTING { cores } else { 0 };
+        Self {
+            active: active.into_boxed_slice(),
+            exclusive: CachePadded::new(AtomicBool::new(false)),
+            manage: Ticket::with_cores(cores),
+            tally: (0..counters).map(|_| CachePadded::new(RmwTally::default())).collect(),
+        }
     }
 
-    /// The counters, for the kernel's lock-free state to count into.
+    /// The counters, for the kernel's lock-free state to count into
+    /// (`None` unless counting).
     pub(crate) fn tallies(&self) -> Option<Tallies> {
-        self.tally.clone()
+        COUNTING.then(|| self.tally.clone())
     }
 
     #[inline(always)]
     fn count(&self, core: usize, op: Rmw) {
-        if let Some(t) = &self.tally {
-            t[core].add(op);
+        if COUNTING {
+            self.tally[core].add(op);
         }
     }
 
     /// Enter a shared path as `core`, waiting while a management operation
-    /// runs (or waits to run); with `COUNTING`, counting its `xchg`es.
+    /// runs (or waits to run); counting its `xchg`es if counting.
     #[inline(always)]
-    pub(crate) fn enter_shared<const COUNTING: bool>(&self, core: usize) {
+    pub(crate) fn enter_shared(&self, core: usize) {
         let me = &self.active[core];
         loop {
-            if COUNTING {
-                self.count(core, Rmw::Xchg);
-            }
+            self.count(core, Rmw::Xchg);
             me.swap(1, Ordering::SeqCst);
             if !self.exclusive.load(Ordering::SeqCst) {
                 return;
@@ -216,11 +233,14 @@ impl LockFree {
 // stay out (it sees `exclusive` and backs off) until `exit`: the kernel is
 // this core's alone, with acquire/release edges to every earlier shared or
 // management section (module documentation). Shared sections are entered
-// only through `enter_shared`, by `crate::lockfree`, whose code touches
-// shared state only as its ownership protocol allows (see `crate::lockfree`).
-unsafe impl Regime for LockFree {
+// only through `enter_shared`, by the `Shared` drive (`crate::lockfree`),
+// whose code touches shared state only as its ownership protocol allows
+// (see `crate::lockfree`). The counters are core-private relaxed words that
+// order nothing.
+unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
     const NAME: &'static str = "lockfree";
-    const LOCK_FREE: bool = true;
+    type Drive = Shared;
+    type Waits = LfState;
 
     #[inline]
     fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
@@ -242,45 +262,5 @@ unsafe impl Regime for LockFree {
     fn exit(&self, core: usize) {
         self.exclusive.store(false, Ordering::Release);
         self.manage.release(core);
-    }
-
-    #[inline(always)]
-    fn lock_free(&self) -> Option<&LockFree> {
-        Some(self)
-    }
-}
-
-/// [`LockFree`] counting its atomic read-modify-writes (see the module
-/// documentation); made by [`LockFree::counting`].
-#[derive(Debug)]
-pub struct CountingLockFree(LockFree);
-
-impl CountingLockFree {
-    /// The read-modify-writes counted so far, summed over the cores.
-    pub fn rmw_counts(&self) -> RmwCounts {
-        self.0.counted().unwrap_or_default()
-    }
-}
-
-// SAFETY: exactly `LockFree`'s entry and exit (see its `Regime` impl); the
-// counters it adds are core-private relaxed words that order nothing.
-unsafe impl Regime for CountingLockFree {
-    const NAME: &'static str = "lockfree";
-    const LOCK_FREE: bool = true;
-    const COUNTING: bool = true;
-
-    #[inline]
-    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
-        self.0.enter(core, spin);
-    }
-
-    #[inline]
-    fn exit(&self, core: usize) {
-        self.0.exit(core);
-    }
-
-    #[inline(always)]
-    fn lock_free(&self) -> Option<&LockFree> {
-        Some(&self.0)
     }
 }

@@ -36,11 +36,13 @@ mod rtm;
 
 pub use biglock::{BigLock, BigLockClh, BigLockMcs, BigLockTicket};
 pub use fine::{Fine, FineCounts, FineOptions};
-pub use lockfree::{CountingLockFree, LockFree, RmwCounts};
+pub use lockfree::{CountingLockFree, LockFree, LockFreeOf, RmwCounts, Shared};
 pub use none::NoLock;
 pub use rtm::{Transactional, NEEDS_LOCK};
 
+pub use crate::drive::{Drive, GeneralOnly, Objects, Whole, WholeChecked, WholeKernel};
 pub use crate::ids::ObjectId;
+pub use crate::waits::{Queues, Waits};
 
 use crate::exit::CoreMask;
 
@@ -175,60 +177,44 @@ impl LockSet {
     }
 }
 
-/// How the kernel drives a regime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    /// [`Regime::enter`] grants the whole kernel (`none`, `bkl`, `rtm`).
-    Whole,
-    /// [`Regime::enter`] is a *shared* entry that grants nothing by itself:
-    /// the kernel then names the objects it will touch, step by step, with
-    /// [`Regime::lock_more`], or asks for the whole kernel with
-    /// [`Regime::enter_exclusive`] (`fine`).
-    Objects,
-}
-
 /// A concurrency-control regime (see the module documentation).
+///
+/// A regime is three things: its entry and exit (`enter`/`exit`), what its
+/// entry grants — the kernel's [`Drive`](Regime::Drive) — and where blocked
+/// threads wait — its [`Waits`](Regime::Waits). Both are types, so the
+/// kernel's entry points are monomorphised per regime and no regime's code
+/// tests another's at run time.
 ///
 /// # Safety
 ///
-/// The kernel's soundness rests on this promise. For [`Protocol::Whole`]:
-/// between `enter(core, _)` and the following `exit(core)`, no other core is
-/// between its own `enter` and `exit` *and touching the same kernel object* —
-/// for a lock regime, because at most one core is inside; for [`NoLock`],
-/// because its constructor's caller promised disjoint objects. `enter` must
-/// synchronise-with the previous `exit` (acquire/release), so that kernel
-/// memory written by one core is visible to the next.
-///
-/// For [`Protocol::Objects`]: between `enter_exclusive` and `exit_exclusive`
-/// no other core is between any of its entries and exits; between `enter`
-/// and `exit`, every object (and core scheduler) in a set for which
-/// [`Regime::lock_more`] (or [`Regime::lock_set`]) returned `true` is held by
-/// `core` alone until [`Regime::unlock_objects`]; objects are never freed or
-/// allocated except under the exclusive side; and every hand-over of an
-/// object or of the exclusive side is an acquire/release pair.
-pub unsafe trait Regime: Send + Sync + 'static {
+/// The kernel's soundness rests on this promise. For the drives that grant
+/// the whole kernel ([`Whole`], [`WholeChecked`]): between `enter(core, _)` and
+/// the following `exit(core)`, no other core is between its own `enter` and
+/// `exit` *and touching the same kernel object* — for a lock regime, because
+/// at most one core is inside; for [`NoLock`], because its constructor's
+/// caller promised disjoint objects. `enter` must synchronise-with the
+/// previous `exit` (acquire/release), so that kernel memory written by one
+/// core is visible to the next. [`Objects`] adds the contract of
+/// [`ObjectLocks`]; `lockfree`'s drive, that of `crate::lockfree`.
+pub unsafe trait Regime: Send + Sync + Sized + 'static {
     /// Name on the command line and in tables (`none`, `bkl`, `bkl-ticket`…).
     const NAME: &'static str;
 
-    /// Whether [`Regime::lock_set`] does anything: when `false` the kernel
-    /// does not even build the lock set.
-    const USES_LOCK_SET: bool = false;
+    /// How the kernel drives this regime (see [`crate::drive`]).
+    type Drive: Drive<Self>;
 
-    /// Whether the IPC fast path may run (it names no lock set). Under
-    /// [`Protocol::Objects`] it runs fused with the locking, through
-    /// [`Regime::lock_one`], before any planning (see `fastpath.rs`).
-    const FAST_PATH: bool = !Self::USES_LOCK_SET;
-
-    /// How the kernel drives this regime.
-    const PROTOCOL: Protocol = Protocol::Whole;
+    /// Where blocked threads wait ([`Queues`] for every regime but
+    /// `lockfree`).
+    type Waits: Waits;
 
     /// Begin a kernel entry as `core`, calling `spin` while waiting.
     fn enter<F: FnMut()>(&self, core: usize, spin: F);
 
-    /// The objects the decoded operation touches (ignored by `none`/`bkl`).
-    /// `false` means the regime cannot let the operation run as it stands:
-    /// the kernel restarts the system call, and the regime makes that core's
-    /// next system call exclusive.
+    /// The objects the decoded operation touches, offered before it executes
+    /// by the drives that use it ([`WholeChecked`], [`Objects`]). `false` means the
+    /// regime cannot let the operation run as it stands: the kernel restarts
+    /// the system call, and the regime makes that core's next system call
+    /// exclusive.
     #[inline(always)]
     fn lock_set(&self, _core: usize, _set: &LockSet) -> bool {
         true
@@ -236,75 +222,51 @@ pub unsafe trait Regime: Send + Sync + 'static {
 
     /// End the kernel entry of `core`.
     fn exit(&self, core: usize);
+}
 
-    /// [`Protocol::Objects`]: begin an entry with the whole kernel.
-    #[inline(always)]
-    fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
-        self.enter(core, spin);
-    }
+/// A regime that locks objects ([`Objects`] drive, `fine`): `enter` is a
+/// shared entry that grants nothing by itself; the kernel then names the
+/// objects it will touch, step by step, or asks for the whole kernel.
+///
+/// # Safety
+///
+/// Between `enter_exclusive` and `exit_exclusive` no other core is between
+/// any of its entries and exits; between `enter` and `exit`, every object
+/// (and core scheduler) in a set for which [`ObjectLocks::lock_more`] (or
+/// [`Regime::lock_set`], or [`ObjectLocks::lock_one`] for one target)
+/// returned `true` is held by `core` alone until
+/// [`ObjectLocks::unlock_objects`]; objects are never freed or allocated
+/// except under the exclusive side; and every hand-over of an object or of
+/// the exclusive side is an acquire/release pair.
+pub unsafe trait ObjectLocks: Regime {
+    /// Begin an entry with the whole kernel.
+    fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F);
 
-    /// [`Protocol::Objects`]: end an exclusive entry.
-    #[inline(always)]
-    fn exit_exclusive(&self, core: usize) {
-        self.exit(core);
-    }
+    /// End an exclusive entry.
+    fn exit_exclusive(&self, core: usize);
 
-    /// [`Protocol::Objects`]: hold every object and core of `set` too
-    /// (inside a shared entry). Waits only where that cannot deadlock and
-    /// otherwise only tries; `false` if some lock could not be had (what is
-    /// held stays held until [`Regime::unlock_objects`]), or if the set is
-    /// exclusive.
-    #[inline(always)]
-    fn lock_more<F: FnMut()>(&self, _core: usize, _set: &LockSet, _spin: F) -> bool {
-        true
-    }
+    /// Hold every object and core of `set` too (inside a shared entry).
+    /// Waits only where that cannot deadlock and otherwise only tries;
+    /// `false` if some lock could not be had (what is held stays held until
+    /// [`ObjectLocks::unlock_objects`]), or if the set is exclusive.
+    fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, spin: F) -> bool;
 
-    /// [`Protocol::Objects`]: hold `target` too (inside a shared entry), on
-    /// the terms of [`Regime::lock_more`].
-    #[inline(always)]
-    fn lock_one<F: FnMut()>(&self, _core: usize, _target: LockTarget, _spin: F) -> bool {
-        true
-    }
+    /// Hold `target` too (inside a shared entry), on the terms of
+    /// [`ObjectLocks::lock_more`].
+    fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, spin: F) -> bool;
 
-    /// [`Protocol::Objects`]: what `core` holds now, as a set (to take it
-    /// again in lock order after a failed round).
-    #[inline(always)]
-    fn held_set(&self, _core: usize) -> LockSet {
-        LockSet::default()
-    }
+    /// What `core` holds now, as a set (to take it again in lock order after
+    /// a failed round).
+    fn held_set(&self, core: usize) -> LockSet;
 
-    /// [`Protocol::Objects`]: release every object lock `core` holds.
-    #[inline(always)]
-    fn unlock_objects(&self, _core: usize) {}
+    /// Release every object lock `core` holds.
+    fn unlock_objects(&self, core: usize);
 
-    /// [`Protocol::Objects`]: whether `core`'s next system call must be
-    /// exclusive (a previous attempt could not get its locks); clears it.
-    #[inline(always)]
-    fn take_escalation(&self, _core: usize) -> bool {
-        false
-    }
+    /// Whether `core`'s next system call must be exclusive (a previous
+    /// attempt could not get its locks); clears it.
+    fn take_escalation(&self, core: usize) -> bool;
 
-    /// [`Protocol::Objects`]: whether `core`'s next system call must be
-    /// exclusive, without clearing it.
-    #[inline(always)]
-    fn escalation_pending(&self, _core: usize) -> bool {
-        false
-    }
-
-    /// `lockfree` only: the IPC paths run lock-free outside `enter`/`exit`
-    /// (which then mean "management operation"). Every other regime leaves
-    /// this `false`, and the kernel's `if R::LOCK_FREE` branches compile away.
-    const LOCK_FREE: bool = false;
-
-    /// `lockfree` only: the shared paths count their atomic
-    /// read-modify-writes ([`CountingLockFree`]). A constant, so that the
-    /// kernel compiles the uncounted shared paths without a trace of it.
-    const COUNTING: bool = false;
-
-    /// The [`LockFree`] regime itself (its shared-path gate), `None` for
-    /// every other regime.
-    #[inline(always)]
-    fn lock_free(&self) -> Option<&LockFree> {
-        None
-    }
+    /// Whether `core`'s next system call must be exclusive, without clearing
+    /// it.
+    fn escalation_pending(&self, core: usize) -> bool;
 }

@@ -1,6 +1,6 @@
 //! The `none` regime: no concurrency control at all.
 
-use super::Regime;
+use super::{Queues, Regime, Whole};
 
 /// No lock code: `enter` and `exit` compile to nothing.
 ///
@@ -40,6 +40,8 @@ impl NoLock {
 // through the regime itself, so no synchronisation is needed from it.
 unsafe impl Regime for NoLock {
     const NAME: &'static str = "none";
+    type Drive = Whole;
+    type Waits = Queues;
 
     #[inline(always)]
     fn enter<F: FnMut()>(&self, _core: usize, _spin: F) {}

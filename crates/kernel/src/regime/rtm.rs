@@ -30,7 +30,7 @@ use granule_sync::lock::Clh;
 use granule_sync::profile::{LockStats, NoStats};
 use granule_sync::rtm::{Elided, Htm, Mode, RetryPolicy, Rtm, RtmUnavailable};
 
-use super::{LockSet, Regime};
+use super::{LockSet, Queues, Regime, WholeChecked};
 
 pub use granule_sync::rtm::NO_RETRY as NEEDS_LOCK;
 
@@ -94,8 +94,8 @@ impl<H: Htm, S: LockStats> Transactional<H, S> {
 // to the lock first (`lock_set`).
 unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H, S> {
     const NAME: &'static str = "rtm";
-    const USES_LOCK_SET: bool = true;
-    const FAST_PATH: bool = true;
+    type Drive = WholeChecked;
+    type Waits = Queues;
 
     #[inline(always)]
     #[track_caller]

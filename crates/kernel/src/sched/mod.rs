@@ -51,12 +51,13 @@ use crate::introspect::{ThreadInfo, ThreadStatus};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::{bump, Ctx, IPI_RESCHEDULE, IPI_STALL, TRAP_NONE, TRAP_SYSCALL};
+use crate::waits::Waits;
 
 pub(crate) mod core_state;
 
 pub(crate) use core_state::Action;
 
-impl Ctx<'_> {
+impl<W: Waits> Ctx<'_, W> {
     /// Append (`front = false`) or prepend `t` to its core's ready queue.
     pub(crate) fn enqueue(&mut self, t: Ref<Tcb>, front: bool) {
         let Some(x) = self.get(t) else { return };
@@ -232,8 +233,8 @@ impl Ctx<'_> {
         if self.get(t).is_some_and(|x| !x.holds.is_empty()) {
             self.release_holds(t);
         }
-        // lockfree: a blocked thread waits in a lock-free word instead.
-        if let Some(interrupted) = self.lf_detach(t) {
+        // The wait representation may hold the blocked cases (`lockfree`).
+        if let Some(interrupted) = W::detach(self, t) {
             return interrupted;
         }
         let Some(x) = self.get(t) else { return false };

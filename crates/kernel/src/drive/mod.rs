@@ -1,0 +1,93 @@
+//! How the kernel drives a regime: a type of the regime ([`Regime::Drive`]),
+//! not flags tested at run time.
+//!
+//! A kernel entry is `trap → enter → decode → execute → exit`. What `enter`
+//! grants, and so how the rest must proceed, is the drive:
+//!
+//! * [`Whole`] (`none`, `bkl`): `enter` grants the whole kernel; the IPC
+//!   fast path runs inside it, no lock set is built.
+//! * [`WholeChecked`] (`rtm`): the same, and each decoded operation's lock set is
+//!   offered to the regime, which aborts a transaction to its fallback lock
+//!   when the set needs the whole kernel.
+//! * [`GeneralOnly`] (tests): the whole kernel, every set offered, and the
+//!   general path alone, so the fast path can be compared with it.
+//! * [`Objects`] (`fine`): `enter` is a shared entry that grants nothing by
+//!   itself; the fast path holds each object before it reads it, the general
+//!   path plans and holds its objects, and an entry that cannot have its
+//!   locks restarts, finally taking the exclusive side
+//!   ([`crate::regime::ObjectLocks`]).
+//! * `lockfree`'s `Shared` (in `crate::lockfree`): IPC, notifications,
+//!   ticks and IPIs run on the lock-free shared paths; `enter`/`exit` are the
+//!   management gate for everything else.
+//!
+//! Each drive is monomorphised into the kernel's entry points, so `none`
+//! still compiles to no lock code and `lockfree` keeps its own instruction
+//! count.
+
+// The trait is public because `Regime` names it, and sealed because its
+// methods name kernel internals (the access context, entry kinds) that no
+// other crate can name: nothing outside the kernel can implement or call
+// it, which is what these lints would otherwise guard.
+#![allow(private_interfaces, private_bounds)]
+
+mod objects;
+mod whole;
+
+pub use objects::Objects;
+pub use whole::{GeneralOnly, Whole, WholeChecked, WholeKernel};
+
+use crate::args::SyscallArgs;
+use crate::config::{BootConfig, BootError};
+use crate::exit::ExitPlan;
+use crate::kernel::{CoreHandle, Kernel};
+use crate::lockfree::SharedEntry;
+use crate::plan::Entry;
+use crate::regime::{LockSet, Regime};
+use crate::state::Ctx;
+
+/// The lock-set check a general entry hands its body: `None` when the
+/// regime has no use for the set (it is then not even built).
+pub(crate) type SetCheck<'a> = Option<&'a dyn Fn(&LockSet) -> bool>;
+
+/// How the kernel drives regime `R` (see the module documentation). Sealed:
+/// its methods name kernel internals.
+pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
+    /// The regime's wait representation, built at boot (or the reason the
+    /// configuration cannot run under it).
+    #[doc(hidden)]
+    fn waits(config: &BootConfig, regime: &R) -> Result<R::Waits, BootError>;
+
+    /// A general kernel entry of core `c`, trapped already: run `f` inside
+    /// the regime, with whatever it touches held.
+    #[doc(hidden)]
+    fn enter<T>(k: &Kernel<R>, c: usize, entry: Entry, f: impl FnOnce(&mut Ctx<'_, R::Waits>, SetCheck<'_>) -> T) -> T;
+
+    /// A system call of `core`'s current thread.
+    #[doc(hidden)]
+    fn syscall(k: &Kernel<R>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan;
+
+    /// A tick, IPI or interrupt entry on a path outside the general entry,
+    /// if the drive has one and it applies (`lockfree`'s shared paths).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn shared(_k: &Kernel<R>, _core: &mut CoreHandle, _what: SharedEntry) -> Option<ExitPlan> {
+        None
+    }
+}
+
+/// The general path's system call, inside the drive's general entry;
+/// `fast`: try the IPC fast path first (drives that grant the whole kernel;
+/// `Objects` has tried its fused fast path already).
+#[inline(always)]
+pub(crate) fn general_syscall<R: Regime>(
+    k: &Kernel<R>,
+    core: &mut CoreHandle,
+    args: SyscallArgs,
+    fast: bool,
+) -> ExitPlan {
+    k.enter(core, crate::state::TRAP_SYSCALL, Entry::Syscall(args), |ctx, set| {
+        ctx.begin_entry(true);
+        ctx.handle_syscall(args, set, fast);
+        ctx.finish_entry()
+    })
+}

@@ -1,0 +1,63 @@
+//! Drives whose `enter` grants the whole kernel: [`Whole`] (`none`, `bkl`),
+//! [`WholeChecked`] (`rtm`, which also sees each operation's lock set) and
+//! [`GeneralOnly`] (tests: the general path alone, every set offered).
+
+use super::{general_syscall, Drive, SetCheck};
+use crate::args::SyscallArgs;
+use crate::config::{BootConfig, BootError};
+use crate::exit::ExitPlan;
+use crate::kernel::{spin_hook, CoreHandle, Kernel};
+use crate::plan::Entry;
+use crate::regime::{LockSet, Regime};
+use crate::state::Ctx;
+use crate::waits::Queues;
+
+/// `enter` grants the whole kernel. `OFFER_SET`: each decoded operation's
+/// lock set is offered to [`Regime::lock_set`] before it executes (else it
+/// is never built); `FAST_PATH`: `Call` and `ReplyRecv` try the IPC fast
+/// path first. Use the aliases.
+#[derive(Debug)]
+pub struct WholeKernel<const OFFER_SET: bool, const FAST_PATH: bool>;
+
+/// The whole kernel, no lock set, the fast path (`none`, `bkl`).
+pub type Whole = WholeKernel<false, true>;
+
+/// The whole kernel, possibly as a hardware transaction, with the fast path;
+/// an operation needing the whole kernel (allocation, an unbounded walk)
+/// sees its set refused and runs under the fallback lock (`rtm`).
+pub type WholeChecked = WholeKernel<true, true>;
+
+/// The whole kernel, every operation's lock set offered, and the IPC fast
+/// path never run: the general path alone, for tests that compare the two
+/// paths or record every lock set.
+pub type GeneralOnly = WholeKernel<true, false>;
+
+impl<R, const OFFER_SET: bool, const FAST_PATH: bool> Drive<R> for WholeKernel<OFFER_SET, FAST_PATH>
+where
+    R: Regime<Drive = Self, Waits = Queues>,
+{
+    fn waits(_config: &BootConfig, _regime: &R) -> Result<Queues, BootError> {
+        Ok(Queues)
+    }
+
+    #[inline(always)]
+    fn enter<T>(k: &Kernel<R>, c: usize, _entry: Entry, f: impl FnOnce(&mut Ctx<'_, Queues>, SetCheck<'_>) -> T) -> T {
+        k.regime.enter(c, spin_hook);
+        let check = |set: &LockSet| k.regime.lock_set(c, set);
+        let out = {
+            // SAFETY: the regime has just granted core `c` the whole kernel
+            // (its `enter` returned), and the caller holds `c`'s `&mut
+            // CoreHandle`, so this is the only thread acting as core `c`;
+            // the context ends with this block, before `exit`.
+            let mut ctx = unsafe { Ctx::new(&k.state, c) };
+            f(&mut ctx, if OFFER_SET { Some(&check) } else { None })
+        };
+        k.regime.exit(c);
+        out
+    }
+
+    #[inline(always)]
+    fn syscall(k: &Kernel<R>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+        general_syscall(k, core, args, FAST_PATH)
+    }
+}

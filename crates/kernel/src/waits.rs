@@ -1,0 +1,91 @@
+//! Where blocked threads wait: a type of the regime, not a run-time test.
+//!
+//! Every object keeps its own slab-linked wait queue (endpoint, notification)
+//! and reply fields; that is [`Queues`], the representation of every regime
+//! but `lockfree`. Under `lockfree` blocked threads wait in CAS words
+//! instead (`crate::lockfree::LfState`), and the objects' own queues stay
+//! empty. The general code (`detach`, object destruction, binding, the
+//! invariant checker) asks the representation at the few places where the
+//! two differ, through this trait. It is a type parameter of the kernel
+//! state and of [`Ctx`], chosen by [`crate::Regime::Waits`], so for
+//! [`Queues`] each hook is an empty inline function that compiles away.
+
+// The trait is public because `Regime` names it, and sealed because its
+// methods name kernel internals (the access context, entry kinds) that no
+// other crate can name: nothing outside the kernel can implement or call
+// it, which is what these lints would otherwise guard.
+#![allow(private_interfaces, private_bounds)]
+
+use crate::abi::Word;
+use crate::invariants::InvariantViolation;
+use crate::object::{Notification, Ref, Reply, Tcb};
+use crate::state::Ctx;
+
+/// A reply object's caller and receiver, as the general code keeps them.
+pub(crate) type CallerAndReceiver = (Option<Ref<Tcb>>, Option<Ref<Tcb>>);
+
+/// Where blocked threads wait besides the objects' own queues (see the
+/// module documentation). Sealed: implemented by [`Queues`] and by
+/// `lockfree`'s state only.
+pub trait Waits: Send + Sync + Sized + 'static {
+    /// `detach`'s blocked cases, if this representation holds them: take
+    /// `t` out of whatever it waits in and mark its call for restart
+    /// (`Some(interrupted)`); `None` lets the general code go on.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn detach(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> Option<bool> {
+        None
+    }
+
+    /// The thread at the head of `ep`'s queue, if this representation holds
+    /// endpoint queues (`Some(head)`); `None`: ask the endpoint.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn ep_head(_ctx: &mut Ctx<'_, Self>, _ep: Ref<crate::object::Endpoint>) -> Option<Option<Ref<Tcb>>> {
+        None
+    }
+
+    /// A notification is destroyed: detach the waiters this representation
+    /// holds.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn cancel_waits(_ctx: &mut Ctx<'_, Self>, _n: Ref<Notification>) {}
+
+    /// A reply object is destroyed: its caller and receiver, taken out of
+    /// this representation (`None`: the reply object's own fields).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn take_reply(_ctx: &mut Ctx<'_, Self>, _r: Ref<Reply>) -> Option<CallerAndReceiver> {
+        None
+    }
+
+    /// Whether threads wait on notification `n` in this representation.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn has_waiters(_ctx: &mut Ctx<'_, Self>, _n: Ref<Notification>) -> bool {
+        false
+    }
+
+    /// A signal from the kernel (an interrupt) to `n`, if this
+    /// representation delivers it (`true`); `false`: the general path does.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn kernel_signal(_ctx: &mut Ctx<'_, Self>, _n: Ref<Notification>, _badge: Word) -> bool {
+        false
+    }
+
+    /// The invariant checker's part for this representation: count the
+    /// threads waiting in it into `places` and check its words.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn check(_ctx: &mut Ctx<'_, Self>, _places: &mut [u32]) -> Result<(), InvariantViolation> {
+        Ok(())
+    }
+}
+
+/// The objects' own slab-linked queues and reply fields: every regime but
+/// `lockfree`. Holds nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Queues;
+
+impl Waits for Queues {}

@@ -155,7 +155,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(me) {
             x.state = ThreadState::BlockedOnReply { reply };
         }
-        self.cs(core).action = Action::SwitchTo(dest);
+        self.cs(core).action = Action::Direct { to: dest, prio: dest_prio };
         true
     }
 
@@ -203,7 +203,7 @@ impl<W: Waits> Ctx<'_, W> {
             x.state = ThreadState::BlockedOnRecv { ep, reply: Some(reply) };
         }
         self.ep_append(ep, me, EpState::Recv);
-        self.cs(core).action = Action::SwitchTo(caller);
+        self.cs(core).action = Action::Direct { to: caller, prio: caller_prio };
         true
     }
 }

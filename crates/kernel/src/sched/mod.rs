@@ -154,9 +154,9 @@ impl<W: Waits> Ctx<'_, W> {
             let cs = self.cs(core);
             match cs.action {
                 Action::Resume => cs.action = Action::SwitchTo(t),
-                Action::SwitchTo(_) | Action::Choose { .. } => {
+                Action::SwitchTo(_) | Action::Direct { .. } | Action::Choose { .. } => {
                     // Two candidates: queue both and re-choose.
-                    if let Action::SwitchTo(u) = cs.action {
+                    if let Action::SwitchTo(u) | Action::Direct { to: u, .. } = cs.action {
                         cs.action = Action::Choose { yielded: false };
                         self.enqueue(u, false);
                     }
@@ -378,6 +378,9 @@ impl<W: Waits> Ctx<'_, W> {
         let core = self.core;
         let cur = self.cs(core).current;
         let action = core::mem::replace(&mut self.cs(core).action, Action::Resume);
+        if let Action::Direct { to, prio } = action {
+            return self.exit_to(Some(to), prio);
+        }
         let cur_ok = cur.is_some_and(|c| self.runnable_here(c));
         // A current thread that is runnable but now belongs to another core
         // (it migrated itself) moves there.
@@ -412,6 +415,7 @@ impl<W: Waits> Ctx<'_, W> {
                 }
             }
             Action::Choose { yielded } => self.choose(core, cur, cur_ok, yielded),
+            Action::Direct { to, .. } => Some(to),
         };
         let next = if self.cs(core).held > 0 {
             if let Some(n) = next {
@@ -422,6 +426,15 @@ impl<W: Waits> Ctx<'_, W> {
             next
         };
         let next_prio = next.and_then(|n| self.get(n).map(|x| x.prio)).unwrap_or(0);
+        self.exit_to(next, next_prio)
+    }
+
+    /// The end of every entry: `next` (of priority `next_prio`) becomes
+    /// this core's current thread, and the plan says what the platform
+    /// runs.
+    #[inline(always)]
+    fn exit_to(&mut self, next: Option<Ref<Tcb>>, next_prio: u8) -> ExitPlan {
+        let core = self.core;
         let cs = self.cs(core);
         cs.current = next;
         cs.current_prio = next_prio;

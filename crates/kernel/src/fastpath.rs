@@ -88,7 +88,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let Some(x) = self.get(me) else { return false };
         // Not a zombie (the general path reaps it) nor a stall owner.
-        if x.state != ThreadState::Running || !x.holds.is_empty() {
+        if !matches!(x.state, ThreadState::Running) || !x.holds.is_empty() {
             return false;
         }
         let view = CallerView::of(me, x);
@@ -183,7 +183,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let Some(c) = self.get(caller) else { return false };
         // The replier blocks: the caller runs if nothing ready outranks it.
-        if c.state != (ThreadState::BlockedOnReply { reply }) || c.core != core {
+        if !matches!(c.state, ThreadState::BlockedOnReply { reply: r } if r == reply) || c.core != core {
             return false;
         }
         let caller_prio = c.prio;

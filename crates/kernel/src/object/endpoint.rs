@@ -45,6 +45,7 @@ impl Endpoint {
 
 impl<W: Waits> Ctx<'_, W> {
     /// Append thread `t` to `q`.
+    #[inline]
     pub(crate) fn q_append(&mut self, q: Queue, t: u32) -> Queue {
         let x = self.tcb_at(t);
         x.ep_next = NIL;
@@ -58,6 +59,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// Remove thread `t` (a member) from `q`.
+    #[inline]
     pub(crate) fn q_remove(&mut self, mut q: Queue, t: u32) -> Queue {
         let x = self.tcb_at(t);
         let (next, prev) = (x.ep_next, x.ep_prev);
@@ -77,6 +79,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// Queue `t` on endpoint `ep` in state `state` (`Send` or `Recv`).
+    #[inline]
     pub(crate) fn ep_append(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState) {
         let Some(e) = self.get(ep) else { return };
         let q = e.queue;
@@ -88,6 +91,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// Remove `t` from `ep`'s queue (it must be in it, if `ep` is live).
+    #[inline]
     pub(crate) fn ep_remove(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>) {
         let Some(e) = self.get(ep) else { return };
         let q = e.queue;

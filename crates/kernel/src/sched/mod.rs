@@ -323,7 +323,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let core = self.core;
         if let Some(cur) = self.cs(core).current {
-            let zombie = self.get(cur).map_or(true, |x| x.state == ThreadState::Zombie);
+            let zombie = self.get(cur).map_or(true, |x| matches!(x.state, ThreadState::Zombie));
             if zombie {
                 self.cs(core).current = None;
                 self.reap_zombie(cur);
@@ -368,7 +368,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// Whether `t` may run on this core now.
     fn runnable_here(&mut self, t: Ref<Tcb>) -> bool {
         let core = self.core;
-        self.get(t).is_some_and(|x| x.state == ThreadState::Running && x.core == core)
+        self.get(t).is_some_and(|x| matches!(x.state, ThreadState::Running) && x.core == core)
     }
 
     /// End of every kernel entry: carry out the action, honour stalls, and

@@ -18,18 +18,17 @@
 //! they run a thread (an idle core waits for an IPI); each
 //! checks every kernel invariant now and then (a management entry, while
 //! the other core runs). Nothing is timed: a deadline only turns a hang
-//! into a failure.
+//! into a failure. The cores are the test platform's (`Sim::run_threads`).
 
 mod common;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{CoreHandle, ExitPlan, Kernel, LockFree, SyscallArgs, ThreadId};
+use granule_kernel::{Kernel, LockFree, StartInfo, SyscallArgs, ThreadId};
 
 const CALLS: u64 = 3000;
 const SENDS: u64 = 3000;
@@ -74,7 +73,7 @@ enum Prog {
     Receiver { id: usize },
     Pinger { rounds: u64 },
     Ponger,
-    Manager { ops: Vec<(Word, InvocationLabel, Vec<Word>)>, next: usize },
+    Manager { ops: Vec<(Word, Invocation)>, next: usize },
     Parked,
 }
 
@@ -100,10 +99,6 @@ struct Shared {
 
 const FINISHERS: usize = 4 + 1 + 1 + 1;
 
-fn args(sysno: Sysno, cptr: Word, info: MessageInfo, reply: Word) -> SyscallArgs {
-    SyscallArgs::new(sysno.word(), cptr, info.word(), reply)
-}
-
 impl Shared {
     fn finish(&self) {
         if self.finished.fetch_add(1, Ordering::SeqCst) + 1 == FINISHERS {
@@ -124,7 +119,9 @@ impl Shared {
             _ => Prog::Parked,
         }
     }
+}
 
+impl Threads<LockFree> for Shared {
     /// The next system call of `t` (the thread this core runs), given the
     /// results of its last one in its IPC buffer.
     fn step(&self, k: &Kernel<LockFree>, t: ThreadId) -> SyscallArgs {
@@ -139,16 +136,16 @@ impl Shared {
         }
         let first = th.last.is_none();
         let next = match &mut th.prog {
-            Prog::Parked => args(Sysno::Recv, c.park, MessageInfo::default(), 0),
+            Prog::Parked => encode::syscall(Sysno::Recv, c.park, MessageInfo::default(), 0),
             Prog::Server { reply } => {
                 if first {
-                    args(Sysno::Recv, c.service, MessageInfo::default(), *reply)
+                    encode::syscall(Sysno::Recv, c.service, MessageInfo::default(), *reply)
                 } else {
                     assert_eq!(b.error, 0, "server {t:?}");
                     assert_eq!(b.info().length(), 2, "server {t:?} got {:?}", b.info());
                     // Echo the client's id and sequence number, add the answer.
                     b.msg[2] = answer(b.msg[1]);
-                    args(Sysno::ReplyRecv, c.service, MessageInfo::new(0, 0, 0, 3), *reply)
+                    encode::syscall(Sysno::ReplyRecv, c.service, msg(0, 3), *reply)
                 }
             }
             Prog::Client { id, seq } => {
@@ -162,13 +159,13 @@ impl Shared {
                     } else if *seq == CALLS {
                         self.finish();
                         th.prog = Prog::Parked;
-                        th.last = Some(args(Sysno::Recv, c.park, MessageInfo::default(), 0));
+                        th.last = Some(encode::syscall(Sysno::Recv, c.park, MessageInfo::default(), 0));
                         return th.last.unwrap();
                     }
                 }
                 b.msg[0] = *id;
                 b.msg[1] = *seq;
-                args(Sysno::Call, c.service, MessageInfo::new(1, 0, 0, 2), 0)
+                encode::syscall(Sysno::Call, c.service, msg(1, 2), 0)
             }
             Prog::Sender { id, next } => {
                 if !first {
@@ -176,12 +173,12 @@ impl Shared {
                 }
                 if *next == SENDS {
                     th.prog = Prog::Parked;
-                    args(Sysno::Recv, c.park, MessageInfo::default(), 0)
+                    encode::syscall(Sysno::Recv, c.park, MessageInfo::default(), 0)
                 } else {
                     b.msg[0] = *id;
                     b.msg[1] = *next;
                     *next += 1;
-                    args(Sysno::Send, c.oneway, MessageInfo::new(1, 0, 0, 2), 0)
+                    encode::syscall(Sysno::Send, c.oneway, msg(1, 2), 0)
                 }
             }
             Prog::Receiver { id } => {
@@ -193,14 +190,14 @@ impl Shared {
                         self.finish();
                     }
                 }
-                args(Sysno::Recv, c.oneway, MessageInfo::default(), 0)
+                encode::syscall(Sysno::Recv, c.oneway, MessageInfo::default(), 0)
             }
             Prog::Pinger { rounds } => {
                 // Alternate: signal the ponger, then wait for its echo.
                 let signalled = th.last.is_some_and(|l| l.sysno == Sysno::Signal.word());
                 if signalled {
                     assert_eq!(b.error, 0, "pinger signal");
-                    args(Sysno::Wait, c.pong, MessageInfo::default(), 0)
+                    encode::syscall(Sysno::Wait, c.pong, MessageInfo::default(), 0)
                 } else {
                     if !first {
                         assert_eq!((b.error, b.badge), (0, 7), "pinger got a wrong echo");
@@ -208,20 +205,20 @@ impl Shared {
                         if *rounds == PINGS {
                             self.finish();
                             th.prog = Prog::Parked;
-                            th.last = Some(args(Sysno::Recv, c.park, MessageInfo::default(), 0));
+                            th.last = Some(encode::syscall(Sysno::Recv, c.park, MessageInfo::default(), 0));
                             return th.last.unwrap();
                         }
                     }
-                    args(Sysno::Signal, c.ping_sig, MessageInfo::default(), 0)
+                    encode::syscall(Sysno::Signal, c.ping_sig, MessageInfo::default(), 0)
                 }
             }
             Prog::Ponger => {
                 let waited = th.last.is_some_and(|l| l.sysno == Sysno::Wait.word());
                 if waited {
                     assert_eq!((b.error, b.badge), (0, 5), "ponger got a wrong ping");
-                    args(Sysno::Signal, c.pong_sig, MessageInfo::default(), 0)
+                    encode::syscall(Sysno::Signal, c.pong_sig, MessageInfo::default(), 0)
                 } else {
-                    args(Sysno::Wait, c.ping, MessageInfo::default(), 0)
+                    encode::syscall(Sysno::Wait, c.ping, MessageInfo::default(), 0)
                 }
             }
             Prog::Manager { ops, next } => {
@@ -231,85 +228,25 @@ impl Shared {
                 if *next == MANAGER_ROUNDS * ops.len() {
                     self.finish();
                 }
-                let (cap, label, words) = &ops[*next % ops.len()];
+                let (cap, inv) = ops[*next % ops.len()];
                 *next += 1;
-                b.msg[..words.len()].copy_from_slice(words);
-                args(Sysno::Call, *cap, MessageInfo::new(label.word(), 0, 0, words.len() as Word), 0)
+                inv.write(b, cap)
             }
         };
         th.last = Some(next);
         next
     }
-}
 
-/// One core: run the current thread's next system call, serve IPIs, take
-/// ticks, check the invariants now and then; until everything is done.
-fn core_loop(k: &Kernel<LockFree>, sh: &Shared, mut h: CoreHandle, mut run: Option<ThreadId>) -> CoreHandle {
-    struct StopAll<'a>(&'a AtomicBool);
-    impl Drop for StopAll<'_> {
-        fn drop(&mut self) {
-            // A failing assertion on this core must not leave the other
-            // spinning forever.
-            self.0.store(true, Ordering::SeqCst);
-        }
+    /// A thread created by the manager (threads created before the cores
+    /// started are registered already).
+    fn started(&self, t: ThreadId, s: StartInfo) {
+        let mut threads = self.threads.lock().unwrap();
+        threads.entry(t).or_insert_with(|| Thread { prog: self.program(s.entry, s.arg), last: None });
     }
-    let stop = StopAll(&sh.done);
-    let c = h.index();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut n = 0u64;
-    let follow = |plan: ExitPlan, run: &mut Option<ThreadId>| {
-        if let (Some(t), Some(s)) = (plan.run, plan.start) {
-            // A thread created by the manager (threads created before the
-            // cores started are registered already).
-            let mut threads = sh.threads.lock().unwrap();
-            threads.entry(t).or_insert_with(|| Thread { prog: sh.program(s.entry, s.arg), last: None });
-        }
-        *run = plan.run;
-    };
-    while !sh.done.load(Ordering::SeqCst) {
-        assert!(Instant::now() < deadline, "core {c}: no completion before the deadline (hang)");
-        n += 1;
-        if k.pending_ipi(c) {
-            let p = k.ipi(&mut h);
-            follow(p, &mut run);
-            continue;
-        }
-        // Tickless idle: an idle core enters the kernel only for an IPI, so a
-        // missed wake-up would hang the test (caught by the deadline).
-        if n % 97 == 0 && run.is_some() {
-            let p = k.timer_tick(&mut h);
-            follow(p, &mut run);
-            continue;
-        }
-        if n % 1009 == 0 {
-            if let Err(e) = k.check_invariants(&mut h) {
-                panic!("core {c}: {e}");
-            }
-        }
-        let Some(t) = run else {
-            std::hint::spin_loop();
-            continue;
-        };
-        let a = sh.step(k, t);
-        let p = k.syscall(&mut h, a);
-        follow(p, &mut run);
-    }
-    drop(stop);
-    h
-}
 
-/// `Sim::spawn` with an argument other than the entry word: a thread with the
-/// root CSpace at priority `prio` on `core`.
-fn spawn_arg(sim: &mut Sim<LockFree>, entry: Word, arg: Word, prio: Word, core: usize) -> (Word, ThreadId) {
-    let cap = sim.obj(ObjectType::Tcb);
-    sim.invoke(0, cap, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, CAP_INIT_VSPACE]).unwrap();
-    sim.invoke(0, cap, InvocationLabel::TcbSetPriority, &[prio]).unwrap();
-    if core != 0 {
-        sim.invoke(0, cap, InvocationLabel::TcbSetAffinity, &[core as Word]).unwrap();
+    fn done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
     }
-    sim.invoke(0, cap, InvocationLabel::TcbWriteRegisters, &[1, 3, entry, 0, arg]).unwrap();
-    let t = sim.k.thread_of_cap(&mut sim.cores[0], sim.root, cap).expect("tcb cap");
-    (cap, t)
 }
 
 #[test]
@@ -323,13 +260,8 @@ fn lockfree_ipc_under_concurrent_management() {
     let ping = sim.obj(ObjectType::Notification);
     let pong = sim.obj(ObjectType::Notification);
     let replies = [sim.obj(ObjectType::Reply), sim.obj(ObjectType::Reply)];
-    let mint = |sim: &mut Sim<LockFree>, src: Word, badge: Word| {
-        let slot = sim.alloc_slot();
-        sim.invoke(0, CAP_INIT_CNODE, InvocationLabel::CNodeMint, &[slot, 0, src, CapRights::ALL.0, badge]).unwrap();
-        slot
-    };
-    let ping_sig = mint(&mut sim, ping, 5);
-    let pong_sig = mint(&mut sim, pong, 7);
+    let ping_sig = sim.mint(ping, 5);
+    let pong_sig = sim.mint(pong, 7);
     let victim_slot = sim.alloc_slot();
     let caps = Caps { service, oneway, park, ping, pong, ping_sig, pong_sig, replies };
 
@@ -355,7 +287,7 @@ fn lockfree_ipc_under_concurrent_management() {
             SENDER | RECEIVER => 55,
             _ => 50,
         };
-        let (cap, t) = spawn_arg(sim, entry, arg, prio, core);
+        let (cap, t) = sim.spawn_with(entry, arg, prio, core);
         sh.threads.lock().unwrap().insert(t, Thread { prog: sh.program(entry, arg), last: None });
         tcbs.insert((entry, arg), cap);
         t
@@ -375,42 +307,30 @@ fn lockfree_ipc_under_concurrent_management() {
     let m = spawn(&mut sim, MANAGER, 0, 0);
     // The manager's cycle: suspend and resume threads of both cores, and
     // every so often run a victim on core 1 and delete it.
-    let mut ops: Vec<(Word, InvocationLabel, Vec<Word>)> = Vec::new();
+    let mut ops: Vec<(Word, Invocation)> = Vec::new();
     let targets = [(SERVER, 1), (RECEIVER, 1), (CLIENT, 1), (SENDER, 1), (SERVER, 0), (CLIENT, 2), (RECEIVER, 0)];
     for (i, key) in targets.iter().enumerate() {
         let cap = tcbs[key];
-        ops.push((cap, InvocationLabel::TcbSuspend, vec![]));
-        ops.push((cap, InvocationLabel::TcbResume, vec![]));
+        ops.push((cap, Invocation::suspend()));
+        ops.push((cap, Invocation::resume()));
         if i % 2 == 0 {
             let k = victim_slot;
-            ops.push((CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, vec![ObjectType::Tcb as Word, 0, 0, k, 1]));
-            ops.push((k, InvocationLabel::TcbConfigure, vec![CAP_INIT_CNODE, CAP_INIT_VSPACE]));
-            ops.push((k, InvocationLabel::TcbSetPriority, vec![50]));
-            ops.push((k, InvocationLabel::TcbSetAffinity, vec![1]));
-            ops.push((k, InvocationLabel::TcbWriteRegisters, vec![1, 3, VICTIM, 0, VICTIM]));
-            ops.push((cap, InvocationLabel::TcbSuspend, vec![]));
-            ops.push((cap, InvocationLabel::TcbResume, vec![]));
-            ops.push((CAP_INIT_CNODE, InvocationLabel::CNodeDelete, vec![k]));
+            ops.push((CAP_FIRST_UNTYPED, Invocation::retype(ObjectType::Tcb, 0, k, 1)));
+            ops.push((k, Invocation::configure(CAP_INIT_CNODE, CAP_INIT_VSPACE)));
+            ops.push((k, Invocation::set_priority(50)));
+            ops.push((k, Invocation::set_affinity(1)));
+            ops.push((k, Invocation::start(VICTIM, VICTIM)));
+            ops.push((cap, Invocation::suspend()));
+            ops.push((cap, Invocation::resume()));
+            ops.push((CAP_INIT_CNODE, Invocation::delete(k)));
         }
     }
     sh.threads.lock().unwrap().get_mut(&m).unwrap().prog = Prog::Manager { ops, next: 0 };
     sim.park_root();
 
-    let running = sim.running.clone();
-    let handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
-    let k = &sim.k;
-    let back: Vec<CoreHandle> = std::thread::scope(|scope| {
-        let hs: Vec<_> = handles
-            .into_iter()
-            .zip(running)
-            .map(|(h, run)| {
-                let sh = &sh;
-                scope.spawn(move || core_loop(k, sh, h, run))
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("core thread panicked")).collect()
-    });
-    sim.cores = back;
+    // Tickless idle: an idle core enters the kernel only for an IPI, so a
+    // missed wake-up would hang the test (caught by the deadline).
+    sim.run_threads(&sh, Stress { tick_idle: false, ..Stress::default() });
     sim.check();
 
     assert_eq!(sh.finished.load(Ordering::SeqCst), FINISHERS);

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use common::*;
 use granule_kernel::abi::*;
 use granule_kernel::regime::{GeneralOnly, Queues, Shared, Whole};
-use granule_kernel::{BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts, SyscallArgs};
+use granule_kernel::{BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts};
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
 
@@ -43,8 +43,7 @@ unsafe impl Regime for Recorder {
 fn pingpong<R: Regime>(sim: &mut Sim<R>) -> Vec<(Word, Word, Word, Word)> {
     let ep = sim.obj(ObjectType::Endpoint);
     let reply = sim.obj(ObjectType::Reply);
-    let badged = sim.alloc_slot();
-    sim.invoke(0, CAP_INIT_CNODE, InvocationLabel::CNodeMint, &[badged, 0, ep, CapRights::ALL.0, 9]).unwrap();
+    let badged = sim.mint(ep, 9);
     let (_, s) = sim.spawn(1, 150, 0);
     sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
     let (_, c) = sim.spawn(2, 150, 0);
@@ -117,7 +116,7 @@ fn lockfree_counts_the_atomics_of_its_ping_pong_path() {
         // a management entry with atomics of its own.
         for (sysno, info, slot, next) in [(Sysno::Call, msg(i, 1), 0, s), (Sysno::ReplyRecv, msg(7, 1), reply, c)] {
             let before = counts(&sim);
-            let plan = sim.k.syscall(&mut sim.cores[0], SyscallArgs::new(sysno.word(), ep, info.word(), slot));
+            let plan = sim.k.syscall(&mut sim.cores[0], encode::syscall(sysno, ep, info, slot));
             let used = counts(&sim).since(&before);
             sim.follow(0, plan);
             assert_eq!(sim.running[0], Some(next));

@@ -4,7 +4,8 @@
 //! per core). Every message must be received exactly once, and each
 //! receiver must see each sender's messages in increasing order. Cores serve
 //! IPIs at system call boundaries and when idle, and take timer ticks, like
-//! the hosted platform; invariants are checked concurrently now and then.
+//! the hosted platform; invariants are checked concurrently now and then
+//! (the test platform's `Sim::run_threads`).
 
 mod common;
 
@@ -14,9 +15,7 @@ use std::sync::Mutex;
 
 use common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{
-    BigLock, CoreHandle, ExitPlan, Fine, FineOptions, Kernel, Regime, SyscallArgs, ThreadId, Transactional,
-};
+use granule_kernel::{BigLock, CoreHandle, Fine, FineOptions, Kernel, Regime, SyscallArgs, ThreadId, Transactional};
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{AbortCause, NoStats};
 use granule_sync::rtm::{AlwaysAbort, InjectAborts, RetryPolicy};
@@ -37,75 +36,47 @@ struct Shared {
     done: AtomicBool,
 }
 
-/// The next system call of thread `t`, given the results of its last one.
-fn step<R: Regime>(k: &Kernel<R>, sh: &Shared, t: ThreadId) -> SyscallArgs {
-    // SAFETY: `t` is the thread this core runs; only this core touches its
-    // buffer until the next kernel entry.
-    let b = unsafe { &mut *k.ipc_buffer(t) };
-    let mut progs = sh.progs.lock().unwrap();
-    let p = progs.get_mut(&t).expect("program");
-    match p {
-        Prog::Sender { id, next, ep, park } => {
-            if b.restart != 0 {
-                return SyscallArgs::new(Sysno::Send.word(), *ep, MessageInfo::new(1, 0, 0, 2).word(), 0);
-            }
-            assert_eq!(b.error, 0);
-            if *next == MESSAGES {
-                return SyscallArgs::new(Sysno::Recv.word(), *park, 0, 0);
-            }
-            b.msg[0] = *id;
-            b.msg[1] = *next;
-            *next += 1;
-            SyscallArgs::new(Sysno::Send.word(), *ep, MessageInfo::new(1, 0, 0, 2).word(), 0)
-        }
-        Prog::Receiver { id, ep, waiting } => {
-            if *waiting && b.restart == 0 {
-                assert_eq!(b.error, 0);
-                assert_eq!(b.info().length(), 2);
-                sh.logs[*id].lock().unwrap().push((b.msg[0], b.msg[1]));
-                if sh.received.fetch_add(1, Ordering::SeqCst) + 1 == 2 * MESSAGES as usize {
-                    sh.done.store(true, Ordering::SeqCst);
+impl<R: Regime> Threads<R> for Shared {
+    /// The next system call of thread `t`, given the results of its last one.
+    fn step(&self, k: &Kernel<R>, t: ThreadId) -> SyscallArgs {
+        // SAFETY: `t` is the thread this core runs; only this core touches its
+        // buffer until the next kernel entry.
+        let b = unsafe { &mut *k.ipc_buffer(t) };
+        let mut progs = self.progs.lock().unwrap();
+        let p = progs.get_mut(&t).expect("program");
+        let send = |ep: Word| encode::syscall(Sysno::Send, ep, msg(1, 2), 0);
+        let recv = |ep: Word| encode::syscall(Sysno::Recv, ep, MessageInfo::default(), 0);
+        match p {
+            Prog::Sender { id, next, ep, park } => {
+                if b.restart != 0 {
+                    return send(*ep);
                 }
+                assert_eq!(b.error, 0);
+                if *next == MESSAGES {
+                    return recv(*park);
+                }
+                b.msg[0] = *id;
+                b.msg[1] = *next;
+                *next += 1;
+                send(*ep)
             }
-            *waiting = true;
-            SyscallArgs::new(Sysno::Recv.word(), *ep, 0, 0)
+            Prog::Receiver { id, ep, waiting } => {
+                if *waiting && b.restart == 0 {
+                    assert_eq!(b.error, 0);
+                    assert_eq!(b.info().length(), 2);
+                    self.logs[*id].lock().unwrap().push((b.msg[0], b.msg[1]));
+                    if self.received.fetch_add(1, Ordering::SeqCst) + 1 == 2 * MESSAGES as usize {
+                        self.done.store(true, Ordering::SeqCst);
+                    }
+                }
+                *waiting = true;
+                recv(*ep)
+            }
         }
     }
-}
 
-fn core_loop<R: Regime>(k: &Kernel<R>, sh: &Shared, mut h: CoreHandle, mut run: Option<ThreadId>) {
-    let c = h.index();
-    let mut n = 0u64;
-    let perform = |plan: ExitPlan, run: &mut Option<ThreadId>| {
-        // IPIs need no delivery here: the target polls `pending_ipi`.
-        *run = plan.run;
-    };
-    while !sh.done.load(Ordering::SeqCst) {
-        n += 1;
-        if k.pending_ipi(c) {
-            let p = k.ipi(&mut h);
-            perform(p, &mut run);
-            continue;
-        }
-        if n % 97 == 0 {
-            let p = k.timer_tick(&mut h);
-            perform(p, &mut run);
-            continue;
-        }
-        if n % 1013 == 0 {
-            if let Err(e) = k.check_invariants(&mut h) {
-                sh.done.store(true, Ordering::SeqCst);
-                panic!("{e}");
-            }
-        }
-        match run {
-            Some(t) => {
-                let args = step(k, sh, t);
-                let p = k.syscall(&mut h, args);
-                perform(p, &mut run);
-            }
-            None => std::hint::spin_loop(),
-        }
+    fn done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
     }
 }
 
@@ -133,15 +104,7 @@ fn conservation_under<R: Regime>(regime: R) {
         received: AtomicUsize::new(0),
         done: AtomicBool::new(false),
     };
-    let running = sim.running.clone();
-    let handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
-    let k = &sim.k;
-    std::thread::scope(|scope| {
-        for (h, run) in handles.into_iter().zip(running) {
-            let sh = &sh;
-            scope.spawn(move || core_loop(k, sh, h, run));
-        }
-    });
+    sim.run_threads(&sh, Stress::default());
     assert_conserved(&sh.logs, MESSAGES);
 }
 
@@ -217,8 +180,8 @@ fn none_regime_disjoint_pairs() {
         for (h, (ep, reply, s, c)) in handles.into_iter().zip(pairs) {
             scope.spawn(move || {
                 let mut h = h;
-                let call = SyscallArgs::new(Sysno::Call.word(), ep, MessageInfo::new(1, 0, 0, 1).word(), 0);
-                let rr = SyscallArgs::new(Sysno::ReplyRecv.word(), ep, MessageInfo::new(2, 0, 0, 1).word(), reply);
+                let call = encode::syscall(Sysno::Call, ep, msg(1, 1), 0);
+                let rr = encode::syscall(Sysno::ReplyRecv, ep, msg(2, 1), reply);
                 for i in 0..ROUNDS {
                     // SAFETY: `c` is this core's current thread between entries.
                     unsafe { (*k.ipc_buffer(c)).msg[0] = i };

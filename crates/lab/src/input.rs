@@ -19,6 +19,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
 
+use crate::fields::Fields;
+
 /// Largest input file read, in bytes.
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
@@ -47,21 +49,19 @@ pub struct Record {
     pub fields: Map<String, Value>,
 }
 
+/// Its kind (`machine`, `scale`, …) and string fields are read as every
+/// record's are; its numbers through [`Record::real`] and [`Record::int`].
+impl<'a> Fields<'a> for &'a Record {
+    fn field(self, key: &str) -> Option<&'a Value> {
+        self.fields.get(key)
+    }
+}
+
 impl Record {
-    /// The `record` field (`machine`, `scale`, …), or "".
-    pub fn kind(&self) -> &str {
-        self.text("record").unwrap_or("")
-    }
-
-    /// A string field.
-    pub fn text(&self, key: &str) -> Option<&str> {
-        self.fields.get(key).and_then(Value::as_str)
-    }
-
     /// A numeric field in `range`: `None` if absent (or null), an error
     /// naming the place if it is not a finite number in `range`.
     pub fn real(&self, key: &str, range: RangeInclusive<f64>) -> Result<Option<f64>> {
-        let Some(v) = self.fields.get(key).filter(|v| !v.is_null()) else { return Ok(None) };
+        let Some(v) = self.field(key).filter(|v| !v.is_null()) else { return Ok(None) };
         match v.as_f64() {
             Some(x) if x.is_finite() && range.contains(&x) => Ok(Some(x)),
             _ => bail!("{}: `{key}` must be a number in [{}, {}], not {v}", self.at, range.start(), range.end()),
@@ -71,7 +71,7 @@ impl Record {
     /// An integer field in `range`: `None` if absent (or null), an error
     /// naming the place if it is not an integer in `range`.
     pub fn int(&self, key: &str, range: RangeInclusive<u64>) -> Result<Option<u64>> {
-        let Some(v) = self.fields.get(key).filter(|v| !v.is_null()) else { return Ok(None) };
+        let Some(v) = self.field(key).filter(|v| !v.is_null()) else { return Ok(None) };
         let exact = v.as_u64().or_else(|| {
             // A float that is an exact integer (CSV and some writers give 2.0).
             v.as_f64().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x <= 9.0e15).map(|x| x as u64)
@@ -143,14 +143,14 @@ pub fn parse(source: &str, text: &str) -> Result<Vec<Record>> {
             }
             continue;
         }
-        let cells = csv_cells(line);
+        let cells = crate::csv::split(line);
         match &header {
             None => header = Some(cells),
             Some(h) if h.len() != cells.len() => {
                 bail!("{at}: {} CSV cells under a header of {}", cells.len(), h.len())
             }
             Some(h) => {
-                let fields = h.iter().cloned().zip(cells.iter().map(|c| csv_value(c))).collect();
+                let fields = h.iter().cloned().zip(cells.iter().map(|c| crate::csv::value(c))).collect();
                 out.push(Record { at, fields });
             }
         }
@@ -167,37 +167,6 @@ pub fn located(source: &str, records: &[Map<String, Value>]) -> Vec<Record> {
         .enumerate()
         .map(|(i, fields)| Record { at: Place { source: source.clone(), line: i + 1 }, fields: fields.clone() })
         .collect()
-}
-
-/// The cells of one CSV line (double quotes quote, `""` is a quote).
-fn csv_cells(line: &str) -> Vec<String> {
-    let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => cells.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    cells.push(cur);
-    cells
-}
-
-/// A CSV cell as JSON: an integer, a finite number, null if empty, else text.
-fn csv_value(c: &str) -> Value {
-    if let Ok(u) = c.parse::<u64>() {
-        return u.into();
-    }
-    match c.parse::<f64>() {
-        Ok(f) if f.is_finite() => f.into(),
-        _ if c.is_empty() => Value::Null,
-        _ => c.into(),
-    }
 }
 
 #[cfg(test)]

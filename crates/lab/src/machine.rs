@@ -5,9 +5,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::output::record;
+use crate::output::Record;
 
 /// Facts about this machine that every command reports first.
 #[derive(Clone, Debug)]
@@ -96,16 +97,45 @@ impl Machine {
 
     /// The `{"record":"machine",...}` record.
     pub fn record(&self) -> Map<String, Value> {
-        let mut r = record("machine");
-        r.insert("cpu_model".into(), self.cpu_model.clone().into());
-        r.insert("cores".into(), self.cores.into());
-        r.insert("tsc_ghz".into(), (self.tsc_hz / 1e9).into());
-        r.insert("rtm".into(), self.rtm.clone().into());
-        r.insert("os".into(), std::env::consts::OS.into());
-        r.insert("arch".into(), std::env::consts::ARCH.into());
-        r.insert("granule_version".into(), env!("CARGO_PKG_VERSION").into());
-        r.insert("git_revision".into(), self.git_revision.clone().into());
-        r.insert("command".into(), std::env::args().collect::<Vec<_>>().join(" ").into());
-        r
+        MachineRecord {
+            cpu_model: &self.cpu_model,
+            cores: self.cores,
+            tsc_ghz: self.tsc_hz / 1e9,
+            rtm: &self.rtm,
+            os: std::env::consts::OS,
+            arch: std::env::consts::ARCH,
+            granule_version: env!("CARGO_PKG_VERSION"),
+            git_revision: &self.git_revision,
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+        }
+        .to_map()
     }
+}
+
+/// `machine`: what every command's numbers were measured on, and by which
+/// build and command line. The first record of every output.
+#[derive(Clone, Debug, Serialize)]
+pub struct MachineRecord<'a> {
+    /// CPU brand string.
+    pub cpu_model: &'a str,
+    /// Logical CPUs this process may run on.
+    pub cores: usize,
+    /// Cycle-counter (TSC) frequency, GHz.
+    pub tsc_ghz: f64,
+    /// What RTM detection found.
+    pub rtm: &'a str,
+    /// Operating system (`std::env::consts::OS`).
+    pub os: &'static str,
+    /// CPU architecture (`std::env::consts::ARCH`).
+    pub arch: &'static str,
+    /// Version of the `granule` package.
+    pub granule_version: &'static str,
+    /// `git describe` of the source tree, or "unknown".
+    pub git_revision: &'a str,
+    /// The command line, arguments separated by spaces.
+    pub command: String,
+}
+
+impl Record for MachineRecord<'_> {
+    const KIND: &'static str = "machine";
 }

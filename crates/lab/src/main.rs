@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand};
 
 mod bounds;
 mod cmd;
+mod csv;
+mod fields;
 mod input;
 mod limits;
 mod machine;
@@ -19,7 +21,6 @@ mod progress;
 mod regimes;
 mod stats;
 mod suite;
-mod verify;
 
 /// Measure how coarse kernel locking can be.
 #[derive(Debug, Parser)]

@@ -1,15 +1,22 @@
 //! Output of every command: JSON Lines, CSV or a human table.
 //!
-//! A command produces records (`serde_json` objects whose first field is
-//! `"record"`, the record kind) and hands them to [`emit`]. JSON Lines prints
-//! the machine record first, then one record per line. CSV prints one block
-//! per record kind (header, then rows), machine record first. The table groups
-//! records by kind and prints one aligned table per kind.
+//! A command builds each record as a typed struct, one per record kind, that
+//! implements [`Record`]; [`Record::to_map`] turns it into the `serde_json`
+//! object the renderers take (its first field `"record"`, the record kind,
+//! then the struct's fields in declaration order), so that one list can hold
+//! records of every kind. The command hands that list to [`emit`]. JSON
+//! Lines prints the machine record first, then one record per line. CSV
+//! prints one block per record kind (header, then rows), machine record
+//! first. The table groups records by kind and prints one aligned table per
+//! kind.
 
 use std::io::{self, Write};
 
 use clap::ValueEnum;
+use serde::Serialize;
 use serde_json::{Map, Value};
+
+use crate::fields::{text, Fields, Style};
 
 /// How a command prints its results.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -23,15 +30,40 @@ pub enum Format {
     Csv,
 }
 
-/// A record: an ordered JSON object with a `"record"` kind first.
+/// One kind of record as a typed struct: its fields are the record's
+/// fields, in declaration order. An `Option` field that is `None` is `null`
+/// in the record, unless the struct skips it
+/// (`#[serde(skip_serializing_if = "Option::is_none")]`).
+pub trait Record: Serialize {
+    /// The record kind: the value of its `"record"` field.
+    const KIND: &'static str;
+
+    /// The record as the renderers take it: `"record": KIND` first, then
+    /// the struct's fields in declaration order.
+    fn to_map(&self) -> Map<String, Value> {
+        let mut m = record(Self::KIND);
+        match serde_json::to_value(self) {
+            Ok(Value::Object(fields)) => m.extend(fields),
+            // A derived `Serialize` of a struct with named fields is always
+            // an object: anything else is a bug in the record's type.
+            other => panic!("a {} record must serialise to a JSON object, not {other:?}", Self::KIND),
+        }
+        m
+    }
+}
+
+/// An empty record of `kind`: an ordered JSON object holding only its
+/// `"record"` field (the start of [`Record::to_map`]; tests of the
+/// renderers build records from it by hand).
 pub fn record(kind: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("record".into(), Value::from(kind));
     m
 }
 
+/// The kind a record is grouped under (`record` if it has none).
 fn kind(r: &Map<String, Value>) -> &str {
-    r.get("record").and_then(Value::as_str).unwrap_or("record")
+    r.str("record").unwrap_or("record")
 }
 
 /// Group records by kind, keeping first-appearance order.
@@ -60,34 +92,16 @@ fn columns<'a>(rows: &[&'a Map<String, Value>]) -> Vec<&'a str> {
     cols
 }
 
+/// A value as a table shows it.
 fn cell(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-            (Some(u), _, _) => u.to_string(),
-            (_, Some(i), _) => i.to_string(),
-            (_, _, Some(f)) if f.abs() >= 100.0 => format!("{f:.0}"),
-            (_, _, Some(f)) if f.abs() >= 1.0 => format!("{f:.2}"),
-            // Rates per cycle and small errors: three significant digits.
-            (_, _, Some(f)) if f != 0.0 && f.abs() < 0.01 => format!("{f:.2e}"),
-            (_, _, Some(f)) => format!("{f:.3}"),
-            _ => n.to_string(),
-        },
-        Some(other) => other.to_string(),
-    }
+    text(v, Style::Table)
 }
 
 fn csv_cell(v: Option<&Value>) -> String {
-    let s = match v {
+    crate::csv::quote(&match v {
         Some(Value::Number(n)) => n.to_string(),
         other => cell(other),
-    };
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
-    }
+    })
 }
 
 /// Render records as aligned tables, one per record kind.
@@ -171,4 +185,36 @@ pub fn emit(format: Format, records: &[Map<String, Value>], extra: &str) -> io::
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record kind for the tests.
+    #[derive(Serialize)]
+    struct Point {
+        b: u64,
+        a: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        c: Option<u64>,
+        x: f64,
+    }
+
+    impl Record for Point {
+        const KIND: &'static str = "point";
+    }
+
+    #[test]
+    fn a_record_is_its_kind_then_its_fields_in_declaration_order() {
+        let p = Point { b: 2, a: None, c: None, x: 2.0 }.to_map();
+        assert_eq!(json_lines(&[p]), "{\"record\":\"point\",\"b\":2,\"a\":null,\"x\":2.0}\n");
+        let q = Point { b: 1, a: Some(f64::NAN), c: Some(3), x: 1.5 }.to_map();
+        assert_eq!(
+            json_lines(std::slice::from_ref(&q)),
+            "{\"record\":\"point\",\"b\":1,\"a\":null,\"c\":3,\"x\":1.5}\n"
+        );
+        let r = Point { b: 1, a: Some(0.5), c: None, x: 1.0 }.to_map();
+        assert_eq!(csv(&[q, r]), "record,b,a,c,x\npoint,1,,3,1.5\npoint,1,0.5,,1.0\n");
+    }
 }

@@ -11,9 +11,10 @@ use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime, RmwCoun
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{NoStats, Profile, SiteRecord};
 use granule_sync::rtm::Rtm;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::output::record;
+use crate::output::Record;
 
 /// Every regime with one line about it, in table order: the one list that
 /// every command's `--regimes` / `--regime` help and validation come from.
@@ -113,15 +114,23 @@ pub fn runnable(list: &[&'static str], records: &mut Vec<Map<String, Value>>) ->
     for &r in list {
         match unavailable(r) {
             None => out.push(r),
-            Some(why) => {
-                let mut rec = record("regime_skipped");
-                rec.insert("regime".into(), r.into());
-                rec.insert("reason".into(), why.into());
-                records.push(rec);
-            }
+            Some(reason) => records.push(RegimeSkipped { regime: r, reason }.to_map()),
         }
     }
     out
+}
+
+/// `regime_skipped`: a regime the command was asked for but did not run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RegimeSkipped {
+    /// The regime.
+    pub regime: &'static str,
+    /// Why: what this machine lacks, or why the experiment cannot run it.
+    pub reason: String,
+}
+
+impl Record for RegimeSkipped {
+    const KIND: &'static str = "regime_skipped";
 }
 
 /// Why regime `name` cannot run on this machine, or `None` if it can.

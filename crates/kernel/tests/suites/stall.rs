@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{CoreHandle, SyscallArgs, ThreadStatus};
+use granule_kernel::{CoreHandle, ThreadStatus};
 
 use InvocationLabel::*;
 
@@ -142,46 +142,42 @@ fn concurrent_suspend_resume_migrate() {
     let (cap, t) = sim.spawn(1, 50, 1);
     let stop = AtomicBool::new(false);
     let mut handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
-    let h1 = handles.pop().unwrap();
+    let mut h1 = handles.pop().unwrap();
     let mut h0 = handles.pop().unwrap();
     let k = &sim.k;
     let root = sim.root;
-    let mut run1 = sim.running[1];
+    let run1 = sim.running[1];
     std::thread::scope(|s| {
         let stop = &stop;
         s.spawn(move || {
-            let mut h1 = h1;
-            while !stop.load(Ordering::SeqCst) {
-                if k.pending_ipi(1) || run1.is_none() {
-                    run1 = k.ipi(&mut h1).run;
-                    continue;
-                }
-                // The thread yields (a system call) over and over.
-                run1 = k.syscall(&mut h1, SyscallArgs::new(Sysno::Yield.word(), 0, 0, 0)).run;
-            }
+            // Core 1 runs the thread, which yields (a system call) over and
+            // over; idle, it polls the kernel with IPI entries.
+            let yield_now = encode::syscall(Sysno::Yield, 0, MessageInfo::default(), 0);
+            core_loop(k, &mut h1, run1, &mut |_: &_, _: &mut _, run: Option<_>| match run {
+                _ if stop.load(Ordering::SeqCst) => Next::Stop,
+                None => Next::Enter(Entry::Ipi),
+                Some(_) => Next::Enter(Entry::Syscall(yield_now)),
+            });
         });
-        let call = |h0: &mut CoreHandle, label: InvocationLabel, args: &[Word]| loop {
+        let call = |h0: &mut CoreHandle, inv: Invocation| loop {
             // SAFETY: the root runs on core 0 and only this thread acts as core 0.
-            let b = unsafe { &mut *k.ipc_buffer(root) };
-            b.msg[..args.len()].copy_from_slice(args);
-            let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
-            let plan = k.syscall(h0, SyscallArgs::new(Sysno::Call.word(), cap, info.word(), 0));
+            let regs = inv.write(unsafe { &mut *k.ipc_buffer(root) }, cap);
+            let plan = k.syscall(h0, regs);
             assert_eq!(plan.run, Some(root));
             // SAFETY: as above, after the kernel returned.
-            let b = unsafe { &*k.ipc_buffer(root) };
-            if b.restart == 0 {
-                assert_eq!(b.result(), Ok(()));
+            if let Some(r) = encode::result(unsafe { &*k.ipc_buffer(root) }) {
+                assert_eq!(r.map(drop), Ok(()));
                 break;
             }
             std::hint::spin_loop();
         };
         for i in 0..100 {
-            call(&mut h0, TcbSuspend, &[]);
+            call(&mut h0, Invocation::suspend());
             assert_eq!(k.thread_info(&mut h0, t).unwrap().status, ThreadStatus::Inactive);
-            call(&mut h0, TcbResume, &[]);
+            call(&mut h0, Invocation::resume());
             if i % 3 == 0 {
-                call(&mut h0, TcbSetAffinity, &[(i / 3 % 2) as Word]);
-                call(&mut h0, TcbSetAffinity, &[1]);
+                call(&mut h0, Invocation::set_affinity(i / 3 % 2));
+                call(&mut h0, Invocation::set_affinity(1));
             }
             if let Err(e) = k.check_invariants(&mut h0) {
                 panic!("{e}");

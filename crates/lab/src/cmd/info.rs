@@ -9,11 +9,11 @@
 use std::time::Duration;
 
 use anyhow::ensure;
-use serde_json::{Map, Value};
+use serde::Serialize;
 
 use crate::limits::{self, AtomicCost, CoreLatency, LatencyConfig};
 use crate::machine::Machine;
-use crate::output::{self, record};
+use crate::output::{self, Record};
 use crate::{pin, progress};
 
 /// Options of `granule info`.
@@ -40,33 +40,69 @@ pub struct Args {
     pub pair_budget: f64,
 }
 
-fn cost_record(c: &AtomicCost, ns_per_cycle: f64) -> Map<String, Value> {
-    let mut r = record("atomic_cost");
-    r.insert("instruction".into(), c.instruction.into());
-    match &c.cycles {
-        Ok(cy) => {
-            r.insert("cycles".into(), (*cy).into());
-            r.insert("ns".into(), ((cy * ns_per_cycle * 100.0).round() / 100.0).into());
-            r.insert("note".into(), c.note.clone().into());
-        }
-        Err(why) => {
-            r.insert("cycles".into(), Value::Null);
-            r.insert("ns".into(), Value::Null);
-            r.insert("note".into(), why.clone().into());
-        }
-    }
-    r
+/// `atomic_cost`: what one uncontended atomic instruction costs on one
+/// pinned thread (median over `--samples`).
+#[derive(Clone, Debug, Serialize)]
+pub struct AtomicCostRecord {
+    /// The instruction, as written in assembly.
+    pub instruction: &'static str,
+    /// Cycle-counter ticks per instruction; null if it could not be measured.
+    pub cycles: Option<f64>,
+    /// The same in nanoseconds, to 0.01 ns; null with `cycles`.
+    pub ns: Option<f64>,
+    /// Anything worth knowing about the measurement, or why it failed.
+    pub note: String,
 }
 
-fn latency_record(l: &CoreLatency, ns_per_cycle: f64) -> Map<String, Value> {
-    let mut r = record("core_latency");
-    r.insert("from".into(), l.from.into());
-    r.insert("to".into(), l.to.into());
-    r.insert("one_way_cycles".into(), l.one_way_cycles.into());
-    r.insert("one_way_ns".into(), ((l.one_way_cycles * ns_per_cycle * 10.0).round() / 10.0).into());
-    r.insert("min_cycles".into(), l.min_cycles.into());
-    r.insert("samples".into(), l.samples.into());
-    r
+impl Record for AtomicCostRecord {
+    const KIND: &'static str = "atomic_cost";
+}
+
+impl AtomicCostRecord {
+    /// The record of `c`, with nanoseconds from `ns_per_cycle`.
+    fn new(c: &AtomicCost, ns_per_cycle: f64) -> Self {
+        let (cycles, note) = match &c.cycles {
+            Ok(cy) => (Some(*cy), c.note.clone()),
+            Err(why) => (None, why.clone()),
+        };
+        let ns = cycles.map(|cy| (cy * ns_per_cycle * 100.0).round() / 100.0);
+        Self { instruction: c.instruction, cycles, ns, note }
+    }
+}
+
+/// `core_latency`: the one-way cache-line latency from one CPU to another.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoreLatencyRecord {
+    /// OS id of the CPU that starts each round trip.
+    pub from: usize,
+    /// OS id of the CPU that answers.
+    pub to: usize,
+    /// Median over samples of half a round trip, cycle-counter ticks.
+    pub one_way_cycles: f64,
+    /// The same in nanoseconds, to 0.1 ns.
+    pub one_way_ns: f64,
+    /// Smallest sample, cycle-counter ticks.
+    pub min_cycles: f64,
+    /// Samples taken.
+    pub samples: usize,
+}
+
+impl Record for CoreLatencyRecord {
+    const KIND: &'static str = "core_latency";
+}
+
+impl CoreLatencyRecord {
+    /// The record of `l`, with nanoseconds from `ns_per_cycle`.
+    fn new(l: &CoreLatency, ns_per_cycle: f64) -> Self {
+        Self {
+            from: l.from,
+            to: l.to,
+            one_way_cycles: l.one_way_cycles,
+            one_way_ns: (l.one_way_cycles * ns_per_cycle * 10.0).round() / 10.0,
+            min_cycles: l.min_cycles,
+            samples: l.samples,
+        }
+    }
 }
 
 /// Run `granule info`.
@@ -84,7 +120,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 
     // Atomic costs on one pinned thread (the first CPU).
     let costs = pin::run_pinned(1, |_| limits::atomic_costs(args.samples)).pop().unwrap_or_default();
-    records.extend(costs.iter().map(|c| cost_record(c, ns_per_cycle)));
+    records.extend(costs.iter().map(|c| AtomicCostRecord::new(c, ns_per_cycle).to_map()));
 
     let cpus = pin::cpus();
     let cpus = &cpus[..cpus.len().min(args.latency_cpus)];
@@ -101,7 +137,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if lat.len() < pairs {
             eprintln!("note: {} of {pairs} CPU pairs ran out of time and are not reported", pairs - lat.len());
         }
-        records.extend(lat.iter().map(|l| latency_record(l, ns_per_cycle)));
+        records.extend(lat.iter().map(|l| CoreLatencyRecord::new(l, ns_per_cycle).to_map()));
     } else if args.latency_cpus != 0 {
         eprintln!("note: fewer than two usable CPUs: no core-to-core latency to measure");
     }

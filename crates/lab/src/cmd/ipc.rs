@@ -40,6 +40,8 @@
 //! Regimes this machine cannot run (`rtm` without Intel RTM) are reported as
 //! `regime_skipped` records with the reason, and the others still run.
 
+mod records;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,9 +54,10 @@ use granule_user::hosted::{self, Window};
 use granule_user::pingpong::PingPong;
 use serde_json::{Map, Value};
 
+use self::records::{IpcRecord, LockProfileRecord};
 use crate::limits::{self, AtomicCost};
 use crate::machine::Machine;
-use crate::output::{emit, record, Format};
+use crate::output::{emit, Format, Record};
 use crate::progress;
 use crate::regimes::{runnable, selected, with_regime, Atomics, Experiment, Probe};
 use crate::stats::summarize;
@@ -175,17 +178,7 @@ impl Experiment for PingRun<'_> {
 
 /// `lock_profile` records of one regime's profile.
 pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Value>> {
-    sites
-        .iter()
-        .map(|s| {
-            let mut r = record("lock_profile");
-            r.insert("regime".into(), regime.into());
-            if let Ok(Value::Object(fields)) = serde_json::to_value(s) {
-                r.extend(fields);
-            }
-            r
-        })
-        .collect()
+    sites.iter().map(|site| LockProfileRecord { regime, site }.to_map()).collect()
 }
 
 /// Cost per call of `atomics` executed over `calls` system calls, from the
@@ -248,43 +241,44 @@ pub fn run(a: &Args) -> Result<()> {
     pb.finish_and_clear();
     let means: Vec<f64> = cycles.iter().map(|c| summarize(c).mean).collect();
     let none = regimes.iter().position(|r| *r == "none").map(|i| means[i]);
-    for (i, regime) in regimes.iter().enumerate() {
+    for (i, &regime) in regimes.iter().enumerate() {
         let s = summarize(&cycles[i]);
-        let mut r = record("ipc");
-        r.insert("regime".into(), (*regime).into());
-        r.insert("profiled".into(), (a.profile && *regime != "none").into());
-        r.insert("runs".into(), a.runs.into());
-        r.insert("words".into(), a.words.into());
-        r.insert("round_trip_cycles_mean".into(), s.mean.into());
-        r.insert("round_trip_cycles_std".into(), s.std.into());
-        r.insert("round_trip_cycles_median".into(), s.median.into());
-        r.insert("round_trip_cycles_min".into(), s.min.into());
-        r.insert("round_trip_ns_mean".into(), (s.mean * m.ns_per_cycle()).into());
-        r.insert("round_trip_ns_std".into(), (s.std * m.ns_per_cycle()).into());
-        r.insert("ratio_to_none".into(), none.map(|n| s.mean / n).into());
         let extra = none.map(|n| (s.mean - n) / 2.0);
-        r.insert("extra_cycles_per_call".into(), extra.into());
-        r.insert("xchg_cycles".into(), xchg.into());
-        r.insert("extra_per_xchg".into(), extra.zip(xchg).map(|(e, x)| e / x).into());
-        let (at, calls) = match *regime {
+        let (at, calls) = match regime {
             "none" => (Some(Atomics::default()), 1.0),
             _ => counted[i].map_or((None, 1.0), |(at, calls)| (Some(at), calls.max(1.0))),
         };
         let per = |n: u64| at.map(|_| n as f64 / calls);
         let at0 = at.unwrap_or_default();
-        r.insert("atomics_per_call".into(), per(at0.total()).into());
-        r.insert("atomics_source".into(), at.map(|a| a.source.name()).into());
-        r.insert("xchg_per_call".into(), per(at0.rmw.xchg).into());
-        r.insert("xadd_per_call".into(), per(at0.rmw.xadd).into());
-        r.insert("cmpxchg_per_call".into(), per(at0.rmw.cmpxchg).into());
-        r.insert("cmpxchg16b_per_call".into(), per(at0.rmw.cmpxchg16b).into());
-        r.insert("transactions_per_call".into(), per(at0.transactions).into());
         let floor = at.and_then(|at| floor_per_call(&at, calls, &costs));
-        r.insert("atomic_floor_cycles".into(), floor.into());
         let target = floor.map(|f| 1.5 * f);
-        r.insert("target_max_extra_cycles".into(), target.into());
-        r.insert("meets_target".into(), extra.zip(target).map(|(e, t)| e <= t).into());
-        records.push(r);
+        let r = IpcRecord {
+            regime,
+            profiled: a.profile && regime != "none",
+            runs: a.runs,
+            words: a.words,
+            round_trip_cycles_mean: s.mean,
+            round_trip_cycles_std: s.std,
+            round_trip_cycles_median: s.median,
+            round_trip_cycles_min: s.min,
+            round_trip_ns_mean: s.mean * m.ns_per_cycle(),
+            round_trip_ns_std: s.std * m.ns_per_cycle(),
+            ratio_to_none: none.map(|n| s.mean / n),
+            extra_cycles_per_call: extra,
+            xchg_cycles: xchg,
+            extra_per_xchg: extra.zip(xchg).map(|(e, x)| e / x),
+            atomics_per_call: per(at0.total()),
+            atomics_source: at.map(|a| a.source.name()),
+            xchg_per_call: per(at0.rmw.xchg),
+            xadd_per_call: per(at0.rmw.xadd),
+            cmpxchg_per_call: per(at0.rmw.cmpxchg),
+            cmpxchg16b_per_call: per(at0.rmw.cmpxchg16b),
+            transactions_per_call: per(at0.transactions),
+            atomic_floor_cycles: floor,
+            target_max_extra_cycles: target,
+            meets_target: extra.zip(target).map(|(e, t)| e <= t),
+        };
+        records.push(r.to_map());
     }
     let mut extra = String::new();
     for (i, regime) in regimes.iter().enumerate() {
@@ -306,15 +300,6 @@ pub fn run(a: &Args) -> Result<()> {
             if a.common.format != Format::Table {
                 records.extend(profile_records(regime, p));
             }
-        }
-    }
-    for rec in records.iter().filter(|r| r.get("kind").and_then(Value::as_str) == Some("regime_skipped")) {
-        if a.common.format == Format::Table {
-            extra.push_str(&format!(
-                "skipped {}: {}\n",
-                rec.get("regime").and_then(Value::as_str).unwrap_or("?"),
-                rec.get("reason").and_then(Value::as_str).unwrap_or("?")
-            ));
         }
     }
     emit(a.common.format, &records, &extra)?;

@@ -17,6 +17,8 @@
 //!   `fairness` (fewest / most acquisitions of any thread). More threads than
 //!   CPUs needs `--oversubscribe` when a spinning lock is selected.
 
+mod records;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -28,10 +30,10 @@ use crossbeam_utils::CachePadded;
 use granule_sync::cycles;
 use granule_sync::lock::{Clh, Lock, Mcs, RawLock, Ticket, Ttas};
 use granule_sync::rw::{BrLock, Sx};
-use serde_json::{Map, Value};
 
+use self::records::{LockContended, LockSkipped, LockUncontended};
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, Record};
 use crate::pin::run_pinned;
 use crate::stats::summarize;
 use crate::{bounds, limits, progress};
@@ -297,33 +299,34 @@ fn contended<S: Subject>(name: &str, subject: &S, threads: usize, a: &Args) -> R
 
 /// Measure one lock, appending its records.
 fn measure<S: Subject>(
-    name: &str,
+    name: &'static str,
     subject: &S,
     a: &Args,
     m: &Machine,
     xchg: f64,
-    uncontended: &mut Vec<Map<String, Value>>,
-    contended_out: &mut Vec<Map<String, Value>>,
+    uncontended: &mut Vec<LockUncontended>,
+    contended_out: &mut Vec<LockContended>,
 ) -> Result<()> {
     let cycles = run_pinned(1, |_| time_pairs(a.runs, a.pairs, || subject.pair(0, || {})))[0];
-    let mut r = record("lock_uncontended");
-    r.insert("lock".into(), name.into());
-    r.insert("threads".into(), 1.into());
-    r.insert("cycles_per_pair".into(), cycles.into());
-    r.insert("ns_per_pair".into(), (cycles * m.ns_per_cycle()).into());
-    r.insert("xchg_cycles".into(), xchg.into());
-    r.insert("ratio_to_xchg".into(), (cycles / xchg).into());
-    uncontended.push(r);
+    uncontended.push(LockUncontended {
+        lock: name,
+        threads: 1,
+        cycles_per_pair: cycles,
+        ns_per_pair: cycles * m.ns_per_cycle(),
+        xchg_cycles: xchg,
+        ratio_to_xchg: cycles / xchg,
+        ratio_to_parking_lot: None,
+    });
     for &t in &a.threads {
         let (rate, fairness) = contended(name, subject, t, a)?;
-        let mut r = record("lock_contended");
-        r.insert("lock".into(), name.into());
-        r.insert("threads".into(), t.into());
-        r.insert("critical_cycles".into(), a.critical_cycles.into());
-        r.insert("oversubscribed".into(), (t > crate::pin::cpus().len()).into());
-        r.insert("acquisitions_per_sec".into(), rate.into());
-        r.insert("fairness".into(), fairness.into());
-        contended_out.push(r);
+        contended_out.push(LockContended {
+            lock: name,
+            threads: t,
+            critical_cycles: a.critical_cycles,
+            oversubscribed: t > crate::pin::cpus().len(),
+            acquisitions_per_sec: rate,
+            fairness,
+        });
     }
     Ok(())
 }
@@ -336,17 +339,14 @@ fn measure_elided<L: RawLock>(
     a: &Args,
     m: &Machine,
     xchg: f64,
-    unc: &mut Vec<Map<String, Value>>,
-    con: &mut Vec<Map<String, Value>>,
-    skipped: &mut Vec<Map<String, Value>>,
+    unc: &mut Vec<LockUncontended>,
+    con: &mut Vec<LockContended>,
+    skipped: &mut Vec<LockSkipped>,
 ) -> Result<()> {
     match granule_sync::rtm::Elided::<L>::new(name, cores) {
         Ok(l) => measure(name, &ElidedSubject(l), a, m, xchg, unc, con),
         Err(e) => {
-            let mut r = record("lock_skipped");
-            r.insert("lock".into(), name.into());
-            r.insert("reason".into(), e.to_string().into());
-            skipped.push(r);
+            skipped.push(LockSkipped { lock: name, reason: e.to_string() });
             Ok(())
         }
     }
@@ -437,22 +437,18 @@ pub fn run(a: &Args) -> Result<()> {
         pb.inc(1);
     }
     pb.finish_and_clear();
-    // Ratios to parking_lot, measured in this same run.
-    let pl = unc
-        .iter()
-        .find(|r| r.get("lock").and_then(Value::as_str) == Some("parking-lot"))
-        .and_then(|r| r.get("cycles_per_pair").and_then(Value::as_f64));
-    if let Some(pl) = pl.filter(|&c| c > 0.0) {
-        for r in &mut unc {
-            if let Some(c) = r.get("cycles_per_pair").and_then(Value::as_f64) {
-                r.insert("ratio_to_parking_lot".into(), (c / pl).into());
-            }
+    // Ratios to parking_lot, measured in this same run (of the figures
+    // that are numbers).
+    let pl = unc.iter().find(|r| r.lock == "parking-lot").map(|r| r.cycles_per_pair);
+    if let Some(pl) = pl.filter(|&c| c.is_finite() && c > 0.0) {
+        for r in unc.iter_mut().filter(|r| r.cycles_per_pair.is_finite()) {
+            r.ratio_to_parking_lot = Some(r.cycles_per_pair / pl);
         }
     }
     let mut records = vec![m.record()];
-    records.extend(unc);
-    records.extend(con);
-    records.extend(skipped);
+    records.extend(unc.iter().map(Record::to_map));
+    records.extend(con.iter().map(Record::to_map));
+    records.extend(skipped.iter().map(Record::to_map));
     emit(a.common.format, &records, "")?;
     Ok(())
 }

@@ -38,6 +38,8 @@
 //! node from (returning it to) the stack's node pool, a second CAS that the
 //! seed's array stack did not need (see `granule_sync::lockfree::stack`).
 
+mod records;
+
 use std::hint::black_box;
 
 use anyhow::{anyhow, bail, Result};
@@ -46,10 +48,10 @@ use granule_sync::cycles;
 use granule_sync::lockfree::{
     Counter, List, MpmcQueue, NoInterference, Node, OnFirstAttempt, SeqCounter, SeqList, SeqQueue, SeqStack, Stack,
 };
-use serde_json::{Map, Value};
 
+use self::records::QuajectRecord;
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, Record};
 use crate::pin::run_pinned;
 use crate::progress;
 use crate::stats::summarize;
@@ -409,39 +411,6 @@ fn measure(a: &Args) -> Result<Vec<Medians>> {
         .collect())
 }
 
-/// `x` rounded to 2 decimals, as a JSON number.
-fn num(x: f64) -> Value {
-    Value::from((x * 100.0).round() / 100.0)
-}
-
-/// `a / b` when `b` is large enough to divide by (half a cycle), else null.
-fn ratio(a: f64, b: f64) -> Value {
-    if b >= 0.5 {
-        num(a / b)
-    } else {
-        Value::Null
-    }
-}
-
-fn row_record(row: &Row, m: &Medians, ns_per_cycle: f64) -> Map<String, Value> {
-    let mut r = record("quaject");
-    r.insert("operation".into(), row.operation.into());
-    r.insert("variant".into(), row.variant.into());
-    let lock_free = row.lock_free;
-    let opt = |x: f64| if lock_free { num(x) } else { Value::Null };
-    r.insert("nosync_cycles".into(), num(m.nosync));
-    r.insert("opt0_cycles".into(), opt(m.opt0));
-    r.insert("opt1_cycles".into(), opt(m.opt1));
-    r.insert("nosync_ns".into(), num(m.nosync * ns_per_cycle));
-    r.insert("opt0_ns".into(), opt(m.opt0 * ns_per_cycle));
-    r.insert("opt1_ns".into(), opt(m.opt1 * ns_per_cycle));
-    r.insert("opt0_over_nosync".into(), if lock_free { ratio(m.opt0, m.nosync) } else { Value::Null });
-    r.insert("opt1_over_opt0".into(), if lock_free { ratio(m.opt1, m.opt0) } else { Value::Null });
-    r.insert("interfere_cycles".into(), opt(m.interfere));
-    r.insert("retries_per_op".into(), if lock_free { Value::from(m.retries) } else { Value::Null });
-    r
-}
-
 /// Run `granule quaject`.
 pub fn run(a: &Args) -> Result<()> {
     if a.iterations == 0 || a.runs == 0 {
@@ -455,7 +424,7 @@ pub fn run(a: &Args) -> Result<()> {
         run_pinned(1, |_| measure(a)).pop().unwrap_or_else(|| Err(anyhow!("the measuring thread returned nothing")))?;
     let mut records = vec![machine.record()];
     let ns = machine.ns_per_cycle();
-    records.extend(ROWS.iter().zip(&medians).map(|(row, m)| row_record(row, m, ns)));
+    records.extend(ROWS.iter().zip(&medians).map(|(row, m)| QuajectRecord::new(row, m, ns).to_map()));
     emit(a.common.format, &records, "")?;
     Ok(())
 }

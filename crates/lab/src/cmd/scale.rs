@@ -24,21 +24,22 @@
 //! the transactions started, the aborts, `abort_rate` (aborts per
 //! transaction; null without transactions) and the fallbacks to the lock.
 
+mod records;
+
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 
+use self::records::{LockHold, ScaleRecord, WindowProfile};
 use super::ipc::{measure, PingSpec};
 use super::model::fit::{data_from, fit_records, FitArgs, BIG_LOCK_REGIMES};
 use crate::bounds::Counts;
 use crate::machine::Machine;
-use crate::output::{emit, record, Format};
+use crate::output::{emit, Format, Record};
 use crate::progress;
 use crate::regimes::{runnable, selected};
 use granule_hosted::granule_kernel::abi::MAX_CORES;
-use granule_sync::profile::SiteRecord;
-use serde_json::{Map, Value};
 
 /// Options of `granule scale`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -124,7 +125,7 @@ pub fn run(a: &Args) -> Result<()> {
     for run in 1..=a.runs {
         for &delay in &a.delays {
             for &n in &cores {
-                for regime in &regimes {
+                for &regime in &regimes {
                     pb.set_message(format!("{regime} {n} cores delay {delay}"));
                     let spec = PingSpec {
                         cores: n,
@@ -140,25 +141,26 @@ pub fn run(a: &Args) -> Result<()> {
                     let secs = w.cycles as f64 / m.tsc_hz;
                     let rate = w.round_trips as f64 / secs;
                     let util = w.utilisation.iter().sum::<f64>() / w.utilisation.len().max(1) as f64;
-                    let mut rec = record("scale");
-                    rec.insert("regime".into(), (*regime).into());
-                    rec.insert("cores".into(), n.into());
-                    rec.insert("delay_cycles".into(), delay.into());
-                    rec.insert("run".into(), run.into());
-                    rec.insert("round_trips_per_sec".into(), rate.into());
-                    rec.insert("per_core_per_sec".into(), (rate / n as f64).into());
-                    rec.insert("utilisation".into(), util.into());
-                    rec.insert(
-                        "utilisation_per_core".into(),
-                        w.utilisation.iter().map(|u| format!("{u:.3}")).collect::<Vec<_>>().join(" ").into(),
-                    );
-                    rec.insert("xput".into(), if util > 0.0 { rate / util } else { 0.0 }.into());
-                    rec.insert("window_s".into(), secs.into());
-                    if a.profile {
-                        rec.insert("profiled".into(), (*regime != "none").into());
-                        rec.extend(window_profile(r.profile.as_deref().unwrap_or_default()));
-                    }
-                    records.push(rec);
+                    let rec = ScaleRecord {
+                        regime,
+                        cores: n,
+                        delay_cycles: delay,
+                        run,
+                        round_trips_per_sec: rate,
+                        per_core_per_sec: rate / n as f64,
+                        utilisation: util,
+                        utilisation_per_core: w
+                            .utilisation
+                            .iter()
+                            .map(|u| format!("{u:.3}"))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        xput: if util > 0.0 { rate / util } else { 0.0 },
+                        window_s: secs,
+                        profiled: a.profile.then_some(regime != "none"),
+                        profile: a.profile.then(|| WindowProfile::of(r.profile.as_deref().unwrap_or_default())),
+                    };
+                    records.push(rec.to_map());
                     pb.inc(1);
                 }
             }
@@ -181,7 +183,7 @@ pub fn run(a: &Args) -> Result<()> {
             for n in if max > 1 { vec![1, max] } else { vec![1] } {
                 let spec = PingSpec { cores: n, ..spec.clone() };
                 let r = measure(regime, &spec).with_context(|| format!("{regime}, profiled run on {n} cores"))?;
-                records.push(hold_record(regime, &spec, r.profile.as_deref().unwrap_or_default()));
+                records.push(LockHold::new(regime, &spec, r.profile.as_deref().unwrap_or_default()).to_map());
             }
         }
         let fits = data_from(&crate::input::located("granule scale", &records), a.fit_args.locks_per_round_trip, None)
@@ -207,35 +209,4 @@ pub fn run(a: &Args) -> Result<()> {
     };
     emit(a.common.format, &records, note)?;
     Ok(())
-}
-
-/// What a profiled point's lock profile saw (see the module documentation).
-fn window_profile(sites: &[SiteRecord]) -> Map<String, Value> {
-    let sum = |f: fn(&SiteRecord) -> u64| sites.iter().map(f).sum::<u64>();
-    let (commits, aborts) = (sum(|s| s.commits), sum(SiteRecord::aborts));
-    let transactions = commits + aborts;
-    let mut r = Map::new();
-    r.insert("lock_acquisitions".into(), sum(|s| s.acquisitions).into());
-    r.insert("contended".into(), sum(|s| s.contended).into());
-    r.insert("transactions".into(), transactions.into());
-    r.insert("aborts".into(), aborts.into());
-    r.insert("abort_rate".into(), (transactions > 0).then(|| aborts as f64 / transactions as f64).into());
-    r.insert("fallbacks".into(), sum(|s| s.fallbacks).into());
-    r
-}
-
-/// The `lock_hold` record of a profiled run: average hold time per
-/// acquisition over every site of the lock.
-fn hold_record(regime: &str, spec: &PingSpec, sites: &[SiteRecord]) -> Map<String, Value> {
-    let holds: u64 = sites.iter().map(|s| s.holds).sum();
-    let held: u64 = sites.iter().map(|s| s.hold_total).sum();
-    let mut r = record("lock_hold");
-    r.insert("regime".into(), regime.into());
-    r.insert("cores".into(), spec.cores.into());
-    r.insert("delay_cycles".into(), spec.delay_mean_cycles.into());
-    r.insert("hold_cycles".into(), (holds > 0).then(|| held as f64 / holds as f64).into());
-    r.insert("acquisitions".into(), sites.iter().map(|s| s.acquisitions).sum::<u64>().into());
-    r.insert("contended".into(), sites.iter().map(|s| s.contended).sum::<u64>().into());
-    r.insert("window_s".into(), spec.window.as_secs_f64().into());
-    r
 }

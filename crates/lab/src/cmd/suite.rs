@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::machine::Machine;
-use crate::output::{json_lines, record};
+use crate::output::{json_lines, Record};
 use crate::suite::plan::{measurement_steps, Profile};
 use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
@@ -49,6 +49,24 @@ impl Args {
     }
 }
 
+/// `suite`: how the suite ran; the second record of `results.jsonl`, after
+/// the machine record.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteRecord<'a> {
+    /// `quick`, `full` or `smoke`.
+    pub profile: &'static str,
+    /// The suite's command line.
+    pub command: &'a str,
+    /// Wall-clock time of the whole suite, seconds.
+    pub seconds: f64,
+    /// The command line of every step, in the order they ran.
+    pub steps: Vec<String>,
+}
+
+impl Record for SuiteRecord<'_> {
+    const KIND: &'static str = "suite";
+}
+
 /// Run `granule suite`.
 pub fn run(a: &Args) -> Result<()> {
     let profile = a.profile();
@@ -86,12 +104,13 @@ pub fn run(a: &Args) -> Result<()> {
     }
     pb.finish_and_clear();
 
-    let mut suite = record("suite");
-    suite.insert("profile".into(), profile.name().into());
-    suite.insert("command".into(), command.clone().into());
-    suite.insert("seconds".into(), t0.elapsed().as_secs_f64().into());
-    suite.insert("steps".into(), Value::Array(done.iter().map(|s| Value::from(s.step.command_line())).collect()));
-    let mut records = vec![machine_record, suite];
+    let suite = SuiteRecord {
+        profile: profile.name(),
+        command: &command,
+        seconds: t0.elapsed().as_secs_f64(),
+        steps: done.iter().map(|s| s.step.command_line()).collect(),
+    };
+    let mut records = vec![machine_record, suite.to_map()];
     for s in &done {
         records.extend(s.records.iter().cloned());
     }

@@ -1,7 +1,8 @@
 //! `granule verify`: random concurrent programs under every regime, checked
 //! for kernel invariants, message conservation, linearizability of small
-//! histories against a sequential oracle, and single-core determinism (see
-//! `crate::verify` and `docs/verify.md`).
+//! histories against a sequential oracle, and single-core determinism. The
+//! engine is the test platform's (`granule_verify`, `docs/verify.md`); this
+//! is its command line, progress bar and records.
 //!
 //! Program `n` of a run is generated from seed `--seed + n`, so any one is
 //! reproduced with `--seed <its seed> --programs 1`. A violation is reported
@@ -14,16 +15,17 @@ use anyhow::{bail, Result};
 use clap::Args as ClapArgs;
 use serde_json::{Map, Value};
 
+use granule_verify::driver::RunOptions;
+use granule_verify::generate::generate;
+use granule_verify::program::{Program, Shape};
+use granule_verify::regimes::{kind, Kind, REGIMES};
+use granule_verify::shrink::{shrink, Budget};
+use granule_verify::{check_program, still_fails, Check, Finding, Options, Stats};
+
 use crate::machine::Machine;
 use crate::output::{emit, record};
 use crate::progress;
-use crate::regimes::runnable;
-use crate::verify::driver::RunOptions;
-use crate::verify::generate::generate;
-use crate::verify::program::{Program, Shape};
-use crate::verify::regimes::{kind, selected, Kind};
-use crate::verify::shrink::{shrink, Budget};
-use crate::verify::{check_program, still_fails, Check, Finding, Options, Stats};
+use crate::regimes::{runnable, select_from};
 
 /// Options of `granule verify`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -36,7 +38,7 @@ pub struct Args {
         long,
         value_delimiter = ',',
         default_value = "all",
-        value_parser = crate::regimes::parser(crate::verify::regimes::REGIMES, &[], true, crate::verify::regimes::EXTRA)
+        value_parser = crate::regimes::parser(REGIMES, &[], true, EXTRA)
     )]
     pub regimes: Vec<String>,
     /// Cores of the concurrent programs (single-core programs use one),
@@ -74,6 +76,14 @@ pub struct Args {
 
 /// Most cores a verified program may have (one OS thread each).
 const MAX_CORES: usize = 8;
+
+/// The regimes `verify` knows besides the registry's, with what they are.
+const EXTRA: &[(&str, &str)] = &[("rtm-fallback", "rtm's fallback path alone: every transaction aborts")];
+
+/// `--regimes` validated: `all`, or known names without duplicates.
+fn selected(names: &[String]) -> Result<Vec<&'static str>> {
+    select_from(REGIMES, names)
+}
 
 /// Run `granule verify`.
 pub fn run(a: &Args) -> Result<()> {
@@ -230,5 +240,21 @@ fn report(a: &Args, prog: &Program, findings: &[Finding], minimise: bool, opts: 
     };
     for line in shown.to_string().lines() {
         eprintln!("    {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_regime_has_a_kind_and_selection_works() {
+        for r in REGIMES {
+            assert!(kind(r).is_some());
+        }
+        assert_eq!(selected(&["all".into()]).unwrap(), REGIMES);
+        assert_eq!(selected(&["bkl".into(), "bkl".into()]).unwrap(), ["bkl"]);
+        let e = selected(&["nope".into()]).unwrap_err().to_string();
+        assert!(e.contains("unknown regime `nope`") && e.contains("bkl-mcs"), "{e}");
     }
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::bars::{Bar, BarChart, Reference};
 use super::kv;
 use super::records::{Rec, Records, Source};
+use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
 use crate::regimes::rank;
 

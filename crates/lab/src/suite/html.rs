@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::figures::Fig;
 use super::records::Rec;
+use crate::fields::{text, Fields, Style};
 
 /// Escape text for HTML.
 pub fn esc(s: &str) -> String {
@@ -16,21 +17,7 @@ pub fn esc(s: &str) -> String {
 
 /// A cell's text: numbers rounded for people (the record keeps every digit).
 pub fn cell(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => if *b { "yes" } else { "no" }.into(),
-        Some(Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-            (Some(u), _, _) => u.to_string(),
-            (_, Some(i), _) => i.to_string(),
-            (_, _, Some(f)) if f.abs() >= 1e6 => format!("{:.3}M", f / 1e6),
-            (_, _, Some(f)) if f.abs() >= 100.0 => format!("{f:.0}"),
-            (_, _, Some(f)) if f.abs() >= 1.0 => format!("{f:.2}"),
-            (_, _, Some(f)) => format!("{f:.3}"),
-            _ => n.to_string(),
-        },
-        Some(other) => other.to_string(),
-    }
+    text(v, Style::Report)
 }
 
 /// A table of records: `(heading, field)` columns; each row names its
@@ -47,7 +34,7 @@ pub fn table(rows: &[Rec<'_>], cols: &[(&str, &str)]) -> String {
     for r in rows {
         let _ = write!(out, "<tr><td class=\"line\">{}</td>", r.line);
         for (_, f) in cols {
-            let _ = write!(out, "<td>{}</td>", esc(&cell(r.map.get(*f))));
+            let _ = write!(out, "<td>{}</td>", esc(&cell(r.field(f))));
         }
         out.push_str("</tr>\n");
     }

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::records::{Rec, Records};
+use crate::fields::Fields;
 use crate::regimes::rank;
 
 /// The suite step that runs `granule kv`.

@@ -29,6 +29,7 @@ use self::html::{esc, table};
 use self::plan::{Profile, Step};
 use self::records::Records;
 use self::run::StepRun;
+use crate::fields::Fields;
 
 /// Core counts the model predicts for (the seeds' machines and beyond).
 pub const PREDICT_CORES: &str = "1,2,4,8,16,28,56";
@@ -182,7 +183,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
     let rs = Records::new(&run.records);
     let mut b = String::new();
     let m = rs.machine();
-    let get = |f: &str| m.and_then(|m| m.map.get(f)).map(|v| html::cell(Some(v))).unwrap_or_default();
+    let get = |f: &str| m.and_then(|m| m.field(f)).map(|v| html::cell(Some(v))).unwrap_or_default();
     let _ = writeln!(b, "<h1>granule suite: how coarse can kernel locking be on this machine?</h1>");
     let _ = writeln!(
         b,

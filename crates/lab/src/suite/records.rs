@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::fields::Fields;
+
 /// A record and its (1-based) line in `results.jsonl`.
 #[derive(Clone, Copy, Debug)]
 pub struct Rec<'a> {
@@ -13,27 +15,14 @@ pub struct Rec<'a> {
     pub map: &'a Map<String, Value>,
 }
 
+/// Its fields (`num`, `str`, `bool`, `kind`), borrowed from the record.
+impl<'a> Fields<'a> for Rec<'a> {
+    fn field(self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+}
+
 impl<'a> Rec<'a> {
-    /// A number field (`None` if absent, null or not a number).
-    pub fn num(&self, field: &str) -> Option<f64> {
-        self.map.get(field).and_then(Value::as_f64)
-    }
-
-    /// A string field.
-    pub fn str(&self, field: &str) -> Option<&'a str> {
-        self.map.get(field).and_then(Value::as_str)
-    }
-
-    /// A boolean field.
-    pub fn bool(&self, field: &str) -> Option<bool> {
-        self.map.get(field).and_then(Value::as_bool)
-    }
-
-    /// The record kind.
-    pub fn kind(&self) -> &'a str {
-        self.str("record").unwrap_or("")
-    }
-
     /// The experiment (suite step) it came from.
     pub fn experiment(&self) -> &'a str {
         self.str("experiment").unwrap_or("")

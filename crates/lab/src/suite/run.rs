@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
 
 use super::plan::Step;
+use crate::fields::Fields;
 
 /// One record.
 pub type Record = Map<String, Value>;
@@ -57,12 +58,12 @@ pub fn parse_records(jsonl: &str, experiment: &str) -> Result<(Option<Record>, V
     for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let value: Value = serde_json::from_str(line).with_context(|| format!("line {}: not JSON", i + 1))?;
         let Value::Object(mut r) = value else { bail!("line {}: not a JSON object", i + 1) };
-        if r.get("record").and_then(Value::as_str) == Some("machine") {
+        if r.kind() == "machine" {
             machine = Some(r);
             continue;
         }
         // `record` stays first; the experiment follows it.
-        let kind = r.remove("record").unwrap_or(Value::from("record"));
+        let kind = r.shift_remove("record").unwrap_or(Value::from("record"));
         let mut tagged = Map::new();
         tagged.insert("record".into(), kind);
         tagged.insert("experiment".into(), Value::from(experiment));
@@ -78,12 +79,14 @@ mod tests {
 
     #[test]
     fn records_are_tagged_and_the_machine_record_is_set_apart() {
-        let text = "{\"record\":\"machine\",\"cores\":2}\n{\"record\":\"ipc\",\"regime\":\"bkl\"}\n\n";
+        let text =
+            "{\"record\":\"machine\",\"cores\":2}\n{\"record\":\"ipc\",\"regime\":\"bkl\",\"runs\":3,\"cycles\":9}\n\n";
         let (m, rs) = parse_records(text, "ipc").unwrap();
         assert_eq!(m.unwrap()["cores"], 2);
         assert_eq!(rs.len(), 1);
         let keys: Vec<&str> = rs[0].keys().map(String::as_str).collect();
-        assert_eq!(keys, ["record", "experiment", "regime"]);
+        // The fields keep their order after the experiment.
+        assert_eq!(keys, ["record", "experiment", "regime", "runs", "cycles"]);
     }
 
     #[test]

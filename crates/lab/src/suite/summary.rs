@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::kv::{self, LINUX, SEED_USER_CYCLES_CORE0, SEED_USER_CYCLES_SERVERS};
 use super::records::{Rec, Records};
+use crate::fields::Fields;
 
 /// One finding and the lines of the records it quotes.
 #[derive(Clone, Debug, PartialEq)]

@@ -60,7 +60,6 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::record::LoadFigures;
-use serde_json::{Map, Value};
 
 /// Environment variable naming the `redis-server` to run instead of the one
 /// on `PATH`.
@@ -550,13 +549,7 @@ fn drive(shared: &Shared, servers: &Servers, config: &KvConfig, warmup: Duration
 
 /// Measure real Redis on `config`'s layout: servers started, loaded, warmed
 /// up, measured, stopped. See the module documentation.
-pub fn measure(
-    path: &Path,
-    config: &KvConfig,
-    warmup: Duration,
-    window: Duration,
-    tsc_hz: f64,
-) -> Result<KvLinuxRecord> {
+pub fn measure(path: &Path, config: &KvConfig, warmup: Duration, window: Duration, tsc_hz: f64) -> Result<LinuxPoint> {
     let redis_version = version(path).map_err(|e| anyhow!(e))?;
     // Core i runs on the i-th CPU of this process's affinity set.
     let affinity: Vec<usize> = crate::pin::cpus().into_iter().map(|c| c.id).collect();
@@ -632,8 +625,7 @@ pub fn measure(
     let requests = s1.requests - s0.requests;
     let server_cpu_s = s1.server_ticks.saturating_sub(s0.server_ticks) as f64 / USER_HZ;
     let client_cpu_s = s1.client_ticks.saturating_sub(s0.client_ticks) as f64 / USER_HZ;
-    Ok(KvLinuxRecord {
-        record: "kv_linux",
+    Ok(LinuxPoint {
         regime: "linux",
         cores: config.cores,
         workload: config.ycsb.workload.to_string(),
@@ -652,12 +644,12 @@ pub fn measure(
     })
 }
 
-/// One (cores, workload, run) point of real Redis on Linux; the fields it
-/// shares with the kernel's `kv` record have the same names and units.
+/// What one (cores, workload) point of real Redis on Linux measured: the
+/// fields of a `kv_linux` record but its run ([`super::record::KvLinuxRecord`]);
+/// those it shares with the kernel's `kv` record have the same names and
+/// units.
 #[derive(Clone, Debug, Serialize)]
-pub struct KvLinuxRecord {
-    /// Always "kv_linux".
-    pub record: &'static str,
+pub struct LinuxPoint {
     /// Always "linux".
     pub regime: &'static str,
     /// Cores of the layout (CPUs measured).
@@ -694,19 +686,11 @@ pub struct KvLinuxRecord {
     pub redis_version: String,
 }
 
-impl KvLinuxRecord {
-    /// As a record map.
-    pub fn into_map(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::kv::record::KvLinuxRecord;
+    use crate::output::Record;
     use granule_user::kv::Mode;
 
     #[test]
@@ -733,7 +717,10 @@ mod tests {
         assert!(r.load.ops > 0, "{r:?}");
         assert_eq!(r.failed, 0, "{r:?}");
         assert_eq!(r.servers, 1);
-        let m = r.into_map();
-        assert_eq!(m.get("record").and_then(Value::as_str), Some("kv_linux"));
+        let m = KvLinuxRecord { point: r, run: 1 }.to_map();
+        let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+        assert_eq!(keys[..3], ["record", "regime", "cores"]);
+        assert_eq!(keys.last(), Some(&"run"));
+        assert_eq!(m["record"], "kv_linux");
     }
 }

@@ -37,15 +37,15 @@ use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 use granule_user::kv::{KvConfig, Mode};
 use granule_user::ycsb::Workload;
-use serde_json::{Map, Value};
 
 pub use self::measure::{measure, KvSpec};
+use self::record::{KvLinuxRecord, KvRecord, LinuxSkipped};
 use super::ipc::PingSpec;
 use crate::bounds;
 use crate::machine::Machine;
-use crate::output::{emit, Format};
+use crate::output::{emit, Format, Record};
 use crate::progress;
-use crate::regimes::{runnable, selected};
+use crate::regimes::{runnable, selected, RegimeSkipped};
 
 /// Options of `granule kv`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -125,15 +125,9 @@ pub fn run(a: &Args) -> Result<()> {
     let mut records = vec![m.record()];
     if wanted.contains(&"none") {
         wanted.retain(|r| *r != "none");
-        let mut rec = crate::output::record("regime_skipped");
-        rec.insert("regime".into(), "none".into());
-        rec.insert(
-            "reason".into(),
-            "none is only sound when cores touch disjoint objects; the KV system's cores share the driver's \
-             notifications"
-                .into(),
-        );
-        records.push(rec);
+        let reason = "none is only sound when cores touch disjoint objects; the KV system's cores share the \
+                      driver's notifications";
+        records.push(RegimeSkipped { regime: "none", reason: reason.into() }.to_map());
     }
     let regimes = runnable(&wanted, &mut records);
     if regimes.is_empty() && !a.linux {
@@ -170,9 +164,7 @@ pub fn run(a: &Args) -> Result<()> {
             Ok(path) => Some(path),
             Err(why) => {
                 eprintln!("granule kv: --linux skipped: {why}");
-                let mut rec = crate::output::record("linux_skipped");
-                rec.insert("reason".into(), why.into());
-                records.push(rec);
+                records.push(LinuxSkipped { reason: why }.to_map());
                 None
             }
         }
@@ -205,8 +197,8 @@ pub fn run(a: &Args) -> Result<()> {
                     let r = measure(regime, &spec)
                         .with_context(|| format!("{regime}, {n} cores, workload {w}, run {run}"))?;
                     let cost = entry_costs.iter().find(|(r, _)| r == regime).map(|(_, c)| *c);
-                    let rec = record::KvRecord::new(regime, n, w, run, &r, m.tsc_hz, cost, a.profile);
-                    records.push(rec.into_map());
+                    let rec = KvRecord::new(regime, n, w, run, &r, m.tsc_hz, cost, a.profile);
+                    records.push(rec.to_map());
                     if let Some(sites) = &r.profile {
                         profiles.push((format!("{regime} {n} cores workload {w} run {run}"), sites.clone()));
                     }
@@ -216,9 +208,7 @@ pub fn run(a: &Args) -> Result<()> {
                     pb.set_message(format!("linux redis-server {n} cores workload {w}"));
                     let r = linux::measure(path, &config, warmup, window, m.tsc_hz)
                         .with_context(|| format!("linux, {n} cores, workload {w}, run {run}"))?;
-                    let mut rec: Map<String, Value> = r.into_map();
-                    rec.insert("run".into(), run.into());
-                    records.push(rec);
+                    records.push(KvLinuxRecord { point: r, run }.to_map());
                     pb.inc(1);
                 }
             }

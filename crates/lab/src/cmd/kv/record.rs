@@ -1,12 +1,15 @@
-//! The `kv` record: one measured point of the KV macrobenchmark on the
-//! kernel, as a typed struct serialised into the command's records.
+//! The records of `granule kv`: `kv`, one measured point of the KV
+//! macrobenchmark on the kernel; `kv_linux`, one of real Redis on Linux;
+//! `linux_skipped` when `--linux` cannot run (and `regime_skipped`, see
+//! [`crate::regimes::RegimeSkipped`]).
 
 use granule_user::ycsb::Workload;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
+use super::linux::LinuxPoint;
 use super::measure::KvResult;
+use crate::output::Record;
 
 /// What every load point reports, on the kernel (`kv`) and on Linux
 /// (`kv_linux`), under the same names and units.
@@ -69,11 +72,10 @@ impl LoadFigures {
     }
 }
 
-/// One (regime, cores, workload, run) point.
+/// `kv`: one (regime, cores, workload, run) point on the kernel. Cycles are
+/// cycle-counter ticks.
 #[derive(Clone, Debug, Serialize)]
 pub struct KvRecord {
-    /// Always "kv".
-    pub record: &'static str,
     /// The regime.
     pub regime: String,
     /// Cores of the machine.
@@ -155,7 +157,6 @@ impl KvRecord {
         let (commits, aborts) = (sum(|s| s.commits), sum(granule_sync::profile::SiteRecord::aborts));
         let transactions = commits.zip(aborts).map(|(c, a)| c + a);
         Self {
-            record: "kv",
             regime: regime.to_string(),
             cores,
             workload: workload.to_string(),
@@ -187,12 +188,33 @@ impl KvRecord {
             abort_rate: transactions.zip(aborts).and_then(|(t, a)| (t > 0).then(|| a as f64 / t as f64)),
         }
     }
+}
 
-    /// As a record map.
-    pub fn into_map(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        }
-    }
+impl Record for KvRecord {
+    const KIND: &'static str = "kv";
+}
+
+/// `kv_linux`: one (cores, workload, run) point of real Redis on Linux.
+#[derive(Clone, Debug, Serialize)]
+pub struct KvLinuxRecord {
+    /// What it measured.
+    #[serde(flatten)]
+    pub point: LinuxPoint,
+    /// Repetition, from 1.
+    pub run: usize,
+}
+
+impl Record for KvLinuxRecord {
+    const KIND: &'static str = "kv_linux";
+}
+
+/// `linux_skipped`: `--linux` was asked for but cannot run.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinuxSkipped {
+    /// Why (what is missing).
+    pub reason: String,
+}
+
+impl Record for LinuxSkipped {
+    const KIND: &'static str = "linux_skipped";
 }

@@ -37,6 +37,8 @@
 //! records in the input (written by `granule scale --fit` from a profiled
 //! run) are shown beside the fitted `s`.
 
+mod records;
+
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -44,11 +46,13 @@ use clap::Args as ClapArgs;
 use granule_model::{fit, fit_service, Fit, Point};
 use serde_json::{Map, Value};
 
-use super::{put, MAX_MODEL_CORES};
+use self::records::{Delay, FitInput, FitKey, FitKnee, FitPoint, ModelCurve, ModelFit};
+use super::MAX_MODEL_CORES;
 use crate::bounds::Counts;
+use crate::fields::Fields;
 use crate::input::{self, Record};
 use crate::machine::Machine;
-use crate::output::{emit, record, Format};
+use crate::output::{emit, Format, Record as _};
 use crate::plot::{Chart, Figure, Series};
 
 pub use crate::regimes::BIG_LOCK_REGIMES;
@@ -192,7 +196,7 @@ pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<
     let mut holds = Vec::new();
     for r in records.iter().filter(|r| r.kind() == "lock_hold") {
         let (Some(regime), Some(cores), Some(cycles)) =
-            (r.text("regime"), r.index("cores", cores_range.clone())?, r.real("hold_cycles", 0.0..=f64::MAX)?)
+            (r.str("regime"), r.index("cores", cores_range.clone())?, r.real("hold_cycles", 0.0..=f64::MAX)?)
         else {
             continue;
         };
@@ -213,7 +217,7 @@ pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<
             let delay = need(r.real("delay_cycles", 0.0..=f64::MAX)?, "delay_cycles")?;
             let cores = r.index("cores", cores_range.clone())?.with_context(|| format!("{}: no `cores`", r.at))?;
             let x = need(r.real("round_trips_per_sec", positive_real.clone())?, "round_trips_per_sec")?;
-            raw.push((r.text("regime").unwrap_or_default().to_string(), delay, cores, x));
+            raw.push((r.str("regime").unwrap_or_default().to_string(), delay, cores, x));
         }
         Units::Scale { ghz, per_trip }
     } else {
@@ -227,7 +231,7 @@ pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<
                 Some(d) => d,
                 None => r.real("delay_cycles", 0.0..=f64::MAX)?.unwrap_or(0.0),
             };
-            raw.push((r.text("regime").unwrap_or("data").to_string(), delay, cores, x));
+            raw.push((r.str("regime").unwrap_or("data").to_string(), delay, cores, x));
         }
         Units::Generic
     };
@@ -334,14 +338,16 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
                 None => fit(&points),
             }
             .with_context(|| format!("{regime}, {}", scope.name()))?;
-            records.push(fit_record(regime, scope, &fitted, units, think.is_some(), pts.len(), &holds));
+            records.push(fit_record(regime, scope, &fitted, units, think.is_some(), pts.len(), &holds).to_map());
             for (o, (fx, res)) in pts.iter().zip(fitted.fitted.iter().zip(&fitted.residuals)) {
-                let mut r = keyed("fit_point", regime, scope, units_delay(o.delay));
-                put(&mut r, "cores", o.cores);
-                put(&mut r, "measured", units.to_input(o.x));
-                put(&mut r, "fitted", units.to_input(*fx));
-                put(&mut r, "residual", units.to_input(*res));
-                records.push(r);
+                let r = FitPoint {
+                    key: FitKey::new(regime, scope, Some(o.delay)),
+                    cores: o.cores,
+                    measured: units.to_input(o.x),
+                    fitted: units.to_input(*fx),
+                    residual: units.to_input(*res),
+                };
+                records.push(r.to_map());
             }
             let scope_delays: Vec<f64> = match scope {
                 Scope::All => delays.clone(),
@@ -351,27 +357,23 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
             for &d in &scope_delays {
                 let known = scope.known(units, d);
                 let top = *predict.iter().max().unwrap_or(&1);
-                let mut k = keyed("model_knee", regime, scope, units_delay(d));
-                put(&mut k, "think_per_request", fitted.a + known);
-                put(&mut k, "knee_cores", fitted.knee(known));
-                put(&mut k, &format!("peak_{}", units.throughput_name()), units.to_input(1.0 / fitted.s));
-                put(&mut k, "predicted_at_cores", top);
-                put(
-                    &mut k,
-                    &format!("predicted_{}", units.throughput_name()),
-                    units.to_input(fitted.predict(top, known)),
-                );
-                records.push(k);
+                let k = FitKnee {
+                    key: FitKey::new(regime, scope, Some(d)),
+                    think_per_request: fitted.a + known,
+                    knee_cores: fitted.knee(known),
+                    peak: units.peak(units.to_input(1.0 / fitted.s)),
+                    predicted_at_cores: top,
+                    predicted: units.predicted(units.to_input(fitted.predict(top, known))),
+                };
+                records.push(k.to_map());
                 if format != Format::Table {
                     for &n in &predict {
-                        let mut c = keyed("model_curve", regime, scope, units_delay(d));
-                        put(&mut c, "cores", n);
-                        put(
-                            &mut c,
-                            &format!("predicted_{}", units.throughput_name()),
-                            units.to_input(fitted.predict(n, known)),
-                        );
-                        records.push(c);
+                        let c = ModelCurve {
+                            key: FitKey::new(regime, scope, Some(d)),
+                            cores: n,
+                            predicted: units.predicted(units.to_input(fitted.predict(n, known))),
+                        };
+                        records.push(c.to_map());
                     }
                 }
                 // Plot the joint fit where there is one, else each delay's.
@@ -382,7 +384,7 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
                 if plotted {
                     let colour = delays.iter().position(|&x| x == d).unwrap_or(0);
                     chart.series.push(Series {
-                        label: format!("D = {}: measured", units_delay(d)),
+                        label: format!("D = {}: measured", Delay(d)),
                         points: shown
                             .iter()
                             .filter(|o| o.delay == d)
@@ -405,68 +407,44 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
     Ok((records, figure))
 }
 
-/// A record of `kind` for one regime, fit scope and delay.
-fn keyed(kind: &str, regime: &str, scope: Scope, delay: Value) -> Map<String, Value> {
-    let mut r = record(kind);
-    put(&mut r, "regime", regime);
-    put(&mut r, "scope", scope.name());
-    put(&mut r, "delay", delay);
-    r
-}
-
 fn unique_sorted_strings(mut xs: Vec<String>) -> Vec<String> {
     xs.sort();
     xs.dedup();
     xs
 }
 
-/// A delay as printed: whole numbers without a fraction.
-fn units_delay(d: f64) -> Value {
-    if d.fract() == 0.0 && d < 9e15 {
-        Value::from(d as u64)
-    } else {
-        Value::from(d)
-    }
-}
-
-fn fit_record(
-    regime: &str,
+fn fit_record<'a>(
+    regime: &'a str,
     scope: Scope,
     f: &Fit,
     units: Units,
     a_known: bool,
     points: usize,
     holds: &[&Hold],
-) -> Map<String, Value> {
+) -> ModelFit<'a> {
     let delay = match scope {
-        Scope::All => Value::Null,
-        Scope::Delay(d) => units_delay(d),
+        Scope::All => None,
+        Scope::Delay(d) => Some(d),
     };
-    let mut r = keyed("model_fit", regime, scope, delay);
-    put(&mut r, "points", points);
-    put(&mut r, "s", f.s);
-    put(&mut r, "s_err", f.s_err);
-    put(&mut r, "a", f.a);
-    put(&mut r, "a_err", f.a_err);
-    put(&mut r, "a_given", a_known);
-    put(&mut r, "r2", f.r2);
-    put(&mut r, "dof", f.dof);
-    put(&mut r, "converged", f.converged);
-    put(
-        &mut r,
-        "knee_cores",
-        match scope {
-            Scope::All => None,
-            Scope::Delay(_) => Some(f.knee(0.0)),
-        },
-    );
-    put(&mut r, "time_unit", units.time_unit());
     let one = holds.iter().find(|h| h.cores == 1);
     let most = holds.iter().filter(|h| h.cores > 1).max_by_key(|h| h.cores);
-    put(&mut r, "profiled_hold_1_core", one.map(|h| h.cycles));
-    put(&mut r, "profiled_hold_cores", most.map(|h| h.cores));
-    put(&mut r, "profiled_hold_n_cores", most.map(|h| h.cycles));
-    r
+    ModelFit {
+        key: FitKey::new(regime, scope, delay),
+        points,
+        s: f.s,
+        s_err: f.s_err,
+        a: f.a,
+        a_err: f.a_err,
+        a_given: a_known,
+        r2: f.r2,
+        dof: f.dof,
+        converged: f.converged,
+        knee_cores: delay.map(|_| f.knee(0.0)),
+        time_unit: units.time_unit(),
+        profiled_hold_1_core: one.map(|h| h.cycles),
+        profiled_hold_cores: most.map(|h| h.cores),
+        profiled_hold_n_cores: most.map(|h| h.cycles),
+    }
 }
 
 /// Run `granule model fit`.
@@ -474,22 +452,19 @@ pub fn run(a: &Args) -> Result<()> {
     let input = input::read(&a.input)?;
     let data = data_from(&input, a.fit.locks_per_round_trip, a.ghz)?;
     let mut records = vec![Machine::detect().record()];
-    let mut src = record("fit_input");
-    put(&mut src, "file", a.input.display().to_string());
-    put(&mut src, "points", data.obs.len());
     let machine = input.iter().find(|r| r.kind() == "machine");
-    put(&mut src, "cpu_model", machine.and_then(|m| m.text("cpu_model")));
-    match data.units {
-        Units::Scale { ghz, per_trip } => {
-            put(&mut src, "tsc_ghz", ghz);
-            put(&mut src, "locks_per_round_trip", per_trip);
-        }
-        Units::Generic => {
-            put(&mut src, "tsc_ghz", Value::Null);
-            put(&mut src, "locks_per_round_trip", Value::Null);
-        }
-    }
-    records.push(src);
+    let (tsc_ghz, locks_per_round_trip) = match data.units {
+        Units::Scale { ghz, per_trip } => (Some(ghz), Some(per_trip)),
+        Units::Generic => (None, None),
+    };
+    let src = FitInput {
+        file: a.input.display().to_string(),
+        points: data.obs.len(),
+        cpu_model: machine.and_then(|m| m.str("cpu_model")),
+        tsc_ghz,
+        locks_per_round_trip,
+    };
+    records.push(src.to_map());
     let (fits, figure) = fit_records(&data, &a.fit, a.common.format)?;
     records.extend(fits);
     if let Some(path) = &a.fit.plot {

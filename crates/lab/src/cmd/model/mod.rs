@@ -22,7 +22,6 @@ pub mod validate;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use granule_model::ServiceLaw;
-use serde_json::{Map, Value};
 
 /// Options of `granule model`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -83,14 +82,4 @@ impl From<Law> for ServiceLaw {
             Law::Const => ServiceLaw::Constant,
         }
     }
-}
-
-/// Insert `value` (or null) under `key`.
-pub fn put(r: &mut Map<String, Value>, key: &str, value: impl Into<Value>) {
-    r.insert(key.into(), value.into());
-}
-
-/// Insert `x · factor` if both are known, else null.
-pub fn put_scaled(r: &mut Map<String, Value>, key: &str, x: Option<f64>, factor: Option<f64>) {
-    r.insert(key.into(), x.zip(factor).map(|(x, f)| x * f).into());
 }

@@ -13,11 +13,12 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use granule_model::{knee, FiniteSource, Repairman, ServiceLaw, Solution};
+use serde::Serialize;
 
-use super::{put, put_scaled, Law};
+use super::Law;
 use crate::bounds::Counts;
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, Record};
 use crate::plot::{Chart, Figure, Series};
 
 /// Options of `granule model predict`.
@@ -66,27 +67,29 @@ pub fn run(a: &Args) -> Result<()> {
     let mut curve = Vec::with_capacity(cores.len());
     for &n in &cores {
         let sol = solve(n, s, d, law)?;
-        let mut r = record("model_predict");
-        put(&mut r, "service_dist", law.name());
-        put(&mut r, "cores", n);
-        put(&mut r, "throughput", sol.throughput);
-        put_scaled(&mut r, "throughput_per_sec", Some(sol.throughput), per_sec);
-        put(&mut r, "lock_utilisation", sol.utilisation);
-        put(&mut r, "queue_length", sol.queue_length);
-        put(&mut r, "waiting", sol.waiting);
-        put(&mut r, "response_time", sol.response_time);
-        put(&mut r, "p0", sol.p0);
-        put(&mut r, "speedup", sol.throughput / one);
-        records.push(r);
+        let r = PredictRecord {
+            service_dist: law.name(),
+            cores: n,
+            throughput: sol.throughput,
+            throughput_per_sec: per_sec.map(|f| sol.throughput * f),
+            lock_utilisation: sol.utilisation,
+            queue_length: sol.queue_length,
+            waiting: sol.waiting,
+            response_time: sol.response_time,
+            p0: sol.p0,
+            speedup: sol.throughput / one,
+        };
+        records.push(r.to_map());
         curve.push((n as f64, sol.throughput * per_sec.unwrap_or(1.0)));
     }
-    let mut k = record("model_knee");
-    put(&mut k, "service", s);
-    put(&mut k, "delay", d);
-    put(&mut k, "knee_cores", knee(s, d));
-    put(&mut k, "max_throughput", 1.0 / s);
-    put_scaled(&mut k, "max_throughput_per_sec", Some(1.0 / s), per_sec);
-    records.push(k);
+    let k = PredictKnee {
+        service: s,
+        delay: d,
+        knee_cores: knee(s, d),
+        max_throughput: 1.0 / s,
+        max_throughput_per_sec: per_sec.map(|f| 1.0 / s * f),
+    };
+    records.push(k.to_map());
     if let Some(path) = &a.plot {
         let chart = Chart {
             title: format!("machine-repairman model ({}): s = {s}, a = {d}, knee {:.1} cores", law.name(), knee(s, d)),
@@ -98,4 +101,55 @@ pub fn run(a: &Args) -> Result<()> {
     }
     emit(a.common.format, &records, "")?;
     Ok(())
+}
+
+/// `model_predict`: the model's solution for one core count. Times are in
+/// the unit of `--service` (cycles); throughput is critical sections per
+/// that unit.
+#[derive(Clone, Debug, Serialize)]
+pub struct PredictRecord {
+    /// Service-time law: `exp` or `const`.
+    pub service_dist: &'static str,
+    /// Cores.
+    pub cores: usize,
+    /// Lock throughput, critical sections per cycle.
+    pub throughput: f64,
+    /// The same per second (with `--ghz`, else null).
+    pub throughput_per_sec: Option<f64>,
+    /// Fraction of time the lock is held.
+    pub lock_utilisation: f64,
+    /// Mean cores waiting for or holding the lock.
+    pub queue_length: f64,
+    /// Mean cores waiting, not holding.
+    pub waiting: f64,
+    /// Mean time from asking for the lock to releasing it, cycles.
+    pub response_time: f64,
+    /// Probability that no core waits for or holds the lock.
+    pub p0: f64,
+    /// Throughput over one core's.
+    pub speedup: f64,
+}
+
+impl Record for PredictRecord {
+    const KIND: &'static str = "model_predict";
+}
+
+/// `model_knee` of `granule model predict`: where the big lock saturates.
+/// (`granule model fit` writes its own `model_knee`, per fitted delay.)
+#[derive(Clone, Debug, Serialize)]
+pub struct PredictKnee {
+    /// Mean service time s, cycles.
+    pub service: f64,
+    /// Mean think time a, cycles.
+    pub delay: f64,
+    /// The saturation point `n* = 1 + a/s`, cores.
+    pub knee_cores: f64,
+    /// The bound `1/s`, critical sections per cycle.
+    pub max_throughput: f64,
+    /// The same per second (with `--ghz`, else null).
+    pub max_throughput_per_sec: Option<f64>,
+}
+
+impl Record for PredictKnee {
+    const KIND: &'static str = "model_knee";
 }

@@ -15,6 +15,8 @@
 //! (`model_throughput`, exact for the simulated service law) — the gap is
 //! what the topology and the lock kind cost.
 
+mod records;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -22,14 +24,16 @@ use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 use granule_model::{simulate, Config, Dist, LockKind, Topology};
 
+use self::records::{SimulateRecord, TopologyRecord};
 use super::predict::solve;
-use super::{put, put_scaled, Law};
+use super::Law;
 use crate::bounds::Counts;
 use crate::bounds::MAX_CYCLES;
+use crate::fields::Fields;
 use crate::input;
 use crate::limits::{self, LatencyConfig};
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, Record};
 use crate::pin;
 use crate::plot::{Chart, Figure, Series};
 
@@ -189,14 +193,15 @@ pub fn run(a: &Args) -> Result<()> {
     let per_sec = ghz.map(|g| g * 1e9);
 
     let mut records = vec![machine.record()];
-    let mut t = record("topology");
-    put(&mut t, "name", topo.name());
-    put(&mut t, "cores", topo.cores());
-    put(&mut t, "ghz", ghz);
-    put(&mut t, "mean_latency_cycles", topo.mean_latency(topo.cores()));
-    put(&mut t, "delay_dist", think.describe());
-    put(&mut t, "service_dist", service.describe());
-    records.push(t);
+    let t = TopologyRecord {
+        name: topo.name(),
+        cores: topo.cores(),
+        ghz,
+        mean_latency_cycles: topo.mean_latency(topo.cores()),
+        delay_dist: think.describe(),
+        service_dist: service.describe(),
+    };
+    records.push(t.to_map());
     let mut chart = Chart {
         title: format!("simulated on {}: s = {s}, a = {}", topo.name(), think.mean()),
         x_label: "cores".into(),
@@ -214,25 +219,8 @@ pub fn run(a: &Args) -> Result<()> {
             cfg.seed = a.seed;
             let o = simulate(&cfg, &topo).with_context(|| format!("{name}, {n} cores"))?;
             let analytic = solve(n, s, think.mean(), a.service_dist.into())?.throughput;
-            let mut r = record("model_simulate");
-            put(&mut r, "lock", name.as_str());
-            put(&mut r, "cores", n);
-            put(&mut r, "throughput", o.throughput);
-            put(&mut r, "throughput_ci95", o.throughput_ci95);
-            put_scaled(&mut r, "throughput_per_sec", Some(o.throughput), per_sec);
-            put(&mut r, "lock_utilisation", o.lock_utilisation);
-            put(&mut r, "queue_length", o.queue_length);
-            put(&mut r, "response_cycles", o.response_time);
-            put(&mut r, "mean_hold_cycles", o.mean_hold);
-            put(&mut r, "mean_handoff_cycles", o.mean_handoff);
-            put(&mut r, "model_throughput", analytic);
-            put(&mut r, "ratio_to_model", o.throughput / analytic);
-            if matches!(lock, LockKind::Rtm { .. }) {
-                put(&mut r, "commits", o.commits);
-                put(&mut r, "aborts", o.aborts);
-                put(&mut r, "fallbacks", o.fallbacks);
-            }
-            records.push(r);
+            let rtm = matches!(lock, LockKind::Rtm { .. });
+            records.push(SimulateRecord::new(name, rtm, &o, analytic, per_sec).to_map());
             line.push((n as f64, o.throughput * unit));
             if i == 0 {
                 model_line.push((n as f64, analytic * unit));

@@ -14,12 +14,13 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args as ClapArgs;
-use granule_model::{validate, ServiceLaw, Validation};
+use granule_model::{validate, Row, ServiceLaw, Validation};
+use serde::Serialize;
 
-use super::{put, Law};
+use super::Law;
 use crate::bounds::Counts;
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, Record};
 use crate::plot::{Chart, Figure, Series};
 
 /// Options of `granule model validate`.
@@ -67,34 +68,21 @@ pub fn run(a: &Args) -> Result<()> {
     };
     let rows = validate(&v)?;
     let mut records = vec![Machine::detect().record()];
-    for r in &rows {
-        let mut rec = record("model_validate");
-        put(&mut rec, "service_dist", r.law.name());
-        put(&mut rec, "cores", r.cores);
-        put(&mut rec, "analytic", r.analytic);
-        put(&mut rec, "simulated", r.simulated);
-        put(&mut rec, "ci95", r.ci95);
-        put(&mut rec, "rel_error", r.rel_error);
-        put(&mut rec, "within", r.within);
-        put(&mut rec, "seeds_model", r.seeds_model);
-        put(&mut rec, "seeds_rel_error", r.seeds_rel_error);
-        put(&mut rec, "analytic_queue", r.analytic_queue);
-        put(&mut rec, "simulated_queue", r.simulated_queue);
-        records.push(rec);
-    }
+    records.extend(rows.iter().map(|r| ValidateRecord::from(r).to_map()));
     let failed = rows.iter().filter(|r| !r.within).count();
     let worst = rows.iter().map(|r| r.rel_error.abs()).fold(0.0, f64::max);
-    let mut sum = record("model_validate_summary");
-    put(&mut sum, "service", v.s);
-    put(&mut sum, "delay", v.a);
-    put(&mut sum, "rows", rows.len());
-    put(&mut sum, "failed", failed);
-    put(&mut sum, "max_abs_rel_error", worst);
-    put(&mut sum, "tolerance", v.tolerance);
-    put(&mut sum, "seed", v.seed);
-    put(&mut sum, "completions", v.completions);
-    put(&mut sum, "passed", failed == 0);
-    records.push(sum);
+    let sum = ValidateSummary {
+        service: v.s,
+        delay: v.a,
+        rows: rows.len(),
+        failed,
+        max_abs_rel_error: worst,
+        tolerance: v.tolerance,
+        seed: v.seed,
+        completions: v.completions,
+        passed: failed == 0,
+    };
+    records.push(sum.to_map());
     if let Some(path) = &a.plot {
         let mut chart = Chart {
             title: format!("simulator vs analytic model: s = {}, a = {}, no hand-off", v.s, v.a),
@@ -135,4 +123,81 @@ pub fn run(a: &Args) -> Result<()> {
         bail!("{failed} of {} comparisons beyond the tolerance {} (worst {:.4})", rows.len(), v.tolerance, worst);
     }
     Ok(())
+}
+
+/// `model_validate`: the simulator against the exact analytic model for
+/// one (service law, cores). Throughput is critical sections per cycle.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValidateRecord {
+    /// Service-time law: `exp` or `const`.
+    pub service_dist: &'static str,
+    /// Cores.
+    pub cores: usize,
+    /// The exact analytic throughput for the law.
+    pub analytic: f64,
+    /// The simulated throughput.
+    pub simulated: f64,
+    /// Half-width of its 95 % interval (null if unknown).
+    pub ci95: Option<f64>,
+    /// `(simulated − analytic)/analytic`.
+    pub rel_error: f64,
+    /// `|rel_error| ≤ --tolerance`.
+    pub within: bool,
+    /// The seeds' M/M/1//n throughput.
+    pub seeds_model: f64,
+    /// `(seeds_model − analytic)/analytic`.
+    pub seeds_rel_error: f64,
+    /// Analytic mean cores waiting or holding.
+    pub analytic_queue: f64,
+    /// Simulated mean cores waiting or holding.
+    pub simulated_queue: f64,
+}
+
+impl Record for ValidateRecord {
+    const KIND: &'static str = "model_validate";
+}
+
+impl From<&Row> for ValidateRecord {
+    fn from(r: &Row) -> Self {
+        Self {
+            service_dist: r.law.name(),
+            cores: r.cores,
+            analytic: r.analytic,
+            simulated: r.simulated,
+            ci95: r.ci95,
+            rel_error: r.rel_error,
+            within: r.within,
+            seeds_model: r.seeds_model,
+            seeds_rel_error: r.seeds_rel_error,
+            analytic_queue: r.analytic_queue,
+            simulated_queue: r.simulated_queue,
+        }
+    }
+}
+
+/// `model_validate_summary`: the whole comparison, closing the output.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValidateSummary {
+    /// Mean service time s, cycles.
+    pub service: f64,
+    /// Mean user delay a, cycles.
+    pub delay: f64,
+    /// Comparisons (`model_validate` records).
+    pub rows: usize,
+    /// Of which beyond the tolerance.
+    pub failed: usize,
+    /// The largest `|rel_error|`.
+    pub max_abs_rel_error: f64,
+    /// Largest relative error that passes.
+    pub tolerance: f64,
+    /// Seed of every simulation.
+    pub seed: u64,
+    /// Critical sections measured per simulation.
+    pub completions: u64,
+    /// No comparison failed.
+    pub passed: bool,
+}
+
+impl Record for ValidateSummary {
+    const KIND: &'static str = "model_validate_summary";
 }

@@ -40,10 +40,10 @@ use serde_json::{Map, Value};
 
 use self::bench::Bench;
 use self::servers::{Kind, Server};
-use self::summary::Sample;
+use self::summary::{Sample, Setup};
 use crate::cmd::kv::linux::{on_path, redis_server, taskset, version};
 use crate::machine::Machine;
-use crate::output::{emit, Format};
+use crate::output::{emit, Format, Record};
 use crate::progress;
 use crate::regimes::REGIMES;
 
@@ -200,21 +200,21 @@ pub fn run(a: &Args) -> Result<()> {
     let redis = servers::redis(&redis_path, redis_pin.as_ref().map(|(t, c)| (t.as_path(), *c)), &[granule.port])?;
     let mut pair = Pair { granule, redis };
 
-    let mut setup = crate::output::record("serve_bench_setup");
-    setup.insert("regime".into(), s.regime.into());
-    setup.insert("granule_port".into(), pair.granule.port.into());
-    setup.insert("redis_port".into(), pair.redis.port.into());
-    setup.insert("redis_version".into(), redis_version.into());
-    setup.insert("requests".into(), s.requests.into());
-    setup.insert("clients".into(), s.clients.into());
-    setup.insert("rounds".into(), s.rounds.into());
-    let cpu_of_servers = match (server_cpu, &redis_pin) {
-        (Some(c), Some(_)) => c.to_string(),
-        (Some(c), None) => format!("granule {c}, redis unpinned"),
-        _ => "unpinned".into(),
+    let setup = Setup {
+        regime: s.regime,
+        granule_port: pair.granule.port,
+        redis_port: pair.redis.port,
+        redis_version,
+        requests: s.requests,
+        clients: s.clients,
+        rounds: s.rounds,
+        server_cpu: match (server_cpu, &redis_pin) {
+            (Some(c), Some(_)) => c.to_string(),
+            (Some(c), None) => format!("granule {c}, redis unpinned"),
+            _ => "unpinned".into(),
+        },
+        benchmark_cpus: bench_pin.as_ref().map_or("unpinned".to_string(), |(_, l)| l.clone()),
     };
-    setup.insert("server_cpu".into(), cpu_of_servers.into());
-    setup.insert("benchmark_cpus".into(), bench_pin.as_ref().map_or("unpinned".to_string(), |(_, l)| l.clone()).into());
 
     let bench = Bench { program, pin: bench_pin, clients: s.clients, requests: s.requests, timeout };
     let pb = progress::bar(s.runs(), "serve");
@@ -234,14 +234,14 @@ pub fn run(a: &Args) -> Result<()> {
     }
     drop(redis);
 
-    let mut records: Vec<Map<String, Value>> = vec![m.record(), setup];
-    records.extend(samples.iter().map(Sample::record));
+    let mut records: Vec<Map<String, Value>> = vec![m.record(), setup.to_map()];
+    records.extend(samples.iter().map(|s| s.record().to_map()));
     let mut met = 0;
     for &p in &s.pipelines {
         for &t in &s.tests {
             let r = summary::compare(&samples, s.regime, t, p);
-            met += usize::from(r.get("meets_target") == Some(&Value::Bool(true)));
-            records.push(r);
+            met += usize::from(r.meets_target);
+            records.push(r.to_map());
         }
     }
     let mut note = String::new();

@@ -1,11 +1,99 @@
-//! The records: one `serve_bench` per (round, server, test, pipeline) and
-//! one `serve_vs_redis` per (test, pipeline) comparing the two servers'
-//! medians over the rounds.
+//! The records: one `serve_bench_setup`, one `serve_bench` per (round,
+//! server, test, pipeline) and one `serve_vs_redis` per (test, pipeline)
+//! comparing the two servers' medians over the rounds.
 
-use serde_json::{Map, Value};
+use serde::Serialize;
 
 use super::servers::Kind;
-use crate::output::record;
+use crate::output::Record;
+
+/// `serve_bench_setup`: the two servers and how the load was laid out.
+#[derive(Clone, Debug, Serialize)]
+pub struct Setup {
+    /// The regime `granule serve` runs.
+    pub regime: &'static str,
+    /// Port of `granule serve` on 127.0.0.1.
+    pub granule_port: u16,
+    /// Port of `redis-server` on 127.0.0.1.
+    pub redis_port: u16,
+    /// `redis-server --version`.
+    pub redis_version: String,
+    /// Requests per redis-benchmark run (`-n`).
+    pub requests: u64,
+    /// Parallel connections of redis-benchmark (`-c`).
+    pub clients: u64,
+    /// Rounds.
+    pub rounds: u64,
+    /// The CPU the servers are pinned to, or how they are not.
+    pub server_cpu: String,
+    /// The CPUs redis-benchmark is pinned to (comma-separated), or
+    /// `unpinned`.
+    pub benchmark_cpus: String,
+}
+
+impl Record for Setup {
+    const KIND: &'static str = "serve_bench_setup";
+}
+
+/// `serve_bench`: one redis-benchmark run against one server.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServeBenchRecord<'a> {
+    /// Round, from 1.
+    pub round: u64,
+    /// `granule` or `redis`.
+    pub server: &'static str,
+    /// The redis-benchmark test.
+    pub test: &'a str,
+    /// Pipeline depth (`-P`).
+    pub pipeline: u64,
+    /// 1 if this server ran first for this (test, pipeline) in its round,
+    /// else 2.
+    pub order: u64,
+    /// Requests per second, as redis-benchmark reports it.
+    pub requests_per_sec: f64,
+    /// CPU time of the server process over the run (utime + stime),
+    /// seconds.
+    pub server_cpu_s: f64,
+    /// Requests per second of server CPU time; null when no CPU tick was
+    /// charged.
+    pub requests_per_cpu_s: Option<f64>,
+}
+
+impl Record for ServeBenchRecord<'_> {
+    const KIND: &'static str = "serve_bench";
+}
+
+/// `serve_vs_redis`: the two servers' medians over the rounds for one
+/// (test, pipeline); a figure is null where a server has none.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServeVsRedis<'a> {
+    /// The redis-benchmark test.
+    pub test: &'a str,
+    /// Pipeline depth (`-P`).
+    pub pipeline: u64,
+    /// The regime `granule serve` runs.
+    pub regime: &'a str,
+    /// Rounds measured on both servers.
+    pub rounds: u64,
+    /// `granule serve`'s median requests per second.
+    pub granule_requests_per_sec: Option<f64>,
+    /// `redis-server`'s median requests per second.
+    pub redis_requests_per_sec: Option<f64>,
+    /// `granule_requests_per_sec / redis_requests_per_sec`.
+    pub ratio_rps: Option<f64>,
+    /// `granule serve`'s median requests per server CPU-second.
+    pub granule_requests_per_cpu_s: Option<f64>,
+    /// `redis-server`'s median requests per server CPU-second.
+    pub redis_requests_per_cpu_s: Option<f64>,
+    /// `granule_requests_per_cpu_s / redis_requests_per_cpu_s`.
+    pub ratio_xput: Option<f64>,
+    /// Both ratios are at least 1.
+    pub meets_target: bool,
+}
+
+impl Record for ServeVsRedis<'_> {
+    const KIND: &'static str = "serve_vs_redis";
+}
 
 /// One measured run.
 #[derive(Clone, Debug)]
@@ -30,17 +118,17 @@ impl Sample {
     }
 
     /// The `serve_bench` record.
-    pub fn record(&self) -> Map<String, Value> {
-        let mut r = record("serve_bench");
-        r.insert("round".into(), self.round.into());
-        r.insert("server".into(), self.server.name().into());
-        r.insert("test".into(), self.test.clone().into());
-        r.insert("pipeline".into(), self.pipeline.into());
-        r.insert("order".into(), self.order.into());
-        r.insert("requests_per_sec".into(), self.requests_per_sec.into());
-        r.insert("server_cpu_s".into(), self.server_cpu_s.into());
-        r.insert("requests_per_cpu_s".into(), self.requests_per_cpu_s().into());
-        r
+    pub fn record(&self) -> ServeBenchRecord<'_> {
+        ServeBenchRecord {
+            round: self.round,
+            server: self.server.name(),
+            test: &self.test,
+            pipeline: self.pipeline,
+            order: self.order,
+            requests_per_sec: self.requests_per_sec,
+            server_cpu_s: self.server_cpu_s,
+            requests_per_cpu_s: self.requests_per_cpu_s(),
+        }
     }
 }
 
@@ -65,7 +153,7 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 /// The `serve_vs_redis` record of (`test`, `pipeline`) over `samples`.
-pub fn compare(samples: &[Sample], regime: &str, test: &str, pipeline: u64) -> Map<String, Value> {
+pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline: u64) -> ServeVsRedis<'a> {
     let of = |kind: Kind| samples.iter().filter(move |s| s.server == kind && s.test == test && s.pipeline == pipeline);
     let rps = |kind: Kind| median(of(kind).map(|s| s.requests_per_sec).collect());
     let xput = |kind: Kind| median(of(kind).filter_map(Sample::requests_per_cpu_s).collect());
@@ -73,20 +161,19 @@ pub fn compare(samples: &[Sample], regime: &str, test: &str, pipeline: u64) -> M
     let (g_xput, r_xput) = (xput(Kind::Granule), xput(Kind::Redis));
     let ratio_rps = ratio(g_rps, r_rps);
     let ratio_xput = ratio(g_xput, r_xput);
-    let mut r = record("serve_vs_redis");
-    r.insert("test".into(), test.into());
-    r.insert("pipeline".into(), pipeline.into());
-    r.insert("regime".into(), regime.into());
-    r.insert("rounds".into(), (of(Kind::Granule).count().min(of(Kind::Redis).count()) as u64).into());
-    r.insert("granule_requests_per_sec".into(), g_rps.into());
-    r.insert("redis_requests_per_sec".into(), r_rps.into());
-    r.insert("ratio_rps".into(), ratio_rps.into());
-    r.insert("granule_requests_per_cpu_s".into(), g_xput.into());
-    r.insert("redis_requests_per_cpu_s".into(), r_xput.into());
-    r.insert("ratio_xput".into(), ratio_xput.into());
-    let meets = ratio_rps.is_some_and(|x| x >= 1.0) && ratio_xput.is_some_and(|x| x >= 1.0);
-    r.insert("meets_target".into(), meets.into());
-    r
+    ServeVsRedis {
+        test,
+        pipeline,
+        regime,
+        rounds: of(Kind::Granule).count().min(of(Kind::Redis).count()) as u64,
+        granule_requests_per_sec: g_rps,
+        redis_requests_per_sec: r_rps,
+        ratio_rps,
+        granule_requests_per_cpu_s: g_xput,
+        redis_requests_per_cpu_s: r_xput,
+        ratio_xput,
+        meets_target: ratio_rps.is_some_and(|x| x >= 1.0) && ratio_xput.is_some_and(|x| x >= 1.0),
+    }
 }
 
 #[cfg(test)]
@@ -125,16 +212,17 @@ mod tests {
             sample(Kind::Redis, 3, 100.0, 2.0),
         ];
         let r = compare(&s, "bkl", "set", 1);
-        assert_eq!(r["ratio_rps"].as_f64(), Some(2.0));
+        assert_eq!(r.ratio_rps, Some(2.0));
         // Granule: 2000 and 1000 requests per CPU-second (the run charged
         // no tick has none): median 1500; Redis: 1000.
-        assert_eq!(r["granule_requests_per_cpu_s"].as_f64(), Some(1500.0));
-        assert_eq!(r["ratio_xput"].as_f64(), Some(1.5));
-        assert_eq!(r["meets_target"], true);
-        assert_eq!(r["rounds"], 3);
+        assert_eq!(r.granule_requests_per_cpu_s, Some(1500.0));
+        assert_eq!(r.ratio_xput, Some(1.5));
+        assert!(r.meets_target);
+        assert_eq!(r.rounds, 3);
         let none = compare(&s, "bkl", "get", 1);
-        assert!(none["ratio_rps"].is_null());
-        assert_eq!(none["meets_target"], false);
-        assert_eq!(sample(Kind::Redis, 1, 1.0, 0.0).record()["requests_per_cpu_s"], Value::Null);
+        assert!(none.ratio_rps.is_none());
+        assert!(!none.meets_target);
+        let m = sample(Kind::Redis, 1, 1.0, 0.0).record().to_map();
+        assert_eq!(m["requests_per_cpu_s"], serde_json::Value::Null, "{m:?}");
     }
 }

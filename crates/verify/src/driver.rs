@@ -1,5 +1,6 @@
-//! The platform `granule verify` runs programs on: one OS thread per core,
-//! each the only actor of its core, and simulated user threads.
+//! How `granule verify` runs a program: one OS thread per core, each the only
+//! actor of its core (the platform's `cores::core_loop`), and simulated user
+//! threads.
 //!
 //! A core follows its exit plans as the kernel's contract says. When the plan
 //! runs thread `t`, the core *is* `t` between kernel entries: it first reads
@@ -31,16 +32,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
-use granule_kernel::{CoreHandle, ExitPlan, FaultKind, Kernel, Regime, SyscallArgs, ThreadId, ThreadStatus, Word};
+use granule_kernel::{
+    BootConfig, CoreHandle, ExitPlan, FaultKind, Kernel, Regime, SyscallArgs, ThreadId, ThreadStatus, Word,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::program::{Op, Program};
-use super::record::{Attempt, Interrupt, Observed, RunRecord, Stop};
-use super::regimes::{FaultInjection, Kind};
-use super::setup::{self, park_irq, Layout, PARK_LINE};
-use super::user::{decode_message, trap_for, wait_trap, write_inputs, MsgId, Outcome, Trap, CALL};
-use super::{Check, Violation};
+use crate::config;
+use crate::cores::{self, Actor, Entry, Next};
+use crate::program::{Op, Program};
+use crate::record::{Attempt, Interrupt, Observed, RunRecord, Stop};
+use crate::regimes::{FaultInjection, Kind};
+use crate::setup::{self, park_irq, Layout, PARK_LINE};
+use crate::user::{decode_message, trap_for, wait_trap, write_inputs, MsgId, Outcome, Trap, CALL};
+use crate::{Check, Violation};
 
 /// How programs are run.
 #[derive(Clone, Debug)]
@@ -172,7 +177,7 @@ impl<R: Regime> Shared<R> {
 /// Run `prog` under the regime `make` builds (`kind` says how it is checked).
 pub fn run_under<R: Regime>(
     kind: Kind,
-    make: impl Fn(usize, Option<FaultInjection>) -> R,
+    make: impl Fn(&BootConfig, Option<FaultInjection>) -> R,
     prog: &Program,
     opts: &RunOptions,
 ) -> RunOutcome {
@@ -183,8 +188,9 @@ pub fn run_under<R: Regime>(
         violations: vec![Violation { check, detail }],
         hung: false,
     };
-    let booted = match catch_unwind(AssertUnwindSafe(|| setup::boot(prog, prog.cores, make(prog.cores, fault), false)))
-    {
+    let booted = match catch_unwind(AssertUnwindSafe(|| {
+        setup::boot(prog, prog.cores, make(&config::for_programs(prog.cores), fault), false)
+    })) {
         Ok(Ok(b)) => b,
         Ok(Err(e)) => return crashed(Check::Crash, e),
         Err(p) => return crashed(Check::Crash, format!("kernel panic during setup: {}", panic_message(&*p))),
@@ -219,7 +225,7 @@ pub fn run_under<R: Regime>(
         let plan = if c == 0 { booted.plan } else { ExitPlan::idle() };
         let (sh, tx) = (Arc::clone(&sh), tx.clone());
         std::thread::spawn(move || {
-            let r = catch_unwind(AssertUnwindSafe(|| core_loop(&sh, &mut h, plan)));
+            let r = catch_unwind(AssertUnwindSafe(|| run_core(&sh, &mut h, plan)));
             if r.is_err() {
                 sh.finish(Stop::Violation);
             }
@@ -418,109 +424,134 @@ enum Step {
     Stop,
 }
 
-fn core_loop<R: Regime>(sh: &Shared<R>, h: &mut CoreHandle, mut plan: ExitPlan) -> CoreLog {
+/// What the entry a core is making was for, to log with its real-time
+/// interval.
+enum Making {
+    /// Attempt `attempt` of program thread `thread` (kernel thread `t`).
+    Syscall { thread: usize, attempt: usize, t: ThreadId, inv: u64 },
+    /// Thread `thread`'s interrupt step `op_index`.
+    Interrupt { thread: usize, op_index: usize, line: u8, inv: u64 },
+    /// Nothing logged (IPIs, ticks, faults, rescues).
+    Other,
+}
+
+/// One core of a run: the actor of `cores::core_loop`.
+struct Core<'a, R: Regime> {
+    sh: &'a Shared<R>,
+    c: usize,
+    log: CoreLog,
+    rng: ChaCha8Rng,
+    idle_polls: u32,
+    steps: u64,
+    rescue: Rescue,
+    making: Making,
+}
+
+/// Run core `h` from `plan` until the run stops; what it did.
+fn run_core<R: Regime>(sh: &Shared<R>, h: &mut CoreHandle, plan: ExitPlan) -> CoreLog {
     let c = h.index();
-    let k = &sh.kernel;
-    let mut log = CoreLog::default();
-    let mut rng = ChaCha8Rng::seed_from_u64(sh.prog.seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let mut idle_polls = 0u32;
-    let mut steps = 0u64;
-    let mut rescue = Rescue { left: (1 + sh.prog.total_ops() / 6).min(8), after: None };
     note_start(sh, &plan);
-    loop {
+    let mut core = Core {
+        sh,
+        c,
+        log: CoreLog::default(),
+        rng: ChaCha8Rng::seed_from_u64(sh.prog.seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        idle_polls: 0,
+        steps: 0,
+        rescue: Rescue { left: (1 + sh.prog.total_ops() / 6).min(8), after: None },
+        making: Making::Other,
+    };
+    cores::core_loop(&sh.kernel, h, plan.run, &mut core);
+    core.log
+}
+
+impl<R: Regime> Actor<R> for Core<'_, R> {
+    fn stop(&mut self) -> bool {
+        let sh = self.sh;
         if sh.stop.load(Ordering::SeqCst) {
-            break;
+            return true;
         }
-        steps += 1;
-        if steps % 32 == 0 && Instant::now() > sh.deadline {
+        self.steps += 1;
+        if self.steps % 32 == 0 && Instant::now() > sh.deadline {
             sh.finish(Stop::Wall);
-            break;
+            return true;
         }
         if sh.entries.load(Ordering::Relaxed) > sh.max_entries {
             sh.finish(Stop::Steps);
-            break;
+            return true;
         }
-        if k.pending_ipi(c) {
-            sh.idle[c].store(false, Ordering::SeqCst);
-            idle_polls = 0;
-            plan = {
-                let p = k.ipi(h);
-                after_entry(sh, h, &mut log, p)
-            };
-            continue;
-        }
-        let Some(t) = plan.run else {
+        false
+    }
+
+    fn next(&mut self, _k: &Kernel<R>, _h: &mut CoreHandle, run: Option<ThreadId>) -> Next {
+        let (sh, c) = (self.sh, self.c);
+        let Some(t) = run else {
             sh.idle[c].store(true, Ordering::SeqCst);
             // Core 0 alone decides what quiescence means: a rescue, or the end.
             if c == 0 && sh.quiescent() {
-                if rescue.due(sh) {
+                if self.rescue.due(sh) {
                     sh.idle[c].store(false, Ordering::SeqCst);
-                    idle_polls = 0;
-                    plan = {
-                        let p = k.interrupt(h, sh.park_irq);
-                        after_entry(sh, h, &mut log, p)
-                    };
-                    continue;
+                    self.idle_polls = 0;
+                    return Next::Enter(Entry::Interrupt(sh.park_irq));
                 }
                 sh.finish(Stop::Quiescent);
-                break;
+                return Next::Stop;
             }
-            idle_polls += 1;
-            if idle_polls < 64 {
-                std::hint::spin_loop();
-            } else {
+            self.idle_polls += 1;
+            if self.idle_polls >= 64 {
                 std::thread::yield_now();
             }
-            continue;
+            return Next::Idle;
         };
         if sh.fault {
-            match rng.gen_range(0..32) {
-                0..=7 => spin(rng.gen_range(0..2000)),
+            match self.rng.gen_range(0..32) {
+                0..=7 => spin(self.rng.gen_range(0..2000)),
                 8 => std::thread::yield_now(),
-                9 => {
-                    plan = {
-                        let p = k.timer_tick(h);
-                        after_entry(sh, h, &mut log, p)
-                    };
-                    continue;
-                }
-                10 => {
-                    plan = {
-                        let p = k.ipi(h);
-                        after_entry(sh, h, &mut log, p)
-                    };
-                    continue;
-                }
+                9 => return Next::Enter(Entry::Tick),
+                10 => return Next::Enter(Entry::Ipi),
                 _ => {}
             }
         }
-        plan = match user_step(sh, c, t) {
+        match user_step(sh, c, t) {
             Step::Syscall { thread, attempt, args } => {
-                let inv = sh.now();
-                let p = k.syscall(h, args);
-                let ret = sh.now();
-                log.syscalls.push((thread, attempt, inv, ret, p.run == Some(t)));
-                after_entry(sh, h, &mut log, p)
+                self.making = Making::Syscall { thread, attempt, t, inv: 0 };
+                Next::Enter(Entry::Syscall(args))
             }
             Step::Interrupt { thread, op_index, line } => {
-                let inv = sh.now();
-                let p = k.interrupt(h, irq_of_base(sh.device_irq_base, line));
-                let ret = sh.now();
-                log.interrupts.push(Interrupt { thread, op_index, line, inv, ret });
-                after_entry(sh, h, &mut log, p)
+                self.making = Making::Interrupt { thread, op_index, line, inv: 0 };
+                Next::Enter(Entry::Interrupt(irq_of_base(sh.device_irq_base, line)))
             }
-            Step::Tick => {
-                let p = k.timer_tick(h);
-                after_entry(sh, h, &mut log, p)
-            }
-            Step::Fault => {
-                let p = k.fault(h, FaultKind::Other);
-                after_entry(sh, h, &mut log, p)
-            }
-            Step::Stop => break,
-        };
+            Step::Tick => Next::Enter(Entry::Tick),
+            Step::Fault => Next::Enter(Entry::Fault(FaultKind::Other)),
+            Step::Stop => Next::Stop,
+        }
     }
-    log
+
+    fn entering(&mut self, entry: &Entry) {
+        if *entry == Entry::Ipi {
+            // Not idle from before the IPI is consumed (see `quiescent`).
+            self.sh.idle[self.c].store(false, Ordering::SeqCst);
+            self.idle_polls = 0;
+        }
+        if let Making::Syscall { inv, .. } | Making::Interrupt { inv, .. } = &mut self.making {
+            *inv = self.sh.now();
+        }
+    }
+
+    fn entered(&mut self, _k: &Kernel<R>, h: &mut CoreHandle, _entry: &Entry, plan: &ExitPlan) {
+        match std::mem::replace(&mut self.making, Making::Other) {
+            Making::Syscall { thread, attempt, t, inv } => {
+                let ret = self.sh.now();
+                self.log.syscalls.push((thread, attempt, inv, ret, plan.run == Some(t)));
+            }
+            Making::Interrupt { thread, op_index, line, inv } => {
+                let ret = self.sh.now();
+                self.log.interrupts.push(Interrupt { thread, op_index, line, inv, ret });
+            }
+            Making::Other => {}
+        }
+        after_entry(self.sh, h, &mut self.log, plan);
+    }
 }
 
 /// Device line `line` of a kernel whose device interrupts start at `base`
@@ -547,7 +578,7 @@ fn note_start<R: Regime>(sh: &Shared<R>, plan: &ExitPlan) {
 
 /// Bookkeeping after every kernel entry: the plan's own checks, and the
 /// invariants where the regime stops the world.
-fn after_entry<R: Regime>(sh: &Shared<R>, h: &mut CoreHandle, log: &mut CoreLog, plan: ExitPlan) -> ExitPlan {
+fn after_entry<R: Regime>(sh: &Shared<R>, h: &mut CoreHandle, log: &mut CoreLog, plan: &ExitPlan) {
     let c = h.index();
     log.entries += 1;
     // SeqCst: `quiescent` reads this between its scans of the idle flags.
@@ -555,14 +586,13 @@ fn after_entry<R: Regime>(sh: &Shared<R>, h: &mut CoreHandle, log: &mut CoreLog,
     if plan.ipis.contains(c) {
         sh.violate(Check::Scheduling, format!("a plan of core {c} interrupts core {c} itself"));
     }
-    note_start(sh, &plan);
+    note_start(sh, plan);
     if sh.check_every_entry {
         log.invariant_checks += 1;
         if let Err(e) = sh.kernel.check_invariants(h) {
             sh.violate(Check::Invariant, format!("after a kernel entry on core {c}: {e}"));
         }
     }
-    plan
 }
 
 /// Act as thread `t` on core `c` until its next trap.

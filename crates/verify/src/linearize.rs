@@ -38,13 +38,15 @@
 //! (conservation and invariants cover them); the search stops after
 //! [`BUDGET`] oracle steps and then says *inconclusive*, not *violation*.
 
-use granule_kernel::abi::InvocationLabel;
-use granule_kernel::{NoLock, SyscallArgs, ThreadStatus, Word};
+use granule_kernel::abi::{InvocationLabel, Sysno};
+use granule_kernel::{MessageInfo, NoLock, SyscallArgs, ThreadStatus, Word};
 
-use super::program::{Op, Program, SCRATCH_SLOTS};
-use super::record::{Observed, RunRecord};
-use super::setup::{self, invoke, irq_of, park_irq, Booted, ORACLE_IDLE_PRIORITY, ORACLE_RUN_PRIORITY};
-use super::user::{write_inputs, Outcome, WORDS};
+use crate::program::{Op, Program, SCRATCH_SLOTS};
+use crate::record::{Observed, RunRecord};
+use crate::regimes::{Choose, Pick, Which};
+use crate::setup::{self, invoke, irq_of, park_irq, Booted, ORACLE_IDLE_PRIORITY, ORACLE_RUN_PRIORITY};
+use crate::user::{write_inputs, Outcome, WORDS};
+use crate::{config, encode};
 
 /// Longest history checked.
 pub const MAX_EVENTS: usize = 24;
@@ -251,9 +253,8 @@ struct Replay {
 
 impl Replay {
     fn new(prog: &Program) -> Result<Self, String> {
-        // SAFETY: `NoLock`'s promise holds trivially: the oracle kernel has
-        // one core, driven by this one OS thread.
-        let none = unsafe { NoLock::new() };
+        // `none` on one core, driven by this one OS thread.
+        let none = <Pick<{ Which::None as u8 }> as Choose>::make(&config::for_programs(1), None);
         let o = setup::boot(prog, 1, none, true).map_err(|e| format!("oracle: {e}"))?;
         Ok(Self { o, last: vec![None; prog.threads.len() + 1], applied: Vec::new() })
     }
@@ -316,7 +317,7 @@ impl Replay {
         }
         self.set_priority(u, ORACLE_RUN_PRIORITY)?;
         let (k, l, h) = (&self.o.kernel, self.o.layout, &mut self.o.handles[0]);
-        let p = k.syscall(h, SyscallArgs::new(granule_kernel::abi::Sysno::Wait.word(), l.park(), 0, 0));
+        let p = k.syscall(h, encode::syscall(Sysno::Wait, l.park(), MessageInfo::default(), 0));
         if p.run != Some(tid) {
             return Err(format!("oracle: parking the root ran {:?}, not t{u}", p.run));
         }
@@ -408,11 +409,11 @@ impl Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::driver::RunOptions;
-    use crate::verify::generate::generate;
-    use crate::verify::program::Shape;
-    use crate::verify::regimes::run_named;
-    use crate::verify::user::DATA;
+    use crate::driver::RunOptions;
+    use crate::generate::generate;
+    use crate::program::Shape;
+    use crate::regimes::run_named;
+    use crate::user::DATA;
 
     /// A small two-core program whose run under `bkl` has a checkable history
     /// in which some receive completed with a message.

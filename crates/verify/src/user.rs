@@ -1,5 +1,6 @@
-//! The user side of a simulated thread: what each operation writes into the
-//! IPC buffer and traps with, what a message says, and how a result is read.
+//! The user side of a program's thread: what each operation writes into the
+//! IPC buffer and traps with (encoded by [`crate::encode`]), what a message
+//! says, and how a result is read.
 //!
 //! Messages identify themselves: `[sender, seq, attempt, endpoint, checksum]`
 //! under label [`DATA`] (`Send`, `NBSend`) or [`CALL`]; `seq` counts the
@@ -13,11 +14,12 @@
 //! a result whose `error` is still the sentinel and whose `restart` is 0 has
 //! not been written by the kernel (the call is still blocked).
 
-use granule_kernel::abi::{InvocationLabel, ObjectType, Sysno, CAP_INIT_CNODE, CAP_INIT_VSPACE, MSG_MAX_EXTRA_CAPS};
+use granule_kernel::abi::{CapRights, ObjectType, Sysno, CAP_INIT_CNODE, CAP_INIT_VSPACE, MSG_MAX_EXTRA_CAPS};
 use granule_kernel::{IpcBuffer, MessageInfo, SyscallArgs, Word};
 
-use super::program::{CapRef, Op, RetypeKind};
-use super::setup::Layout;
+use crate::encode::{self, Invocation};
+use crate::program::{CapRef, Op, RetypeKind};
+use crate::setup::Layout;
 
 /// Label of a message sent with `Send`/`NBSend`.
 pub const DATA: Word = 0xd1;
@@ -99,14 +101,13 @@ pub enum Trap {
 pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, core_map: impl Fn(u8) -> Word) -> Trap {
     let none = [SENTINEL; WORDS];
     let sys = |s: Sysno, cptr: Word, info: MessageInfo, reply: Word, w: [Word; WORDS]| {
-        Trap::Syscall(SyscallArgs::new(s.word(), cptr, info.word(), reply), w)
+        Trap::Syscall(encode::syscall(s, cptr, info, reply), w)
     };
-    let msg = |label: Word| MessageInfo::new(label, 0, 0, WORDS as Word);
-    let invoke = |cptr: Word, label: InvocationLabel, args: &[Word]| {
+    let msg = |label: Word| encode::msg(label, WORDS as Word);
+    let invoke = |cptr: Word, inv: Invocation| {
         let mut w = [0; WORDS];
-        w[..args.len()].copy_from_slice(args);
-        let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
-        Trap::Syscall(SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0), w)
+        w[..inv.args().len()].copy_from_slice(inv.args());
+        Trap::Syscall(inv.registers(cptr), w)
     };
     let slot = |c: CapRef| match c {
         CapRef::Ep(k) => l.ep(k),
@@ -130,15 +131,13 @@ pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, c
         Op::Yield => sys(Sysno::Yield, 0, MessageInfo::default(), 0, none),
         Op::Tick => Trap::Tick,
         Op::Irq { line } => Trap::Interrupt(line),
-        Op::IrqAck { line } => invoke(l.irq_handler(line), InvocationLabel::IrqAckIrq, &[]),
-        Op::Copy { src, dest } => {
-            invoke(CAP_INIT_CNODE, InvocationLabel::CNodeCopy, &[l.scratch(dest), 0, slot(src), 0xf])
-        }
+        Op::IrqAck { line } => invoke(l.irq_handler(line), Invocation::irq_ack()),
+        Op::Copy { src, dest } => invoke(CAP_INIT_CNODE, Invocation::copy(l.scratch(dest), slot(src), CapRights::ALL)),
         Op::Mint { src, dest, badge } => {
-            invoke(CAP_INIT_CNODE, InvocationLabel::CNodeMint, &[l.scratch(dest), 0, slot(src), 0xf, badge as Word])
+            invoke(CAP_INIT_CNODE, Invocation::mint(l.scratch(dest), slot(src), CapRights::ALL, badge as Word))
         }
-        Op::Delete { slot: s } => invoke(CAP_INIT_CNODE, InvocationLabel::CNodeDelete, &[slot(s)]),
-        Op::Revoke { slot: s } => invoke(CAP_INIT_CNODE, InvocationLabel::CNodeRevoke, &[slot(s)]),
+        Op::Delete { slot: s } => invoke(CAP_INIT_CNODE, Invocation::delete(slot(s))),
+        Op::Revoke { slot: s } => invoke(CAP_INIT_CNODE, Invocation::revoke(slot(s))),
         Op::Retype { kind, dest } => {
             let (ty, bits) = match kind {
                 RetypeKind::Endpoint => (ObjectType::Endpoint, 0),
@@ -147,24 +146,24 @@ pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, c
                 RetypeKind::Tcb => (ObjectType::Tcb, 0),
                 RetypeKind::CNode => (ObjectType::CNode, 2),
             };
-            invoke(l.untyped(), InvocationLabel::UntypedRetype, &[ty as Word, bits, 0, l.scratch(dest), 1])
+            invoke(l.untyped(), Invocation::retype(ty, bits, l.scratch(dest), 1))
         }
-        Op::Suspend { t } => invoke(l.tcb(t as usize), InvocationLabel::TcbSuspend, &[]),
-        Op::Resume { t } => invoke(l.tcb(t as usize), InvocationLabel::TcbResume, &[]),
-        Op::SetPriority { t, prio } => invoke(l.tcb(t as usize), InvocationLabel::TcbSetPriority, &[prio as Word]),
-        Op::SetAffinity { t, core } => invoke(l.tcb(t as usize), InvocationLabel::TcbSetAffinity, &[core_map(core)]),
+        Op::Suspend { t } => invoke(l.tcb(t as usize), Invocation::suspend()),
+        Op::Resume { t } => invoke(l.tcb(t as usize), Invocation::resume()),
+        Op::SetPriority { t, prio } => invoke(l.tcb(t as usize), Invocation::set_priority(prio as Word)),
+        Op::SetAffinity { t, core } => invoke(l.tcb(t as usize), Invocation::set_affinity(core_map(core))),
         Op::Configure { t, vspace } => {
             let vs = if vspace { CAP_INIT_VSPACE } else { 0 };
-            invoke(l.tcb(t as usize), InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, vs])
+            invoke(l.tcb(t as usize), Invocation::configure(CAP_INIT_CNODE, vs))
         }
-        Op::Kill { t } => invoke(CAP_INIT_CNODE, InvocationLabel::CNodeDelete, &[l.tcb(t as usize)]),
+        Op::Kill { t } => invoke(CAP_INIT_CNODE, Invocation::delete(l.tcb(t as usize))),
     }
 }
 
 /// Wait on the notification in `slot` (a thread halting on its private
 /// notification, or the root parking).
 pub fn wait_trap(slot: Word) -> Trap {
-    Trap::Syscall(SyscallArgs::new(Sysno::Wait.word(), slot, 0, 0), [SENTINEL; WORDS])
+    Trap::Syscall(encode::syscall(Sysno::Wait, slot, MessageInfo::default(), 0), [SENTINEL; WORDS])
 }
 
 /// Write a trap's inputs into the buffer and fill its result fields with

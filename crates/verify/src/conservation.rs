@@ -23,11 +23,11 @@ use std::collections::HashMap;
 use granule_kernel::abi::Error;
 use granule_kernel::{ThreadStatus, Word};
 
-use super::program::{Op, Program};
-use super::record::{Attempt, Observed, RunRecord};
-use super::setup::{irq_badge, signal_badge};
-use super::user::{decode_message, decode_reply, MsgId, CALL, DATA, REPLY};
-use super::{Check, Violation};
+use crate::program::{Op, Program};
+use crate::record::{Attempt, Observed, RunRecord};
+use crate::setup::{irq_badge, signal_badge};
+use crate::user::{decode_message, decode_reply, MsgId, CALL, DATA, REPLY};
+use crate::{Check, Violation};
 
 /// What was checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -220,9 +220,9 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::driver::RunOptions;
-    use crate::verify::generate::generate;
-    use crate::verify::regimes::run_named;
+    use crate::driver::RunOptions;
+    use crate::generate::generate;
+    use crate::regimes::run_named;
 
     /// A run under `bkl` in which some message was received.
     fn sample() -> (Program, RunRecord, usize) {
@@ -259,7 +259,7 @@ mod tests {
         // Forged: a message nobody sent.
         let mut forged = rec.clone();
         if let Observed::Completed(o) = &mut forged.attempts[i].observed {
-            o.words = crate::verify::user::message(MsgId { sender: 0, seq: 999, attempt: 0 }, 0);
+            o.words = crate::user::message(MsgId { sender: 0, seq: 999, attempt: 0 }, 0);
         }
         let (_, v) = check(&p, &forged, false);
         assert!(v.iter().any(|v| v.detail.contains("never sent")), "{v:?}");

@@ -16,34 +16,15 @@
 //! control back after each step it lets a thread make.
 
 use granule_kernel::abi::{
-    InvocationLabel, ObjectType, Sysno, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, MAX_PRIORITY, NUM_IRQS,
+    CapRights, InvocationLabel, ObjectType, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_IRQ_CONTROL, NUM_IRQS,
 };
-use granule_kernel::{
-    BootConfig, BootInfo, CoreHandle, Error, ExitPlan, Kernel, MessageInfo, Regime, SyscallArgs, ThreadId, Word,
-};
+use granule_kernel::{BootInfo, CoreHandle, Error, ExitPlan, Kernel, Regime, ThreadId, Word};
 
-use super::program::{
+use crate::config;
+use crate::encode::{self, Invocation};
+use crate::program::{
     Program, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS, MAX_PROGRAM_PRIORITY, MAX_THREADS, SCRATCH_SLOTS,
 };
-
-/// The kernel configuration every run uses (small slabs keep the invariant
-/// checker fast; 24 KiB per untyped).
-pub fn boot_config(cores: usize) -> BootConfig {
-    let mut c = BootConfig::new(cores);
-    c.untyped_bytes = 48 << 10;
-    c.untyped_count = 2;
-    c.root_cnode_bits = 7;
-    c.root_priority = MAX_PRIORITY as u8;
-    c.max_threads = 20;
-    c.max_endpoints = 16;
-    c.max_notifications = 24;
-    c.max_cnodes = 8;
-    c.max_replies = 16;
-    c.max_frames = 1;
-    c.max_vspaces = 1;
-    c.max_untypeds = 4;
-    c
-}
 
 /// Capability slots of the root CNode, at fixed offsets from the first free
 /// slot so that they do not depend on the program's object counts.
@@ -171,13 +152,13 @@ struct Root<'a, R: Regime> {
 }
 
 impl<R: Regime> Root<'_, R> {
-    fn invoke(&mut self, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<(), String> {
-        match invoke(self.k, self.h, self.me, cptr, label, args)? {
+    fn invoke(&mut self, cptr: Word, inv: Invocation) -> Result<(), String> {
+        match invoke(self.k, self.h, self.me, cptr, inv.label, inv.args())? {
             Ok(p) => {
                 self.plan = p;
                 Ok(())
             }
-            Err(e) => Err(format!("setup: {label:?} on slot {cptr}: {e}")),
+            Err(e) => Err(format!("setup: {:?} on slot {cptr}: {e}", inv.label)),
         }
     }
 }
@@ -197,19 +178,16 @@ pub fn invoke<R: Regime>(
     let p = k.ipc_buffer(me);
     // SAFETY: `me` is the thread core `h` runs (its last plan said so) and no
     // kernel entry of that core is in progress; the reference ends here.
-    let msg = unsafe { &mut (*p).msg };
-    msg[..args.len()].copy_from_slice(args);
-    let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
-    let plan = k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
+    let regs = encode::invoke(unsafe { &mut *p }, cptr, label, args);
+    let plan = k.syscall(h, regs);
     if plan.run != Some(me) {
         return Err(format!("{label:?} by {me:?}: the next plan runs {:?}, not the invoker", plan.run));
     }
     // SAFETY: as above: the plan runs `me` again on this core.
-    let (error, restart) = unsafe { ((*p).error, (*p).restart) };
-    if restart != 0 {
-        return Err(format!("{label:?} by {me:?}: restarted on a core nobody else uses"));
+    match encode::result(unsafe { &*p }) {
+        None => Err(format!("{label:?} by {me:?}: restarted on a core nobody else uses")),
+        Some(r) => Ok(r.map(|_| plan)),
     }
-    Ok(Error::result_from_word(error).map(|()| plan))
 }
 
 /// Boot a kernel of `cores` cores under `regime` and build `prog`'s objects.
@@ -217,7 +195,8 @@ pub fn invoke<R: Regime>(
 /// the threads get their program affinity and priority. Either way the
 /// root is still core 0's current thread (the driver parks it).
 pub fn boot<R: Regime>(prog: &Program, cores: usize, regime: R, oracle: bool) -> Result<Booted<R>, String> {
-    let (kernel, boot, mut handles) = Kernel::boot(boot_config(cores), regime).map_err(|e| format!("boot: {e}"))?;
+    let (kernel, boot, mut handles) =
+        Kernel::boot(config::for_programs(cores), regime).map_err(|e| format!("boot: {e}"))?;
     let layout = Layout { first: boot.first_free_slot };
     assert!(layout.first + END <= boot.slots, "the layout fits the root CNode");
     assert!(park_irq(&boot) < NUM_IRQS);
@@ -247,7 +226,7 @@ fn build<R: Regime>(
         if count == 0 {
             return Ok(());
         }
-        root.invoke(CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, &[ty as Word, bits, 0, dest, count as Word])
+        root.invoke(CAP_FIRST_UNTYPED, Invocation::retype(ty, bits, dest, count as Word))
     };
     retype(root, ObjectType::Endpoint, 0, l.ep(0), prog.endpoints)?;
     retype(root, ObjectType::Notification, 0, l.ntfn(0), prog.notifications)?;
@@ -257,35 +236,31 @@ fn build<R: Regime>(
     retype(root, ObjectType::Notification, 0, l.park(), 1)?;
     for i in 0..=n {
         for k in 0..prog.notifications as u8 {
-            let args = [l.signal(i, k), 0, l.ntfn(k), 0xf, signal_badge(i)];
-            root.invoke(CAP_INIT_CNODE, InvocationLabel::CNodeMint, &args)?;
+            root.invoke(CAP_INIT_CNODE, Invocation::mint(l.signal(i, k), l.ntfn(k), CapRights::ALL, signal_badge(i)))?;
         }
     }
     for line in 0..prog.irq_lines {
         let irq = irq_of(boot, line) as Word;
         let h = l.irq_handler(line as u8);
-        root.invoke(granule_kernel::abi::CAP_IRQ_CONTROL, InvocationLabel::IrqIssueIrqHandler, &[irq, 0, h])?;
+        root.invoke(CAP_IRQ_CONTROL, Invocation::issue_irq_handler(irq, h))?;
         let k = (line % prog.notifications) as u8;
-        let args = [l.irq_cap(line), 0, l.ntfn(k), 0xf, irq_badge(line)];
-        root.invoke(CAP_INIT_CNODE, InvocationLabel::CNodeMint, &args)?;
-        root.invoke(h, InvocationLabel::IrqSetIrqHandler, &[l.irq_cap(line)])?;
+        root.invoke(CAP_INIT_CNODE, Invocation::mint(l.irq_cap(line), l.ntfn(k), CapRights::ALL, irq_badge(line)))?;
+        root.invoke(h, Invocation::set_irq_handler(l.irq_cap(line)))?;
     }
-    let irq = park_irq(boot) as Word;
-    let control = granule_kernel::abi::CAP_IRQ_CONTROL;
-    root.invoke(control, InvocationLabel::IrqIssueIrqHandler, &[irq, 0, l.park_handler()])?;
-    root.invoke(l.park_handler(), InvocationLabel::IrqSetIrqHandler, &[l.park()])?;
+    root.invoke(CAP_IRQ_CONTROL, Invocation::issue_irq_handler(park_irq(boot) as Word, l.park_handler()))?;
+    root.invoke(l.park_handler(), Invocation::set_irq_handler(l.park()))?;
     let mut threads = Vec::with_capacity(n);
     for (i, t) in prog.threads.iter().enumerate() {
         let cap = l.tcb(i);
-        root.invoke(cap, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0])?;
+        root.invoke(cap, Invocation::configure(CAP_INIT_CNODE, 0))?;
         let prio = if oracle { ORACLE_IDLE_PRIORITY } else { t.prio };
-        root.invoke(cap, InvocationLabel::TcbSetPriority, &[prio as Word])?;
+        root.invoke(cap, Invocation::set_priority(prio as Word))?;
         if !oracle && t.core != 0 {
-            root.invoke(cap, InvocationLabel::TcbSetAffinity, &[t.core as Word])?;
+            root.invoke(cap, Invocation::set_affinity(t.core as Word))?;
         }
-        // [resume, count, pc, sp, arg0]: the entry word is unused by this
-        // platform (the driver knows each thread's program).
-        root.invoke(cap, InvocationLabel::TcbWriteRegisters, &[1, 3, 0x1000 + i as Word, 0, i as Word])?;
+        // The entry word is unused by this platform (the driver knows each
+        // thread's program).
+        root.invoke(cap, Invocation::start(0x1000 + i as Word, i as Word))?;
         let tid = root.k.thread_of_cap(root.h, root.me, cap).ok_or("setup: TCB capability names no thread")?;
         threads.push(tid);
     }

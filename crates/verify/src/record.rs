@@ -9,8 +9,8 @@
 
 use granule_kernel::{SyscallArgs, ThreadInfo, ThreadStatus, Word};
 
-use super::program::Op;
-use super::user::{MsgId, Outcome, WORDS};
+use crate::program::Op;
+use crate::user::{MsgId, Outcome, WORDS};
 
 /// What became of an attempt, as its thread saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::program::{
+use crate::program::{
     CapRef, Op, Program, RetypeKind, Shape, ThreadSpec, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS, SCRATCH_SLOTS,
 };
 

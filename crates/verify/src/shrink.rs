@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::program::Program;
+use crate::program::Program;
 
 /// Limits of one minimisation.
 #[derive(Clone, Copy, Debug)]
@@ -80,8 +80,8 @@ pub fn shrink(prog: &Program, budget: Budget, mut fails: impl FnMut(&Program) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::generate::generate;
-    use crate::verify::program::Op;
+    use crate::generate::generate;
+    use crate::program::Op;
 
     #[test]
     fn shrinks_to_the_operations_that_matter() {

@@ -1,0 +1,45 @@
+//! The kernels the platform boots: roomy ones for hand-written tests, small
+//! ones for generated programs.
+
+use granule_kernel::abi::MAX_PRIORITY;
+use granule_kernel::BootConfig;
+
+/// The configuration the kernel's tests boot ([`crate::sim::Sim`]): room
+/// for every test's objects (64 MiB of untyped memory, 64 threads) and a
+/// 256-slot root CNode; the root thread at priority 100.
+pub fn for_tests(cores: usize) -> BootConfig {
+    let mut c = BootConfig::new(cores);
+    c.untyped_bytes = 64 << 20;
+    c.max_threads = 64;
+    c.max_endpoints = 64;
+    c.max_notifications = 64;
+    c.max_cnodes = 32;
+    c.max_replies = 64;
+    c.max_frames = 32;
+    c.max_vspaces = 8;
+    c.max_untypeds = 16;
+    c.root_cnode_bits = 8;
+    c.root_priority = 100;
+    c
+}
+
+/// The configuration every `granule verify` run boots
+/// ([`crate::setup::boot`]): small slabs keep the invariant checker fast;
+/// two untypeds of 24 KiB (setup retypes from the first, programs from the
+/// second); the root thread at top priority.
+pub fn for_programs(cores: usize) -> BootConfig {
+    let mut c = BootConfig::new(cores);
+    c.untyped_bytes = 48 << 10;
+    c.untyped_count = 2;
+    c.root_cnode_bits = 7;
+    c.root_priority = MAX_PRIORITY as u8;
+    c.max_threads = 20;
+    c.max_endpoints = 16;
+    c.max_notifications = 24;
+    c.max_cnodes = 8;
+    c.max_replies = 16;
+    c.max_frames = 1;
+    c.max_vspaces = 1;
+    c.max_untypeds = 4;
+    c
+}

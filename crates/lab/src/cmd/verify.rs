@@ -9,6 +9,8 @@
 //! on stderr with that command and a minimised program; the command then
 //! fails (exit status 1) after printing its records.
 
+mod records;
+
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -22,8 +24,9 @@ use granule_verify::regimes::{kind, Kind, REGIMES};
 use granule_verify::shrink::{shrink, Budget};
 use granule_verify::{check_program, still_fails, Check, Finding, Options, Stats};
 
+use self::records::{VerifyRecord, VerifySummaryRecord};
 use crate::machine::Machine;
-use crate::output::{emit, record};
+use crate::output::{emit, Record};
 use crate::progress;
 use crate::regimes::{runnable, select_from};
 
@@ -145,18 +148,19 @@ pub fn run(a: &Args) -> Result<()> {
     for (r, s) in regimes.iter().zip(&totals) {
         records.push(regime_record(r, s));
     }
-    let mut sum = record("verify_summary");
-    sum.insert("seed".into(), a.seed.into());
-    sum.insert("cores".into(), a.cores.into());
-    sum.insert("programs".into(), shapes.iter().sum::<u64>().into());
-    sum.insert("small_programs".into(), shapes[0].into());
-    sum.insert("single_core_programs".into(), shapes[1].into());
-    sum.insert("large_programs".into(), shapes[2].into());
-    sum.insert("fault_injection".into(), a.fault_injection.into());
-    sum.insert("failing_programs".into(), failing.into());
-    sum.insert("violations".into(), totals.iter().map(|s| s.violations).sum::<u64>().into());
-    sum.insert("seconds".into(), started.elapsed().as_secs_f64().into());
-    records.push(sum);
+    let sum = VerifySummaryRecord {
+        seed: a.seed,
+        cores: a.cores,
+        programs: shapes.iter().sum(),
+        small_programs: shapes[0],
+        single_core_programs: shapes[1],
+        large_programs: shapes[2],
+        fault_injection: a.fault_injection,
+        failing_programs: failing,
+        violations: totals.iter().map(|s| s.violations).sum(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    records.push(sum.to_map());
     emit(a.common.format, &records, "")?;
     if let Some(seed) = stopped {
         bail!("program seed {seed}: a core never returned from the kernel; verification stopped there");
@@ -174,22 +178,7 @@ fn regime_record(r: &str, s: &Stats) -> Map<String, Value> {
         Some(Kind::Quiescent) => "quiescent points",
         None => "",
     };
-    let mut m = record("verify");
-    m.insert("regime".into(), r.into());
-    m.insert("invariants_checked_at".into(), how.into());
-    m.insert("programs".into(), s.programs.into());
-    m.insert("syscalls".into(), s.syscalls.into());
-    m.insert("kernel_entries".into(), s.entries.into());
-    m.insert("invariant_checks".into(), s.invariant_checks.into());
-    m.insert("messages_checked".into(), s.messages.into());
-    m.insert("replies_checked".into(), s.replies.into());
-    m.insert("notification_results_checked".into(), s.notifications.into());
-    m.insert("linearizability_checks".into(), s.linearizable.into());
-    m.insert("linearizability_inconclusive".into(), s.lin_inconclusive.into());
-    m.insert("determinism_checks".into(), s.determinism_checks.into());
-    m.insert("bound_stops".into(), s.bound_stops.into());
-    m.insert("violations".into(), s.violations.into());
-    m
+    VerifyRecord::new(r, how, s).to_map()
 }
 
 /// Print a failing program's report on stderr: every violation, the command

@@ -1,0 +1,95 @@
+//! The records of `granule verify`: one `verify` per regime, one
+//! `verify_summary` per run.
+
+use granule_verify::Stats;
+use serde::Serialize;
+
+use crate::output::Record;
+
+/// `verify`: what was checked under one regime, summed over the programs.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyRecord {
+    /// The regime.
+    pub regime: String,
+    /// When the invariant checker ran ("every entry", "quiescent points"…).
+    pub invariants_checked_at: &'static str,
+    /// Programs run under the regime.
+    pub programs: u64,
+    /// System calls made.
+    pub syscalls: u64,
+    /// Kernel entries made (system calls, ticks, IPIs, interrupts).
+    pub kernel_entries: u64,
+    /// Invariant checks run.
+    pub invariant_checks: u64,
+    /// Messages whose fate was checked.
+    pub messages_checked: u64,
+    /// Replies checked.
+    pub replies_checked: u64,
+    /// Notification results checked.
+    pub notification_results_checked: u64,
+    /// Histories found linearizable.
+    pub linearizability_checks: u64,
+    /// Linearizability searches that ran out of budget.
+    pub linearizability_inconclusive: u64,
+    /// Single-core runs compared with the reference regime.
+    pub determinism_checks: u64,
+    /// Runs stopped by the step or wall-time bound.
+    pub bound_stops: u64,
+    /// Violations found.
+    pub violations: u64,
+}
+
+impl Record for VerifyRecord {
+    const KIND: &'static str = "verify";
+}
+
+impl VerifyRecord {
+    /// The record of `regime`, checked at `how`, from its summed `stats`.
+    pub fn new(regime: &str, how: &'static str, s: &Stats) -> Self {
+        Self {
+            regime: regime.to_owned(),
+            invariants_checked_at: how,
+            programs: s.programs,
+            syscalls: s.syscalls,
+            kernel_entries: s.entries,
+            invariant_checks: s.invariant_checks,
+            messages_checked: s.messages,
+            replies_checked: s.replies,
+            notification_results_checked: s.notifications,
+            linearizability_checks: s.linearizable,
+            linearizability_inconclusive: s.lin_inconclusive,
+            determinism_checks: s.determinism_checks,
+            bound_stops: s.bound_stops,
+            violations: s.violations,
+        }
+    }
+}
+
+/// `verify_summary`: the run as a whole.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifySummaryRecord {
+    /// The first program's seed.
+    pub seed: u64,
+    /// Cores of the kernels booted.
+    pub cores: usize,
+    /// Programs generated.
+    pub programs: u64,
+    /// Of those, small programs (checked for linearizability).
+    pub small_programs: u64,
+    /// Of those, single-core programs (compared across regimes).
+    pub single_core_programs: u64,
+    /// Of those, large programs.
+    pub large_programs: u64,
+    /// Whether the regimes' fault injection was on.
+    pub fault_injection: bool,
+    /// Programs with at least one violation.
+    pub failing_programs: u64,
+    /// Violations over every regime.
+    pub violations: u64,
+    /// Wall time of the run, seconds.
+    pub seconds: f64,
+}
+
+impl Record for VerifySummaryRecord {
+    const KIND: &'static str = "verify_summary";
+}

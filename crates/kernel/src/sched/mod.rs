@@ -365,12 +365,6 @@ impl<W: Waits> Ctx<'_, W> {
         }
     }
 
-    /// Whether `t` may run on this core now.
-    fn runnable_here(&mut self, t: Ref<Tcb>) -> bool {
-        let core = self.core;
-        self.get(t).is_some_and(|x| matches!(x.state, ThreadState::Running) && x.core == core)
-    }
-
     /// End of every kernel entry: carry out the action, honour stalls, and
     /// build the plan.
     #[inline]
@@ -381,36 +375,44 @@ impl<W: Waits> Ctx<'_, W> {
         if let Action::Direct { to, prio } = action {
             return self.exit_to(Some(to), prio);
         }
-        let cur_ok = cur.is_some_and(|c| self.runnable_here(c));
+        // The current thread, read once: (runnable, here, queued, priority).
+        let cur_info = cur.and_then(|c| {
+            self.get(c).map(|x| (matches!(x.state, ThreadState::Running), x.core == core, x.in_ready, x.prio))
+        });
+        let cur_ok = cur_info.is_some_and(|(running, here, _, _)| running && here);
         // A current thread that is runnable but now belongs to another core
         // (it migrated itself) moves there.
-        if let Some(c) = cur {
-            if !cur_ok && self.get(c).is_some_and(|x| x.state == ThreadState::Running && !x.in_ready) {
-                self.cs(core).current = None;
-                self.wake(c);
-            }
+        if let (Some(c), Some((true, false, false, _))) = (cur, cur_info) {
+            self.cs(core).current = None;
+            self.wake(c);
         }
         let next = match action {
             Action::Resume if cur_ok => cur,
             Action::Resume => self.pick(core),
             Action::SwitchTo(t) => {
-                if !self.runnable_here(t) || self.get(t).is_some_and(|x| x.in_ready) {
-                    self.choose(core, cur, cur_ok, false)
-                } else {
-                    let tp = self.get(t).map_or(0, |x| x.prio);
-                    let best = self.cs(core).ready.highest();
-                    let cur_p = cur.filter(|_| cur_ok).and_then(|c| self.get(c).map(|x| x.prio));
-                    let beaten = cur_p.is_some_and(|p| p >= tp) || best.is_some_and(|b| b > tp);
-                    if beaten {
-                        self.enqueue(t, false);
-                        self.choose(core, cur, cur_ok, false)
-                    } else {
-                        if cur_ok {
-                            if let Some(c) = cur {
-                                self.enqueue(c, true);
+                // The candidate, read once: its priority if it is runnable
+                // here and in no queue.
+                let candidate = self
+                    .get(t)
+                    .filter(|x| matches!(x.state, ThreadState::Running) && x.core == core && !x.in_ready)
+                    .map(|x| x.prio);
+                match candidate {
+                    None => self.choose(core, cur, cur_ok, false),
+                    Some(tp) => {
+                        let best = self.cs(core).ready.highest();
+                        let cur_p = cur_info.filter(|_| cur_ok).map(|(_, _, _, p)| p);
+                        let beaten = cur_p.is_some_and(|p| p >= tp) || best.is_some_and(|b| b > tp);
+                        if beaten {
+                            self.enqueue(t, false);
+                            self.choose(core, cur, cur_ok, false)
+                        } else {
+                            if cur_ok {
+                                if let Some(c) = cur {
+                                    self.enqueue(c, true);
+                                }
                             }
+                            Some(t)
                         }
-                        Some(t)
                     }
                 }
             }

@@ -29,22 +29,8 @@ use crate::object::endpoint::{EpState, Queue};
 use crate::object::thread::ThreadState;
 use crate::object::{CNode, CapObj, Endpoint, Frame, Notification, Ref, Reply, SlotAddr, Tcb, Untyped, VSpace, NIL};
 use crate::state::{Ctx, Object};
+use crate::violation::InvariantViolation;
 use crate::waits::Waits;
-
-/// A violated kernel invariant: which one, and the evidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvariantViolation {
-    /// Short name of the invariant.
-    pub invariant: &'static str,
-    /// What was found.
-    pub detail: String,
-}
-
-impl core::fmt::Display for InvariantViolation {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "kernel invariant `{}` violated: {}", self.invariant, self.detail)
-    }
-}
 
 fn fail<T>(invariant: &'static str, detail: String) -> Result<T, InvariantViolation> {
     Err(InvariantViolation { invariant, detail })

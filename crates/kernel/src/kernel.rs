@@ -60,15 +60,14 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::config::{BootConfig, BootError};
-use crate::drive::{Drive, SetCheck};
 use crate::exit::{ExitPlan, StartInfo};
 use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
-use crate::invariants::InvariantViolation;
 use crate::lockfree::SharedEntry;
 use crate::plan::Entry;
-use crate::regime::Regime;
+use crate::regime::{Drive, Regime, SetCheck};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER};
+use crate::violation::InvariantViolation;
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -101,6 +101,7 @@ pub mod regime;
 mod sched;
 mod state;
 mod syscall;
+mod violation;
 mod waits;
 
 pub use abi::{Error, IpcBuffer, MessageInfo, Word};
@@ -109,9 +110,9 @@ pub use config::{BootConfig, BootError};
 pub use exit::{CoreMask, ExitPlan, IrqMask, StartInfo};
 pub use ids::ThreadId;
 pub use introspect::{BootInfo, CoreStats, ThreadInfo, ThreadStatus};
-pub use invariants::InvariantViolation;
 pub use kernel::{CoreHandle, Kernel};
 pub use regime::{
     BigLock, CountingLockFree, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Regime, RmwCounts,
     Transactional,
 };
+pub use violation::InvariantViolation;

@@ -17,9 +17,9 @@
 #![allow(private_interfaces, private_bounds)]
 
 use crate::abi::Word;
-use crate::invariants::InvariantViolation;
 use crate::object::{Notification, Ref, Reply, Tcb};
 use crate::state::Ctx;
+use crate::violation::InvariantViolation;
 
 /// A reply object's caller and receiver, as the general code keeps them.
 pub(crate) type CallerAndReceiver = (Option<Ref<Tcb>>, Option<Ref<Tcb>>);

@@ -42,12 +42,10 @@ use crate::exit::ExitPlan;
 use crate::kernel::{CoreHandle, Kernel};
 use crate::lockfree::SharedEntry;
 use crate::plan::Entry;
-use crate::regime::{LockSet, Regime};
+use crate::regime::Regime;
 use crate::state::Ctx;
 
-/// The lock-set check a general entry hands its body: `None` when the
-/// regime has no use for the set (it is then not even built).
-pub(crate) type SetCheck<'a> = Option<&'a dyn Fn(&LockSet) -> bool>;
+pub(crate) use crate::regime::SetCheck;
 
 /// How the kernel drives regime `R` (see the module documentation). Sealed:
 /// its methods name kernel internals.

@@ -19,11 +19,11 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::invariants::InvariantViolation;
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::{Ctx, Object};
+use crate::violation::InvariantViolation;
 
 use super::shared::{published, LfState, ReplyState, IDLE};
 use super::SENDERS;

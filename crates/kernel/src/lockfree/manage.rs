@@ -19,7 +19,7 @@ use crate::state::Ctx;
 use super::shared::{LfState, ReplyState};
 
 use super::SENDERS;
-use crate::invariants::InvariantViolation;
+use crate::violation::InvariantViolation;
 use crate::waits::{CallerAndReceiver, Waits};
 
 impl Waits for LfState {

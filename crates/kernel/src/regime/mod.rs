@@ -64,6 +64,10 @@ pub struct LockSet {
     whole: u64,
 }
 
+/// The lock-set check a general entry hands its body: `None` when the
+/// regime has no use for the set (it is then not even built).
+pub(crate) type SetCheck<'a> = Option<&'a dyn Fn(&LockSet) -> bool>;
+
 /// One lock a kernel entry names: a core's scheduler, or an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockTarget {

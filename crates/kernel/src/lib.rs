@@ -15,14 +15,16 @@
 //! sender, a remote core that must first be stalled) blocks or restarts: the
 //! kernel keeps no per-thread kernel stack (event-based, one stack per core).
 //!
-//! **Regimes.** Between decode and execute the operation's lock set is
-//! offered to the concurrency-control regime. The kernel is generic over the
-//! regime ([`Kernel<R: Regime>`](Kernel)) and monomorphised, so [`NoLock`]
+//! **Regimes.** A regime plugs in as types: its entry and exit, its drive
+//! (what an entry grants and so how it proceeds, `drive/`) and its wait
+//! representation (`waits.rs`). The kernel is generic over the regime
+//! ([`Kernel<R: Regime>`](Kernel)) and monomorphised, so [`NoLock`]
 //! (no lock code at all) and [`BigLock`] (one CLH, ticket or MCS lock around
 //! the whole kernel) run exactly the same kernel work. [`LockFree`] runs the
 //! IPC paths without locks, on compare-and-swap words beside the objects,
 //! and everything else as serialised management operations that exclude
-//! them (`lockfree/`; its branches compile away for the other regimes).
+//! them (`lockfree/`: its drive and wait representation are types, so
+//! nothing of it is compiled into the other regimes).
 //! [`Fine`] takes a big-reader lock's read side plus ticket locks on exactly
 //! the objects an IPC, notification or interrupt entry touches, named step by
 //! step before they are read (`plan.rs`), and the write side for everything

@@ -187,38 +187,42 @@ impl<R: Regime> Kernel<R> {
     /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
     /// Out-of-range IRQ numbers are ignored.
     pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
-        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Interrupt(irq)) {
-            return plan;
-        }
-        self.enter(core, TRAP_OTHER, Entry::Interrupt(irq), |ctx, _| {
-            ctx.begin_entry(false);
-            ctx.handle_interrupt(irq);
-            ctx.finish_entry()
-        })
+        self.other_entry(core, SharedEntry::Interrupt(irq), |ctx| ctx.handle_interrupt(irq))
     }
 
     /// One scheduler tick on `core`: charge the current thread's time slice;
     /// when it runs out, the thread goes to the back of its priority level.
     pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
-        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Tick) {
-            return plan;
-        }
-        self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
-            ctx.begin_entry(false);
-            ctx.handle_tick();
-            ctx.finish_entry()
-        })
+        self.other_entry(core, SharedEntry::Tick, |ctx| ctx.handle_tick())
     }
 
     /// Serve `core`'s pending remote requests (reschedule, stall). Every entry
     /// point does this first; call this one when the platform saw
     /// [`Kernel::pending_ipi`] or was woken from idle.
     pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
-        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Ipi) {
+        self.other_entry(core, SharedEntry::Ipi, |_| {})
+    }
+
+    /// An interrupt, tick or IPI entry: on the drive's shared path if it has
+    /// one that applies, else a general entry running `body` between the
+    /// entry's start and end.
+    #[inline(always)]
+    fn other_entry(
+        &self,
+        core: &mut CoreHandle,
+        what: SharedEntry,
+        body: impl FnOnce(&mut Ctx<'_, R::Waits>),
+    ) -> ExitPlan {
+        if let Some(plan) = R::Drive::shared(self, core, what) {
             return plan;
         }
-        self.enter(core, TRAP_OTHER, Entry::Local, |ctx, _| {
+        let entry = match what {
+            SharedEntry::Interrupt(irq) => Entry::Interrupt(irq),
+            SharedEntry::Tick | SharedEntry::Ipi => Entry::Local,
+        };
+        self.enter(core, TRAP_OTHER, entry, |ctx, _| {
             ctx.begin_entry(false);
+            body(ctx);
             ctx.finish_entry()
         })
     }

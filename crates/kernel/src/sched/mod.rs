@@ -382,9 +382,11 @@ impl<W: Waits> Ctx<'_, W> {
         let cur_ok = cur_info.is_some_and(|(running, here, _, _)| running && here);
         // A current thread that is runnable but now belongs to another core
         // (it migrated itself) moves there.
-        if let (Some(c), Some((true, false, false, _))) = (cur, cur_info) {
-            self.cs(core).current = None;
-            self.wake(c);
+        if let (Some(c), Some((running, here, queued, _))) = (cur, cur_info) {
+            if running && !here && !queued {
+                self.cs(core).current = None;
+                self.wake(c);
+            }
         }
         let next = match action {
             Action::Resume if cur_ok => cur,
@@ -417,6 +419,7 @@ impl<W: Waits> Ctx<'_, W> {
                 }
             }
             Action::Choose { yielded } => self.choose(core, cur, cur_ok, yielded),
+            // Returned above; named here only to keep the match whole.
             Action::Direct { to, .. } => Some(to),
         };
         let next = if self.cs(core).held > 0 {

@@ -14,6 +14,7 @@
 //! that fails to look up or has nowhere to go.
 
 use crate::abi::{Error, MessageInfo, Word, MSG_MAX_EXTRA_CAPS, MSG_MAX_WORDS};
+use crate::hold::{Halt, Hold, Stop};
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
 use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, Tcb};
@@ -70,20 +71,46 @@ impl<W: Waits> Ctx<'_, W> {
     /// A send decoded by `decode_call`, against the endpoint's queue: a
     /// waiting receiver takes the message, else the sender blocks (or, not
     /// blocking, the message is dropped).
+    /// Holds the endpoint, then the receiver, its core and its reply
+    /// object; a transfer of capabilities needs the whole kernel.
     #[inline]
-    pub(crate) fn resolve_send(&mut self, ep: Ref<Endpoint>, msg: Msg, blocking: bool) -> Result<SendOp, Error> {
+    pub(crate) fn resolve_send(
+        &mut self,
+        ep: Ref<Endpoint>,
+        msg: Msg,
+        blocking: bool,
+        guard: &mut impl Hold,
+    ) -> Result<SendOp, Halt> {
+        guard.object(ep)?;
         let e = self.get(ep).ok_or(Error::InvalidCapability)?;
         if e.state == EpState::Recv {
             let head = e.queue.head;
-            let (receiver, x) = self.at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
-            let reply = match x.state {
+            let receiver = self.ref_at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
+            let (state, core) = self.hold_thread(receiver, guard)?;
+            let reply = match state {
                 ThreadState::BlockedOnRecv { reply, .. } => reply,
                 _ => None,
             };
             let reply = reply.filter(|&r| self.live(r));
+            if let Some(r) = reply {
+                guard.object(r)?;
+            }
+            guard.core(core)?;
+            if msg.grant && msg.info.extra_caps() > 0 {
+                guard.need_whole()?;
+            }
             return Ok(SendOp::Deliver { ep, receiver, reply, msg });
         }
         Ok(if blocking { SendOp::Block { ep, msg } } else { SendOp::Drop })
+    }
+
+    /// Hold thread `t` (a partner taken from a queue this entry holds) and
+    /// read its state and core.
+    #[inline(always)]
+    pub(crate) fn hold_thread(&mut self, t: Ref<Tcb>, guard: &mut impl Hold) -> Result<(ThreadState, usize), Halt> {
+        guard.object(t)?;
+        let x = self.get(t).ok_or(Error::InvalidCapability)?;
+        Ok((x.state, x.core))
     }
 
     #[inline]
@@ -137,7 +164,10 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// A receive on `ep` decoded by `decode_recv_part`, against the reply
-    /// object, the bound notification and the endpoint's queue.
+    /// object, the bound notification and the endpoint's queue. Holds the
+    /// endpoint, the bound notification and the reply object (in lock
+    /// order), then a waiting sender and its core; taking a message that
+    /// carries capabilities needs the whole kernel.
     #[inline]
     pub(crate) fn resolve_recv(
         &mut self,
@@ -145,13 +175,23 @@ impl<W: Waits> Ctx<'_, W> {
         ep: Ref<Endpoint>,
         reply: Option<Ref<Reply>>,
         blocking: bool,
-    ) -> Result<RecvOp, Error> {
+        guard: &mut impl Hold,
+    ) -> Result<RecvOp, Halt> {
+        // A bound notification changes only under the whole kernel.
+        let bound = self.get(caller).and_then(|t| t.bound);
+        guard.object(ep)?;
+        if let Some(n) = bound {
+            guard.object(n)?;
+        }
+        if let Some(r) = reply {
+            guard.object(r)?;
+        }
         if let Some(r) = reply.and_then(|r| self.get(r)) {
             if r.caller.is_some() || r.receiver.is_some_and(|t| t != caller) {
-                return Err(Error::IllegalOperation);
+                return Err(Error::IllegalOperation.into());
             }
         }
-        if let Some(n) = self.get(caller).and_then(|t| t.bound) {
+        if let Some(n) = bound {
             if self.get(n).is_some_and(|n| n.active) {
                 return Ok(RecvOp::Signal { ntfn: n });
             }
@@ -160,6 +200,13 @@ impl<W: Waits> Ctx<'_, W> {
         if e.state == EpState::Send {
             let head = e.queue.head;
             let sender = self.ref_at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
+            let (state, core) = self.hold_thread(sender, guard)?;
+            guard.core(core)?;
+            if let ThreadState::BlockedOnSend { grant: true, info, .. } = state {
+                if info.extra_caps() > 0 {
+                    guard.need_whole()?;
+                }
+            }
             return Ok(RecvOp::Take { ep, sender, reply });
         }
         Ok(if blocking { RecvOp::Block { ep, reply } } else { RecvOp::Nothing })
@@ -217,16 +264,25 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// A reply through `reply` decoded by `decode_call`: the caller waiting
     /// on it, if any (`grant_cap`: the reply capability has the grant right).
+    /// Holds the reply object, then that caller and its core.
     #[inline]
-    pub(crate) fn resolve_reply(&mut self, reply: Ref<Reply>, grant_cap: bool) -> ReplyOp {
-        let Some(r) = self.get(reply) else { return ReplyOp::NoCaller };
+    pub(crate) fn resolve_reply(
+        &mut self,
+        reply: Ref<Reply>,
+        grant_cap: bool,
+        guard: &mut impl Hold,
+    ) -> Result<ReplyOp, Stop> {
+        guard.object(reply)?;
+        let Some(r) = self.get(reply) else { return Ok(ReplyOp::NoCaller) };
         let (c, grant) = (r.caller, r.grant);
-        match c {
-            Some(c) if self.get(c).is_some_and(|x| x.state == ThreadState::BlockedOnReply { reply }) => {
-                ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap }
-            }
-            _ => ReplyOp::NoCaller,
+        let Some(c) = c else { return Ok(ReplyOp::NoCaller) };
+        guard.object(c)?;
+        let Some(x) = self.get(c) else { return Ok(ReplyOp::NoCaller) };
+        if x.state != (ThreadState::BlockedOnReply { reply }) {
+            return Ok(ReplyOp::NoCaller);
         }
+        guard.core(x.core)?;
+        Ok(ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap })
     }
 
     #[inline]

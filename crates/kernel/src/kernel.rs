@@ -60,11 +60,12 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::config::{BootConfig, BootError};
+use crate::drive::Entry;
 use crate::exit::{ExitPlan, StartInfo};
+use crate::hold::Stop;
 use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
 use crate::lockfree::SharedEntry;
-use crate::plan::Entry;
 use crate::regime::{Drive, Regime, SetCheck};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER};
 use crate::violation::InvariantViolation;
@@ -159,14 +160,16 @@ impl<R: Regime> Kernel<R> {
     /// Run `f` as `core` inside the regime; `kind` is what the core trapped
     /// for (`TRAP_NONE` for introspection, which is not a kernel entry and
     /// must not change the core's scheduling state); `entry` says what the
-    /// entry will do, for drives that lock objects.
+    /// entry will do, for drives that lock objects. `f` holds each object
+    /// before reading it through the drive's guard, and may stop only before
+    /// it changed anything (see [`Drive::enter`]).
     #[inline(always)]
-    pub(crate) fn enter<T>(
-        &self,
+    pub(crate) fn enter<'k, T>(
+        &'k self,
         core: &mut CoreHandle,
         kind: u8,
         entry: Entry,
-        f: impl FnOnce(&mut Ctx<'_, R::Waits>, SetCheck<'_>) -> T,
+        f: impl FnMut(&mut Ctx<'_, R::Waits>, SetCheck<'_>, &mut <R::Drive as Drive<R>>::Guard<'k>) -> Result<T, Stop>,
     ) -> T {
         let c = self.check(core);
         if kind != TRAP_NONE {
@@ -187,53 +190,54 @@ impl<R: Regime> Kernel<R> {
     /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
     /// Out-of-range IRQ numbers are ignored.
     pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
-        self.other_entry(core, SharedEntry::Interrupt(irq), |ctx| ctx.handle_interrupt(irq))
+        self.other_entry(core, SharedEntry::Interrupt(irq), |ctx, guard| ctx.handle_interrupt(irq, guard))
     }
 
     /// One scheduler tick on `core`: charge the current thread's time slice;
     /// when it runs out, the thread goes to the back of its priority level.
     pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
-        self.other_entry(core, SharedEntry::Tick, |ctx| ctx.handle_tick())
+        self.other_entry(core, SharedEntry::Tick, |ctx, _| {
+            ctx.handle_tick();
+            Ok(())
+        })
     }
 
     /// Serve `core`'s pending remote requests (reschedule, stall). Every entry
     /// point does this first; call this one when the platform saw
     /// [`Kernel::pending_ipi`] or was woken from idle.
     pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
-        self.other_entry(core, SharedEntry::Ipi, |_| {})
+        self.other_entry(core, SharedEntry::Ipi, |_, _| Ok(()))
     }
 
     /// An interrupt, tick or IPI entry: on the drive's shared path if it has
     /// one that applies, else a general entry running `body` between the
-    /// entry's start and end.
+    /// entry's start and end (`body` may stop, as the entry's body may).
     #[inline(always)]
-    fn other_entry(
-        &self,
+    fn other_entry<'k>(
+        &'k self,
         core: &mut CoreHandle,
         what: SharedEntry,
-        body: impl FnOnce(&mut Ctx<'_, R::Waits>),
+        mut body: impl FnMut(&mut Ctx<'_, R::Waits>, &mut <R::Drive as Drive<R>>::Guard<'k>) -> Result<(), Stop>,
     ) -> ExitPlan {
         if let Some(plan) = R::Drive::shared(self, core, what) {
             return plan;
         }
-        let entry = match what {
-            SharedEntry::Interrupt(irq) => Entry::Interrupt(irq),
-            SharedEntry::Tick | SharedEntry::Ipi => Entry::Local,
-        };
-        self.enter(core, TRAP_OTHER, entry, |ctx, _| {
-            ctx.begin_entry(false);
-            body(ctx);
-            ctx.finish_entry()
+        self.enter(core, TRAP_OTHER, Entry::Other, |ctx, _, guard| {
+            ctx.begin_entry(guard)?;
+            body(ctx, guard)?;
+            ctx.count_other_entry();
+            Ok(ctx.finish_entry())
         })
     }
 
     /// The current thread of `core` faulted (hosted: its coroutine panicked):
     /// it is stopped (made inactive, its pending operation abandoned).
     pub fn fault(&self, core: &mut CoreHandle, kind: FaultKind) -> ExitPlan {
-        self.enter(core, TRAP_OTHER, Entry::Whole, |ctx, _| {
-            ctx.begin_entry(false);
+        self.enter(core, TRAP_OTHER, Entry::Whole, |ctx, _, guard| {
+            ctx.begin_entry(guard)?;
             ctx.handle_fault(kind);
-            ctx.finish_entry()
+            ctx.count_other_entry();
+            Ok(ctx.finish_entry())
         })
     }
 
@@ -274,30 +278,30 @@ impl<R: Regime> Kernel<R> {
     /// or `None` if `t` no longer exists. Does not mark the thread started
     /// (only an [`ExitPlan`] does).
     pub fn start_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<StartInfo> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.start_info(t))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.start_info(t)))
     }
 
     /// A snapshot of thread `t`, or `None` if it no longer exists.
     pub fn thread_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<ThreadInfo> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.thread_info(t))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.thread_info(t)))
     }
 
     /// The current thread of core `of` (`None`: idle), as seen under the regime.
     pub fn current_thread(&self, core: &mut CoreHandle, of: usize) -> Option<ThreadId> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.current_of(of))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.current_of(of)))
     }
 
     /// The thread a TCB capability names: capability pointer `cptr` in the
     /// CSpace of thread `holder` (introspection for tests and tools; user
     /// threads never see [`ThreadId`]s).
     pub fn thread_of_cap(&self, core: &mut CoreHandle, holder: ThreadId, cptr: Word) -> Option<ThreadId> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.thread_of_cap(holder, cptr))
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.thread_of_cap(holder, cptr)))
     }
 
     /// Check every kernel invariant (see `invariants.rs`); tests call it
     /// after each kernel entry.
     pub fn check_invariants(&self, core: &mut CoreHandle) -> Result<(), InvariantViolation> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _| ctx.check_invariants())
+        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.check_invariants()))
     }
 }
 

@@ -26,9 +26,9 @@
 //! them (`lockfree/`: its drive and wait representation are types, so
 //! nothing of it is compiled into the other regimes).
 //! [`Fine`] takes a big-reader lock's read side plus ticket locks on exactly
-//! the objects an IPC, notification or interrupt entry touches, named step by
-//! step before they are read (`plan.rs`), and the write side for everything
-//! else. [`Transactional`] runs each entry as one Intel RTM transaction with
+//! the objects an IPC, notification or interrupt entry touches, each held
+//! by the decoder and resolvers just before they read it (`hold.rs`), and
+//! the write side for everything else. [`Transactional`] runs each entry as one Intel RTM transaction with
 //! the big lock as fallback. See `docs/regimes.md`.
 //!
 //! **Deferred operations.** A kernel entry never acts outside kernel memory:
@@ -90,6 +90,7 @@ mod drive;
 mod error;
 pub mod exit;
 mod fastpath;
+mod hold;
 mod ids;
 mod introspect;
 mod invariants;
@@ -98,7 +99,7 @@ mod kernel;
 mod lockfree;
 mod object;
 mod outcome;
-mod plan;
+
 pub mod regime;
 mod sched;
 mod state;

@@ -2,8 +2,9 @@
 //!
 //! [`Ctx::handle_syscall`] is the single safe handler every system call goes
 //! through. It looks up the capability, *decodes* (validates every argument
-//! word and reads the state, producing a typed [`Error`] or an [`Op`] that
-//! names every object it touches), offers the op's [`LockSet`] to the regime,
+//! word and reads the state, holding each object through the regime's guard
+//! before it reads it (`hold.rs`), producing a typed [`Error`] or an [`Op`]
+//! that names every object it touches), offers the op's [`LockSet`] to the regime,
 //! checks whether a remote core must be stalled first (then the call is
 //! restarted), and *executes* (which cannot fail). Finally the caller's
 //! results are written to its IPC buffer — unless it blocked, in which case
@@ -13,7 +14,7 @@ use crate::abi::{Error, InvocationLabel, MessageInfo, MSG_MAX_WORDS};
 use crate::args::{Args, SyscallArgs};
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
 use crate::exit::CoreMask;
-use crate::fastpath::AllHeld;
+use crate::hold::{Halt, Hold, Stop};
 use crate::ids::ObjectId;
 use crate::ipc::{RecvOp, ReplyOp, SendOp};
 use crate::object::cnode::CNodeOp;
@@ -121,16 +122,25 @@ impl Op {
 }
 
 impl<W: Waits> Ctx<'_, W> {
-    /// Handle a system call of this core's current thread.
+    /// Handle a system call of this core's current thread, holding each
+    /// object through `guard` before reading it; stops (changing nothing)
+    /// when a lock cannot be had or the call needs the whole kernel.
     #[inline]
-    pub(crate) fn handle_syscall(&mut self, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet) -> bool>, fast: bool) {
-        if fast && self.fastpath(a, &mut AllHeld) {
-            return;
+    pub(crate) fn handle_syscall(
+        &mut self,
+        a: SyscallArgs,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+        fast: bool,
+        guard: &mut impl Hold,
+    ) -> Result<(), Stop> {
+        if fast && self.fastpath(a, guard)? {
+            return Ok(());
         }
         let core = self.core;
-        let Some(caller) = self.cs(core).current else { return };
-        let outcome = self.dispatch(caller, a, lock);
+        let Some(caller) = self.cs(core).current else { return Ok(()) };
+        let outcome = self.dispatch(caller, a, lock, guard)?;
         self.complete::<false>(caller, outcome);
+        Ok(())
     }
 
     /// Write the caller's results, for every regime and path. `SHARED`:
@@ -182,44 +192,68 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     #[inline]
-    fn dispatch(&mut self, caller: Ref<Tcb>, a: SyscallArgs, lock: Option<&dyn Fn(&LockSet) -> bool>) -> Outcome {
+    fn dispatch(
+        &mut self,
+        caller: Ref<Tcb>,
+        a: SyscallArgs,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+        guard: &mut impl Hold,
+    ) -> Result<Outcome, Stop> {
         let info = MessageInfo(a.info);
         let view = self.caller_view(caller).unwrap_or(CallerView { t: caller, cspace: None, bound: false });
         // A whole scope never falls back; were it to, the call fails cleanly.
-        let Ok(decoded) = self.decode_call(&Whole, &view, a) else { return Outcome::Error(Error::IllegalOperation) };
+        let Ok(decoded) = self.decode_call(&Whole, &view, a) else {
+            return Ok(Outcome::Error(Error::IllegalOperation));
+        };
         let op = match decoded {
             Decoded::Yield => {
                 self.yield_current(caller);
-                return Outcome::Done;
+                return Ok(Outcome::Done);
             }
-            Decoded::Fail(e) => return Outcome::Error(e),
-            Decoded::Invocation { slot, cap } => self.decode_invocation(caller, slot, cap, info),
-            Decoded::Send { ep, msg, blocking } => self.resolve_send(ep, msg, blocking).map(Op::Send),
-            Decoded::Signal { ntfn, badge } => self.resolve_signal(ntfn, badge).map(Op::Signal),
-            Decoded::Recv(part) => self.resolve_receive(caller, part),
+            Decoded::Fail(e) => return Ok(Outcome::Error(e)),
+            Decoded::Invocation { slot, cap } => {
+                guard.need_whole()?;
+                self.decode_invocation(caller, slot, cap, info).map_err(Halt::Fail)
+            }
+            Decoded::Send { ep, msg, blocking } => self.resolve_send(ep, msg, blocking, guard).map(Op::Send),
+            Decoded::Signal { ntfn, badge } => self.resolve_signal(ntfn, badge, guard).map(Op::Signal),
+            Decoded::Recv(part) => self.resolve_receive(caller, part, guard),
             Decoded::Reply { reply, grant_cap, info } => {
-                if !self.reply_now(caller, reply, grant_cap, info, lock) {
-                    return Outcome::Restart;
+                if !self.reply_now(caller, reply, grant_cap, info, lock, guard)? {
+                    return Ok(Outcome::Restart);
                 }
-                return Outcome::Done;
+                return Ok(Outcome::Done);
             }
             Decoded::ReplyRecv { reply, grant_cap, info, recv } => {
-                if !self.reply_now(caller, reply, grant_cap, info, lock) {
-                    return Outcome::Restart;
+                if !self.reply_now(caller, reply, grant_cap, info, lock, guard)? {
+                    return Ok(Outcome::Restart);
                 }
                 let part = match recv {
                     RecvHalf::Now(part) => part,
                     RecvHalf::AfterReply(a) => self.decode_recv_after_reply(caller, a),
                 };
-                self.resolve_receive(caller, part)
+                match self.resolve_receive(caller, part, guard) {
+                    // The reply is delivered: past the point of no return,
+                    // the receive restarts from the user side (`hold.rs`).
+                    Err(Halt::Stop(_)) => {
+                        guard.escalate();
+                        return Ok(Outcome::Restart);
+                    }
+                    op => op,
+                }
             }
         };
-        self.run(caller, op, lock)
+        match op {
+            Ok(op) => Ok(self.run(caller, op, lock)),
+            Err(Halt::Fail(e)) => Ok(Outcome::Error(e)),
+            Err(Halt::Stop(s)) => Err(s),
+        }
     }
 
     /// Answer the caller waiting on `reply` (if any) with `caller`'s
-    /// message, after offering the lock set; `false` if the regime refused
-    /// it (the call must restart; nothing changed).
+    /// message, after holding what it touches and offering the lock set;
+    /// `Ok(false)` if the regime refused the set (the call must restart;
+    /// nothing changed).
     #[inline]
     fn reply_now(
         &mut self,
@@ -228,21 +262,28 @@ impl<W: Waits> Ctx<'_, W> {
         grant_cap: bool,
         info: MessageInfo,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
-    ) -> bool {
-        let op = self.resolve_reply(reply, grant_cap);
+        guard: &mut impl Hold,
+    ) -> Result<bool, Stop> {
+        let op = self.resolve_reply(reply, grant_cap, guard)?;
+        if let ReplyOp::Answer { grant: true, .. } = op {
+            if info.extra_caps() > 0 {
+                // Capability transfer writes CNodes.
+                guard.need_whole()?;
+            }
+        }
         if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
-            return false;
+            return Ok(false);
         }
         self.invoke_reply(caller, op, info);
-        true
+        Ok(true)
     }
 
     /// The queue-reading half of a receive decoded by `decode_recv_part`.
-    fn resolve_receive(&mut self, caller: Ref<Tcb>, part: RecvPart) -> Result<Op, Error> {
+    fn resolve_receive(&mut self, caller: Ref<Tcb>, part: RecvPart, guard: &mut impl Hold) -> Result<Op, Halt> {
         match part {
-            RecvPart::Fail(e) => Err(e),
-            RecvPart::Ep { ep, reply, blocking } => self.resolve_recv(caller, ep, reply, blocking).map(Op::Recv),
-            RecvPart::Ntfn { ntfn, blocking } => self.resolve_wait(ntfn, blocking).map(Op::Wait),
+            RecvPart::Fail(e) => Err(Halt::Fail(e)),
+            RecvPart::Ep { ep, reply, blocking } => self.resolve_recv(caller, ep, reply, blocking, guard).map(Op::Recv),
+            RecvPart::Ntfn { ntfn, blocking } => self.resolve_wait(ntfn, blocking, guard).map(Op::Wait),
         }
     }
 
@@ -250,8 +291,10 @@ impl<W: Waits> Ctx<'_, W> {
     /// the capability `cap` in `slot` (for entries that hold the whole
     /// kernel and decoded the call themselves).
     pub(crate) fn run_invocation(&mut self, caller: Ref<Tcb>, slot: SlotAddr, cap: Cap, info: MessageInfo) -> Outcome {
-        let op = self.decode_invocation(caller, slot, cap, info);
-        self.run(caller, op, None)
+        match self.decode_invocation(caller, slot, cap, info) {
+            Ok(op) => self.run(caller, op, None),
+            Err(e) => Outcome::Error(e),
+        }
     }
 
     /// Decode an object invocation (`Call`/`Send` on a non-IPC capability).
@@ -297,11 +340,7 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Lock set, stall check, execute.
     #[inline]
-    fn run(&mut self, caller: Ref<Tcb>, op: Result<Op, Error>, lock: Option<&dyn Fn(&LockSet) -> bool>) -> Outcome {
-        let op = match op {
-            Ok(op) => op,
-            Err(e) => return Outcome::Error(e),
-        };
+    fn run(&mut self, caller: Ref<Tcb>, op: Op, lock: Option<&dyn Fn(&LockSet) -> bool>) -> Outcome {
         if let Some(l) = lock {
             let core = self.core;
             let s = op.lock_set(caller, core, self);

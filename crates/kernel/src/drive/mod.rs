@@ -11,11 +11,10 @@
 //!   when the set needs the whole kernel.
 //! * [`GeneralOnly`] (tests): the whole kernel, every set offered, and the
 //!   general path alone, so the fast path can be compared with it.
-//! * [`Objects`] (`fine`): `enter` is a shared entry that grants nothing by
-//!   itself; the fast path holds each object before it reads it, the general
-//!   path plans and holds its objects, and an entry that cannot have its
-//!   locks restarts, finally taking the exclusive side
-//!   ([`crate::regime::ObjectLocks`]).
+//! * [`Objects`] (`fine`): `enter` is a shared entry that grants only this
+//!   core's scheduler; every path holds each object before it reads it
+//!   (`hold.rs`), and an entry that cannot have a lock runs again, finally
+//!   taking the exclusive side ([`crate::regime::ObjectLocks`]).
 //! * `lockfree`'s `Shared` (in `crate::lockfree`): IPC, notifications,
 //!   ticks and IPIs run on the lock-free shared paths; `enter`/`exit` are the
 //!   management gate for everything else.
@@ -39,26 +38,50 @@ pub use whole::{GeneralOnly, Whole, WholeChecked, WholeKernel};
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
 use crate::exit::ExitPlan;
+use crate::hold::{Hold, Stop};
 use crate::kernel::{CoreHandle, Kernel};
 use crate::lockfree::SharedEntry;
-use crate::plan::Entry;
 use crate::regime::Regime;
 use crate::state::Ctx;
 
 pub(crate) use crate::regime::SetCheck;
 
+/// What a general kernel entry is, as far as its drive cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// A system call (a restarted call may have asked for the whole kernel).
+    Syscall,
+    /// An interrupt, tick or IPI.
+    Other,
+    /// Needs the whole kernel (faults, introspection).
+    Whole,
+}
+
 /// How the kernel drives regime `R` (see the module documentation). Sealed:
 /// its methods name kernel internals.
 pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
+    /// How an entry holds each object before reading it (`hold.rs`).
+    #[doc(hidden)]
+    type Guard<'k>: Hold
+    where
+        R: 'k;
+
     /// The regime's wait representation, built at boot (or the reason the
     /// configuration cannot run under it).
     #[doc(hidden)]
     fn waits(config: &BootConfig, regime: &R) -> Result<R::Waits, BootError>;
 
     /// A general kernel entry of core `c`, trapped already: run `f` inside
-    /// the regime, with whatever it touches held.
+    /// the regime, holding what it asks its guard for. `f` may stop
+    /// ([`Stop`]) only before it has changed anything; it then runs again,
+    /// finally with the whole kernel held, where it cannot stop.
     #[doc(hidden)]
-    fn enter<T>(k: &Kernel<R>, c: usize, entry: Entry, f: impl FnOnce(&mut Ctx<'_, R::Waits>, SetCheck<'_>) -> T) -> T;
+    fn enter<'k, T>(
+        k: &'k Kernel<R>,
+        c: usize,
+        entry: Entry,
+        f: impl FnMut(&mut Ctx<'_, R::Waits>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Stop>,
+    ) -> T;
 
     /// A system call of `core`'s current thread.
     #[doc(hidden)]
@@ -74,8 +97,7 @@ pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
 }
 
 /// The general path's system call, inside the drive's general entry;
-/// `fast`: try the IPC fast path first (drives that grant the whole kernel;
-/// `Objects` has tried its fused fast path already).
+/// `fast`: try the IPC fast path first.
 #[inline(always)]
 pub(crate) fn general_syscall<R: Regime>(
     k: &Kernel<R>,
@@ -83,9 +105,10 @@ pub(crate) fn general_syscall<R: Regime>(
     args: SyscallArgs,
     fast: bool,
 ) -> ExitPlan {
-    k.enter(core, crate::state::TRAP_SYSCALL, Entry::Syscall(args), |ctx, set| {
-        ctx.begin_entry(true);
-        ctx.handle_syscall(args, set, fast);
-        ctx.finish_entry()
+    k.enter(core, crate::state::TRAP_SYSCALL, Entry::Syscall, |ctx, set, guard| {
+        ctx.begin_entry(guard)?;
+        ctx.handle_syscall(args, set, fast, guard)?;
+        ctx.count_syscall();
+        Ok(ctx.finish_entry())
     })
 }

@@ -2,12 +2,12 @@
 //! [`WholeChecked`] (`rtm`, which also sees each operation's lock set) and
 //! [`GeneralOnly`] (tests: the general path alone, every set offered).
 
-use super::{general_syscall, Drive, SetCheck};
+use super::{general_syscall, Drive, Entry, SetCheck};
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
 use crate::exit::ExitPlan;
+use crate::hold::{AllHeld, Stop};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
-use crate::plan::Entry;
 use crate::regime::{LockSet, Regime};
 use crate::state::Ctx;
 use crate::waits::Queues;
@@ -36,12 +36,22 @@ impl<R, const OFFER_SET: bool, const FAST_PATH: bool> Drive<R> for WholeKernel<O
 where
     R: Regime<Drive = Self, Waits = Queues>,
 {
+    type Guard<'k>
+        = AllHeld
+    where
+        R: 'k;
+
     fn waits(_config: &BootConfig, _regime: &R) -> Result<Queues, BootError> {
         Ok(Queues)
     }
 
     #[inline(always)]
-    fn enter<T>(k: &Kernel<R>, c: usize, _entry: Entry, f: impl FnOnce(&mut Ctx<'_, Queues>, SetCheck<'_>) -> T) -> T {
+    fn enter<'k, T>(
+        k: &'k Kernel<R>,
+        c: usize,
+        _entry: Entry,
+        mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Stop>,
+    ) -> T {
         k.regime.enter(c, spin_hook);
         let check = |set: &LockSet| k.regime.lock_set(c, set);
         let out = {
@@ -50,10 +60,14 @@ where
             // CoreHandle`, so this is the only thread acting as core `c`;
             // the context ends with this block, before `exit`.
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
-            f(&mut ctx, if OFFER_SET { Some(&check) } else { None })
+            f(&mut ctx, if OFFER_SET { Some(&check) } else { None }, &mut AllHeld)
         };
         k.regime.exit(c);
-        out
+        match out {
+            Ok(out) => out,
+            // Every hold of `AllHeld` succeeds and it holds the whole kernel.
+            Err(_) => unreachable!("an entry holding the whole kernel stopped"),
+        }
     }
 
     #[inline(always)]

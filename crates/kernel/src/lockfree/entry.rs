@@ -19,12 +19,12 @@ use core::sync::atomic::Ordering;
 
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
-use crate::drive::{Drive, SetCheck};
+use crate::drive::{Drive, Entry};
 use crate::exit::ExitPlan;
+use crate::hold::{AllHeld, Stop};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
-use crate::plan::Entry;
 use crate::regime::{LockFreeOf, Regime};
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
@@ -63,6 +63,8 @@ pub(crate) enum SharedEntry {
 pub struct Shared;
 
 impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
+    type Guard<'k> = AllHeld;
+
     /// Endpoint words hold 16-bit thread indices: a larger TCB slab cannot
     /// boot.
     fn waits(config: &BootConfig, regime: &LockFreeOf<C>) -> Result<LfState, BootError> {
@@ -74,11 +76,11 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
 
     /// A management entry: the whole kernel, the lock-free scheduler state
     /// folded into the general view for its duration.
-    fn enter<T>(
-        k: &Kernel<LockFreeOf<C>>,
+    fn enter<'k, T>(
+        k: &'k Kernel<LockFreeOf<C>>,
         c: usize,
         _entry: Entry,
-        f: impl FnOnce(&mut Ctx<'_, LfState>, SetCheck<'_>) -> T,
+        mut f: impl FnMut(&mut Ctx<'_, LfState>, crate::drive::SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Stop>,
     ) -> T {
         k.regime.enter(c, spin_hook);
         let out = {
@@ -89,12 +91,16 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             // block, before `exit`.
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
             ctx.lf_begin_exclusive();
-            let out = f(&mut ctx, None);
+            let out = f(&mut ctx, None, &mut AllHeld);
             ctx.lf_end_exclusive();
             out
         };
         k.regime.exit(c);
-        out
+        match out {
+            Ok(out) => out,
+            // Every hold of `AllHeld` succeeds and it holds the whole kernel.
+            Err(_) => unreachable!("a management entry stopped"),
+        }
     }
 
     #[inline(always)]
@@ -103,10 +109,11 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         if let Some(plan) = shared_syscall(&k.regime, &k.state, c, args) {
             return plan;
         }
-        k.enter(core, TRAP_SYSCALL, Entry::Syscall(args), |ctx, _| {
-            ctx.begin_entry(true);
+        k.enter(core, TRAP_SYSCALL, Entry::Syscall, |ctx, _, guard| {
+            ctx.begin_entry(guard)?;
             ctx.lf_exclusive_syscall(args);
-            ctx.finish_entry()
+            ctx.count_syscall();
+            Ok(ctx.finish_entry())
         })
     }
 
@@ -257,7 +264,10 @@ impl Ctx<'_, LfState> {
         let Some(view) = self.caller_view(caller) else { return };
         match self.decode_call(&Whole, &view, args) {
             // A whole scope never falls back.
-            Err(_) => self.handle_syscall(args, None, false),
+            Err(_) => {
+                // `AllHeld` never stops.
+                let _ = self.handle_syscall(args, None, false, &mut AllHeld);
+            }
             Ok(Decoded::Invocation { slot, cap }) => {
                 let out = self.run_invocation(caller, slot, cap, crate::abi::MessageInfo(args.info));
                 self.complete::<false>(caller, out);

@@ -8,6 +8,7 @@
 
 use crate::abi::{CapRights, Error, InvocationLabel, Word, NUM_IRQS};
 use crate::args::Args;
+use crate::hold::{Hold, Stop};
 use crate::object::{Cap, CapObj, Notification, Ref, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
@@ -133,21 +134,22 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// An interrupt arrived on `irq`.
-    pub(crate) fn handle_interrupt(&mut self, irq: usize) {
+    pub(crate) fn handle_interrupt(&mut self, irq: usize, guard: &mut impl Hold) -> Result<(), Stop> {
         if irq >= NUM_IRQS {
-            return;
+            return Ok(());
         }
+        guard.irq(irq)?;
         let s = self.irq(irq);
         if s.pending {
-            return;
+            return Ok(());
         }
         let target = if s.issued { s.ntfn } else { None };
         match target {
             Some((n, badge)) if self.live(n) => {
-                self.irq(irq).pending = true;
-                self.kernel_signal(n, badge);
+                self.kernel_signal(n, badge, guard, |ctx| ctx.irq(irq).pending = true)?;
             }
             _ => self.irq_acks.insert(irq),
         }
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //! receive). Signal/Wait/Poll decode and execute here.
 
 use crate::abi::{Error, Word};
+use crate::hold::{Halt, Hold, Stop};
 use crate::object::endpoint::Queue;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
@@ -49,13 +50,23 @@ pub(crate) enum WaitOp {
 impl<W: Waits> Ctx<'_, W> {
     /// A signal decoded by `decode_call`, against the waiters: wake the
     /// first, or the bound thread out of its receive, or accumulate.
-    pub(crate) fn resolve_signal(&mut self, ntfn: Ref<Notification>, badge: Word) -> Result<SignalOp, Error> {
+    pub(crate) fn resolve_signal(
+        &mut self,
+        ntfn: Ref<Notification>,
+        badge: Word,
+        guard: &mut impl Hold,
+    ) -> Result<SignalOp, Halt> {
+        guard.object(ntfn)?;
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
         let (head, bound) = (n.queue.head, n.bound);
         if let Some(waiter) = self.ref_at::<Tcb>(head) {
+            let (_, core) = self.hold_thread(waiter, guard)?;
+            guard.core(core)?;
             return Ok(SignalOp::Wake { ntfn, waiter, badge });
         }
         if let Some(tcb) = bound {
+            // Waking a bound thread pulls it out of an endpoint queue.
+            guard.need_whole()?;
             if self.get(tcb).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
                 return Ok(SignalOp::WakeBound { ntfn, tcb, badge });
             }
@@ -103,7 +114,13 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// A wait or poll decoded by `decode_recv_part`, against the word.
-    pub(crate) fn resolve_wait(&mut self, ntfn: Ref<Notification>, blocking: bool) -> Result<WaitOp, Error> {
+    pub(crate) fn resolve_wait(
+        &mut self,
+        ntfn: Ref<Notification>,
+        blocking: bool,
+        guard: &mut impl Hold,
+    ) -> Result<WaitOp, Halt> {
+        guard.object(ntfn)?;
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
         Ok(if n.active {
             WaitOp::Take { ntfn }
@@ -160,14 +177,29 @@ impl<W: Waits> Ctx<'_, W> {
         }
     }
 
-    /// Signal from the kernel (interrupts): no capability, just a badge.
-    pub(crate) fn kernel_signal(&mut self, ntfn: Ref<Notification>, badge: Word) {
+    /// Resolve a signal from the kernel (interrupts: no capability, just a
+    /// badge), holding what it touches; `before` runs between the last hold
+    /// and the signal (the interrupt marks its line pending).
+    pub(crate) fn kernel_signal(
+        &mut self,
+        ntfn: Ref<Notification>,
+        badge: Word,
+        guard: &mut impl Hold,
+        before: impl FnOnce(&mut Self),
+    ) -> Result<(), Stop> {
+        let op = match self.resolve_signal(ntfn, badge, guard) {
+            Ok(op) => Some(op),
+            Err(Halt::Stop(s)) => return Err(s),
+            Err(Halt::Fail(_)) => None,
+        };
+        before(self);
         // The wait representation may deliver it (`lockfree`).
         if W::kernel_signal(self, ntfn, badge) {
-            return;
+            return Ok(());
         }
-        if let Ok(op) = self.resolve_signal(ntfn, badge) {
+        if let Some(op) = op {
             self.invoke_signal(op);
         }
+        Ok(())
     }
 }

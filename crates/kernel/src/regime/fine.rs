@@ -6,10 +6,10 @@
 //!   take the *read side* of a big-reader lock (one ticket lock per core,
 //!   the algorithm of [`granule_sync::rw::BrLock`]), then ticket locks on exactly what they touch: the caller's
 //!   TCB, the endpoint or notification, the reply objects, the partner's TCB
-//!   and the partner core's scheduler. The kernel names them step by step
-//!   (`plan.rs`): each step reads only objects it already holds, so the
-//!   objects a step names are *identified* before anything reads them
-//!   unlocked.
+//!   and the partner core's scheduler. The kernel's paths hold each one
+//!   just before they read it (`hold.rs`: the fast path's guards, the
+//!   resolvers of the general path), so every object is *identified* from
+//!   what is already held before anything reads it.
 //! * **A core's reader lock is its scheduler lock.** The brlock's reader
 //!   lock of core `c` also guards `c`'s scheduler state (ready queues,
 //!   current thread). A shared entry of core `c` holds it from the start —
@@ -539,9 +539,8 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         h.max = 0;
     }
 
-    #[inline(always)]
-    fn escalation_pending(&self, core: usize) -> bool {
-        self.per_core[core].escalate.load(Ordering::Relaxed)
+    fn escalate(&self, core: usize) {
+        self.per_core[core].escalate.store(true, Ordering::Relaxed);
     }
 
     #[inline]

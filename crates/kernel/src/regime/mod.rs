@@ -270,7 +270,7 @@ pub unsafe trait ObjectLocks: Regime {
     /// attempt could not get its locks); clears it.
     fn take_escalation(&self, core: usize) -> bool;
 
-    /// Whether `core`'s next system call must be exclusive, without clearing
-    /// it.
-    fn escalation_pending(&self, core: usize) -> bool;
+    /// Make `core`'s next system call exclusive (this one restarts after a
+    /// change: see `hold.rs`).
+    fn escalate(&self, core: usize);
 }

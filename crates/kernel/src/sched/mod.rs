@@ -46,6 +46,7 @@ use core::sync::atomic::Ordering;
 
 use crate::args::FaultKind;
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
+use crate::hold::{Hold, Stop};
 use crate::ids::ThreadId;
 use crate::introspect::{ThreadInfo, ThreadStatus};
 use crate::object::thread::ThreadState;
@@ -298,37 +299,51 @@ impl<W: Waits> Ctx<'_, W> {
         self.cell(core).pending.fetch_or(IPI_RESCHEDULE, Ordering::Release);
     }
 
-    /// Count a system call completed without [`Self::begin_entry`] (the
-    /// fused fast path, which runs only when no remote request is pending).
+    /// Count a completed system call (once, after any round that stopped).
     #[inline(always)]
     pub(crate) fn count_syscall(&mut self) {
         bump(&self.cell(self.core).syscalls);
     }
 
-    /// Start of every kernel entry: count it, serve pending requests, reap a
-    /// zombie current thread.
+    /// Count a completed interrupt, tick or IPI entry.
+    #[inline(always)]
+    pub(crate) fn count_other_entry(&mut self) {
+        bump(&self.cell(self.core).other_entries);
+    }
+
+    /// Start of every general kernel entry: hold the current thread (this
+    /// core's scheduler is held by the drive's entry), reap it if it is a
+    /// zombie, serve pending requests. A zombie current thread (to be freed)
+    /// or a stall owner (whose completed call releases other cores) stops a
+    /// shared entry: it needs the whole kernel. Running it again after a
+    /// stopped round changes nothing more (the requests are served).
     #[inline]
-    pub(crate) fn begin_entry(&mut self, syscall: bool) {
-        if syscall {
-            self.count_syscall();
-        } else {
-            bump(&self.cell(self.core).other_entries);
+    pub(crate) fn begin_entry(&mut self, guard: &mut impl Hold) -> Result<(), Stop> {
+        let core = self.core;
+        if let Some(cur) = self.cs(core).current {
+            guard.object(cur)?;
+            let whole = guard.whole();
+            match self.get(cur) {
+                Some(x) if !matches!(x.state, ThreadState::Zombie) => {
+                    if !whole && !x.holds.is_empty() {
+                        return Err(Stop::Exclusive);
+                    }
+                }
+                _ => {
+                    guard.need_whole()?;
+                    self.cs(core).current = None;
+                    self.reap_zombie(cur);
+                }
+            }
         }
-        let cell = self.cell(self.core);
+        let cell = self.cell(core);
         if cell.pending.load(Ordering::Relaxed) != 0 {
             let p = cell.pending.swap(0, Ordering::Acquire);
             if p & (IPI_RESCHEDULE | IPI_STALL) != 0 {
                 self.request_reschedule();
             }
         }
-        let core = self.core;
-        if let Some(cur) = self.cs(core).current {
-            let zombie = self.get(cur).map_or(true, |x| matches!(x.state, ThreadState::Zombie));
-            if zombie {
-                self.cs(core).current = None;
-                self.reap_zombie(cur);
-            }
-        }
+        Ok(())
     }
 
     /// Charge a tick to the current thread's slice.

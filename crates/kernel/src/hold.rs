@@ -1,0 +1,173 @@
+//! Holding an object before reading it: the one rule every kernel path
+//! follows, whatever the regime.
+//!
+//! A general kernel entry (and the IPC fast path inside it) calls
+//! [`Hold::object`] on each object *before* it reads the object's mutable
+//! state: the endpoint before its queue, the thread at the head of the queue
+//! before its state, the reply object before its caller, the partner's core
+//! before its ready queue. What a hold means is the regime's guard:
+//!
+//! * [`AllHeld`] — the whole kernel is held already (`none`, `bkl`, `rtm`,
+//!   `lockfree`'s management entries): every hold is `Ok` and compiles to
+//!   nothing.
+//! * the `fine` regime's object locks (`drive/objects.rs`): a lock that
+//!   comes after every lock held is waited for, any other is only tried; a
+//!   try that fails stops the entry with [`Stop::Retry`]. Because every hold
+//!   comes before the entry's point of no return, nothing has changed yet:
+//!   the drive releases everything and runs the entry again, this time
+//!   taking what it learnt in lock order from the start (seL4's fine-grained
+//!   variant in the seeds, §3.3, locks in address order or restarts).
+//!
+//! What never needs a hold — it changes only while the whole kernel is held —
+//! is read freely: capability slots, generations, a thread's CSpace,
+//! affinity, priority and bound notification, a notification's bound thread,
+//! IRQ bindings. An entry that needs the whole kernel (an object invocation,
+//! a capability transfer, waking a bound thread, a zombie or stall-owning
+//! current thread) asks [`Hold::need_whole`], which stops a shared entry with
+//! [`Stop::Exclusive`].
+//!
+//! The one hold that may fail after a change is the receive half of
+//! `ReplyRecv`, whose reply has been delivered: that call restarts from the
+//! user side instead ([`Hold::escalate`], `syscall.rs`), as a refused lock
+//! set always did.
+
+use crate::abi::{Error, ObjectType};
+use crate::ids::ObjectId;
+use crate::object::{Endpoint, Notification, Ref, Reply, Tcb, KIND_IRQ};
+use crate::regime::LockTarget;
+
+/// Why a shared entry stopped before its point of no return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// A lock could not be had: release everything and run the entry again.
+    Retry,
+    /// The entry needs the whole kernel.
+    Exclusive,
+}
+
+/// How a decoded call ends before it executes: it fails with an error (the
+/// caller is told), or the entry stops ([`Stop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Halt {
+    Fail(Error),
+    Stop(Stop),
+}
+
+impl From<Error> for Halt {
+    #[inline(always)]
+    fn from(e: Error) -> Self {
+        Halt::Fail(e)
+    }
+}
+
+impl From<Stop> for Halt {
+    #[inline(always)]
+    fn from(s: Stop) -> Self {
+        Halt::Stop(s)
+    }
+}
+
+/// Objects that have a lock of their own under `fine`.
+pub(crate) trait Lockable {
+    /// Their [`ObjectId::kind`].
+    const KIND: u8;
+}
+
+impl Lockable for Tcb {
+    const KIND: u8 = ObjectType::Tcb as u8;
+}
+impl Lockable for Endpoint {
+    const KIND: u8 = ObjectType::Endpoint as u8;
+}
+impl Lockable for Notification {
+    const KIND: u8 = ObjectType::Notification as u8;
+}
+impl Lockable for Reply {
+    const KIND: u8 = ObjectType::Reply as u8;
+}
+
+/// The lock of object `r`.
+#[inline(always)]
+pub(crate) fn target<T: Lockable>(r: Ref<T>) -> LockTarget {
+    LockTarget::Object(ObjectId { kind: T::KIND, index: r.index() })
+}
+
+/// A regime's guard: how an entry holds each object before reading it (see
+/// the module documentation).
+pub(crate) trait Hold {
+    /// Hold `target`; `false` if it cannot be had now.
+    #[track_caller]
+    fn hold(&mut self, target: LockTarget) -> bool;
+
+    /// Whether the whole kernel is held.
+    fn whole(&self) -> bool;
+
+    /// The call restarts from the user side after a change (see the module
+    /// documentation): its next attempt should take the whole kernel.
+    fn escalate(&mut self);
+
+    /// Hold object `r`.
+    #[inline(always)]
+    #[track_caller]
+    fn object<T: Lockable>(&mut self, r: Ref<T>) -> Result<(), Stop> {
+        self.take(target(r))
+    }
+
+    /// Hold core `c`'s scheduler state (its ready queues, current thread).
+    #[inline(always)]
+    #[track_caller]
+    fn core(&mut self, c: usize) -> Result<(), Stop> {
+        self.take(LockTarget::Core(c))
+    }
+
+    /// Hold the handler slot of IRQ line `irq`.
+    #[inline(always)]
+    #[track_caller]
+    fn irq(&mut self, irq: usize) -> Result<(), Stop> {
+        self.take(LockTarget::Object(ObjectId { kind: KIND_IRQ, index: irq as u32 }))
+    }
+
+    /// Hold `target`, or stop with [`Stop::Retry`].
+    #[inline(always)]
+    #[track_caller]
+    fn take(&mut self, target: LockTarget) -> Result<(), Stop> {
+        if self.hold(target) {
+            Ok(())
+        } else {
+            Err(Stop::Retry)
+        }
+    }
+
+    /// The entry needs the whole kernel: `Ok` if it is held, else stop with
+    /// [`Stop::Exclusive`].
+    #[inline(always)]
+    fn need_whole(&self) -> Result<(), Stop> {
+        if self.whole() {
+            Ok(())
+        } else {
+            Err(Stop::Exclusive)
+        }
+    }
+}
+
+/// Everything is held already (the regime granted the whole kernel).
+/// Public only as a drive's guard type; nothing outside the kernel can use
+/// it (the trait it implements is the kernel's own).
+#[derive(Debug)]
+pub struct AllHeld;
+
+impl Hold for AllHeld {
+    #[inline(always)]
+    #[track_caller]
+    fn hold(&mut self, _target: LockTarget) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn whole(&self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn escalate(&mut self) {}
+}

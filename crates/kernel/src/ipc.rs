@@ -18,7 +18,6 @@ use crate::hold::{Halt, Hold, Stop};
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
 use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, Tcb};
-use crate::outcome::Outcome;
 use crate::state::Ctx;
 use crate::waits::Waits;
 
@@ -48,11 +47,11 @@ pub(crate) enum RecvOp {
     /// A sender waits: take its message.
     Take { ep: Ref<Endpoint>, sender: Ref<Tcb>, reply: Option<Ref<Reply>> },
     /// The bound notification is active: return its word instead.
-    Signal { ntfn: Ref<Notification> },
+    Signal { ntfn: Ref<Notification>, ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
     /// Nobody waits: block in the receive queue.
     Block { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
     /// `NBRecv` with nobody waiting: return an empty message, badge 0.
-    Nothing,
+    Nothing { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
 }
 
 /// A decoded reply.
@@ -113,56 +112,6 @@ impl<W: Waits> Ctx<'_, W> {
         Ok((x.state, x.core))
     }
 
-    #[inline]
-    pub(crate) fn invoke_send(&mut self, caller: Ref<Tcb>, op: SendOp) -> Outcome {
-        match op {
-            SendOp::Deliver { ep, receiver, reply, msg } => {
-                self.ep_remove(ep, receiver);
-                if let Some(r) = reply.and_then(|r| self.get(r)) {
-                    r.receiver = None;
-                }
-                self.transfer(caller, receiver, msg, Some(ep));
-                if let Some(x) = self.get(receiver) {
-                    x.state = ThreadState::Running;
-                }
-                self.wake(receiver);
-                if !msg.call {
-                    return Outcome::Done;
-                }
-                self.block_on_reply(caller, reply, msg.grant)
-            }
-            SendOp::Block { ep, msg } => {
-                if let Some(x) = self.get(caller) {
-                    x.state = ThreadState::BlockedOnSend {
-                        ep,
-                        badge: msg.badge,
-                        info: msg.info,
-                        grant: msg.grant,
-                        call: msg.call,
-                    };
-                }
-                self.ep_append(ep, caller, EpState::Send);
-                Outcome::Blocked
-            }
-            SendOp::Drop => Outcome::Done,
-        }
-    }
-
-    /// `caller`'s call was received: record it in `reply` (or fail the call
-    /// if the receiver gave no reply object).
-    fn block_on_reply(&mut self, caller: Ref<Tcb>, reply: Option<Ref<Reply>>, grant: bool) -> Outcome {
-        let Some(r) = reply.and_then(|r| self.get(r).map(|x| (r, x))) else {
-            return Outcome::Error(Error::FailedLookup);
-        };
-        let (reply, rep) = r;
-        rep.caller = Some(caller);
-        rep.grant = grant;
-        if let Some(x) = self.get(caller) {
-            x.state = ThreadState::BlockedOnReply { reply };
-        }
-        Outcome::Blocked
-    }
-
     /// A receive on `ep` decoded by `decode_recv_part`, against the reply
     /// object, the bound notification and the endpoint's queue. Holds the
     /// endpoint, the bound notification and the reply object (in lock
@@ -193,7 +142,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         if let Some(n) = bound {
             if self.get(n).is_some_and(|n| n.active) {
-                return Ok(RecvOp::Signal { ntfn: n });
+                return Ok(RecvOp::Signal { ntfn: n, ep, reply });
             }
         }
         let e = self.get(ep).ok_or(Error::InvalidCapability)?;
@@ -209,57 +158,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             return Ok(RecvOp::Take { ep, sender, reply });
         }
-        Ok(if blocking { RecvOp::Block { ep, reply } } else { RecvOp::Nothing })
-    }
-
-    #[inline]
-    pub(crate) fn invoke_recv(&mut self, caller: Ref<Tcb>, op: RecvOp) -> Outcome {
-        match op {
-            RecvOp::Take { ep, sender, reply } => {
-                let ThreadState::BlockedOnSend { badge, info, grant, call, .. } =
-                    self.get(sender).map_or(ThreadState::Inactive, |x| x.state)
-                else {
-                    return Outcome::Error(Error::InvalidCapability);
-                };
-                self.ep_remove(ep, sender);
-                let msg = Msg { info, badge, grant, call };
-                self.transfer(sender, caller, msg, Some(ep));
-                if call {
-                    if let Outcome::Error(e) = self.block_on_reply(sender, reply, grant) {
-                        self.fail_thread(sender, e);
-                    }
-                } else {
-                    let b = self.ipc(sender.index());
-                    b.error = 0;
-                    b.restart = 0;
-                    b.tag = 0;
-                    if let Some(x) = self.get(sender) {
-                        x.state = ThreadState::Running;
-                    }
-                    self.wake(sender);
-                }
-                Outcome::Received
-            }
-            RecvOp::Signal { ntfn } => {
-                let w = self.take_signal(ntfn);
-                self.ipc(caller.index()).badge = w;
-                Outcome::Done
-            }
-            RecvOp::Block { ep, reply } => {
-                if let Some(x) = self.get(caller) {
-                    x.state = ThreadState::BlockedOnRecv { ep, reply };
-                }
-                if let Some(r) = reply.and_then(|r| self.get(r)) {
-                    r.receiver = Some(caller);
-                }
-                self.ep_append(ep, caller, EpState::Recv);
-                Outcome::Blocked
-            }
-            RecvOp::Nothing => {
-                self.ipc(caller.index()).badge = 0;
-                Outcome::Done
-            }
-        }
+        Ok(if blocking { RecvOp::Block { ep, reply } } else { RecvOp::Nothing { ep, reply } })
     }
 
     /// A reply through `reply` decoded by `decode_call`: the caller waiting
@@ -283,19 +182,6 @@ impl<W: Waits> Ctx<'_, W> {
         }
         guard.core(x.core)?;
         Ok(ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap })
-    }
-
-    #[inline]
-    pub(crate) fn invoke_reply(&mut self, me: Ref<Tcb>, op: ReplyOp, info: MessageInfo) {
-        let ReplyOp::Answer { reply, caller, grant } = op else { return };
-        if let Some(r) = self.get(reply) {
-            r.caller = None;
-        }
-        self.transfer(me, caller, Msg { info, badge: 0, grant, call: false }, None);
-        if let Some(x) = self.get(caller) {
-            x.state = ThreadState::Running;
-        }
-        self.wake(caller);
     }
 
     /// Copy a message from `src`'s IPC buffer to `dst`'s, with capabilities.

@@ -88,6 +88,7 @@ mod counter;
 mod decode;
 mod drive;
 mod error;
+mod exec;
 pub mod exit;
 mod fastpath;
 mod hold;
@@ -99,6 +100,7 @@ mod kernel;
 mod lockfree;
 mod object;
 mod outcome;
+mod rendezvous;
 
 pub mod regime;
 mod sched;

@@ -13,6 +13,7 @@
 use crate::abi::{Error, InvocationLabel, MessageInfo, MSG_MAX_WORDS};
 use crate::args::{Args, SyscallArgs};
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
+use crate::exec::Slab;
 use crate::exit::CoreMask;
 use crate::hold::{Halt, Hold, Stop};
 use crate::ids::ObjectId;
@@ -78,7 +79,12 @@ impl Op {
                 }
             }
             Op::Send(SendOp::Block { ep, .. }) => add(&mut s, CapObj::Endpoint(ep)),
-            Op::Send(SendOp::Drop) | Op::Recv(RecvOp::Nothing) | Op::Wait(WaitOp::Nothing) => {}
+            Op::Send(SendOp::Drop) => {}
+            Op::Recv(RecvOp::Nothing { reply, .. }) => {
+                if let Some(r) = reply {
+                    add(&mut s, CapObj::Reply(r));
+                }
+            }
             Op::Recv(RecvOp::Take { ep, sender, reply }) => {
                 add(&mut s, CapObj::Endpoint(ep));
                 tcb(&mut s, ctx, sender);
@@ -93,7 +99,12 @@ impl Op {
                     }
                 }
             }
-            Op::Recv(RecvOp::Signal { ntfn }) => add(&mut s, CapObj::Notification(ntfn)),
+            Op::Recv(RecvOp::Signal { ntfn, reply, .. }) => {
+                add(&mut s, CapObj::Notification(ntfn));
+                if let Some(r) = reply {
+                    add(&mut s, CapObj::Reply(r));
+                }
+            }
             Op::Recv(RecvOp::Block { ep, reply }) => {
                 add(&mut s, CapObj::Endpoint(ep));
                 if let Some(r) = reply {
@@ -110,7 +121,9 @@ impl Op {
                 s.set_exclusive();
             }
             Op::Signal(SignalOp::Accumulate { ntfn, .. }) => add(&mut s, CapObj::Notification(ntfn)),
-            Op::Wait(WaitOp::Take { ntfn } | WaitOp::Block { ntfn }) => add(&mut s, CapObj::Notification(ntfn)),
+            Op::Wait(WaitOp::Take { ntfn } | WaitOp::Block { ntfn } | WaitOp::Nothing { ntfn }) => {
+                add(&mut s, CapObj::Notification(ntfn))
+            }
             Op::Tcb(op) => {
                 tcb(&mut s, ctx, op.target());
                 s.set_exclusive();
@@ -274,7 +287,7 @@ impl<W: Waits> Ctx<'_, W> {
         if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
             return Ok(false);
         }
-        self.invoke_reply(caller, op, info);
+        self.reply(&Slab, caller, reply, grant_cap, info, false);
         Ok(true)
     }
 
@@ -364,13 +377,28 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline]
     fn execute(&mut self, caller: Ref<Tcb>, op: Op) -> Outcome {
         match op {
-            Op::Send(op) => self.invoke_send(caller, op),
-            Op::Recv(op) => self.invoke_recv(caller, op),
-            Op::Signal(op) => {
-                self.invoke_signal(op);
+            // The IPC operations run on the one executor (`rendezvous.rs`),
+            // on the objects' own queues, everything they touch held.
+            Op::Send(SendOp::Deliver { ep, msg, .. } | SendOp::Block { ep, msg }) => {
+                self.send(&Slab, caller, ep, msg, true)
+            }
+            Op::Send(SendOp::Drop) => Outcome::Done,
+            Op::Recv(op) => {
+                let (ep, reply, blocking) = match op {
+                    RecvOp::Take { ep, reply, .. } | RecvOp::Signal { ep, reply, .. } | RecvOp::Block { ep, reply } => {
+                        (ep, reply, true)
+                    }
+                    RecvOp::Nothing { ep, reply } => (ep, reply, false),
+                };
+                self.receive(&Slab, caller, RecvPart::Ep { ep, reply, blocking }, None)
+            }
+            Op::Signal(SignalOp::Wake { ntfn, badge, .. } | SignalOp::WakeBound { ntfn, badge, .. })
+            | Op::Signal(SignalOp::Accumulate { ntfn, badge }) => {
+                self.signal(&Slab, ntfn, badge);
                 Outcome::Done
             }
-            Op::Wait(op) => self.invoke_wait(caller, op),
+            Op::Wait(WaitOp::Take { ntfn } | WaitOp::Block { ntfn }) => self.wait(&Slab, caller, ntfn, true),
+            Op::Wait(WaitOp::Nothing { ntfn }) => self.wait(&Slab, caller, ntfn, false),
             Op::Tcb(op) => self.invoke_tcb(caller, op),
             Op::CNode(op) => self.invoke_cnode(op),
             Op::Retype(op) => self.invoke_untyped(caller, op),

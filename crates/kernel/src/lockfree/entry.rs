@@ -31,6 +31,7 @@ use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP
 use crate::decode::{CallerView, Decoded, Scope, Whole};
 use crate::object::Endpoint;
 
+use super::ipc::Words;
 use super::shared::{published, LfState, IDLE};
 
 /// The shared path's decoding scope: only what a shared path may read, and
@@ -168,7 +169,7 @@ fn shared_syscall<const C: bool>(
         ctx.lf_begin::<C>(lf, true);
         if let Some((t, op)) = op {
             let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_));
-            let out = ctx.lf_execute::<false, C>(lf, t, op);
+            let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             ctx.complete::<true>(t, out);
             if ipc {
                 bump(&ctx.cell(core).fastpath);
@@ -273,7 +274,7 @@ impl Ctx<'_, LfState> {
                 self.complete::<false>(caller, out);
             }
             Ok(op) => {
-                let out = self.lf_execute::<true, true>(lf, caller, op);
+                let out = self.execute_decoded(&Words::<true, true> { lf }, caller, op);
                 self.complete::<false>(caller, out);
             }
         }

@@ -68,7 +68,7 @@ impl Waits for LfState {
     fn kernel_signal(ctx: &mut Ctx<'_, Self>, n: Ref<Notification>, badge: Word) -> bool {
         if ctx.live(n) {
             let lf = ctx.lf();
-            ctx.lf_signal::<true, true>(lf, n, badge);
+            ctx.signal(&super::ipc::Words::<true, true> { lf }, n, badge);
         }
         true
     }

@@ -110,10 +110,14 @@
 //! `sched.rs`). A sender waiting behind other
 //! senders, and taking the last waiting sender, are two CASes (`DualQueue`).
 //!
+//! The operations themselves are the general path's one executor
+//! (`rendezvous.rs`, `object/notification.rs`), run on these words through
+//! [`ipc::Words`], its `Exec` implementation.
+//!
 //! Files: `shared.rs` (the words), `entry.rs` (shared entries, management
-//! hooks around every management entry), `ipc.rs`,
-//! `notify.rs`, `sched.rs` (inboxes and priorities), `manage.rs` (hooks of
-//! the general code), `check.rs` (invariants). Design notes:
+//! hooks around every management entry), `ipc.rs` (the words as the
+//! executor's wait representation), `sched.rs` (inboxes and priorities),
+//! `manage.rs` (hooks of the general code), `check.rs` (invariants). Design notes:
 //! `docs/lockfree-kernel.md`.
 //!
 //! [`LockFree`]: crate::regime::LockFree
@@ -123,13 +127,10 @@
 
 mod check;
 mod entry;
-mod ipc;
+pub(crate) mod ipc;
 mod manage;
-mod notify;
 mod sched;
 pub(crate) mod shared;
-
-use granule_sync::lockfree::Side;
 
 pub use entry::Shared;
 pub(crate) use entry::SharedEntry;
@@ -137,10 +138,7 @@ pub(crate) use shared::LfState;
 
 use crate::state::Ctx;
 
-/// The dual queue side of waiting senders.
-pub(crate) const SENDERS: Side = Side::A;
-/// The dual queue side of waiting receivers.
-pub(crate) const RECEIVERS: Side = Side::B;
+pub(crate) use crate::exec::SENDERS;
 
 /// The most threads a `lockfree` kernel can have: endpoint words hold
 /// 16-bit thread indices (`granule_sync::lockfree::DualQueue`).

@@ -125,18 +125,7 @@ impl LfState {
     }
 }
 
-/// What a reply object is doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ReplyState {
-    /// Nothing: free for a receive.
-    Empty,
-    /// A receive with this object is under way (the thread is about to
-    /// block, or blocked, receiving).
-    Receiver(Ref<Tcb>),
-    /// A `Call` was received with this object; its caller waits for the
-    /// answer; `grant` = the call's endpoint capability had the grant right.
-    Caller(Ref<Tcb>, bool),
-}
+pub(crate) use crate::object::reply::ReplyState;
 
 /// A reply object's state in one word.
 ///

@@ -3,6 +3,7 @@
 //! receive). Signal/Wait/Poll decode and execute here.
 
 use crate::abi::{Error, Word};
+use crate::exec::{Exec, Slab};
 use crate::hold::{Halt, Hold, Stop};
 use crate::object::endpoint::Queue;
 use crate::object::thread::ThreadState;
@@ -44,7 +45,7 @@ pub(crate) enum SignalOp {
 pub(crate) enum WaitOp {
     Take { ntfn: Ref<Notification> },
     Block { ntfn: Ref<Notification> },
-    Nothing,
+    Nothing { ntfn: Ref<Notification> },
 }
 
 impl<W: Waits> Ctx<'_, W> {
@@ -74,29 +75,54 @@ impl<W: Waits> Ctx<'_, W> {
         Ok(SignalOp::Accumulate { ntfn, badge })
     }
 
-    pub(crate) fn invoke_signal(&mut self, op: SignalOp) {
-        match op {
-            SignalOp::Wake { ntfn, waiter, badge } => {
-                self.ntfn_remove(ntfn, waiter);
-                self.complete_wait(waiter, badge);
+    /// Signal `ntfn` with `badge`, for every wait representation (`Exec`):
+    /// in a whole entry the oldest waiter, else the bound thread receiving
+    /// on an endpoint, else accumulate; elsewhere the representation's
+    /// signal decides between the oldest waiter and accumulating.
+    #[inline(always)]
+    pub(crate) fn signal<E: Exec<W>>(&mut self, e: &E, ntfn: Ref<Notification>, badge: Word) {
+        if e.whole() {
+            if let Some(w) = e.pop_waiter(self, ntfn) {
+                return self.complete_wait(e, w, badge);
             }
-            SignalOp::WakeBound { tcb, badge, .. } => {
-                self.detach(tcb);
-                self.complete_wait(tcb, badge);
-            }
-            SignalOp::Accumulate { ntfn, badge } => {
-                if let Some(n) = self.get(ntfn) {
-                    n.word |= badge;
-                    n.active = true;
+            let bound = self.read(ntfn).and_then(|n| n.bound);
+            if let Some(t) = bound {
+                if self.get(t).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
+                    // Out of its endpoint queue.
+                    self.detach(t);
+                    return self.complete_wait(e, t, badge);
                 }
             }
         }
+        if let Some(w) = e.signal(self, ntfn, badge) {
+            self.complete_wait(e, w, badge);
+        }
     }
 
-    /// `t`'s wait ends with `badge`: results written, thread woken.
-    fn complete_wait(&mut self, t: Ref<Tcb>, badge: Word) {
+    /// `t` (taken by this entry) ends its wait with `badge` and runs again.
+    #[inline(always)]
+    fn complete_wait<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>, badge: Word) {
         self.wait_done(t, badge);
-        self.wake(t);
+        e.wake(self, t);
+    }
+
+    /// `Wait` (blocking) or `Poll` on `ntfn` by `me`, for every wait
+    /// representation.
+    #[inline(always)]
+    pub(crate) fn wait<E: Exec<W>>(&mut self, e: &E, me: Ref<Tcb>, ntfn: Ref<Notification>, blocking: bool) -> Outcome {
+        if !blocking {
+            self.ipc(me.index()).badge = e.poll(self, ntfn).unwrap_or(0);
+            return Outcome::Done;
+        }
+        self.prepare_block(e, me, ThreadState::BlockedOnNotification { ntfn });
+        match e.wait(self, ntfn, me) {
+            None => Outcome::Blocked,
+            Some(bits) => {
+                self.unprepare_block(e, me);
+                self.ipc(me.index()).badge = bits;
+                Outcome::Done
+            }
+        }
     }
 
     /// `t`'s wait ends with `badge`: its results written and it runnable
@@ -127,35 +153,8 @@ impl<W: Waits> Ctx<'_, W> {
         } else if blocking {
             WaitOp::Block { ntfn }
         } else {
-            WaitOp::Nothing
+            WaitOp::Nothing { ntfn }
         })
-    }
-
-    pub(crate) fn invoke_wait(&mut self, caller: Ref<Tcb>, op: WaitOp) -> Outcome {
-        match op {
-            WaitOp::Take { ntfn } => {
-                let word = self.take_signal(ntfn);
-                let b = self.ipc(caller.index());
-                b.badge = word;
-                Outcome::Done
-            }
-            WaitOp::Block { ntfn } => {
-                let Some(n) = self.get(ntfn) else { return Outcome::Error(Error::InvalidCapability) };
-                let q = n.queue;
-                let q = self.q_append(q, caller.index());
-                if let Some(n) = self.get(ntfn) {
-                    n.queue = q;
-                }
-                if let Some(x) = self.get(caller) {
-                    x.state = ThreadState::BlockedOnNotification { ntfn };
-                }
-                Outcome::Blocked
-            }
-            WaitOp::Nothing => {
-                self.ipc(caller.index()).badge = 0;
-                Outcome::Done
-            }
-        }
     }
 
     /// Consume an active notification's word.
@@ -187,18 +186,15 @@ impl<W: Waits> Ctx<'_, W> {
         guard: &mut impl Hold,
         before: impl FnOnce(&mut Self),
     ) -> Result<(), Stop> {
-        let op = match self.resolve_signal(ntfn, badge, guard) {
-            Ok(op) => Some(op),
+        match self.resolve_signal(ntfn, badge, guard) {
+            Ok(_) => {}
             Err(Halt::Stop(s)) => return Err(s),
-            Err(Halt::Fail(_)) => None,
-        };
+            Err(Halt::Fail(_)) => return Ok(()),
+        }
         before(self);
         // The wait representation may deliver it (`lockfree`).
-        if W::kernel_signal(self, ntfn, badge) {
-            return Ok(());
-        }
-        if let Some(op) = op {
-            self.invoke_signal(op);
+        if !W::kernel_signal(self, ntfn, badge) {
+            self.signal(&Slab, ntfn, badge);
         }
         Ok(())
     }

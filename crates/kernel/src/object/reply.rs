@@ -25,3 +25,17 @@ impl Reply {
         Self { caller: None, grant: false, receiver: None }
     }
 }
+
+/// What a reply object is doing, in either wait representation (the
+/// object's fields under `Queues`, one CAS word under `lockfree`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplyState {
+    /// Nothing: free for a receive.
+    Empty,
+    /// A receive with this object is under way (the thread is about to
+    /// block, or blocked, receiving).
+    Receiver(Ref<Tcb>),
+    /// A `Call` was received with this object; its caller waits for the
+    /// answer; `grant` = the call's endpoint capability had the grant right.
+    Caller(Ref<Tcb>, bool),
+}

@@ -5,9 +5,9 @@
 //! reply-object arguments, and finds every error a call can have before
 //! anything changes. It reads only capability slots, generations and
 //! object bindings, which change only when the whole kernel is held; the
-//! state of queues and reply objects is read by the executor that runs the
-//! operation (the slab-linked queues of the lock regimes, `ipc.rs`; the
-//! compare-and-swap words of `lockfree`, `lockfree/ipc.rs`).
+//! state of queues and reply objects is read by the lock regimes' resolvers
+//! (`ipc.rs`) and by the one executor that runs the operation on either
+//! wait representation (`rendezvous.rs`, `exec.rs`).
 //!
 //! What the decoder may rely on is its [`Scope`]: [`Whole`] (the whole
 //! kernel is held: every regime's general path, and `lockfree`'s management

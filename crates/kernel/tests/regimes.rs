@@ -193,3 +193,58 @@ fn fine_pingpong_is_shared_and_agrees() {
     assert_eq!(after.failed, 0);
     assert!(sim.k.core_stats(0).fastpath >= 100);
 }
+
+/// Under `fine`, a hold that cannot be had stops the entry before it changes
+/// anything, and the entry runs again holding what it learnt: here another
+/// core holds the waiting server's TCB lock (below the endpoint's in the
+/// lock order, so the `Call` only *tries* it), and the call completes,
+/// exactly as without the contention, once that core lets go. The other
+/// core lets go only after it has seen the failed try, so the outcome does
+/// not depend on timing.
+#[test]
+fn fine_stops_and_retries_a_call_whose_partner_is_locked() {
+    use granule_kernel::regime::{LockTarget, ObjectId, ObjectLocks};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let cfg = config(2);
+    let mut sim = Sim::with(cfg.clone(), granule_kernel::Fine::<Profile>::new(&cfg));
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let (_, s) = sim.spawn(1, 150, 0);
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    let (_, c) = sim.spawn(2, 150, 0);
+    sim.buf(c).msg[0] = 41;
+    let server = LockTarget::Object(ObjectId { kind: ObjectType::Tcb as u8, index: s.index() as u32 });
+    let failed_before = sim.k.regime().counts().failed;
+    let held = AtomicBool::new(false);
+    let args = granule_verify::encode::syscall(Sysno::Call, ep, msg(5, 1), 0);
+    let plan = std::thread::scope(|scope| {
+        let (k, core0) = (&sim.k, &mut sim.cores[0]);
+        let held = &held;
+        scope.spawn(move || {
+            // This thread acts as core 1 (the simulation drives core 0 only
+            // while it runs): it holds the server's lock until core 0's
+            // entry has failed to get it.
+            let regime = k.regime();
+            regime.enter(1, core::hint::spin_loop);
+            assert!(regime.lock_one(1, LockTarget::Core(1), core::hint::spin_loop));
+            assert!(regime.lock_one(1, server, core::hint::spin_loop));
+            held.store(true, Ordering::Release);
+            while regime.counts().failed == failed_before {
+                std::hint::spin_loop();
+            }
+            regime.unlock_objects(1);
+            regime.exit(1);
+        });
+        while !held.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
+        k.syscall(core0, args)
+    });
+    sim.follow(0, plan);
+    let counts = sim.k.regime().counts();
+    assert!(counts.failed > failed_before, "{counts:?}");
+    assert_eq!(sim.running[0], Some(s));
+    let b = sim.buf(s);
+    assert_eq!((MessageInfo(b.tag).label(), b.msg[0], b.error), (5, 41, 0));
+    sim.check();
+}

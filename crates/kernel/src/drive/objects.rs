@@ -42,23 +42,42 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
         mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut RegimeLocks<'k, R>) -> Result<T, Stop>,
     ) -> T {
         let regime = &k.regime;
+        let check = |set: &LockSet| regime.lock_set(c, set);
         let exclusive = entry == Entry::Whole || (entry == Entry::Syscall && regime.take_escalation(c));
-        if exclusive {
-            return exclusive_round(k, c, &mut f);
-        }
-        // The first round, inline: it takes this core's lock (its read
-        // side), then what the body holds.
-        regime.enter(c, spin_hook);
         let mut guard = RegimeLocks { regime, core: c, exclusive: false, failed: None };
-        let stop = if regime.lock_one(c, LockTarget::Core(c), spin_hook) {
-            match shared_round(k, c, &mut f, &mut guard) {
-                Ok(out) => return out,
-                Err(stop) => stop,
+        let mut rounds = Rounds { n: 0, hint: None };
+        // The first round takes this core's lock (its read side), then what
+        // the body holds; a later one first what it learnt (`Rounds`).
+        if exclusive || !start_first(regime, c) {
+            rounds.exclusive(&mut guard);
+        }
+        // The body's one call site, so that it is inlined here.
+        loop {
+            let out = {
+                // SAFETY: either the exclusive side is held (it excludes
+                // every other core's entry), or the regime granted core `c`
+                // a shared entry holding this core's lock (which excludes
+                // the exclusive side), and the body reads an object only
+                // after its guard held it, or what changes only under the
+                // exclusive side (`hold.rs`), and changes nothing before its
+                // last hold. `c`'s handle is `&mut`, so no other thread acts
+                // as `c`. The context ends before the locks are released.
+                let mut ctx = unsafe { Ctx::new(&k.state, c) };
+                f(&mut ctx, Some(&check), &mut guard)
+            };
+            match out {
+                Ok(out) => {
+                    if guard.exclusive {
+                        regime.exit_exclusive(c);
+                    } else {
+                        regime.unlock_objects(c);
+                        regime.exit(c);
+                    }
+                    return out;
+                }
+                Err(stop) => rounds.next(&mut guard, stop),
             }
-        } else {
-            Stop::Exclusive
-        };
-        later_rounds(k, c, &mut f, stop, guard.failed)
+        }
     }
 
     #[inline(always)]
@@ -109,102 +128,64 @@ impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
     }
 }
 
-/// One shared round of core `c` holding at least its own lock: run `f`; on
-/// success everything is released and the result returned; if it stops,
-/// what it learnt is still held (for [`later_rounds`] to read) and the
-/// entry is left.
+/// Start the first shared round of core `c`: the regime's shared entry and
+/// this core's lock; `false` (left again) if the lock cannot be had.
 #[inline(always)]
-fn shared_round<'k, R: ObjectLocks<Drive = Objects, Waits = Queues>, T>(
-    k: &'k Kernel<R>,
-    c: usize,
-    f: &mut impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut RegimeLocks<'k, R>) -> Result<T, Stop>,
-    guard: &mut RegimeLocks<'k, R>,
-) -> Result<T, Stop> {
-    let regime = &k.regime;
-    let check = |set: &LockSet| regime.lock_set(c, set);
-    let out = {
-        // SAFETY: the regime granted core `c` a shared entry and this core's
-        // lock (which excludes the exclusive side); the body reads an object
-        // only after its guard held it, or what changes only under the
-        // exclusive side (`hold.rs`), and changes nothing before its last
-        // hold. `c`'s handle is `&mut`, so no other thread acts as `c`. The
-        // context ends before `unlock_objects` and `exit`.
-        let mut ctx = unsafe { Ctx::new(&k.state, c) };
-        f(&mut ctx, Some(&check), guard)
-    };
-    if out.is_ok() {
-        regime.unlock_objects(c);
-        regime.exit(c);
+fn start_first<R: ObjectLocks>(regime: &R, c: usize) -> bool {
+    regime.enter(c, spin_hook);
+    if regime.lock_one(c, LockTarget::Core(c), spin_hook) {
+        return true;
     }
-    out
+    regime.unlock_objects(c);
+    regime.exit(c);
+    false
 }
 
-/// The rounds after a first that stopped with `stop` (still inside the
-/// regime's entry, its locks still held, `failed` the lock it could not
-/// have): each first takes everything
-/// learnt so far, in lock order from nothing (so every lock is waited for
-/// in order); after [`MAX_ROUNDS`] rounds, or for an entry that needs it,
-/// the exclusive side.
-#[inline(never)]
-#[cold]
-fn later_rounds<'k, R: ObjectLocks<Drive = Objects, Waits = Queues>, T>(
-    k: &'k Kernel<R>,
-    c: usize,
-    f: &mut impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut RegimeLocks<'k, R>) -> Result<T, Stop>,
-    mut stop: Stop,
-    mut failed: Option<LockTarget>,
-) -> T {
-    let regime = &k.regime;
-    let mut hint = LockSet::core(c);
-    let mut rounds = 1;
-    loop {
-        // A lock that could not be had is learnt, with what is held, so
-        // that the next round takes all of it in lock order.
-        if let (Stop::Retry, Some(t)) = (stop, failed) {
+/// The rounds of an entry after its first: what it learnt, and how many
+/// shared rounds it ran.
+struct Rounds {
+    n: u32,
+    hint: Option<LockSet>,
+}
+
+impl Rounds {
+    /// The round guarded by `guard` stopped (`stop`; a shared round, its
+    /// locks still held): learn what it could not have, release, and start
+    /// the next round — shared, first taking everything learnt in lock
+    /// order from nothing (so every lock is waited for in order), or after
+    /// [`MAX_ROUNDS`] rounds, or for an entry that needs it, exclusive.
+    #[cold]
+    #[inline(never)]
+    fn next<R: ObjectLocks>(&mut self, guard: &mut RegimeLocks<'_, R>, stop: Stop) {
+        let (regime, c) = (guard.regime, guard.core);
+        if guard.exclusive {
+            // An exclusive guard holds everything and needs nothing more.
+            unreachable!("an exclusive entry stopped");
+        }
+        let hint = self.hint.get_or_insert_with(|| LockSet::core(c));
+        if let (Stop::Retry, Some(t)) = (stop, guard.failed.take()) {
             hint.extend(&regime.held_set(c));
             hint.add_target(t);
         }
         regime.unlock_objects(c);
         regime.exit(c);
-        if stop == Stop::Exclusive || rounds >= MAX_ROUNDS || hint.exclusive() {
-            return exclusive_round(k, c, f);
+        self.n += 1;
+        if stop == Stop::Exclusive || self.n >= MAX_ROUNDS || hint.exclusive() {
+            return self.exclusive(guard);
         }
-        rounds += 1;
         regime.enter(c, spin_hook);
-        let mut guard = RegimeLocks { regime, core: c, exclusive: false, failed: None };
-        if !regime.lock_more(c, &hint, spin_hook) {
+        if !regime.lock_more(c, hint, spin_hook) {
             regime.unlock_objects(c);
             regime.exit(c);
-            return exclusive_round(k, c, f);
-        }
-        match shared_round(k, c, f, &mut guard) {
-            Ok(out) => return out,
-            Err(s) => (stop, failed) = (s, guard.failed),
+            self.exclusive(guard);
         }
     }
-}
 
-/// An exclusive entry of core `c`, where the body cannot stop.
-#[inline(never)]
-fn exclusive_round<'k, R: ObjectLocks<Drive = Objects, Waits = Queues>, T>(
-    k: &'k Kernel<R>,
-    c: usize,
-    f: &mut impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut RegimeLocks<'k, R>) -> Result<T, Stop>,
-) -> T {
-    let regime = &k.regime;
-    let check = |set: &LockSet| regime.lock_set(c, set);
-    regime.enter_exclusive(c, spin_hook);
-    let out = {
-        // SAFETY: the exclusive side excludes every other core's entry;
-        // `c`'s handle is `&mut`. The context ends before `exit_exclusive`.
-        let mut ctx = unsafe { Ctx::new(&k.state, c) };
-        let mut guard = RegimeLocks { regime, core: c, exclusive: true, failed: None };
-        f(&mut ctx, Some(&check), &mut guard)
-    };
-    regime.exit_exclusive(c);
-    match out {
-        Ok(out) => out,
-        // An exclusive guard holds everything and needs nothing more.
-        Err(_) => unreachable!("an exclusive entry stopped"),
+    /// The next round is exclusive.
+    #[cold]
+    #[inline(never)]
+    fn exclusive<R: ObjectLocks>(&mut self, guard: &mut RegimeLocks<'_, R>) {
+        guard.regime.enter_exclusive(guard.core, spin_hook);
+        guard.exclusive = true;
     }
 }

@@ -29,6 +29,7 @@ use crate::exec::Exec;
 use crate::ipc::Msg;
 use crate::object::reply::ReplyState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::sched::Action;
 use crate::state::Ctx;
 
 use super::shared::LfState;
@@ -111,11 +112,27 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     /// A thread about to be published is no longer this core's current
     /// thread (its new owner may run it at once), until the offer finds a
-    /// partner instead.
+    /// partner instead. On a shared path a thread woken here earlier in the
+    /// entry becomes a direct switch once the current thread stops
+    /// (`lf_switch_to`), and stops being one if it goes on running.
     #[inline(always)]
     fn running(&self, ctx: &mut Ctx<'_, LfState>, me: Ref<Tcb>, on: bool) {
         let core = ctx.core;
         ctx.cs(core).current = on.then_some(me);
+        if X {
+            return;
+        }
+        match ctx.cs(core).action {
+            Action::SwitchTo(t) if !on => {
+                // `t` is ours: woken on this core by this entry.
+                if let Some(prio) = ctx.get(t).map(|x| x.prio) {
+                    let action = ctx.lf_switch_to(t, prio);
+                    ctx.cs(core).action = action;
+                }
+            }
+            Action::Direct { to, .. } if on => ctx.cs(core).action = Action::SwitchTo(to),
+            _ => {}
+        }
     }
 
     #[inline(always)]

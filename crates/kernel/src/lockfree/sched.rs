@@ -50,10 +50,11 @@ impl Ctx<'_, LfState> {
         let Some(x) = self.get(t) else { return };
         let (core, prio) = (x.core, x.prio);
         if core == self.core && !X {
-            // The general `wake`'s common case: a direct switch candidate.
-            let cs = self.cs(core);
-            if cs.action == Action::Resume {
-                cs.action = Action::SwitchTo(t);
+            // The general `wake`'s common case: a switch candidate, and a
+            // direct switch if the caller has stopped running already.
+            if self.cs(core).action == Action::Resume {
+                let action = self.lf_switch_to(t, prio);
+                self.cs(core).action = action;
                 return;
             }
         }
@@ -65,6 +66,26 @@ impl Ctx<'_, LfState> {
         fence(Ordering::SeqCst);
         if published(prio) > cell.prio.load(Ordering::Relaxed) {
             self.send_ipi(core, IPI_RESCHEDULE);
+        }
+    }
+
+    /// How the entry ends for `t` (of priority `prio`), woken on this core
+    /// by a shared path (ours, runnable, in no queue): a direct switch
+    /// (`Action::Direct`, no re-check at the end) if this core's current
+    /// thread has stopped running — it was prepared as blocked and
+    /// published —, no core is held and nothing ready outranks `t`, which
+    /// is what `finish_entry` would establish; else `SwitchTo`, decided at
+    /// the end. The executor's `running` keeps it right if the current
+    /// thread stops or goes on running later in the entry
+    /// (`lockfree/ipc.rs`).
+    #[inline(always)]
+    pub(crate) fn lf_switch_to(&mut self, t: Ref<Tcb>, prio: u8) -> Action {
+        let core = self.core;
+        let cs = self.cs(core);
+        if cs.current.is_none() && cs.held == 0 && !cs.ready.highest().is_some_and(|b| b > prio) {
+            Action::Direct { to: t, prio }
+        } else {
+            Action::SwitchTo(t)
         }
     }
 

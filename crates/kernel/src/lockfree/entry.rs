@@ -154,7 +154,7 @@ fn shared<const C: bool, T>(
 
 /// A system call of `core`'s current thread on the shared path; `None` if
 /// it needs a management entry (nothing has changed then).
-#[inline]
+#[inline(always)]
 fn shared_syscall<const C: bool>(
     gate: &LockFreeOf<C>,
     s: &State<LfState>,

@@ -91,10 +91,11 @@ pub struct StartInfo {
     /// `REG_PC`: the entry word (the hosted platform maps it to a registered
     /// Rust function).
     pub entry: Word,
-    /// `REG_ARG0`: the argument passed to the entry function.
+    /// `REG_ARG0`: the argument passed to the entry function. (The other
+    /// saved registers stay in the TCB, `TcbReadRegisters`: every
+    /// `ExitPlan` is copied on every kernel exit, so it carries only what
+    /// a fresh start needs.)
     pub arg: Word,
-    /// All saved registers (`entry` and `arg` are `regs[REG_PC]`, `regs[REG_ARG0]`).
-    pub regs: [Word; NUM_REGS],
     /// The thread has not run since it was created or its registers were
     /// written: the platform must create a fresh context for it (dropping any
     /// old context it keeps for the same TCB slot).
@@ -103,7 +104,7 @@ pub struct StartInfo {
 
 impl StartInfo {
     pub(crate) fn from_regs(regs: [Word; NUM_REGS], fresh: bool) -> Self {
-        Self { entry: regs[REG_PC], arg: regs[REG_ARG0], regs, fresh }
+        Self { entry: regs[REG_PC], arg: regs[REG_ARG0], fresh }
     }
 }
 

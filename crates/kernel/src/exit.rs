@@ -134,3 +134,6 @@ impl ExitPlan {
         Self { run: None, start: None, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
     }
 }
+
+// Every kernel exit copies its plan through a few returns: keep it small.
+const _: () = assert!(core::mem::size_of::<ExitPlan>() <= 64);

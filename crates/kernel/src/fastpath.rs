@@ -26,7 +26,7 @@
 use crate::abi::{MessageInfo, Sysno, MSG_MAX_WORDS};
 use crate::args::SyscallArgs;
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
-use crate::hold::{Hold, Stop};
+use crate::hold::Hold;
 use crate::ipc::Msg;
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
@@ -45,7 +45,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// under the exclusive side); the guards below then check the state the
     /// general path's `resolve_*` would read, holding each object first.
     #[inline(always)]
-    pub(crate) fn fastpath(&mut self, a: SyscallArgs, guard: &mut impl Hold) -> Result<bool, Stop> {
+    pub(crate) fn fastpath<G: Hold>(&mut self, a: SyscallArgs, guard: &mut G) -> Result<bool, G::Stop> {
         let info = MessageInfo(a.info);
         let call = a.sysno == Sysno::Call.word();
         if info.extra_caps() != 0
@@ -85,7 +85,13 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     #[inline(always)]
-    fn fast_call(&mut self, me: Ref<Tcb>, ep: Ref<Endpoint>, msg: Msg, guard: &mut impl Hold) -> Result<bool, Stop> {
+    fn fast_call<G: Hold>(
+        &mut self,
+        me: Ref<Tcb>,
+        ep: Ref<Endpoint>,
+        msg: Msg,
+        guard: &mut G,
+    ) -> Result<bool, G::Stop> {
         let core = self.core;
         guard.object(ep)?;
         let Some(e) = self.get(ep) else { return Ok(false) };
@@ -127,14 +133,14 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     #[inline(always)]
-    fn fast_reply_recv(
+    fn fast_reply_recv<G: Hold>(
         &mut self,
         me: Ref<Tcb>,
         ep: Ref<Endpoint>,
         reply: Ref<Reply>,
         info: MessageInfo,
-        guard: &mut impl Hold,
-    ) -> Result<bool, Stop> {
+        guard: &mut G,
+    ) -> Result<bool, G::Stop> {
         let core = self.core;
         guard.object(ep)?;
         let Some(e) = self.get(ep) else { return Ok(false) };

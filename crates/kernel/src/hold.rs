@@ -45,24 +45,59 @@ pub(crate) enum Stop {
     Exclusive,
 }
 
-/// How a decoded call ends before it executes: it fails with an error (the
-/// caller is told), or the entry stops ([`Stop`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Halt {
-    Fail(Error),
-    Stop(Stop),
+/// Why a guard's entries stop: [`Stop`] for a guard that can fail,
+/// [`Never`] for one that holds everything (its stops then vanish from the
+/// code at compile time).
+pub(crate) trait StopKind: Copy + core::fmt::Debug {
+    /// A lock could not be had.
+    fn retry() -> Option<Self>;
+    /// The whole kernel is needed.
+    fn exclusive() -> Option<Self>;
 }
 
-impl From<Error> for Halt {
+impl StopKind for Stop {
+    #[inline(always)]
+    fn retry() -> Option<Self> {
+        Some(Stop::Retry)
+    }
+    #[inline(always)]
+    fn exclusive() -> Option<Self> {
+        Some(Stop::Exclusive)
+    }
+}
+
+/// A guard that holds everything never stops.
+pub type Never = core::convert::Infallible;
+
+impl StopKind for Never {
+    #[inline(always)]
+    fn retry() -> Option<Self> {
+        None
+    }
+    #[inline(always)]
+    fn exclusive() -> Option<Self> {
+        None
+    }
+}
+
+/// How a decoded call ends before it executes: it fails with an error (the
+/// caller is told), or the entry stops (`S`, the guard's [`StopKind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Halt<S> {
+    Fail(Error),
+    Stop(S),
+}
+
+impl<S> From<Error> for Halt<S> {
     #[inline(always)]
     fn from(e: Error) -> Self {
         Halt::Fail(e)
     }
 }
 
-impl From<Stop> for Halt {
+impl<S: StopKind> From<S> for Halt<S> {
     #[inline(always)]
-    fn from(s: Stop) -> Self {
+    fn from(s: S) -> Self {
         Halt::Stop(s)
     }
 }
@@ -95,6 +130,9 @@ pub(crate) fn target<T: Lockable>(r: Ref<T>) -> LockTarget {
 /// A regime's guard: how an entry holds each object before reading it (see
 /// the module documentation).
 pub(crate) trait Hold {
+    /// Why its entries stop.
+    type Stop: StopKind;
+
     /// Hold `target`; `false` if it cannot be had now.
     #[track_caller]
     fn hold(&mut self, target: LockTarget) -> bool;
@@ -109,43 +147,41 @@ pub(crate) trait Hold {
     /// Hold object `r`.
     #[inline(always)]
     #[track_caller]
-    fn object<T: Lockable>(&mut self, r: Ref<T>) -> Result<(), Stop> {
+    fn object<T: Lockable>(&mut self, r: Ref<T>) -> Result<(), Self::Stop> {
         self.take(target(r))
     }
 
     /// Hold core `c`'s scheduler state (its ready queues, current thread).
     #[inline(always)]
     #[track_caller]
-    fn core(&mut self, c: usize) -> Result<(), Stop> {
+    fn core(&mut self, c: usize) -> Result<(), Self::Stop> {
         self.take(LockTarget::Core(c))
     }
 
     /// Hold the handler slot of IRQ line `irq`.
     #[inline(always)]
     #[track_caller]
-    fn irq(&mut self, irq: usize) -> Result<(), Stop> {
+    fn irq(&mut self, irq: usize) -> Result<(), Self::Stop> {
         self.take(LockTarget::Object(ObjectId { kind: KIND_IRQ, index: irq as u32 }))
     }
 
     /// Hold `target`, or stop with [`Stop::Retry`].
     #[inline(always)]
     #[track_caller]
-    fn take(&mut self, target: LockTarget) -> Result<(), Stop> {
-        if self.hold(target) {
-            Ok(())
-        } else {
-            Err(Stop::Retry)
+    fn take(&mut self, target: LockTarget) -> Result<(), Self::Stop> {
+        match Self::Stop::retry() {
+            Some(stop) if !self.hold(target) => Err(stop),
+            _ => Ok(()),
         }
     }
 
     /// The entry needs the whole kernel: `Ok` if it is held, else stop with
     /// [`Stop::Exclusive`].
     #[inline(always)]
-    fn need_whole(&self) -> Result<(), Stop> {
-        if self.whole() {
-            Ok(())
-        } else {
-            Err(Stop::Exclusive)
+    fn need_whole(&self) -> Result<(), Self::Stop> {
+        match Self::Stop::exclusive() {
+            Some(stop) if !self.whole() => Err(stop),
+            _ => Ok(()),
         }
     }
 }
@@ -157,6 +193,8 @@ pub(crate) trait Hold {
 pub struct AllHeld;
 
 impl Hold for AllHeld {
+    type Stop = Never;
+
     #[inline(always)]
     #[track_caller]
     fn hold(&mut self, _target: LockTarget) -> bool {

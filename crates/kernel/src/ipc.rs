@@ -14,7 +14,7 @@
 //! that fails to look up or has nowhere to go.
 
 use crate::abi::{Error, MessageInfo, Word, MSG_MAX_EXTRA_CAPS, MSG_MAX_WORDS};
-use crate::hold::{Halt, Hold, Stop};
+use crate::hold::{Halt, Hold};
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
 use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, Tcb};
@@ -73,13 +73,13 @@ impl<W: Waits> Ctx<'_, W> {
     /// Holds the endpoint, then the receiver, its core and its reply
     /// object; a transfer of capabilities needs the whole kernel.
     #[inline]
-    pub(crate) fn resolve_send(
+    pub(crate) fn resolve_send<G: Hold>(
         &mut self,
         ep: Ref<Endpoint>,
         msg: Msg,
         blocking: bool,
-        guard: &mut impl Hold,
-    ) -> Result<SendOp, Halt> {
+        guard: &mut G,
+    ) -> Result<SendOp, Halt<G::Stop>> {
         guard.object(ep)?;
         let e = self.get(ep).ok_or(Error::InvalidCapability)?;
         if e.state == EpState::Recv {
@@ -106,7 +106,11 @@ impl<W: Waits> Ctx<'_, W> {
     /// Hold thread `t` (a partner taken from a queue this entry holds) and
     /// read its state and core.
     #[inline(always)]
-    pub(crate) fn hold_thread(&mut self, t: Ref<Tcb>, guard: &mut impl Hold) -> Result<(ThreadState, usize), Halt> {
+    pub(crate) fn hold_thread<G: Hold>(
+        &mut self,
+        t: Ref<Tcb>,
+        guard: &mut G,
+    ) -> Result<(ThreadState, usize), Halt<G::Stop>> {
         guard.object(t)?;
         let x = self.get(t).ok_or(Error::InvalidCapability)?;
         Ok((x.state, x.core))
@@ -118,14 +122,14 @@ impl<W: Waits> Ctx<'_, W> {
     /// order), then a waiting sender and its core; taking a message that
     /// carries capabilities needs the whole kernel.
     #[inline]
-    pub(crate) fn resolve_recv(
+    pub(crate) fn resolve_recv<G: Hold>(
         &mut self,
         caller: Ref<Tcb>,
         ep: Ref<Endpoint>,
         reply: Option<Ref<Reply>>,
         blocking: bool,
-        guard: &mut impl Hold,
-    ) -> Result<RecvOp, Halt> {
+        guard: &mut G,
+    ) -> Result<RecvOp, Halt<G::Stop>> {
         // A bound notification changes only under the whole kernel.
         let bound = self.get(caller).and_then(|t| t.bound);
         guard.object(ep)?;
@@ -165,12 +169,12 @@ impl<W: Waits> Ctx<'_, W> {
     /// on it, if any (`grant_cap`: the reply capability has the grant right).
     /// Holds the reply object, then that caller and its core.
     #[inline]
-    pub(crate) fn resolve_reply(
+    pub(crate) fn resolve_reply<G: Hold>(
         &mut self,
         reply: Ref<Reply>,
         grant_cap: bool,
-        guard: &mut impl Hold,
-    ) -> Result<ReplyOp, Stop> {
+        guard: &mut G,
+    ) -> Result<ReplyOp, G::Stop> {
         guard.object(reply)?;
         let Some(r) = self.get(reply) else { return Ok(ReplyOp::NoCaller) };
         let (c, grant) = (r.caller, r.grant);

@@ -60,9 +60,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::config::{BootConfig, BootError};
-use crate::drive::Entry;
+use crate::drive::{Entry, StopOf};
 use crate::exit::{ExitPlan, StartInfo};
-use crate::hold::Stop;
 use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
 use crate::lockfree::SharedEntry;
@@ -169,7 +168,11 @@ impl<R: Regime> Kernel<R> {
         core: &mut CoreHandle,
         kind: u8,
         entry: Entry,
-        f: impl FnMut(&mut Ctx<'_, R::Waits>, SetCheck<'_>, &mut <R::Drive as Drive<R>>::Guard<'k>) -> Result<T, Stop>,
+        f: impl FnMut(
+            &mut Ctx<'_, R::Waits>,
+            SetCheck<'_>,
+            &mut <R::Drive as Drive<R>>::Guard<'k>,
+        ) -> Result<T, StopOf<'k, R>>,
     ) -> T {
         let c = self.check(core);
         if kind != TRAP_NONE {
@@ -217,7 +220,7 @@ impl<R: Regime> Kernel<R> {
         &'k self,
         core: &mut CoreHandle,
         what: SharedEntry,
-        mut body: impl FnMut(&mut Ctx<'_, R::Waits>, &mut <R::Drive as Drive<R>>::Guard<'k>) -> Result<(), Stop>,
+        mut body: impl FnMut(&mut Ctx<'_, R::Waits>, &mut <R::Drive as Drive<R>>::Guard<'k>) -> Result<(), StopOf<'k, R>>,
     ) -> ExitPlan {
         if let Some(plan) = R::Drive::shared(self, core, what) {
             return plan;

@@ -15,7 +15,7 @@ use crate::args::{Args, SyscallArgs};
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
 use crate::exec::Slab;
 use crate::exit::CoreMask;
-use crate::hold::{Halt, Hold, Stop};
+use crate::hold::{Halt, Hold};
 use crate::ids::ObjectId;
 use crate::ipc::{RecvOp, ReplyOp, SendOp};
 use crate::object::cnode::CNodeOp;
@@ -139,13 +139,13 @@ impl<W: Waits> Ctx<'_, W> {
     /// object through `guard` before reading it; stops (changing nothing)
     /// when a lock cannot be had or the call needs the whole kernel.
     #[inline]
-    pub(crate) fn handle_syscall(
+    pub(crate) fn handle_syscall<G: Hold>(
         &mut self,
         a: SyscallArgs,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
         fast: bool,
-        guard: &mut impl Hold,
-    ) -> Result<(), Stop> {
+        guard: &mut G,
+    ) -> Result<(), G::Stop> {
         if fast && self.fastpath(a, guard)? {
             return Ok(());
         }
@@ -205,13 +205,13 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     #[inline]
-    fn dispatch(
+    fn dispatch<G: Hold>(
         &mut self,
         caller: Ref<Tcb>,
         a: SyscallArgs,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
-        guard: &mut impl Hold,
-    ) -> Result<Outcome, Stop> {
+        guard: &mut G,
+    ) -> Result<Outcome, G::Stop> {
         let info = MessageInfo(a.info);
         let view = self.caller_view(caller).unwrap_or(CallerView { t: caller, cspace: None, bound: false });
         // A whole scope never falls back; were it to, the call fails cleanly.
@@ -268,15 +268,15 @@ impl<W: Waits> Ctx<'_, W> {
     /// `Ok(false)` if the regime refused the set (the call must restart;
     /// nothing changed).
     #[inline]
-    fn reply_now(
+    fn reply_now<G: Hold>(
         &mut self,
         caller: Ref<Tcb>,
         reply: Ref<Reply>,
         grant_cap: bool,
         info: MessageInfo,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
-        guard: &mut impl Hold,
-    ) -> Result<bool, Stop> {
+        guard: &mut G,
+    ) -> Result<bool, G::Stop> {
         let op = self.resolve_reply(reply, grant_cap, guard)?;
         if let ReplyOp::Answer { grant: true, .. } = op {
             if info.extra_caps() > 0 {
@@ -292,7 +292,12 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// The queue-reading half of a receive decoded by `decode_recv_part`.
-    fn resolve_receive(&mut self, caller: Ref<Tcb>, part: RecvPart, guard: &mut impl Hold) -> Result<Op, Halt> {
+    fn resolve_receive<G: Hold>(
+        &mut self,
+        caller: Ref<Tcb>,
+        part: RecvPart,
+        guard: &mut G,
+    ) -> Result<Op, Halt<G::Stop>> {
         match part {
             RecvPart::Fail(e) => Err(Halt::Fail(e)),
             RecvPart::Ep { ep, reply, blocking } => self.resolve_recv(caller, ep, reply, blocking, guard).map(Op::Recv),

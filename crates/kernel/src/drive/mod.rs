@@ -38,7 +38,7 @@ pub use whole::{GeneralOnly, Whole, WholeChecked, WholeKernel};
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
 use crate::exit::ExitPlan;
-use crate::hold::{Hold, Stop};
+use crate::hold::Hold;
 use crate::kernel::{CoreHandle, Kernel};
 use crate::lockfree::SharedEntry;
 use crate::regime::Regime;
@@ -56,6 +56,9 @@ pub(crate) enum Entry {
     /// Needs the whole kernel (faults, introspection).
     Whole,
 }
+
+/// Why an entry of regime `R` stops: its drive's guard's [`Hold::Stop`].
+pub(crate) type StopOf<'k, R> = <<<R as Regime>::Drive as Drive<R>>::Guard<'k> as Hold>::Stop;
 
 /// How the kernel drives regime `R` (see the module documentation). Sealed:
 /// its methods name kernel internals.
@@ -80,7 +83,7 @@ pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
         k: &'k Kernel<R>,
         c: usize,
         entry: Entry,
-        f: impl FnMut(&mut Ctx<'_, R::Waits>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Stop>,
+        f: impl FnMut(&mut Ctx<'_, R::Waits>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, StopOf<'k, R>>,
     ) -> T;
 
     /// A system call of `core`'s current thread.

@@ -108,6 +108,8 @@ impl<R: ObjectLocks> core::fmt::Debug for RegimeLocks<'_, R> {
 }
 
 impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
+    type Stop = Stop;
+
     #[inline(always)]
     #[track_caller]
     fn hold(&mut self, target: LockTarget) -> bool {

@@ -6,7 +6,7 @@ use super::{general_syscall, Drive, Entry, SetCheck};
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
 use crate::exit::ExitPlan;
-use crate::hold::{AllHeld, Stop};
+use crate::hold::{AllHeld, Never};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
 use crate::regime::{LockSet, Regime};
 use crate::state::Ctx;
@@ -50,7 +50,7 @@ where
         k: &'k Kernel<R>,
         c: usize,
         _entry: Entry,
-        mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Stop>,
+        mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Never>,
     ) -> T {
         k.regime.enter(c, spin_hook);
         let check = |set: &LockSet| k.regime.lock_set(c, set);
@@ -65,8 +65,8 @@ where
         k.regime.exit(c);
         match out {
             Ok(out) => out,
-            // Every hold of `AllHeld` succeeds and it holds the whole kernel.
-            Err(_) => unreachable!("an entry holding the whole kernel stopped"),
+            // `AllHeld` never stops.
+            Err(never) => match never {},
         }
     }
 

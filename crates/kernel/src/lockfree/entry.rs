@@ -21,7 +21,7 @@ use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
 use crate::drive::{Drive, Entry};
 use crate::exit::ExitPlan;
-use crate::hold::{AllHeld, Stop};
+use crate::hold::{AllHeld, Never};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
@@ -81,7 +81,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         k: &'k Kernel<LockFreeOf<C>>,
         c: usize,
         _entry: Entry,
-        mut f: impl FnMut(&mut Ctx<'_, LfState>, crate::drive::SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Stop>,
+        mut f: impl FnMut(&mut Ctx<'_, LfState>, crate::drive::SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Never>,
     ) -> T {
         k.regime.enter(c, spin_hook);
         let out = {
@@ -99,8 +99,8 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         k.regime.exit(c);
         match out {
             Ok(out) => out,
-            // Every hold of `AllHeld` succeeds and it holds the whole kernel.
-            Err(_) => unreachable!("a management entry stopped"),
+            // `AllHeld` never stops.
+            Err(never) => match never {},
         }
     }
 

@@ -8,7 +8,7 @@
 
 use crate::abi::{CapRights, Error, InvocationLabel, Word, NUM_IRQS};
 use crate::args::Args;
-use crate::hold::{Hold, Stop};
+use crate::hold::Hold;
 use crate::object::{Cap, CapObj, Notification, Ref, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
@@ -134,7 +134,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// An interrupt arrived on `irq`.
-    pub(crate) fn handle_interrupt(&mut self, irq: usize, guard: &mut impl Hold) -> Result<(), Stop> {
+    pub(crate) fn handle_interrupt<G: Hold>(&mut self, irq: usize, guard: &mut G) -> Result<(), G::Stop> {
         if irq >= NUM_IRQS {
             return Ok(());
         }

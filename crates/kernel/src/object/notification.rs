@@ -4,7 +4,7 @@
 
 use crate::abi::{Error, Word};
 use crate::exec::{Exec, Slab};
-use crate::hold::{Halt, Hold, Stop};
+use crate::hold::{Halt, Hold};
 use crate::object::endpoint::Queue;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
@@ -51,12 +51,12 @@ pub(crate) enum WaitOp {
 impl<W: Waits> Ctx<'_, W> {
     /// A signal decoded by `decode_call`, against the waiters: wake the
     /// first, or the bound thread out of its receive, or accumulate.
-    pub(crate) fn resolve_signal(
+    pub(crate) fn resolve_signal<G: Hold>(
         &mut self,
         ntfn: Ref<Notification>,
         badge: Word,
-        guard: &mut impl Hold,
-    ) -> Result<SignalOp, Halt> {
+        guard: &mut G,
+    ) -> Result<SignalOp, Halt<G::Stop>> {
         guard.object(ntfn)?;
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
         let (head, bound) = (n.queue.head, n.bound);
@@ -140,12 +140,12 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// A wait or poll decoded by `decode_recv_part`, against the word.
-    pub(crate) fn resolve_wait(
+    pub(crate) fn resolve_wait<G: Hold>(
         &mut self,
         ntfn: Ref<Notification>,
         blocking: bool,
-        guard: &mut impl Hold,
-    ) -> Result<WaitOp, Halt> {
+        guard: &mut G,
+    ) -> Result<WaitOp, Halt<G::Stop>> {
         guard.object(ntfn)?;
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
         Ok(if n.active {
@@ -179,13 +179,13 @@ impl<W: Waits> Ctx<'_, W> {
     /// Resolve a signal from the kernel (interrupts: no capability, just a
     /// badge), holding what it touches; `before` runs between the last hold
     /// and the signal (the interrupt marks its line pending).
-    pub(crate) fn kernel_signal(
+    pub(crate) fn kernel_signal<G: Hold>(
         &mut self,
         ntfn: Ref<Notification>,
         badge: Word,
-        guard: &mut impl Hold,
+        guard: &mut G,
         before: impl FnOnce(&mut Self),
-    ) -> Result<(), Stop> {
+    ) -> Result<(), G::Stop> {
         match self.resolve_signal(ntfn, badge, guard) {
             Ok(_) => {}
             Err(Halt::Stop(s)) => return Err(s),

@@ -46,7 +46,7 @@ use core::sync::atomic::Ordering;
 
 use crate::args::FaultKind;
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
-use crate::hold::{Hold, Stop};
+use crate::hold::Hold;
 use crate::ids::ThreadId;
 use crate::introspect::{ThreadInfo, ThreadStatus};
 use crate::object::thread::ThreadState;
@@ -318,15 +318,14 @@ impl<W: Waits> Ctx<'_, W> {
     /// shared entry: it needs the whole kernel. Running it again after a
     /// stopped round changes nothing more (the requests are served).
     #[inline]
-    pub(crate) fn begin_entry(&mut self, guard: &mut impl Hold) -> Result<(), Stop> {
+    pub(crate) fn begin_entry<G: Hold>(&mut self, guard: &mut G) -> Result<(), G::Stop> {
         let core = self.core;
         if let Some(cur) = self.cs(core).current {
             guard.object(cur)?;
-            let whole = guard.whole();
             match self.get(cur) {
                 Some(x) if !matches!(x.state, ThreadState::Zombie) => {
-                    if !whole && !x.holds.is_empty() {
-                        return Err(Stop::Exclusive);
+                    if !x.holds.is_empty() {
+                        guard.need_whole()?;
                     }
                 }
                 _ => {

@@ -17,8 +17,8 @@
 //! the entry), the endpoint, then the partner and its reply object (`Call`),
 //! or the reply object and the caller waiting on it (`ReplyRecv`). Regimes
 //! that grant the whole kernel pass `AllHeld`, whose holds compile away;
-//! `fine` passes its object locks, so its fast path is fused with its
-//! locking (as in the seeds' fine-grained seL4). A lock that cannot be had
+//! `fine` passes its object locks, so its fast path takes its locks as it
+//! goes (as in the seeds' fine-grained seL4). A lock that cannot be had
 //! stops the entry before the point of no return ([`Stop::Retry`]): nothing
 //! has been written, and the entry runs again. Capability slots are read
 //! without a lock (they change only under the exclusive side).

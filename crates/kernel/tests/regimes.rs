@@ -174,7 +174,7 @@ fn regime_names() {
 
 /// Under `fine`, a one-core ping-pong runs entirely in shared entries (the
 /// exclusive ones are the harness's invariant checks and the set-up), takes
-/// the IPC fast path (fused with its locking), and agrees with the big lock.
+/// the IPC fast path (holding each object as it goes), and agrees with the big lock.
 #[test]
 fn fine_pingpong_is_shared_and_agrees() {
     let cfg = config(1);

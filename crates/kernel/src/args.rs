@@ -1,5 +1,6 @@
 //! What an entry point is given: the four words of a system call
-//! ([`SyscallArgs`]), the kind of a fault ([`FaultKind`]), and the argument
+//! ([`SyscallArgs`]), the kind of a fault ([`FaultKind`]), what kind of
+//! general entry it is for its drive ([`Entry`]), and the argument
 //! words of an object invocation copied out of the caller's IPC buffer
 //! ([`Args`]). Plain values: every word is validated where it is decoded.
 
@@ -70,4 +71,15 @@ impl Args {
     pub fn len(&self) -> usize {
         self.len
     }
+}
+
+/// What a general kernel entry is, as far as its drive cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// A system call (a restarted call may have asked for the whole kernel).
+    Syscall,
+    /// An interrupt, tick or IPI.
+    Other,
+    /// Needs the whole kernel (faults, introspection).
+    Whole,
 }

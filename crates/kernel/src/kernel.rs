@@ -58,10 +58,11 @@ use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
+use crate::args::Entry;
 use crate::args::{FaultKind, SyscallArgs};
 use crate::config::{BootConfig, BootError};
-use crate::drive::{Entry, StopOf};
 use crate::exit::{ExitPlan, StartInfo};
+use crate::hold::Hold;
 use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
 use crate::lockfree::SharedEntry;
@@ -172,7 +173,7 @@ impl<R: Regime> Kernel<R> {
             &mut Ctx<'_, R::Waits>,
             SetCheck<'_>,
             &mut <R::Drive as Drive<R>>::Guard<'k>,
-        ) -> Result<T, StopOf<'k, R>>,
+        ) -> Result<T, <<R::Drive as Drive<R>>::Guard<'k> as Hold>::Stop>,
     ) -> T {
         let c = self.check(core);
         if kind != TRAP_NONE {
@@ -220,7 +221,10 @@ impl<R: Regime> Kernel<R> {
         &'k self,
         core: &mut CoreHandle,
         what: SharedEntry,
-        mut body: impl FnMut(&mut Ctx<'_, R::Waits>, &mut <R::Drive as Drive<R>>::Guard<'k>) -> Result<(), StopOf<'k, R>>,
+        mut body: impl FnMut(
+            &mut Ctx<'_, R::Waits>,
+            &mut <R::Drive as Drive<R>>::Guard<'k>,
+        ) -> Result<(), <<R::Drive as Drive<R>>::Guard<'k> as Hold>::Stop>,
     ) -> ExitPlan {
         if let Some(plan) = R::Drive::shared(self, core, what) {
             return plan;

@@ -35,6 +35,7 @@ mod whole;
 pub use objects::Objects;
 pub use whole::{GeneralOnly, Whole, WholeChecked, WholeKernel};
 
+pub(crate) use crate::args::Entry;
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
 use crate::exit::ExitPlan;
@@ -45,20 +46,6 @@ use crate::regime::Regime;
 use crate::state::Ctx;
 
 pub(crate) use crate::regime::SetCheck;
-
-/// What a general kernel entry is, as far as its drive cares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Entry {
-    /// A system call (a restarted call may have asked for the whole kernel).
-    Syscall,
-    /// An interrupt, tick or IPI.
-    Other,
-    /// Needs the whole kernel (faults, introspection).
-    Whole,
-}
-
-/// Why an entry of regime `R` stops: its drive's guard's [`Hold::Stop`].
-pub(crate) type StopOf<'k, R> = <<<R as Regime>::Drive as Drive<R>>::Guard<'k> as Hold>::Stop;
 
 /// How the kernel drives regime `R` (see the module documentation). Sealed:
 /// its methods name kernel internals.
@@ -83,7 +70,11 @@ pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
         k: &'k Kernel<R>,
         c: usize,
         entry: Entry,
-        f: impl FnMut(&mut Ctx<'_, R::Waits>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, StopOf<'k, R>>,
+        f: impl FnMut(
+            &mut Ctx<'_, R::Waits>,
+            SetCheck<'_>,
+            &mut Self::Guard<'k>,
+        ) -> Result<T, <Self::Guard<'k> as Hold>::Stop>,
     ) -> T;
 
     /// A system call of `core`'s current thread.

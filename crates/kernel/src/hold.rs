@@ -9,7 +9,8 @@
 //!
 //! * [`AllHeld`] — the whole kernel is held already (`none`, `bkl`, `rtm`,
 //!   `lockfree`'s management entries): every hold is `Ok` and compiles to
-//!   nothing.
+//!   nothing, and its stops have the empty type [`Never`], so no stop
+//!   handling is compiled either.
 //! * the `fine` regime's object locks (`drive/objects.rs`): a lock that
 //!   comes after every lock held is waited for, any other is only tried; a
 //!   try that fails stops the entry with [`Stop::Retry`]. Because every hold

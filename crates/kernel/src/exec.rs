@@ -88,7 +88,11 @@ pub(crate) trait Exec<W: Waits> {
     fn running(&self, _ctx: &mut Ctx<'_, W>, _me: Ref<Tcb>, _on: bool) {}
 
     /// The word of `me`'s bound notification, if it is active (consumed).
-    fn poll_bound(&self, ctx: &mut Ctx<'_, W>, me: Ref<Tcb>) -> Option<Word>;
+    #[inline(always)]
+    fn poll_bound(&self, ctx: &mut Ctx<'_, W>, me: Ref<Tcb>) -> Option<Word> {
+        let n = ctx.get(me)?.bound?;
+        self.poll(ctx, n)
+    }
 
     /// Take the oldest waiter of `n` before its bound thread is considered
     /// (a whole entry; otherwise [`Exec::signal`] serves waiters).
@@ -184,12 +188,6 @@ impl<W: Waits> Exec<W> for Slab {
     #[inline(always)]
     fn transfer(&self, ctx: &mut Ctx<'_, W>, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg, ep: Option<Ref<Endpoint>>) {
         ctx.transfer(src, dst, msg, ep);
-    }
-
-    #[inline(always)]
-    fn poll_bound(&self, ctx: &mut Ctx<'_, W>, me: Ref<Tcb>) -> Option<Word> {
-        let n = ctx.get(me)?.bound?;
-        self.poll(ctx, n)
     }
 
     #[inline(always)]

@@ -179,11 +179,11 @@ impl<W: Waits> Ctx<'_, W> {
         let Some(r) = self.get(reply) else { return Ok(ReplyOp::NoCaller) };
         let (c, grant) = (r.caller, r.grant);
         let Some(c) = c else { return Ok(ReplyOp::NoCaller) };
+        // The executor answers whatever caller the object names (a caller
+        // that leaves `BlockedOnReply` is taken out of it, `detach`): hold
+        // that one and its core.
         guard.object(c)?;
         let Some(x) = self.get(c) else { return Ok(ReplyOp::NoCaller) };
-        if x.state != (ThreadState::BlockedOnReply { reply }) {
-            return Ok(ReplyOp::NoCaller);
-        }
         guard.core(x.core)?;
         Ok(ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap })
     }

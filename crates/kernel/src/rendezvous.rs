@@ -309,7 +309,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// A blocked thread `t` (taken by this entry) finishes its call with
     /// error word `error` (0: success, no message) and runs again.
     #[inline(always)]
-    fn finish_blocked<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>, error: Word) {
+    pub(crate) fn finish_blocked<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>, error: Word) {
         let b = self.ipc(t.index());
         b.error = error;
         b.restart = 0;

@@ -136,12 +136,6 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     }
 
     #[inline(always)]
-    fn poll_bound(&self, ctx: &mut Ctx<'_, LfState>, me: Ref<Tcb>) -> Option<Word> {
-        let n = ctx.get(me)?.bound?;
-        self.poll(ctx, n)
-    }
-
-    #[inline(always)]
     fn pop_waiter(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>) -> Option<Ref<Tcb>> {
         let i = self.lf.ntfns[n.index() as usize].pop_waiter(self.lf.links::<C>(ctx.core))?;
         ctx.ref_at::<Tcb>(i)

@@ -26,6 +26,7 @@ use alloc::vec::Vec;
 
 use crate::abi::{CapRights, Error, InvocationLabel, Word};
 use crate::args::Args;
+use crate::exec::Slab;
 use crate::exit::CoreMask;
 use crate::object::thread::ThreadState;
 use crate::object::{Cap, CapObj, Ref, Tcb};
@@ -574,15 +575,9 @@ impl<W: Waits> Ctx<'_, W> {
         self.wake(t);
     }
 
-    /// A blocked thread's system call completes with `e`.
+    /// A blocked thread's system call completes with `e` (the executor's
+    /// completion, on the objects' own queues: a management entry).
     pub(crate) fn fail_thread(&mut self, t: Ref<Tcb>, e: Error) {
-        let b = self.ipc(t.index());
-        b.error = e.word();
-        b.restart = 0;
-        b.tag = 0;
-        if let Some(x) = self.get(t) {
-            x.state = ThreadState::Running;
-        }
-        self.wake(t);
+        self.finish_blocked(&Slab, t, e.word());
     }
 }

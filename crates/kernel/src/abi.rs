@@ -118,11 +118,16 @@ pub enum Sysno {
     Wait = 10,
     /// Poll a notification (never blocks).
     Poll = 11,
+    /// The sysctl registry: the label is a [`SysctlOp`] (see
+    /// `docs/subsystems.md`).
+    Sysctl = 12,
+    /// The kernel log: the label is a [`KlogOp`].
+    Klog = 13,
 }
 
 impl Sysno {
     /// All system calls.
-    pub const ALL: [Sysno; 11] = [
+    pub const ALL: [Sysno; 13] = [
         Self::Call,
         Self::ReplyRecv,
         Self::Send,
@@ -134,6 +139,8 @@ impl Sysno {
         Self::Signal,
         Self::Wait,
         Self::Poll,
+        Self::Sysctl,
+        Self::Klog,
     ];
 
     /// Decode a raw system call number.
@@ -150,6 +157,8 @@ impl Sysno {
             9 => Self::Signal,
             10 => Self::Wait,
             11 => Self::Poll,
+            12 => Self::Sysctl,
+            13 => Self::Klog,
             _ => return None,
         })
     }
@@ -185,13 +194,30 @@ pub enum Error {
     DeleteFirst = 8,
     /// The capability has derived capabilities that must be revoked first.
     RevokeFirst = 9,
-    /// Not enough untyped memory, or the object's slab is full.
+    /// Not enough untyped memory, or the object's slab is full (also: the
+    /// sysctl tree is full).
     NotEnoughMemory = 10,
+    /// The subsystems' errors (granule's, not seL4's): no sysctl node has
+    /// this name or OID.
+    NotFound = 11,
+    /// A sysctl value or name longer than its kind allows.
+    TooLarge = 12,
+    /// The caller's buffer is smaller than the value (message word 0 of
+    /// the reply is the length needed).
+    BufferTooSmall = 13,
+    /// The sysctl node has children (remove them first).
+    Busy = 14,
+    /// The sysctl node is read-only, or not a value.
+    ReadOnly = 15,
+    /// A sysctl node of this name exists under that parent.
+    Exists = 16,
+    /// The kernel log is full: the message was dropped (and counted).
+    RingFull = 17,
 }
 
 impl Error {
     /// All errors.
-    pub const ALL: [Error; 10] = [
+    pub const ALL: [Error; 17] = [
         Self::InvalidArgument,
         Self::InvalidCapability,
         Self::IllegalOperation,
@@ -202,6 +228,13 @@ impl Error {
         Self::DeleteFirst,
         Self::RevokeFirst,
         Self::NotEnoughMemory,
+        Self::NotFound,
+        Self::TooLarge,
+        Self::BufferTooSmall,
+        Self::Busy,
+        Self::ReadOnly,
+        Self::Exists,
+        Self::RingFull,
     ];
 
     /// The raw code.
@@ -224,6 +257,13 @@ impl Error {
             8 => Self::DeleteFirst,
             9 => Self::RevokeFirst,
             10 => Self::NotEnoughMemory,
+            11 => Self::NotFound,
+            12 => Self::TooLarge,
+            13 => Self::BufferTooSmall,
+            14 => Self::Busy,
+            15 => Self::ReadOnly,
+            16 => Self::Exists,
+            17 => Self::RingFull,
             _ => Self::InvalidArgument,
         })
     }
@@ -241,6 +281,13 @@ impl Error {
             Self::DeleteFirst => "seL4_DeleteFirst",
             Self::RevokeFirst => "seL4_RevokeFirst",
             Self::NotEnoughMemory => "seL4_NotEnoughMemory",
+            Self::NotFound => "NotFound",
+            Self::TooLarge => "TooLarge",
+            Self::BufferTooSmall => "BufferTooSmall",
+            Self::Busy => "Busy",
+            Self::ReadOnly => "ReadOnly",
+            Self::Exists => "Exists",
+            Self::RingFull => "RingFull",
         }
     }
 }
@@ -248,6 +295,168 @@ impl Error {
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A [`Sysno::Sysctl`] operation (the message label). Names travel as a
+/// length word then the bytes packed little-endian into words; OIDs as a
+/// level count then one word per level; values as a length word then the
+/// bytes, or in a frame (see `docs/subsystems.md` for every layout).
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SysctlOp {
+    /// Read the value named by a dotted name.
+    GetName = 1,
+    /// Read the value named by a numeric OID.
+    GetOid = 2,
+    /// Write the value named by a numeric OID.
+    Set = 3,
+    /// The leaf after an OID in depth-first order (`sysctl -a`).
+    Next = 4,
+    /// The numeric OID of a dotted name (`sysctl.name2oid`).
+    NameToOid = 5,
+    /// Add a node under a parent OID.
+    Add = 6,
+    /// Remove a node without children.
+    Remove = 7,
+}
+
+impl SysctlOp {
+    /// Every operation.
+    pub const ALL: [SysctlOp; 7] =
+        [Self::GetName, Self::GetOid, Self::Set, Self::Next, Self::NameToOid, Self::Add, Self::Remove];
+
+    /// Decode a label.
+    pub fn from_word(w: Word) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.word() == w)
+    }
+
+    /// The label.
+    pub const fn word(self) -> Word {
+        self as Word
+    }
+}
+
+/// A [`Sysno::Klog`] operation (the message label).
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KlogOp {
+    /// Append one message (never blocks; `RingFull` when dropped).
+    Append = 1,
+    /// Take the oldest messages that fit the reply; when there are none,
+    /// the bound notification is signalled at the next append.
+    Read = 2,
+    /// Bind the notification capability `cptr` (badge and all) as the
+    /// reader's wake-up (`0`: unbind).
+    Bind = 3,
+}
+
+impl KlogOp {
+    /// Every operation.
+    pub const ALL: [KlogOp; 3] = [Self::Append, Self::Read, Self::Bind];
+
+    /// Decode a label.
+    pub fn from_word(w: Word) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.word() == w)
+    }
+
+    /// The label.
+    pub const fn word(self) -> Word {
+        self as Word
+    }
+}
+
+/// The kind of a sysctl node (FreeBSD's `CTLTYPE_*`).
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SysctlKind {
+    /// An interior node: children, no value.
+    Node = 1,
+    /// A 64-bit integer (8 bytes, little-endian).
+    Int = 2,
+    /// A string (UTF-8, no terminator).
+    Str = 3,
+    /// Opaque bytes.
+    Opaque = 4,
+}
+
+impl SysctlKind {
+    /// Decode a kind word.
+    pub fn from_word(w: Word) -> Option<Self> {
+        [Self::Node, Self::Int, Self::Str, Self::Opaque].into_iter().find(|k| *k as Word == w)
+    }
+
+    /// The largest value of this kind, in bytes.
+    pub const fn max_len(self) -> usize {
+        match self {
+            Self::Node => 0,
+            Self::Int => 8,
+            Self::Str => SYSCTL_MAX_STR,
+            Self::Opaque => SYSCTL_MAX_VALUE,
+        }
+    }
+}
+
+/// The longest dotted sysctl name, in bytes.
+pub const SYSCTL_MAX_NAME: usize = 128;
+/// The longest name of one level (between dots), in bytes.
+pub const SYSCTL_MAX_COMPONENT: usize = 32;
+/// The deepest OID, in levels.
+pub const SYSCTL_MAX_LEVELS: usize = 12;
+/// The longest string value, in bytes.
+pub const SYSCTL_MAX_STR: usize = 1024;
+/// The largest opaque value, in bytes (four pages).
+pub const SYSCTL_MAX_VALUE: usize = 16384;
+/// Values up to this many bytes travel in the message; longer ones need a
+/// frame.
+pub const SYSCTL_INLINE_BYTES: usize = (MSG_MAX_WORDS - 2) * 8;
+/// A copy-out longer than this takes the "sysctl mem" lock first (FreeBSD
+/// wires the user buffer of a read longer than a page).
+pub const SYSCTL_WIRE_BYTES: usize = 4096;
+/// The longest kernel log message, in bytes.
+pub const KLOG_MAX_MESSAGE: usize = 240;
+
+/// Message-word encodings of the subsystem calls, for user code: a length
+/// word then bytes packed little-endian; an OID as a level count then one
+/// word per level.
+pub mod words {
+    use super::Word;
+    use alloc::vec::Vec;
+
+    /// Append `b` as a length word then packed bytes.
+    pub fn push_bytes(out: &mut Vec<Word>, b: &[u8]) {
+        out.push(b.len() as Word);
+        push_packed(out, b);
+    }
+
+    /// Append `b` packed (no length word).
+    pub fn push_packed(out: &mut Vec<Word>, b: &[u8]) {
+        for chunk in b.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            out.push(Word::from_le_bytes(w));
+        }
+    }
+
+    /// Append an OID.
+    pub fn push_oid(out: &mut Vec<Word>, oid: &[u32]) {
+        out.push(oid.len() as Word);
+        out.extend(oid.iter().map(|&n| Word::from(n)));
+    }
+
+    /// `len` bytes packed in `words` (as many as there are).
+    pub fn unpack(words: &[Word], len: usize) -> Vec<u8> {
+        let mut v: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        v.truncate(len);
+        v
+    }
+
+    /// An OID at the start of `words`, and the words after it.
+    pub fn take_oid(words: &[Word]) -> Option<(Vec<u32>, &[Word])> {
+        let (&n, rest) = words.split_first()?;
+        let n = usize::try_from(n).ok()?;
+        let oid = rest.get(..n)?.iter().map(|&w| u32::try_from(w).ok()).collect::<Option<Vec<u32>>>()?;
+        Some((oid, &rest[n..]))
     }
 }
 

@@ -35,13 +35,21 @@ pub struct BootConfig {
     pub max_vspaces: usize,
     /// See `max_threads` (includes the boot untypeds).
     pub max_untypeds: usize,
+    /// How the sysctl tree and the kernel log are locked.
+    pub subsystem_locking: crate::subsys::SubsystemLocking,
+    /// The most sysctl nodes at once (the boot tree has about 450).
+    pub sysctl_max_nodes: usize,
+    /// Kernel log messages held before appends are dropped (rounded up to
+    /// a power of two).
+    pub klog_capacity: usize,
 }
 
 impl BootConfig {
     /// Defaults for `cores` cores: 256 MiB of untyped memory in 1 capability,
     /// a 4096-slot root CNode, root priority 255, 5-tick slices, and slabs of
     /// 1024 threads / endpoints / notifications / replies / frames, 256 CNodes,
-    /// 64 VSpaces and 256 untypeds.
+    /// 64 VSpaces and 256 untypeds; subsystems locked `sx`, room for 4096
+    /// sysctl nodes and 1024 log messages.
     pub fn new(cores: usize) -> Self {
         Self {
             cores,
@@ -58,6 +66,9 @@ impl BootConfig {
             max_frames: 1024,
             max_vspaces: 64,
             max_untypeds: 256,
+            subsystem_locking: crate::subsys::SubsystemLocking::Sx,
+            sysctl_max_nodes: 4096,
+            klog_capacity: 1024,
         }
     }
 }

@@ -110,6 +110,8 @@ pub(crate) enum Decoded {
         slot: SlotAddr,
         cap: Cap,
     },
+    /// A sysctl or kernel-log call (`subsys/call.rs`).
+    Subsys(crate::subsys::call::SubsysCall),
 }
 
 /// The receive half of `ReplyRecv`.
@@ -224,6 +226,7 @@ impl<W: Waits> Ctx<'_, W> {
         let Some(s) = Sysno::from_word(a.sysno) else { return Ok(Decoded::Fail(Error::IllegalOperation)) };
         Ok(match s {
             Sysno::Yield => Decoded::Yield,
+            Sysno::Sysctl | Sysno::Klog => return self.decode_subsys::<S>(caller, s, a),
             Sysno::Reply | Sysno::ReplyRecv => {
                 let (reply, grant_cap) = match self.reply_cap::<S>(caller, a.reply) {
                     Ok(r) => r,

@@ -76,3 +76,14 @@ pub struct CoreStats {
     /// Idle cycles reported by the platform.
     pub idle_cycles: u64,
 }
+
+/// The kernel log's counters ([`crate::Kernel::klog_counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KlogCounts {
+    /// Messages stored since boot.
+    pub appended: u64,
+    /// Messages dropped because the ring was full, since boot.
+    pub dropped: u64,
+    /// Messages stored and not yet read.
+    pub held: u64,
+}

@@ -273,6 +273,24 @@ impl<R: Regime> Kernel<R> {
         self.state.core_stats(core)
     }
 
+    /// The subsystems' lock profile so far (the sysctl sx lock in both
+    /// modes, "sysctl mem", the klog mutex); read without any lock.
+    pub fn subsystem_profile(&self) -> alloc::vec::Vec<granule_sync::profile::SiteRecord> {
+        self.state.subsys.locks.profile()
+    }
+
+    /// The kernel log's counters: messages stored and dropped since boot,
+    /// and held now (read without any lock: exact only when nothing runs).
+    pub fn klog_counts(&self) -> crate::introspect::KlogCounts {
+        let k = &self.state.subsys.klog;
+        crate::introspect::KlogCounts { appended: k.appended(), dropped: k.dropped(), held: k.len() }
+    }
+
+    /// Nodes in the sysctl tree now (the root aside).
+    pub fn sysctl_nodes(&self) -> usize {
+        self.state.subsys.tree.len()
+    }
+
     /// The IPC buffer of thread `t`'s TCB slot, or null when `t.index()` is
     /// not below [`Kernel::max_threads`]. See [`IpcBuffer`] for who may
     /// access it when; the pointer stays valid as long as the kernel lives,

@@ -105,6 +105,7 @@ mod rendezvous;
 pub mod regime;
 mod sched;
 mod state;
+mod subsys;
 mod syscall;
 mod violation;
 mod waits;
@@ -114,10 +115,11 @@ pub use args::{FaultKind, SyscallArgs};
 pub use config::{BootConfig, BootError};
 pub use exit::{CoreMask, ExitPlan, IrqMask, StartInfo};
 pub use ids::ThreadId;
-pub use introspect::{BootInfo, CoreStats, ThreadInfo, ThreadStatus};
+pub use introspect::{BootInfo, CoreStats, KlogCounts, ThreadInfo, ThreadStatus};
 pub use kernel::{CoreHandle, Kernel};
 pub use regime::{
     BigLock, CountingLockFree, Fine, FineOptions, LockFree, LockSet, LockTarget, NoLock, Regime, RmwCounts,
     Transactional,
 };
+pub use subsys::SubsystemLocking;
 pub use violation::InvariantViolation;

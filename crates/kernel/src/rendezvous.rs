@@ -64,6 +64,15 @@ impl<W: Waits> Ctx<'_, W> {
                 };
                 self.receive(e, caller, recv, None)
             }
+            Decoded::Subsys(call) => {
+                let (out, woke) = self.run_subsys(caller, call, e.whole());
+                if let (true, Some((n, badge))) = (woke, call.wakes()) {
+                    if self.live(n) {
+                        self.signal(e, n, badge);
+                    }
+                }
+                out
+            }
             // Routed to the general path before execution.
             Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }

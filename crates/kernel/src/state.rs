@@ -87,6 +87,8 @@ pub(crate) struct State<W: Waits> {
     /// regime's [`Waits`] (nothing for the slab-linked queues, the CAS words
     /// under `lockfree`).
     pub waits: W,
+    /// The sysctl registry and the kernel log (`subsys/`).
+    pub subsys: crate::subsys::Subsystems,
 }
 
 /// Kernel-wide scheduling state.
@@ -165,6 +167,8 @@ impl<W: Waits> State<W> {
         check_capacity(c.max_notifications, 0)?;
         check_capacity(c.max_replies, 0)?;
         check_capacity(c.max_frames, 0)?;
+        check_capacity(c.sysctl_max_nodes, 0)?;
+        check_capacity(c.klog_capacity, 1)?;
 
         let cores: Vec<CachePadded<CoreCell>> = (0..c.cores)
             .map(|_| {
@@ -198,6 +202,7 @@ impl<W: Waits> State<W> {
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
             waits,
+            subsys: crate::subsys::Subsystems::boot(c),
         };
 
         // SAFETY: nothing else can reach `state` yet: this thread has

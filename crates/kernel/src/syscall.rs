@@ -228,6 +228,23 @@ impl<W: Waits> Ctx<'_, W> {
                 guard.need_whole()?;
                 self.decode_invocation(caller, slot, cap, info).map_err(Halt::Fail)
             }
+            Decoded::Subsys(call) => {
+                if call.whole {
+                    guard.need_whole()?;
+                }
+                // Hold what waking the log's reader touches before anything
+                // changes (a dead notification wakes nobody).
+                let wake = match call.wakes().map(|(n, badge)| self.resolve_signal(n, badge, guard)) {
+                    Some(Ok(op)) => Some(op),
+                    Some(Err(Halt::Stop(s))) => return Err(s),
+                    Some(Err(Halt::Fail(_))) | None => None,
+                };
+                let (out, woke) = self.run_subsys(caller, call, guard.whole());
+                if let (true, Some(op)) = (woke, wake) {
+                    self.run(caller, Op::Signal(op), lock);
+                }
+                return Ok(out);
+            }
             Decoded::Send { ep, msg, blocking } => self.resolve_send(ep, msg, blocking, guard).map(Op::Send),
             Decoded::Signal { ntfn, badge } => self.resolve_signal(ntfn, badge, guard).map(Op::Signal),
             Decoded::Recv(part) => self.resolve_receive(caller, part, guard),

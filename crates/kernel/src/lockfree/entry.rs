@@ -168,7 +168,7 @@ fn shared_syscall<const C: bool>(
         };
         ctx.lf_begin::<C>(lf, true);
         if let Some((t, op)) = op {
-            let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_));
+            let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_));
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             ctx.complete::<true>(t, out);
             if ipc {

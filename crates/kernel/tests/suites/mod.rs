@@ -11,4 +11,5 @@ mod irq_frame;
 mod notification;
 mod random;
 mod stall;
+mod subsys;
 mod tcb;

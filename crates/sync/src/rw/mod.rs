@@ -41,9 +41,11 @@
 //! write side deadlocks with itself.
 
 mod brlock;
+mod profiled_sx;
 mod sx;
 
 pub use brlock::BrLock;
+pub use profiled_sx::ProfiledSx;
 pub use sx::Sx;
 #[cfg(not(loom))]
 pub use sx::{RawSx, SxRwLock};

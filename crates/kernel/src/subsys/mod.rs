@@ -1,0 +1,78 @@
+//! Two kernel subsystems for seed `003`'s study — a sysctl registry and a
+//! kernel log — and the four ways to lock them ([`SubsystemLocking`]).
+//!
+//! Both are reached by their own system calls ([`crate::abi::Sysno::Sysctl`],
+//! [`crate::abi::Sysno::Klog`]) through the one decoder and the regimes'
+//! ordinary entries (`call.rs`): under `giant` the call asks for the whole
+//! kernel (`fine` stops and reruns it on the write side; `lockfree` sends
+//! it to a management entry); under the other policies it runs where IPC
+//! runs (`fine`'s read side, `lockfree`'s shared path) and takes only the
+//! subsystem's own locks. The data structures are the same under every
+//! policy and correct with no lock at all (`sysctl/tree.rs`, `klog.rs`):
+//! the policies differ only in the locks taken around them, which is what
+//! the study measures.
+
+pub(crate) mod call;
+pub(crate) mod klog;
+mod locks;
+mod policy;
+pub(crate) mod retire;
+pub(crate) mod sysctl;
+mod words;
+
+pub use policy::SubsystemLocking;
+
+pub(crate) use locks::SubsysLocks;
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::abi::Word;
+use crate::config::BootConfig;
+use crate::object::{Notification, Ref};
+
+/// The subsystems' state, beside the kernel's objects.
+#[derive(Debug)]
+pub(crate) struct Subsystems {
+    pub policy: SubsystemLocking,
+    pub tree: sysctl::tree::Tree,
+    pub klog: klog::Klog,
+    pub retired: retire::RetireLists,
+    pub locks: SubsysLocks,
+    /// The reader's notification: slot index and generation (`u64::MAX`:
+    /// none), and the badge. Written only in whole-kernel entries.
+    notify: AtomicU64,
+    notify_badge: AtomicU64,
+}
+
+impl Subsystems {
+    /// The subsystems of a kernel booted with `config`, the sysctl tree
+    /// populated as FreeBSD's is.
+    pub fn boot(config: &BootConfig) -> Self {
+        let s = Self {
+            policy: config.subsystem_locking,
+            tree: sysctl::tree::Tree::new(config.sysctl_max_nodes),
+            klog: klog::Klog::new(config.klog_capacity),
+            retired: retire::RetireLists::new(config.cores),
+            locks: SubsysLocks::new(config.cores),
+            notify: AtomicU64::new(u64::MAX),
+            notify_badge: AtomicU64::new(0),
+        };
+        sysctl::freebsd::populate(&s.tree, &s.retired.of(0), config);
+        s.retired.free_all();
+        s
+    }
+
+    /// The notification the log's reader sleeps on, if bound.
+    pub fn notify(&self) -> Option<(Ref<Notification>, Word)> {
+        let w = self.notify.load(Ordering::Relaxed);
+        (w != u64::MAX).then(|| (Ref::new(w as u32, (w >> 32) as u32), self.notify_badge.load(Ordering::Relaxed)))
+    }
+
+    /// Bind (or unbind) the reader's notification (whole-kernel entries
+    /// only).
+    pub fn bind(&self, n: Option<(Ref<Notification>, Word)>) {
+        let w = n.map_or(u64::MAX, |(r, _)| (u64::from(r.gen()) << 32) | u64::from(r.index()));
+        self.notify_badge.store(n.map_or(0, |(_, b)| b), Ordering::Relaxed);
+        self.notify.store(w, Ordering::Relaxed);
+    }
+}

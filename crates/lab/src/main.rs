@@ -50,6 +50,10 @@ enum Command {
     /// stacks, KV servers, load clients) per regime, beside real Redis on
     /// Linux with --linux.
     Kv(cmd::kv::Args),
+    /// The FreeBSD subsystem study (seed 003): a build load on the sysctl
+    /// registry and the kernel log under each locking policy and regime,
+    /// with throughput and the lock profiler's tables.
+    Subsystems(cmd::subsystems::Args),
     /// Random concurrent programs under every regime, checked for kernel
     /// invariants, message conservation, linearizability and determinism.
     Verify(cmd::verify::Args),
@@ -103,6 +107,7 @@ fn main() -> std::process::ExitCode {
         Command::Ipc(a) => cmd::ipc::run(a),
         Command::Scale(a) => cmd::scale::run(a),
         Command::Kv(a) => cmd::kv::run(a),
+        Command::Subsystems(a) => cmd::subsystems::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::ServeBench(a) => cmd::serve_bench::run(a),

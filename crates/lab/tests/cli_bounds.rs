@@ -134,6 +134,25 @@ const TABLE: Table = &[
         ],
     ),
     (
+        &["subsystems"],
+        &[],
+        &[
+            FORMAT,
+            ("--regimes", REGIMES),
+            ("--subsystem-locking", Word { bad: &["bogus", "", "sx,bogus"] }),
+            ("--cores", Counts { over: "65" }),
+            ("--workers", Int { zero_ok: false, over: Some("65") }),
+            ("--compute-cycles", CYCLES),
+            ("--reads-per-job", Int { zero_ok: false, over: Some("1001") }),
+            ("--write-permille", Int { zero_ok: true, over: Some("1001") }),
+            ("--walk-permille", Int { zero_ok: true, over: Some("1001") }),
+            ("--log-permille", Int { zero_ok: true, over: Some("1001") }),
+            ("--seconds", SECONDS),
+            ("--warmup", WARMUP),
+            ("--runs", RUNS),
+        ],
+    ),
+    (
         &["kv"],
         &[],
         &[

@@ -50,6 +50,9 @@ pub mod kv;
 pub mod net;
 pub mod pingpong;
 pub mod resp;
+pub mod subsys;
+#[cfg(feature = "hosted")]
+pub mod buildload;
 pub mod trap;
 pub mod ycsb;
 

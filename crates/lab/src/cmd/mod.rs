@@ -9,6 +9,7 @@ pub mod quaject;
 pub mod scale;
 pub mod serve;
 pub mod serve_bench;
+pub mod subsystems;
 pub mod suite;
 pub mod verify;
 

@@ -343,8 +343,9 @@ impl SysctlOp {
 pub enum KlogOp {
     /// Append one message (never blocks; `RingFull` when dropped).
     Append = 1,
-    /// Take the oldest messages that fit the reply; when there are none,
-    /// the bound notification is signalled at the next append.
+    /// Take the oldest messages that fit the reply (at most message word
+    /// 0 of them, if sent and not 0); when there are none, the bound
+    /// notification is signalled at the next append.
     Read = 2,
     /// Bind the notification capability `cptr` (badge and all) as the
     /// reader's wake-up (`0`: unbind).

@@ -39,6 +39,9 @@ pub struct BootConfig {
     pub subsystem_locking: crate::subsys::SubsystemLocking,
     /// The most sysctl nodes at once (the boot tree has about 450).
     pub sysctl_max_nodes: usize,
+    /// How many nodes of the FreeBSD tree to create at boot (in the
+    /// tree's order; `usize::MAX`: all of them, about 450).
+    pub sysctl_boot_nodes: usize,
     /// Kernel log messages held before appends are dropped (rounded up to
     /// a power of two).
     pub klog_capacity: usize,
@@ -68,6 +71,7 @@ impl BootConfig {
             max_untypeds: 256,
             subsystem_locking: crate::subsys::SubsystemLocking::Sx,
             sysctl_max_nodes: 4096,
+            sysctl_boot_nodes: usize::MAX,
             klog_capacity: 1024,
         }
     }

@@ -70,6 +70,9 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     pub(crate) fn check_invariants(&mut self) -> Result<(), InvariantViolation> {
+        if let Err((inv, detail)) = self.s.subsys.check() {
+            return fail(inv, detail);
+        }
         let ntcb = capacity::<Tcb>(self) as usize;
         let mut places = vec![0u32; ntcb];
         let cores = self.s.config.cores;

@@ -210,7 +210,11 @@ pub struct BuildMachine<R: Regime> {
 
 /// Boot `config` under `regime` with a root task that builds the load and
 /// suspends itself.
-pub fn boot<R: Regime>(mut config: MachineConfig, regime: R, load: Arc<BuildLoad>) -> Result<BuildMachine<R>, MachineError> {
+pub fn boot<R: Regime>(
+    mut config: MachineConfig,
+    regime: R,
+    load: Arc<BuildLoad>,
+) -> Result<BuildMachine<R>, MachineError> {
     let l = load.clone();
     let worker = config.program(move |ctx: &mut UserCtx<'_>, arg| worker(&mut Env::new(ctx), &l, arg));
     let l = load.clone();

@@ -42,6 +42,8 @@
 
 pub mod alloc;
 pub mod build_status;
+#[cfg(feature = "hosted")]
+pub mod buildload;
 pub mod env;
 #[cfg(feature = "hosted")]
 pub mod hosted;
@@ -51,8 +53,6 @@ pub mod net;
 pub mod pingpong;
 pub mod resp;
 pub mod subsys;
-#[cfg(feature = "hosted")]
-pub mod buildload;
 pub mod trap;
 pub mod ycsb;
 

@@ -95,6 +95,10 @@ pub struct Stats {
     pub replies: u64,
     /// Notification results checked.
     pub notifications: u64,
+    /// Subsystem calls checked.
+    pub subsystem_calls: u64,
+    /// Kernel-log messages checked.
+    pub log_messages: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -117,6 +121,8 @@ impl Stats {
         self.messages += o.messages;
         self.replies += o.replies;
         self.notifications += o.notifications;
+        self.subsystem_calls += o.subsystem_calls;
+        self.log_messages += o.log_messages;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -224,6 +230,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
         if v.is_empty() {
             let (c, cv) = conservation::check(prog, rec, opts.inject_bug);
             (s.messages, s.replies, s.notifications) = (c.messages, c.replies, c.notifications);
+            (s.subsystem_calls, s.log_messages) = (c.subsystem_calls, c.log_messages);
             v.extend(cv);
         }
         if v.is_empty() {

@@ -2,7 +2,7 @@
 //! ones for generated programs.
 
 use granule_kernel::abi::MAX_PRIORITY;
-use granule_kernel::BootConfig;
+use granule_kernel::{BootConfig, SubsystemLocking};
 
 /// The configuration the kernel's tests boot ([`crate::sim::Sim`]): room
 /// for every test's objects (64 MiB of untyped memory, 64 threads) and a
@@ -26,8 +26,10 @@ pub fn for_tests(cores: usize) -> BootConfig {
 /// The configuration every `granule verify` run boots
 /// ([`crate::setup::boot`]): small slabs keep the invariant checker fast;
 /// two untypeds of 24 KiB (setup retypes from the first, programs from the
-/// second); the root thread at top priority.
-pub fn for_programs(cores: usize) -> BootConfig {
+/// second); the root thread at top priority; the first 32 nodes of the
+/// sysctl tree and a kernel log of 4 messages (so programs fill it), locked
+/// by `policy`.
+pub fn for_programs(cores: usize, policy: SubsystemLocking) -> BootConfig {
     let mut c = BootConfig::new(cores);
     c.untyped_bytes = 48 << 10;
     c.untyped_count = 2;
@@ -41,5 +43,8 @@ pub fn for_programs(cores: usize) -> BootConfig {
     c.max_frames = 1;
     c.max_vspaces = 1;
     c.max_untypeds = 4;
+    c.subsystem_locking = policy;
+    c.sysctl_boot_nodes = 32;
+    c.klog_capacity = 4;
     c
 }

@@ -26,7 +26,7 @@ use granule_kernel::{ThreadStatus, Word};
 use crate::program::{Op, Program};
 use crate::record::{Attempt, Observed, RunRecord};
 use crate::setup::{irq_badge, signal_badge};
-use crate::user::{decode_message, decode_reply, MsgId, CALL, DATA, REPLY};
+use crate::user::{decode_log, decode_message, decode_reply, MsgId, CALL, DATA, REPLY};
 use crate::{Check, Violation};
 
 /// What was checked.
@@ -38,6 +38,10 @@ pub struct Counts {
     pub replies: u64,
     /// Notification words checked.
     pub notifications: u64,
+    /// Subsystem calls that completed (sysctl and kernel log).
+    pub subsystem_calls: u64,
+    /// Kernel-log messages whose fate was checked (appended or read).
+    pub log_messages: u64,
 }
 
 /// One received message.
@@ -214,7 +218,103 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
             );
         }
     }
+    for detail in klog(rec) {
+        bad(Check::Conservation, detail);
+    }
+    for a in &rec.attempts {
+        let sub = matches!(
+            a.op,
+            Some(
+                Op::SysctlGet { .. }
+                    | Op::SysctlSet { .. }
+                    | Op::SysctlAdd { .. }
+                    | Op::SysctlRemove { .. }
+                    | Op::SysctlNext { .. }
+                    | Op::KlogAppend
+                    | Op::KlogRead
+            )
+        );
+        if sub && matches!(a.observed, Observed::Completed(_)) {
+            counts.subsystem_calls += 1;
+            if matches!(a.op, Some(Op::KlogAppend))
+                || matches!(a.observed, Observed::Completed(o) if decode_log(&o).is_some())
+            {
+                counts.log_messages += 1;
+            }
+        }
+    }
     (counts, v)
+}
+
+/// The kernel log: every message read was appended and not dropped, none
+/// is read twice, each sender's come out in order, and the kernel's
+/// counters agree with what the appenders saw (nothing stored is lost:
+/// stored = read + held at the end).
+fn klog(rec: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut stored, mut dropped, mut unknown, mut unseen_reads) = (Vec::new(), Vec::new(), 0u64, 0u64);
+    // (message, invoked, returned)
+    let mut reads: Vec<(MsgId, u64, u64)> = Vec::new();
+    for a in &rec.attempts {
+        match (a.op, a.observed) {
+            (Some(Op::KlogAppend), Observed::Completed(o)) if o.ok() => stored.extend(a.msg_id),
+            (Some(Op::KlogAppend), Observed::Completed(o)) if o.error == Error::RingFull.word() => {
+                dropped.extend(a.msg_id)
+            }
+            (Some(Op::KlogAppend), Observed::Completed(o)) => {
+                out.push(format!("t{}'s log append failed: {o}", a.thread));
+            }
+            (Some(Op::KlogAppend), _) => unknown += 1,
+            (Some(Op::KlogRead), Observed::Completed(o)) if o.ok() && o.words[0] == 0 => {}
+            (Some(Op::KlogRead), Observed::Completed(o)) => match decode_log(&o) {
+                Some(id) => reads.push((id, a.inv, a.ret)),
+                None => out.push(format!("t{}'s log read returned {o}", a.thread)),
+            },
+            (Some(Op::KlogRead), _) => unseen_reads += 1,
+            _ => {}
+        }
+    }
+    let read: Vec<MsgId> = reads.iter().map(|r| r.0).collect();
+    let mut seen = std::collections::HashSet::new();
+    for id in &read {
+        let id = MsgId { attempt: 0, ..*id };
+        if dropped.iter().any(|d| MsgId { attempt: 0, ..*d } == id) {
+            out.push(format!("log message {id} was reported dropped but was read"));
+        } else if !stored.iter().any(|s| MsgId { attempt: 0, ..*s } == id) && unknown == 0 {
+            out.push(format!("log message {id} was read but never appended"));
+        }
+        if !seen.insert(id) {
+            out.push(format!("log message {id} was read twice"));
+        }
+    }
+    // A sender's messages come out in its order: of two reads that did not
+    // overlap in time, the earlier took the earlier message.
+    for (a, _, ar) in &reads {
+        for (b, bi, _) in &reads {
+            if a.sender == b.sender && ar < bi && a.seq > b.seq {
+                out.push(format!("log message {b} was read after {a} (t{} appended it first): out of order", a.sender));
+            }
+        }
+    }
+    let k = rec.klog;
+    let (ok, full) = (stored.len() as u64, dropped.len() as u64);
+    if k.appended < ok || k.appended > ok + unknown {
+        out.push(format!("the log stored {} messages; appenders saw {ok} stored ({unknown} unseen)", k.appended));
+    }
+    if k.dropped < full || k.dropped > full + unknown {
+        out.push(format!("the log dropped {} messages; appenders saw {full} dropped ({unknown} unseen)", k.dropped));
+    }
+    let accounted = read.len() as u64 + k.held;
+    if k.appended < accounted || k.appended > accounted + unseen_reads {
+        out.push(format!(
+            "the log stored {} messages but {} were read and {} are held: {} lost",
+            k.appended,
+            read.len(),
+            k.held,
+            k.appended as i64 - read.len() as i64 - k.held as i64
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -233,12 +333,58 @@ mod tests {
                 a.op.is_some_and(|op| op.receive_ep().is_some())
                     && matches!(a.observed, Observed::Completed(o) if o.ok() && o.label() == DATA)
             });
-            if let Some(i) = got {
+            // The first receipt (the one `check` drops) must be of a send
+            // that completed, so that dropping it is a loss.
+            let first = rec.attempts.iter().find_map(|a| match (a.op, a.observed) {
+                (Some(op), Observed::Completed(o)) if op.receive_ep().is_some() && o.ok() && o.label() != 0 => {
+                    crate::user::decode_message(&o.words).map(|m| m.0)
+                }
+                _ => None,
+            });
+            let blocking_send_completed = first.is_some_and(|id| {
+                rec.attempts.iter().any(|a| {
+                    a.msg_id == Some(id)
+                        && matches!(a.op, Some(Op::Send { .. } | Op::Call { .. }))
+                        && matches!(a.observed, Observed::Completed(o) if o.ok())
+                })
+            });
+            if let (Some(i), true) = (got, blocking_send_completed) {
                 assert_eq!(check(&p, &rec, false).1, vec![], "seed {seed}");
                 return (p, rec, i);
             }
         }
         panic!("no message was ever received");
+    }
+
+    #[test]
+    fn lost_and_duplicated_log_messages_are_caught() {
+        let found = (0..2000).find_map(|seed| {
+            let p = generate(seed, 2);
+            let rec = run_named("bkl", &p, &RunOptions::default()).unwrap().record.unwrap();
+            let i = rec.attempts.iter().position(|a| {
+                a.op == Some(Op::KlogRead) && matches!(a.observed, Observed::Completed(o) if decode_log(&o).is_some())
+            })?;
+            Some((p, rec, i))
+        });
+        let (p, rec, i) = found.expect("some program reads a log message");
+        assert_eq!(check(&p, &rec, false).1, vec![]);
+        // Duplicated: the same message read again by another read.
+        let mut dup = rec.clone();
+        dup.attempts.push(dup.attempts[i].clone());
+        let (_, v) = check(&p, &dup, false);
+        assert!(v.iter().any(|v| v.detail.contains("read twice")), "{v:?}");
+        // Lost: the read never happened, and the log no longer holds it.
+        let mut lost = rec.clone();
+        lost.attempts.remove(i);
+        let (_, v) = check(&p, &lost, false);
+        assert!(v.iter().any(|v| v.detail.contains("lost")), "{v:?}");
+        // Forged: a message nobody appended.
+        let mut forged = rec.clone();
+        if let Observed::Completed(o) = &mut forged.attempts[i].observed {
+            o.words[4] = 999;
+        }
+        let (_, v) = check(&p, &forged, false);
+        assert!(v.iter().any(|v| v.detail.contains("never appended")), "{v:?}");
     }
 
     #[test]

@@ -189,7 +189,7 @@ pub fn run_under<R: Regime>(
         hung: false,
     };
     let booted = match catch_unwind(AssertUnwindSafe(|| {
-        setup::boot(prog, prog.cores, make(&config::for_programs(prog.cores), fault), false)
+        setup::boot(prog, prog.cores, make(&config::for_programs(prog.cores, prog.policy), fault), false)
     })) {
         Ok(Ok(b)) => b,
         Ok(Err(e)) => return crashed(Check::Crash, e),
@@ -296,6 +296,7 @@ impl<R: Regime> End<'_, R> {
             syscalls: 0,
             entries: 0,
             invariant_checks: 0,
+            klog: self.kernel.klog_counts(),
         };
         for (c, log) in logs.into_iter().enumerate() {
             for (t, a, inv, ret, immediate) in log.syscalls {
@@ -648,14 +649,14 @@ fn user_step<R: Regime>(sh: &Shared<R>, c: usize, t: ThreadId) -> Step {
         (p.op, p.op_index, p.attempt + 1, p.msg_id.map(|m| MsgId { attempt: m.attempt + 1, ..m }))
     } else if let Some((op, trap)) = u.queue.pop_front() {
         queued = Some(trap);
-        let id = op.is_some_and(|op| op.sends()).then(|| {
+        let id = op.is_some_and(|op| op.numbered()).then(|| {
             u.next_seq += 1;
             MsgId { sender: i as u64, seq: u.next_seq - 1, attempt: 0 }
         });
         (op, None, 0, id)
     } else if u.pc < ops.len() {
         let op = ops[u.pc];
-        let id = op.sends().then(|| {
+        let id = op.numbered().then(|| {
             u.next_seq += 1;
             MsgId { sender: i as u64, seq: u.next_seq - 1, attempt: 0 }
         });
@@ -667,7 +668,7 @@ fn user_step<R: Regime>(sh: &Shared<R>, c: usize, t: ThreadId) -> Step {
     };
     let trap = match (op, queued) {
         // A queued send carries the message id assigned just now.
-        (Some(op), Some(_)) if op.sends() => {
+        (Some(op), Some(_)) if op.numbered() => {
             trap_for(op, i, &sh.layout, msg_id.expect("sends have ids"), None, |c| c as Word)
         }
         (_, Some(t)) => t,

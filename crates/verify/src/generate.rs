@@ -8,14 +8,19 @@
 //! operations each) checked for conservation and invariants. Every program
 //! mixes IPC of every kind, notifications, interrupts, capability copy /
 //! mint / delete / revoke / retype, and thread configure / suspend / resume /
-//! priority / migration / deletion, weighted towards IPC so that messages meet.
+//! priority / migration / deletion, and the subsystems (sysctl get / set /
+//! add / remove / next, kernel-log append / read), weighted towards IPC so
+//! that messages meet. The subsystems' locking policy follows the seed.
 
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use granule_kernel::SubsystemLocking;
+
 use crate::program::{
     CapRef, Op, Program, RetypeKind, Shape, ThreadSpec, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS, SCRATCH_SLOTS,
+    SYSCTL_LEAVES, SYSCTL_OWN,
 };
 
 /// Lowest and highest priority a program gives its threads.
@@ -50,7 +55,9 @@ pub fn generate(seed: u64, cores: usize) -> Program {
             ops: Vec::new(),
         })
         .collect();
-    let mut p = Program { seed, cores, shape, endpoints, notifications, irq_lines, threads: specs };
+    // The policy follows the seed, so consecutive programs cover them all.
+    let policy = SubsystemLocking::ALL[(seed % SubsystemLocking::ALL.len() as u64) as usize];
+    let mut p = Program { seed, cores, shape, endpoints, notifications, irq_lines, threads: specs, policy };
     for i in 0..threads {
         let n = rng.gen_range(ops.clone());
         let ops = (0..n).map(|_| op(&mut rng, &p, i)).collect();
@@ -87,6 +94,13 @@ enum Kind {
     SetAffinity,
     Configure,
     Kill,
+    SysctlGet,
+    SysctlSet,
+    SysctlAdd,
+    SysctlRemove,
+    SysctlNext,
+    KlogAppend,
+    KlogRead,
 }
 
 /// Relative weights: (kind, weight in small programs, weight otherwise).
@@ -116,6 +130,13 @@ const WEIGHTS: &[(Kind, u32, u32)] = &[
     (Kind::SetAffinity, 2, 4),
     (Kind::Configure, 1, 1),
     (Kind::Kill, 2, 2),
+    (Kind::SysctlGet, 3, 3),
+    (Kind::SysctlSet, 2, 2),
+    (Kind::SysctlAdd, 2, 2),
+    (Kind::SysctlRemove, 2, 2),
+    (Kind::SysctlNext, 1, 1),
+    (Kind::KlogAppend, 3, 3),
+    (Kind::KlogRead, 3, 3),
 ];
 
 /// One operation for thread `me` of `p`.
@@ -190,6 +211,13 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
             }
             Op::Kill { t: victims[rng.gen_range(0..victims.len())] }
         }
+        Kind::SysctlGet => Op::SysctlGet { leaf: rng.gen_range(0..SYSCTL_LEAVES) },
+        Kind::SysctlSet => Op::SysctlSet { leaf: rng.gen_range(0..SYSCTL_LEAVES), value: rng.gen_range(0..=255) },
+        Kind::SysctlAdd => Op::SysctlAdd { leaf: rng.gen_range(SYSCTL_OWN..SYSCTL_LEAVES) },
+        Kind::SysctlRemove => Op::SysctlRemove { leaf: rng.gen_range(SYSCTL_OWN..SYSCTL_LEAVES) },
+        Kind::SysctlNext => Op::SysctlNext { leaf: rng.gen_range(0..SYSCTL_LEAVES) },
+        Kind::KlogAppend => Op::KlogAppend,
+        Kind::KlogRead => Op::KlogRead,
         _ => return None,
     })
 }

@@ -45,7 +45,7 @@ use crate::program::{Op, Program, SCRATCH_SLOTS};
 use crate::record::{Observed, RunRecord};
 use crate::regimes::{Choose, Pick, Which};
 use crate::setup::{self, invoke, irq_of, park_irq, Booted, ORACLE_IDLE_PRIORITY, ORACLE_RUN_PRIORITY};
-use crate::user::{write_inputs, Outcome, WORDS};
+use crate::user::{write_inputs, Outcome};
 use crate::{config, encode};
 
 /// Longest history checked.
@@ -79,7 +79,7 @@ enum Expect {
 
 #[derive(Clone, Copy, Debug)]
 enum What {
-    Syscall { op: Op, args: SyscallArgs, words: [Word; WORDS] },
+    Syscall { op: Op, args: SyscallArgs, words: crate::user::Inputs },
     Interrupt { line: u8 },
 }
 
@@ -254,7 +254,7 @@ struct Replay {
 impl Replay {
     fn new(prog: &Program) -> Result<Self, String> {
         // `none` on one core, driven by this one OS thread.
-        let none = <Pick<{ Which::None as u8 }> as Choose>::make(&config::for_programs(1), None);
+        let none = <Pick<{ Which::None as u8 }> as Choose>::make(&config::for_programs(1, prog.policy), None);
         let o = setup::boot(prog, 1, none, true).map_err(|e| format!("oracle: {e}"))?;
         Ok(Self { o, last: vec![None; prog.threads.len() + 1], applied: Vec::new() })
     }
@@ -297,7 +297,7 @@ impl Replay {
     }
 
     /// Let thread `u` alone make one system call.
-    fn issue(&mut self, u: usize, args: SyscallArgs, words: &[Word; WORDS]) -> Result<(), String> {
+    fn issue(&mut self, u: usize, args: SyscallArgs, words: &crate::user::Inputs) -> Result<(), String> {
         let (k, root, tid) = (&self.o.kernel, self.o.root, self.tid(u));
         let h = &mut self.o.handles[0];
         if tid == root {

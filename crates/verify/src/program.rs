@@ -16,6 +16,13 @@ pub const MAX_IRQ_LINES: usize = 2;
 pub const SCRATCH_SLOTS: usize = 8;
 /// Priorities programs use (the oracle needs the two above them).
 pub const MAX_PROGRAM_PRIORITY: u8 = 200;
+/// Sysctl leaves a program names: 0 and 1 are writable integers of the boot
+/// tree (`kern.maxvnodes`, `kern.securelevel`); 2 and 3 are the program's
+/// own (`v2`, `v3` under the root, numbers `0x302`, `0x303`), added and
+/// removed by its operations.
+pub const SYSCTL_LEAVES: u8 = 4;
+/// The first of the program's own sysctl leaves.
+pub const SYSCTL_OWN: u8 = 2;
 
 /// A capability a capability operation names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +111,20 @@ pub enum Op {
     Configure { t: u8, vspace: bool },
     /// Delete thread `t`'s TCB capability (it names a victim thread).
     Kill { t: u8 },
+    /// Read sysctl leaf `leaf` by OID.
+    SysctlGet { leaf: u8 },
+    /// Write `value` to sysctl leaf `leaf`.
+    SysctlSet { leaf: u8, value: u8 },
+    /// Add the program's leaf `leaf` (an integer, 0).
+    SysctlAdd { leaf: u8 },
+    /// Remove the program's leaf `leaf`.
+    SysctlRemove { leaf: u8 },
+    /// The leaf after `leaf` in `sysctl -a` order.
+    SysctlNext { leaf: u8 },
+    /// Append a message naming this operation to the kernel log.
+    KlogAppend,
+    /// Take the oldest kernel log message (one at most).
+    KlogRead,
 }
 
 impl Op {
@@ -140,6 +161,12 @@ impl Op {
     /// Whether the operation sends a message of its own.
     pub fn sends(&self) -> bool {
         matches!(self, Op::Send { .. } | Op::NbSend { .. } | Op::Call { .. })
+    }
+
+    /// Whether the operation gets a message identity from its thread's
+    /// sequence (sends, and log appends, whose message names it).
+    pub fn numbered(&self) -> bool {
+        self.sends() || *self == Op::KlogAppend
     }
 
     /// Whether the operation receives on an endpoint (and the endpoint).
@@ -200,6 +227,13 @@ impl fmt::Display for Op {
                 write!(f, "configure t{t} cspace root, vspace {}", if vspace { "root" } else { "none" })
             }
             Op::Kill { t } => write!(f, "kill t{t}"),
+            Op::SysctlGet { leaf } => write!(f, "sysctl-get leaf{leaf}"),
+            Op::SysctlSet { leaf, value } => write!(f, "sysctl-set leaf{leaf} = {value}"),
+            Op::SysctlAdd { leaf } => write!(f, "sysctl-add leaf{leaf}"),
+            Op::SysctlRemove { leaf } => write!(f, "sysctl-remove leaf{leaf}"),
+            Op::SysctlNext { leaf } => write!(f, "sysctl-next after leaf{leaf}"),
+            Op::KlogAppend => write!(f, "klog-append"),
+            Op::KlogRead => write!(f, "klog-read"),
         }
     }
 }
@@ -248,6 +282,9 @@ pub struct Program {
     pub irq_lines: usize,
     /// The threads (`1..=MAX_THREADS`).
     pub threads: Vec<ThreadSpec>,
+    /// How the kernel's subsystems are locked in its runs (every regime
+    /// runs it with this policy; `granule verify` cycles through them).
+    pub policy: granule_kernel::SubsystemLocking,
 }
 
 impl Program {
@@ -286,14 +323,15 @@ impl fmt::Display for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "program (seed {}, {:?}, {} core{}): {} endpoint(s), {} notification(s), {} interrupt line(s)",
+            "program (seed {}, {:?}, {} core{}): {} endpoint(s), {} notification(s), {} interrupt line(s), subsystems {}",
             self.seed,
             self.shape,
             self.cores,
             if self.cores == 1 { "" } else { "s" },
             self.endpoints,
             self.notifications,
-            self.irq_lines
+            self.irq_lines,
+            self.policy
         )?;
         for (i, t) in self.threads.iter().enumerate() {
             let victim = if t.victim { ", victim" } else { "" };

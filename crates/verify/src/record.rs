@@ -7,10 +7,10 @@
 //! started, in every execution consistent with what the cores saw, iff
 //! `a.ret < b.inv`.
 
-use granule_kernel::{SyscallArgs, ThreadInfo, ThreadStatus, Word};
+use granule_kernel::{KlogCounts, SyscallArgs, ThreadInfo, ThreadStatus};
 
 use crate::program::Op;
-use crate::user::{MsgId, Outcome, WORDS};
+use crate::user::{MsgId, Outcome};
 
 /// What became of an attempt, as its thread saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct Attempt {
     /// Registers trapped with.
     pub args: SyscallArgs,
     /// Message words written before the trap.
-    pub words: [Word; WORDS],
+    pub words: crate::user::Inputs,
     /// Core that trapped.
     pub core: usize,
     /// Real-time interval of the kernel entry (`inv`, `ret`).
@@ -107,6 +107,8 @@ pub struct RunRecord {
     pub entries: u64,
     /// Invariant checks made.
     pub invariant_checks: u64,
+    /// The kernel log's counters at the end.
+    pub klog: KlogCounts,
 }
 
 impl std::fmt::Display for RunRecord {

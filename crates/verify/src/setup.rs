@@ -196,7 +196,7 @@ pub fn invoke<R: Regime>(
 /// root is still core 0's current thread (the driver parks it).
 pub fn boot<R: Regime>(prog: &Program, cores: usize, regime: R, oracle: bool) -> Result<Booted<R>, String> {
     let (kernel, boot, mut handles) =
-        Kernel::boot(config::for_programs(cores), regime).map_err(|e| format!("boot: {e}"))?;
+        Kernel::boot(config::for_programs(cores, prog.policy), regime).map_err(|e| format!("boot: {e}"))?;
     let layout = Layout { first: boot.first_free_slot };
     assert!(layout.first + END <= boot.slots, "the layout fits the root CNode");
     assert!(park_irq(&boot) < NUM_IRQS);

@@ -14,7 +14,9 @@
 //! a result whose `error` is still the sentinel and whose `restart` is 0 has
 //! not been written by the kernel (the call is still blocked).
 
-use granule_kernel::abi::{CapRights, ObjectType, Sysno, CAP_INIT_CNODE, CAP_INIT_VSPACE, MSG_MAX_EXTRA_CAPS};
+use granule_kernel::abi::{
+    CapRights, KlogOp, ObjectType, SysctlKind, SysctlOp, Sysno, CAP_INIT_CNODE, CAP_INIT_VSPACE, MSG_MAX_EXTRA_CAPS,
+};
 use granule_kernel::{IpcBuffer, MessageInfo, SyscallArgs, Word};
 
 use crate::encode::{self, Invocation};
@@ -29,6 +31,19 @@ pub const CALL: Word = 0xca;
 pub const REPLY: Word = 0x2e;
 /// Words of every message and reply.
 pub const WORDS: usize = 5;
+/// Message words a trap writes (a message is [`WORDS`] of them; the
+/// subsystem calls' requests take up to this many).
+pub const IN_WORDS: usize = 8;
+/// A trap's message words.
+pub type Inputs = [Word; IN_WORDS];
+
+/// `w` followed by zeros.
+pub fn pad(w: &[Word]) -> Inputs {
+    let mut out = [0; IN_WORDS];
+    out[..w.len()].copy_from_slice(w);
+    out
+}
+
 /// Written into result fields before a trap.
 pub const SENTINEL: Word = 0x5e47_1e1e_5e47_1e1e;
 
@@ -88,7 +103,7 @@ pub fn decode_reply(w: &[Word; WORDS]) -> Option<(u64, MsgId)> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trap {
     /// A system call with these registers and message words.
-    Syscall(SyscallArgs, [Word; WORDS]),
+    Syscall(SyscallArgs, Inputs),
     /// Device interrupt line `l`.
     Interrupt(u8),
     /// A timer tick.
@@ -101,14 +116,14 @@ pub enum Trap {
 pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, core_map: impl Fn(u8) -> Word) -> Trap {
     let none = [SENTINEL; WORDS];
     let sys = |s: Sysno, cptr: Word, info: MessageInfo, reply: Word, w: [Word; WORDS]| {
-        Trap::Syscall(encode::syscall(s, cptr, info, reply), w)
+        Trap::Syscall(encode::syscall(s, cptr, info, reply), pad(&w))
+    };
+    // A subsystem call whose request is `w`.
+    let sub = |s: Sysno, op: Word, w: &[Word]| {
+        Trap::Syscall(encode::syscall(s, 0, MessageInfo::new(op, 0, 0, w.len() as Word), 0), pad(w))
     };
     let msg = |label: Word| encode::msg(label, WORDS as Word);
-    let invoke = |cptr: Word, inv: Invocation| {
-        let mut w = [0; WORDS];
-        w[..inv.args().len()].copy_from_slice(inv.args());
-        Trap::Syscall(inv.registers(cptr), w)
-    };
+    let invoke = |cptr: Word, inv: Invocation| Trap::Syscall(inv.registers(cptr), pad(inv.args()));
     let slot = |c: CapRef| match c {
         CapRef::Ep(k) => l.ep(k),
         CapRef::Ntfn(k) => l.ntfn(k),
@@ -157,19 +172,50 @@ pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, c
             invoke(l.tcb(t as usize), Invocation::configure(CAP_INIT_CNODE, vs))
         }
         Op::Kill { t } => invoke(CAP_INIT_CNODE, Invocation::delete(l.tcb(t as usize))),
+        Op::SysctlGet { leaf } => sub(Sysno::Sysctl, SysctlOp::GetOid.word(), &leaf_oid(leaf)),
+        Op::SysctlSet { leaf, value } => {
+            let mut w = leaf_oid(leaf);
+            w.extend([8, value as Word]);
+            sub(Sysno::Sysctl, SysctlOp::Set.word(), &w)
+        }
+        Op::SysctlAdd { leaf } => {
+            // Under the root: kind, writable, number, name, value 0.
+            let name = Word::from_le_bytes([b'v', b'0' + leaf, 0, 0, 0, 0, 0, 0]);
+            let w = [0, SysctlKind::Int as Word, 1, 0x300 + leaf as Word, 2, name, 8, 0];
+            sub(Sysno::Sysctl, SysctlOp::Add.word(), &w)
+        }
+        Op::SysctlRemove { leaf } => sub(Sysno::Sysctl, SysctlOp::Remove.word(), &leaf_oid(leaf)),
+        Op::SysctlNext { leaf } => sub(Sysno::Sysctl, SysctlOp::Next.word(), &leaf_oid(leaf)),
+        Op::KlogAppend => sub(Sysno::Klog, KlogOp::Append.word(), &[16, id.sender, id.seq]),
+        Op::KlogRead => sub(Sysno::Klog, KlogOp::Read.word(), &[1]),
     }
+}
+
+/// The OID words of a program's sysctl leaf (see [`crate::program::SYSCTL_LEAVES`]).
+pub fn leaf_oid(leaf: u8) -> Vec<Word> {
+    match leaf {
+        0 => vec![2, 1, 5],
+        1 => vec![2, 1, 9],
+        k => vec![1, 0x300 + k as Word],
+    }
+}
+
+/// The message a kernel-log read returned (`[count, dropped, len, sender,
+/// seq]`): the appending thread and its operation number.
+pub fn decode_log(o: &Outcome) -> Option<MsgId> {
+    (o.ok() && o.words[0] == 1 && o.words[2] == 16).then(|| MsgId { sender: o.words[3], seq: o.words[4], attempt: 0 })
 }
 
 /// Wait on the notification in `slot` (a thread halting on its private
 /// notification, or the root parking).
 pub fn wait_trap(slot: Word) -> Trap {
-    Trap::Syscall(encode::syscall(Sysno::Wait, slot, MessageInfo::default(), 0), [SENTINEL; WORDS])
+    Trap::Syscall(encode::syscall(Sysno::Wait, slot, MessageInfo::default(), 0), [SENTINEL; IN_WORDS])
 }
 
 /// Write a trap's inputs into the buffer and fill its result fields with
 /// sentinels.
-pub fn write_inputs(b: &mut IpcBuffer, words: &[Word; WORDS]) {
-    b.msg[..WORDS].copy_from_slice(words);
+pub fn write_inputs(b: &mut IpcBuffer, words: &Inputs) {
+    b.msg[..IN_WORDS].copy_from_slice(words);
     b.caps_or_badges = [0; MSG_MAX_EXTRA_CAPS];
     b.receive_cnode = 0;
     b.receive_index = 0;

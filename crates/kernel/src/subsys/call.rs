@@ -347,11 +347,16 @@ fn klog(
             }
         }
         KlogOp::Read => {
+            // Word 0, if sent: the most messages wanted (0: as many as fit).
+            let max = match input.first().copied() {
+                None | Some(0) => Word::MAX,
+                Some(n) => n,
+            };
             let mut out = Out::new(&mut reply[2..]);
             let mut count = 0;
             let mut msg = Vec::new();
             lock();
-            while let Some(len) = sub.klog.peek_len() {
+            while let Some(len) = sub.klog.peek_len().filter(|_| count < max) {
                 if out.room() < 1 + len.div_ceil(8) || !sub.klog.take(&mut msg) {
                     break;
                 }

@@ -18,6 +18,14 @@
 //! a writer of the next lap is a race on atomics, never a data race; the
 //! sequence protocol makes it impossible anyway).
 //!
+//! **Reads are linearizable, not lock-free.** A producer claims a
+//! position before it publishes; a reader that finds the oldest position
+//! claimed and not yet published waits for that producer rather than
+//! report an empty ring (Vyukov's queue would, although a later append has
+//! already completed). The producer's window between claim and publish
+//! never waits, so the reader waits only while another core is inside
+//! those few instructions. Appends stay lock-free and never wait.
+//!
 //! **Sleeping reader.** A read that finds the ring empty *arms* the ring
 //! (`armed` set, `SeqCst` fence, look again — the look-again may find a
 //! message and disarm); an append publishes, fences, and if it finds the
@@ -168,6 +176,13 @@ impl Klog {
                     Err(now) => pos = now,
                 }
             } else if seq < pos + 1 {
+                // Claimed by a producer that has not published yet: wait
+                // for it (its claim-to-publish window never waits), so a
+                // read after a completed append always sees it.
+                if self.tail.load(Ordering::Acquire) > pos {
+                    core::hint::spin_loop();
+                    continue;
+                }
                 return false;
             } else {
                 pos = self.head.load(Ordering::Relaxed);
@@ -176,11 +191,42 @@ impl Klog {
     }
 
     /// The length of the oldest message, if any (for a reader deciding
-    /// whether it fits).
+    /// whether it fits); waits for a producer that claimed the oldest slot
+    /// and has not published yet, as `take` does.
     pub fn peek_len(&self) -> Option<usize> {
-        let pos = self.head.load(Ordering::Relaxed);
-        let slot = &self.slots[(pos & self.mask) as usize];
-        (slot.seq.load(Ordering::Acquire) == pos + 1).then(|| slot.len.load(Ordering::Relaxed) as usize)
+        loop {
+            let pos = self.head.load(Ordering::Acquire);
+            let slot = &self.slots[(pos & self.mask) as usize];
+            let seq = slot.seq.load(Ordering::Acquire);
+            if seq == pos + 1 {
+                return Some(slot.len.load(Ordering::Relaxed) as usize);
+            }
+            if seq > pos + 1 || self.tail.load(Ordering::Acquire) <= pos {
+                // Taken by another reader meanwhile (look again), or empty.
+                if self.head.load(Ordering::Acquire) != pos {
+                    continue;
+                }
+                return None;
+            }
+            core::hint::spin_loop();
+        }
+    }
+
+    /// The positions agree (nothing runs meanwhile): the head is not past
+    /// the tail, nor the tail more than a lap ahead, and every held slot is
+    /// published.
+    pub fn check(&self) -> Result<(), alloc::string::String> {
+        let (head, tail) = (self.head.load(Ordering::Acquire), self.tail.load(Ordering::Acquire));
+        if head > tail || tail - head > self.mask + 1 {
+            return Err(alloc::format!("head {head}, tail {tail}, capacity {}", self.mask + 1));
+        }
+        for pos in head..tail {
+            let seq = self.slots[(pos & self.mask) as usize].seq.load(Ordering::Acquire);
+            if seq != pos + 1 {
+                return Err(alloc::format!("held position {pos} has sequence {seq}"));
+            }
+        }
+        Ok(())
     }
 
     /// The ring looked empty: arm it, then look again (see the module

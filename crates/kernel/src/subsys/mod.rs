@@ -68,6 +68,14 @@ impl Subsystems {
         (w != u64::MAX).then(|| (Ref::new(w as u32, (w >> 32) as u32), self.notify_badge.load(Ordering::Relaxed)))
     }
 
+    /// The subsystems' invariants (whole-kernel entries only: nothing
+    /// changes them meanwhile): the tree's structure and count, and the
+    /// log's positions.
+    pub fn check(&self) -> Result<(), (&'static str, alloc::string::String)> {
+        self.tree.check().map_err(|d| ("sysctl-tree", d))?;
+        self.klog.check().map_err(|d| ("klog-ring", d))
+    }
+
     /// Bind (or unbind) the reader's notification (whole-kernel entries
     /// only).
     pub fn bind(&self, n: Option<(Ref<Notification>, Word)>) {

@@ -32,8 +32,8 @@ fn slot(rng: &mut ChaCha8Rng, filled: Word) -> Word {
     }
 }
 
-fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usize; 11]) {
-    let mut errs = [0usize; 11];
+fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usize; Error::ALL.len() + 1]) {
+    let mut errs = [0usize; Error::ALL.len() + 1];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut cfg = config(2);
     cfg.untyped_bytes = 8 << 20;
@@ -143,7 +143,8 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
             b.receive_cnode = if rng.gen_bool(0.8) { 0 } else { slot(&mut rng, filled) };
             b.receive_index = rng.gen_range(0..300);
         }
-        let sysno = if rng.gen_range(0..30) == 0 { word(&mut rng) } else { rng.gen_range(1..=11) };
+        let sysno =
+            if rng.gen_range(0..30) == 0 { word(&mut rng) } else { rng.gen_range(1..=Sysno::ALL.len() as Word) };
         let label = if rng.gen_range(0..4) == 0 { word(&mut rng) } else { rng.gen_range(1..=22) };
         let info = MessageInfo::new(label, rng.gen_range(0..8), rng.gen_range(0..4), rng.gen_range(0..12));
         let info = if rng.gen_range(0..40) == 0 { MessageInfo(rng.gen()) } else { info };
@@ -224,7 +225,7 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
         s.raw(core, args);
         // Results are typed: a known error code or success.
         let b = s.buf(t);
-        assert!(b.error <= 10, "seed {seed} step {step}: error word {}", b.error);
+        assert!(b.error <= Error::ALL.len() as Word, "seed {seed} step {step}: error word {}", b.error);
         errs[b.error as usize] += 1;
         if !s.auto_ipi && rng.gen_bool(0.5) {
             s.deliver_ipis();
@@ -242,9 +243,9 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
 
 /// Run random programs under the regime `make` builds until `want` steps
 /// ran; returns (steps, results by error code).
-fn many<R: Regime>(want: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usize; 11]) {
+fn many<R: Regime>(want: usize, make: &dyn Fn(&BootConfig) -> R) -> (usize, [usize; Error::ALL.len() + 1]) {
     let mut total = 0;
-    let mut errs = [0usize; 11];
+    let mut errs = [0usize; Error::ALL.len() + 1];
     let mut seed = 0;
     while total < want && seed < 3000 {
         seed += 1;

@@ -233,8 +233,9 @@ fn the_improper_policy_takes_the_sysctl_lock_exclusively_at_every_access_point()
     assert_eq!(count(SubsystemLocking::Sx), (10, 0, 0), "sx: once, shared");
     let (shared, exclusive, sites) = count(SubsystemLocking::Improper);
     assert_eq!(shared, 0);
-    // Four levels looked up, the value read, the copy-out: six per get.
-    assert_eq!(exclusive, 60, "improper: every access point");
+    // Each of four levels and every sibling compared on the way, the
+    // value read, the copy-out: an order of magnitude more than once.
+    assert!(exclusive >= 100, "improper: every access point ({exclusive} for 10 gets)");
     assert!(sites >= 3, "attributed to each access point ({sites} sites)");
     assert_eq!(count(SubsystemLocking::Giant), (0, 0, 0));
     assert_eq!(count(SubsystemLocking::LockFree), (0, 0, 0));

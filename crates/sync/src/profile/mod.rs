@@ -16,7 +16,7 @@
 mod print;
 mod site;
 
-pub use print::{freebsd_table, lock_stat_table, to_json_lines};
+pub use print::{freebsd_table, lock_stat_table, seed_table, to_json_lines};
 pub use site::{Profile, SiteRecord, MAX_SITES};
 
 use core::panic::Location;

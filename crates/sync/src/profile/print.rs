@@ -61,6 +61,33 @@ pub fn freebsd_table(records: &[SiteRecord]) -> String {
     s
 }
 
+/// The columns of seed `003`'s Tables 1–3 (FreeBSD's profiler as that
+/// paper printed it): `max held, max wait, total held, total wait, times
+/// acquired, average held, average waiting, lock name and location`.
+pub fn seed_table(records: &[SiteRecord]) -> String {
+    let mut s = String::from("# times in cycles\n");
+    let _ = writeln!(
+        s,
+        "{:>10} {:>10} {:>12} {:>12} {:>10} {:>8} {:>8} lock name and location",
+        "max held", "max wait", "total held", "total wait", "acquired", "avg held", "avg wait"
+    );
+    for r in records {
+        let _ = writeln!(
+            s,
+            "{:>10} {:>10} {:>12} {:>12} {:>10} {:>8} {:>8} {}",
+            r.hold_max,
+            r.wait_max,
+            r.hold_total,
+            r.wait_total,
+            r.acquisitions,
+            r.hold_avg(),
+            r.wait_avg(),
+            site_name(r)
+        );
+    }
+    s
+}
+
 /// Linux `/proc/lock_stat` layout (one line per site, `class name` first).
 pub fn lock_stat_table(records: &[SiteRecord]) -> String {
     let mut s = String::from("lock_stat version 0.4 (granule; times in cycles)\n");
@@ -121,4 +148,45 @@ pub fn to_json_lines(records: &[SiteRecord]) -> String {
         s.push('\n');
     }
     s
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::profile::{LockStats, Profile, Site};
+
+    #[track_caller]
+    fn here() -> Site {
+        core::panic::Location::caller()
+    }
+
+    /// Two cores and one lock, on a scripted clock: core 0 holds it from
+    /// 1000 to 1600 while core 1 waits from 1100; core 1 then holds it until
+    /// 1700; core 0 takes it again from 2000 to 2050.
+    #[test]
+    fn a_scripted_two_core_schedule_gives_the_known_table() {
+        let a = here();
+        let b = here();
+        let p = Profile::new("giant", 2);
+        p.acquired(0, a, 0, false, 1000);
+        p.releasing(0, 1600);
+        p.acquired(1, b, 500, true, 1600);
+        p.releasing(1, 1700);
+        p.acquired(0, a, 0, false, 2000);
+        p.releasing(0, 2050);
+        let rows = p.snapshot();
+        let ra = rows.iter().find(|r| r.line == a.line()).expect("site a");
+        let rb = rows.iter().find(|r| r.line == b.line()).expect("site b");
+        assert_eq!((ra.acquisitions, ra.hold_max, ra.hold_total, ra.wait_total, ra.hold_avg()), (2, 600, 650, 0, 325));
+        assert_eq!((ra.cnt_hold, ra.contended), (1, 0), "a held the lock while b waited");
+        assert_eq!((rb.acquisitions, rb.hold_max, rb.wait_max, rb.wait_total, rb.wait_avg()), (1, 100, 500, 500, 500));
+        assert_eq!(rb.contended, 1);
+        let t = seed_table(&rows);
+        let line_of = |r: &SiteRecord| t.lines().find(|l| l.ends_with(&site_name(r))).expect("a row");
+        let cols =
+            |l: &str| l.split_whitespace().take(7).map(|w| w.parse::<u64>().unwrap()).collect::<alloc::vec::Vec<_>>();
+        assert_eq!(cols(line_of(ra)), [600, 0, 650, 0, 2, 325, 0]);
+        assert_eq!(cols(line_of(rb)), [100, 500, 100, 500, 1, 100, 500]);
+        assert!(freebsd_table(&rows).contains("(giant)"));
+    }
 }

@@ -21,6 +21,7 @@ use crate::subsys::retire::Retire;
 struct Builder<'a, R: Retire> {
     t: &'a Tree,
     r: &'a R,
+    limit: usize,
 }
 
 impl<R: Retire> Builder<'_, R> {
@@ -44,9 +45,11 @@ impl<R: Retire> Builder<'_, R> {
                 }
             }
         };
-        // Boot-time tree within the configured capacity: a node past it is
-        // left out (a small `sysctl_max_nodes` boots a partial tree).
-        let _ = self.t.add(p, name, number, kind, writable, value, self.r);
+        // A node past the configured boot size or capacity is left out (a
+        // small `sysctl_boot_nodes` boots a partial tree).
+        if self.t.len() < self.limit {
+            let _ = self.t.add(p, name, number, kind, writable, value, self.r);
+        }
     }
 
     fn int(&self, path: &str, number: Option<u32>, writable: bool, v: i64) {
@@ -64,7 +67,7 @@ impl<R: Retire> Builder<'_, R> {
 
 /// Fill `t` (boot: nothing else runs).
 pub(crate) fn populate(t: &Tree, r: &impl Retire, config: &BootConfig) {
-    let b = Builder { t, r };
+    let b = Builder { t, r, limit: config.sysctl_boot_nodes };
     let ncpu = config.cores as i64;
     for (name, n) in [
         ("kern", 1),

@@ -187,10 +187,7 @@ impl Tree {
     pub fn find_oid(&self, oid: &[u32], v: &impl Visit) -> Option<&Node> {
         let mut n: &Node = &self.root;
         for &number in oid {
-            n = v.visit(|| {
-                let body = n.body()?;
-                n.children(body).find(|c| c.number == number)
-            })?;
+            n = child(n, v, |c| c.number == number)?;
         }
         Some(n)
     }
@@ -200,12 +197,7 @@ impl Tree {
         let mut n: &Node = &self.root;
         let mut oid = Vec::new();
         for part in components(name)? {
-            n = v
-                .visit(|| {
-                    let body = n.body()?;
-                    n.children(body).find(|c| &*c.name == part)
-                })
-                .ok_or(Error::NotFound)?;
+            n = child(n, v, |c| &*c.name == part).ok_or(Error::NotFound)?;
             oid.push(n.number);
         }
         Ok((n, oid))
@@ -388,6 +380,48 @@ impl Tree {
         d
     }
 
+    /// Check the structure (nothing changes the tree meanwhile): every
+    /// live node's live children have strictly increasing numbers, distinct
+    /// names and this node as parent; interior nodes have no value, leaves
+    /// no children and a value their kind allows; the live nodes are
+    /// `len()`.
+    pub fn check(&self) -> Result<(), alloc::string::String> {
+        let mut live = 0usize;
+        let mut stack: Vec<&Node> = alloc::vec![&*self.root];
+        while let Some(n) = stack.pop() {
+            let Some(body) = n.body() else { continue };
+            if n.kind == SysctlKind::Node {
+                if !body.value.is_empty() {
+                    return Err(alloc::format!("interior node {} has a value", n.name));
+                }
+            } else if !body.children.is_empty() {
+                return Err(alloc::format!("leaf {} has children", n.name));
+            } else if check_value(n.kind, &body.value).is_err() {
+                return Err(alloc::format!("leaf {} holds a value its kind does not allow", n.name));
+            }
+            let kids: Vec<&Node> = n.children(body).collect();
+            for (i, c) in kids.iter().enumerate() {
+                if !ptr::eq(c.parent, n) {
+                    return Err(alloc::format!("{} is listed under {} but names another parent", c.name, n.name));
+                }
+                if let Some(next) = kids.get(i + 1) {
+                    if next.number <= c.number {
+                        return Err(alloc::format!("children of {} out of number order at {}", n.name, next.name));
+                    }
+                }
+                if kids[..i].iter().any(|d| d.name == c.name) {
+                    return Err(alloc::format!("two children of {} are named {}", n.name, c.name));
+                }
+            }
+            live += kids.len();
+            stack.extend(kids);
+        }
+        if live != self.len() {
+            return Err(alloc::format!("{live} live nodes, but the count says {}", self.len()));
+        }
+        Ok(())
+    }
+
     /// The first leaf after `oid` in depth-first, number order (`sysctl -a`
     /// starts from the empty OID), with its OID.
     pub fn next(&self, oid: &[u32], v: &impl Visit) -> Option<(&Node, Vec<u32>)> {
@@ -401,10 +435,7 @@ impl Tree {
         let mut n: &Node = &self.root;
         let mut name = alloc::string::String::new();
         for &number in oid {
-            n = v.visit(|| {
-                let body = n.body()?;
-                n.children(body).find(|c| c.number == number)
-            })?;
+            n = child(n, v, |c| c.number == number)?;
             if !name.is_empty() {
                 name.push('.');
             }
@@ -412,6 +443,14 @@ impl Tree {
         }
         Some(name)
     }
+}
+
+/// The first child of `n` that `pick` accepts, visiting `n` and then each
+/// child compared in turn (the children are a list scanned in order, as
+/// FreeBSD's are: each one is an access point of its own).
+fn child<'a>(n: &'a Node, v: &impl Visit, pick: impl Fn(&Node) -> bool) -> Option<&'a Node> {
+    let body = v.visit(|| n.body())?;
+    n.children(body).find(|c| v.visit(|| pick(c)))
 }
 
 /// The first leaf of `n`'s subtree after `after` (relative OID; empty:

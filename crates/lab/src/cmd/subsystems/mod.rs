@@ -12,6 +12,7 @@
 //! lock to profile): under `giant` it is what serialises the subsystems.
 //! Runs are interleaved over (regime, policy) so drift spreads evenly.
 
+mod findings;
 mod records;
 
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
 use granule_hosted::granule_kernel::{Kernel, Regime, SubsystemLocking};
 use granule_hosted::MachineConfig;
-use granule_sync::profile::{freebsd_table, SiteRecord};
+use granule_sync::profile::{freebsd_table, seed_table, SiteRecord};
 use granule_user::buildload::{self, BuildLoad, BuildSpec};
 
 use self::records::{SubsystemLockRecord, SubsystemsRecord};
@@ -227,7 +228,9 @@ pub fn run(a: &Args) -> Result<()> {
         );
         if a.common.format == Format::Table {
             extra.push_str(&format!(
-                "== lock profile: {regime}, {policy}, {n} cores (last run) ==\n{}\n",
+                "== lock profile: {regime}, {policy}, {n} cores (last run; seed 003's columns) ==\n{}\n\
+                 == the same in FreeBSD's LOCK_PROFILING layout ==\n{}\n",
+                seed_table(&l.sites),
                 freebsd_table(&l.sites)
             ));
         }
@@ -244,6 +247,21 @@ pub fn run(a: &Args) -> Result<()> {
                 }
                 .to_map(),
             );
+        }
+    }
+    for &regime in &regimes {
+        for &n in &cores {
+            let at = |p: SubsystemLocking| points.iter().position(|&q| q == (regime, p, n));
+            let f = findings::findings(
+                regime,
+                n,
+                |p| at(p).and_then(|i| last[i].as_ref()).map(|r| r.sites.clone()),
+                |p| at(p).map(mean),
+            );
+            if let Some(f) = f {
+                extra.push_str(&f.text());
+                records.push(f.to_map());
+            }
         }
     }
     emit(a.common.format, &records, &extra)?;

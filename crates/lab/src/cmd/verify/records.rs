@@ -27,6 +27,10 @@ pub struct VerifyRecord {
     pub replies_checked: u64,
     /// Notification results checked.
     pub notification_results_checked: u64,
+    /// Sysctl and kernel-log calls whose results were checked.
+    pub subsystem_calls_checked: u64,
+    /// Kernel-log messages whose fate was checked.
+    pub log_messages_checked: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -56,6 +60,8 @@ impl VerifyRecord {
             messages_checked: s.messages,
             replies_checked: s.replies,
             notification_results_checked: s.notifications,
+            subsystem_calls_checked: s.subsystem_calls,
+            log_messages_checked: s.log_messages,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

@@ -21,6 +21,7 @@
 //! | [`DualQueue`] (senders *or* receivers waiting, FIFO) | `dual.rs`, `fifo.rs` | 64-bit tagged word, tagged links | Michael & Scott 1996 |
 //! | [`SignalStack`] (badge bits + FIFO waiters) | `signal.rs`, `fifo.rs` | 128-bit word, tagged links | §2.3 "squeeze into two words", Michael & Scott 1996 |
 //! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
+//! | [`LogRing`] (byte messages, drop when full, sleeping reader) | `log_ring.rs` | 64-bit positions and sequences | Vyukov 2010 |
 //!
 //! The last three are the kernel's `lockfree` regime's objects. Unlike the
 //! others they are *intrusive*: their nodes are indices into a link array
@@ -75,6 +76,7 @@ mod inbox;
 mod interference;
 mod link;
 mod list;
+mod log_ring;
 mod queue;
 mod refcount_list;
 mod signal;
@@ -87,6 +89,7 @@ pub use inbox::{Drained, Inbox};
 pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
 pub use link::{new_link, Links, Rmw, MAX_NODE, NIL};
 pub use list::{List, Node, SeqList, MAX_NODES};
+pub use log_ring::{Appended, LogRing};
 pub use queue::{
     Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,
     MAX_CAPACITY,

@@ -283,7 +283,7 @@ impl<R: Regime> Kernel<R> {
     /// and held now (read without any lock: exact only when nothing runs).
     pub fn klog_counts(&self) -> crate::introspect::KlogCounts {
         let k = &self.state.subsys.klog;
-        crate::introspect::KlogCounts { appended: k.appended(), dropped: k.dropped(), held: k.len() }
+        crate::introspect::KlogCounts { appended: k.appended(), dropped: k.dropped(), held: k.held() }
     }
 
     /// Nodes in the sysctl tree now (the root aside).

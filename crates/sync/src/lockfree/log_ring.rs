@@ -112,7 +112,7 @@ impl<const WORDS: usize> LogRing<WORDS> {
     }
 
     /// Messages stored and not yet read (exact when nothing runs).
-    pub fn len(&self) -> u64 {
+    pub fn held(&self) -> u64 {
         self.tail.load(Ordering::Acquire).saturating_sub(self.head.load(Ordering::Acquire))
     }
 
@@ -250,7 +250,7 @@ mod tests {
             let r = k.append(&[i; 3]);
             assert_eq!(r == Appended::Dropped, i >= 4, "append {i}");
         }
-        assert_eq!((k.appended(), k.dropped(), k.len()), (4, 2, 4));
+        assert_eq!((k.appended(), k.dropped(), k.held()), (4, 2, 4));
         let mut out = Vec::new();
         for i in 0..4u8 {
             assert!(k.take(&mut out));

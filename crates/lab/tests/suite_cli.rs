@@ -74,11 +74,23 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
         assert_eq!((r["failed"].as_u64(), r["run"].as_u64()), (Some(0), Some(1)), "{r}");
     }
 
+    // The subsystem study ran every policy, with no failed call, and its
+    // three profiler tables are on the page.
+    let sub = of_kind(&recs, "subsystems");
+    for p in ["giant", "sx", "improper", "lockfree"] {
+        assert!(sub.iter().any(|r| r["policy"] == p), "no subsystems record for {p}");
+    }
+    assert!(sub.iter().all(|r| r["errors"].as_u64() == Some(0)), "{sub:?}");
+    assert!(!of_kind(&recs, "subsystem_findings").is_empty());
+    for t in ["Table 1", "Table 2", "Table 3"] {
+        assert!(html.contains(&format!("the seed's {t}")), "{t}");
+    }
+
     // Every figure is there, as inline SVG and as a sibling file, and every
     // number it plotted is the record field it names.
     let figs = figure_data(&html);
     let ids: Vec<&str> = figs.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["fig-ipc", "fig-scale", "fig-predict", "fig-kv", "fig-kv-xput", "fig-locks"]);
+    assert_eq!(ids, ["fig-ipc", "fig-scale", "fig-predict", "fig-kv", "fig-kv-xput", "fig-locks", "fig-subsystems"]);
     for (id, data) in &figs {
         assert!(dir.join(format!("{id}.svg")).is_file(), "{id}.svg");
         let sources = data.as_array().expect("a list of sources");

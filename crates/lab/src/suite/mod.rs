@@ -16,6 +16,7 @@ pub mod kv;
 pub mod plan;
 pub mod records;
 pub mod run;
+pub mod subsystems;
 pub mod summary;
 
 use std::fmt::Write as _;
@@ -175,6 +176,7 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
     out.extend(figures::kv_throughput(rs));
     out.extend(figures::kv_xput(rs));
     out.extend(figures::lock_costs(rs));
+    out.extend(subsystems::figure(rs));
     out
 }
 
@@ -281,6 +283,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
         ],
     ));
     kv_tables(&mut b, &rs);
+    subsystems::tables(&mut b, &rs);
     let _ = writeln!(b, "<h3>The machine's limits</h3>");
     b.push_str(&table(
         &rs.of("info", "atomic_cost"),

@@ -80,6 +80,10 @@ struct Knobs {
     kv: [&'static str; 5],
     /// The most cores `kv` measures (the machine's CPUs if fewer).
     kv_cores: usize,
+    /// `subsystems`: seconds, warm-up, runs, workers.
+    subsystems: [&'static str; 4],
+    /// Estimated seconds of one subsystems point (boot, warm-up, window).
+    subsystems_point_s: f64,
     /// Estimated seconds of info, locks, quaject and the profiled run.
     fixed_s: [f64; 4],
     /// Estimated seconds of one ipc run and of one scale point.
@@ -100,6 +104,8 @@ fn knobs(p: Profile) -> Knobs {
             scale: ["0.3", "0.5"],
             kv: ["a,c", "32000", "1", "0.5", "1"],
             kv_cores: usize::MAX,
+            subsystems: ["0.3", "0.1", "3", "4"],
+            subsystems_point_s: 0.6,
             fixed_s: [3.0, 10.0, 1.0, 3.0],
             ipc_run_s: 0.4,
             scale_point_s: 0.9,
@@ -114,6 +120,8 @@ fn knobs(p: Profile) -> Knobs {
             scale: ["2", "1"],
             kv: ["a,c", "32000", "5", "1", "3"],
             kv_cores: usize::MAX,
+            subsystems: ["1", "0.2", "5", "4"],
+            subsystems_point_s: 1.5,
             fixed_s: [10.0, 40.0, 2.0, 6.0],
             ipc_run_s: 1.3,
             scale_point_s: 3.1,
@@ -128,6 +136,8 @@ fn knobs(p: Profile) -> Knobs {
             scale: ["0.01", "0.03"],
             kv: ["a", "200", "0.1", "0", "1"],
             kv_cores: 2,
+            subsystems: ["0.03", "0", "1", "2"],
+            subsystems_point_s: 0.1,
             fixed_s: [0.5, 1.0, 0.5, 1.0],
             ipc_run_s: 0.05,
             scale_point_s: 0.1,
@@ -158,6 +168,17 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
     let kv_series = if regimes == "all" { 5.0 } else { regimes.split(',').filter(|r| *r != "none").count() as f64 };
     let kv_points =
         (kv_series + 1.0) * kv_workloads.split(',').count() as f64 * kv_cores as f64 * kv_runs.parse().unwrap_or(1.0);
+    // The subsystem study runs where the subsystems can be shared (not
+    // `none`), at the most cores, with every policy.
+    let sub_regimes = match regimes {
+        "all" => "bkl,fine,lockfree".to_string(),
+        list => {
+            let kept: Vec<&str> = list.split(',').filter(|r| *r != "none").collect();
+            if kept.is_empty() { "bkl".to_string() } else { kept.join(",") }
+        }
+    };
+    let [sub_seconds, sub_warmup, sub_runs, sub_workers] = k.subsystems;
+    let sub_points = sub_regimes.split(',').count() as f64 * 4.0 * sub_runs.parse().unwrap_or(1.0);
     vec![
         Step::new("info", "machine limits", k.info, k.fixed_s[0]),
         Step::new("locks", "lock costs", k.locks, k.fixed_s[1]),
@@ -226,6 +247,26 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
             ],
             kv_points * k.kv_point_s + kv_series * 0.3 + 1.0,
         ),
+        Step::new(
+            "subsystems",
+            "subsystem locking",
+            &[
+                "subsystems",
+                "--regimes",
+                &sub_regimes,
+                "--cores",
+                &kv_cores.to_string(),
+                "--seconds",
+                sub_seconds,
+                "--warmup",
+                sub_warmup,
+                "--runs",
+                sub_runs,
+                "--workers",
+                sub_workers,
+            ],
+            sub_points * k.subsystems_point_s + 1.0,
+        ),
     ]
 }
 
@@ -237,7 +278,7 @@ mod tests {
     fn every_profile_runs_the_same_experiments() {
         for p in [Profile::Quick, Profile::Full, Profile::Smoke] {
             let names: Vec<String> = measurement_steps(p, 2, "all").into_iter().map(|s| s.name).collect();
-            assert_eq!(names, ["info", "locks", "quaject", "ipc", "ipc_profile", "scale", "kv"], "{p:?}");
+            assert_eq!(names, ["info", "locks", "quaject", "ipc", "ipc_profile", "scale", "kv", "subsystems"], "{p:?}");
         }
     }
 
@@ -257,11 +298,20 @@ mod tests {
 
     #[test]
     fn smoke_kv_is_tiny_and_on_at_most_two_cores() {
-        let kv = |cpus| measurement_steps(Profile::Smoke, cpus, "all").pop().unwrap().command_line();
+        let kv = |cpus| {
+            let steps = measurement_steps(Profile::Smoke, cpus, "all");
+            steps.into_iter().find(|s| s.name == "kv").unwrap().command_line()
+        };
         assert_eq!(
             kv(8),
             "granule kv --regimes all --cores 1..2 --workload a --records 200 --seconds 0.1 --warmup 0 --runs 1 --linux"
         );
         assert!(kv(1).contains("--cores 1..1"), "{}", kv(1));
+        let sub = measurement_steps(Profile::Smoke, 8, "none,fine").pop().unwrap().command_line();
+        assert_eq!(
+            sub,
+            "granule subsystems --regimes fine --cores 2 --seconds 0.03 --warmup 0 --runs 1 --workers 2",
+            "the subsystem study skips none and stays on two cores"
+        );
     }
 }

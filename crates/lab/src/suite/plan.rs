@@ -174,7 +174,11 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
         "all" => "bkl,fine,lockfree".to_string(),
         list => {
             let kept: Vec<&str> = list.split(',').filter(|r| *r != "none").collect();
-            if kept.is_empty() { "bkl".to_string() } else { kept.join(",") }
+            if kept.is_empty() {
+                "bkl".to_string()
+            } else {
+                kept.join(",")
+            }
         }
     };
     let [sub_seconds, sub_warmup, sub_runs, sub_workers] = k.subsystems;
@@ -309,8 +313,7 @@ mod tests {
         assert!(kv(1).contains("--cores 1..1"), "{}", kv(1));
         let sub = measurement_steps(Profile::Smoke, 8, "none,fine").pop().unwrap().command_line();
         assert_eq!(
-            sub,
-            "granule subsystems --regimes fine --cores 2 --seconds 0.03 --warmup 0 --runs 1 --workers 2",
+            sub, "granule subsystems --regimes fine --cores 2 --seconds 0.03 --warmup 0 --runs 1 --workers 2",
             "the subsystem study skips none and stays on two cores"
         );
     }

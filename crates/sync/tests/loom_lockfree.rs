@@ -854,3 +854,150 @@ fn log_ring_read_after_append_is_not_empty() {
         early.join().unwrap();
     });
 }
+
+mod rcu {
+    use super::*;
+    use granule_sync::lockfree::rcu_tree::{NodeKind, Plain, Retire, Retired, Tree, TreeError};
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum K {
+        Dir,
+        Leaf,
+    }
+
+    impl NodeKind for K {
+        const INTERIOR: Self = K::Dir;
+        fn interior(self) -> bool {
+            self == K::Dir
+        }
+    }
+
+    /// Keeps what is retired until the model ends (the grace period: every
+    /// thread has joined).
+    #[derive(Default)]
+    pub struct Keep(loom::sync::Mutex<Vec<Retired<K>>>);
+
+    impl Retire<K> for Keep {
+        fn retire(&self, r: Retired<K>) {
+            self.0.lock().unwrap().push(r);
+        }
+    }
+
+    impl Keep {
+        pub fn free(&self) {
+            for r in self.0.lock().unwrap().drain(..) {
+                // SAFETY: every thread of the model has joined: nothing
+                // reads the tree any more.
+                unsafe { r.free() };
+            }
+        }
+    }
+
+    pub fn tree() -> Arc<(Tree<K>, Keep)> {
+        Arc::new((Tree::new(8, 4), Keep::default()))
+    }
+}
+
+/// A set racing the removal of its leaf, and a reader: the set either
+/// happened before the removal or found the leaf gone; the reader sees the
+/// old value, the new one, or nothing — never anything else.
+#[test]
+fn rcu_tree_set_races_remove() {
+    model(|| {
+        let t = rcu::tree();
+        let (tree, keep) = &*t;
+        tree.add(tree.root(), "a", Some(1), rcu::K::Leaf, true, b"old", keep).unwrap();
+        let setter = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let (tree, keep) = &*t;
+                match tree.find_oid(&[1], &granule_sync::lockfree::rcu_tree::Plain) {
+                    Some(n) => tree.set(n, b"new", keep),
+                    None => Err(granule_sync::lockfree::rcu_tree::TreeError::NotFound),
+                }
+            })
+        };
+        let remover = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let (tree, keep) = &*t;
+                match tree.find_oid(&[1], &granule_sync::lockfree::rcu_tree::Plain) {
+                    Some(n) => tree.remove(n, keep),
+                    None => Err(granule_sync::lockfree::rcu_tree::TreeError::NotFound),
+                }
+            })
+        };
+        if let Some(n) = tree.find_oid(&[1], &granule_sync::lockfree::rcu_tree::Plain) {
+            if let Ok(leaf) = tree.read(n, &granule_sync::lockfree::rcu_tree::Plain) {
+                assert!(leaf.value == b"old" || leaf.value == b"new", "{:?}", leaf.value);
+            }
+        }
+        let set = setter.join().unwrap();
+        let removed = remover.join().unwrap();
+        assert_eq!(removed, Ok(()), "the leaf exists until it is removed");
+        assert!(set == Ok(()) || set == Err(granule_sync::lockfree::rcu_tree::TreeError::NotFound), "{set:?}");
+        assert!(tree.find_oid(&[1], &granule_sync::lockfree::rcu_tree::Plain).is_none());
+        assert_eq!(tree.len(), 0);
+        keep.free();
+    });
+}
+
+/// Adding under a directory while it is removed: never both (a child
+/// would hang off a removed node), and whichever won is what the tree
+/// shows.
+#[test]
+fn rcu_tree_add_races_remove_of_its_parent() {
+    use granule_sync::lockfree::rcu_tree::{Plain, TreeError};
+    model(|| {
+        let t = rcu::tree();
+        let (tree, keep) = &*t;
+        tree.add(tree.root(), "d", Some(1), rcu::K::Dir, false, b"", keep).unwrap();
+        let adder = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let (tree, keep) = &*t;
+                let d = tree.find_oid(&[1], &Plain).ok_or(TreeError::NotFound)?;
+                tree.add(d, "x", Some(2), rcu::K::Leaf, true, b"v", keep)
+            })
+        };
+        let removed = match tree.find_oid(&[1], &Plain) {
+            Some(d) => tree.remove(d, keep),
+            None => Err(TreeError::NotFound),
+        };
+        let added = adder.join().unwrap();
+        match (added, removed) {
+            (Ok(2), Err(TreeError::Busy)) => assert!(tree.find_path(["d", "x"], &Plain).is_ok()),
+            (Err(TreeError::NotFound), Ok(())) => assert!(tree.find_oid(&[1], &Plain).is_none()),
+            other => panic!("add and remove both took effect, or neither: {other:?}"),
+        }
+        keep.free();
+    });
+}
+
+/// Two adds of one name: exactly one wins.
+#[test]
+fn rcu_tree_one_of_two_adds_wins() {
+    use granule_sync::lockfree::rcu_tree::{Plain, TreeError};
+    model(|| {
+        let t = rcu::tree();
+        let h = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let (tree, keep) = &*t;
+                tree.add(tree.root(), "n", None, rcu::K::Leaf, true, b"1", keep)
+            })
+        };
+        let (tree, keep) = &*t;
+        let mine = tree.add(tree.root(), "n", None, rcu::K::Leaf, true, b"2", keep);
+        let theirs = h.join().unwrap();
+        assert!(
+            matches!((mine, theirs), (Ok(_), Err(TreeError::Exists)) | (Err(TreeError::Exists), Ok(_))),
+            "{mine:?} {theirs:?}"
+        );
+        assert_eq!(tree.len(), 1);
+        let (n, _) = tree.find_path(["n"], &Plain).unwrap();
+        let v = tree.read(n, &Plain).unwrap().value.to_vec();
+        assert_eq!(v, if mine.is_ok() { b"2".to_vec() } else { b"1".to_vec() });
+        keep.free();
+    });
+}

@@ -50,7 +50,7 @@ impl Subsystems {
     pub fn boot(config: &BootConfig) -> Self {
         let s = Self {
             policy: config.subsystem_locking,
-            tree: sysctl::tree::Tree::new(config.sysctl_max_nodes),
+            tree: sysctl::tree::Tree::new(config.sysctl_max_nodes, crate::abi::SYSCTL_MAX_LEVELS),
             klog: klog::Klog::new(config.klog_capacity),
             retired: retire::RetireLists::new(config.cores),
             locks: SubsysLocks::new(config.cores),
@@ -58,7 +58,8 @@ impl Subsystems {
             notify_badge: AtomicU64::new(0),
         };
         sysctl::freebsd::populate(&s.tree, &s.retired.of(0), config);
-        s.retired.free_all();
+        // SAFETY: booting: no core is in the kernel yet.
+        unsafe { s.retired.free_all() };
         s
     }
 
@@ -72,7 +73,9 @@ impl Subsystems {
     /// changes them meanwhile): the tree's structure and count, and the
     /// log's positions.
     pub fn check(&self) -> Result<(), (&'static str, alloc::string::String)> {
-        self.tree.check().map_err(|d| ("sysctl-tree", d))?;
+        self.tree
+            .check(|kind, value| sysctl::tree::check_value(kind, value).is_ok())
+            .map_err(|d| ("sysctl-tree", d))?;
         self.klog.check().map_err(|d| ("klog-ring", d))
     }
 

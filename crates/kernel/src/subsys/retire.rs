@@ -9,62 +9,24 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_sync::lock::TicketMutex;
 
-use super::sysctl::tree::{Body, Node};
+use crate::abi::SysctlKind;
+
+use super::sysctl::tree::{Retire, Retired};
 
 /// Retired items past which a change waits for a whole-kernel entry.
 pub(crate) const RETIRE_LIMIT: usize = 4096;
 
-/// Memory no longer reachable from the tree, still readable by entries
-/// that reached it before.
-pub(crate) enum Retired {
-    Body(NonNull<Body>),
-    Node(NonNull<Node>),
-}
-
-// SAFETY: a retired pointer is owned by the retire list alone (it was
-// unpublished by the CAS that retired it, and the retiring core gave it up);
-// the pointee is `Send` (plain data, and nodes are `Send`).
-unsafe impl Send for Retired {}
-
-impl Retired {
-    /// A body taken out by a CAS (non-null: only non-null bodies are
-    /// replaced).
-    pub fn body(p: *mut Body) -> Self {
-        Self::Body(NonNull::new(p).expect("a replaced body is non-null"))
-    }
-
-    /// A node pruned from its parent.
-    pub fn node(p: NonNull<Node>) -> Self {
-        Self::Node(p)
-    }
-
-    /// Free it. Only after its grace period.
-    fn free(self) {
-        match self {
-            // SAFETY: retired once (by the CAS that unpublished it), and the
-            // grace period has passed: nothing can read it any more.
-            Self::Body(p) => drop(unsafe { Box::from_raw(p.as_ptr()) }),
-            // SAFETY: as above; a pruned node's body is null (removal marked
-            // it and retired its last body), so dropping it frees only it.
-            Self::Node(p) => drop(unsafe { Box::from_raw(p.as_ptr()) }),
-        }
-    }
-}
-
-/// Where a change puts what it retires.
-pub(crate) trait Retire {
-    fn retire(&self, r: Retired);
-}
+/// One core's retired items.
+type CoreList = TicketMutex<Vec<Retired<SysctlKind>>>;
 
 /// Every core's retired list.
 pub(crate) struct RetireLists {
-    lists: Box<[CachePadded<TicketMutex<Vec<Retired>>>]>,
+    lists: Box<[CachePadded<CoreList>]>,
     count: AtomicUsize,
 }
 
@@ -97,24 +59,35 @@ impl RetireLists {
         CoreRetire { lists: self, core }
     }
 
-    /// Free everything retired. The caller holds the whole kernel (the
-    /// grace period; see the module documentation).
-    pub fn free_all(&self) {
+    /// Free everything retired.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the whole kernel (or is booting or dropping it): no
+    /// other core is inside the kernel, so none is reading the tree — the
+    /// grace period (module documentation).
+    pub unsafe fn free_all(&self) {
         if self.pending() == 0 {
             return;
         }
         for l in self.lists.iter() {
             let items = core::mem::take(&mut *l.lock());
             self.count.fetch_sub(items.len(), Ordering::Relaxed);
-            items.into_iter().for_each(Retired::free);
+            for r in items {
+                // SAFETY: the caller's contract: no other core is inside
+                // the kernel, and every read of the tree happens inside a
+                // kernel entry, so nothing retired is being read (the grace
+                // period `Retired::free` asks for).
+                unsafe { r.free() };
+            }
         }
     }
 }
 
 impl Drop for RetireLists {
     fn drop(&mut self) {
-        // Dropping the kernel: nothing reads any more.
-        self.free_all();
+        // SAFETY: dropping the kernel: nothing reads any more.
+        unsafe { self.free_all() };
     }
 }
 
@@ -124,8 +97,8 @@ pub(crate) struct CoreRetire<'a> {
     core: usize,
 }
 
-impl Retire for CoreRetire<'_> {
-    fn retire(&self, r: Retired) {
+impl Retire<SysctlKind> for CoreRetire<'_> {
+    fn retire(&self, r: Retired<SysctlKind>) {
         self.lists.lists[self.core].lock().push(r);
         self.lists.count.fetch_add(1, Ordering::Relaxed);
     }

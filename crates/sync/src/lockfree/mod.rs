@@ -22,6 +22,7 @@
 //! | [`SignalStack`] (badge bits + FIFO waiters) | `signal.rs`, `fifo.rs` | 128-bit word, tagged links | §2.3 "squeeze into two words", Michael & Scott 1996 |
 //! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
 //! | [`LogRing`] (byte messages, drop when full, sleeping reader) | `log_ring.rs` | 64-bit positions and sequences | Vyukov 2010 |
+//! | [`rcu_tree::Tree`] (named nodes, byte values) | `rcu_tree.rs` | one body pointer per node | §4 optimistic update, RCU (McKenney 1998) |
 //!
 //! The last three are the kernel's `lockfree` regime's objects. Unlike the
 //! others they are *intrusive*: their nodes are indices into a link array
@@ -78,6 +79,7 @@ mod link;
 mod list;
 mod log_ring;
 mod queue;
+pub mod rcu_tree;
 mod refcount_list;
 mod signal;
 mod stack;

@@ -13,18 +13,17 @@ use alloc::vec::Vec;
 use crate::abi::SysctlKind;
 use crate::config::BootConfig;
 
-use super::tree::{Plain, Tree};
-use crate::subsys::retire::Retire;
+use super::tree::{Plain, Retire, Tree};
 
 /// A node path, created level by level; a fixed number for the last
 /// level, or `OID_AUTO`.
-struct Builder<'a, R: Retire> {
+struct Builder<'a, R: Retire<SysctlKind>> {
     t: &'a Tree,
     r: &'a R,
     limit: usize,
 }
 
-impl<R: Retire> Builder<'_, R> {
+impl<R: Retire<SysctlKind>> Builder<'_, R> {
     fn node(&self, path: &str, number: Option<u32>) {
         self.leaf(path, number, SysctlKind::Node, false, &[]);
     }
@@ -34,11 +33,11 @@ impl<R: Retire> Builder<'_, R> {
         let p = if parent.is_empty() {
             self.t.root()
         } else {
-            match self.t.find_name(parent, &Plain) {
+            match self.t.find_path(parent.split('.'), &Plain) {
                 Ok((p, _)) => p,
                 Err(_) => {
                     self.node(parent, None);
-                    match self.t.find_name(parent, &Plain) {
+                    match self.t.find_path(parent.split('.'), &Plain) {
                         Ok((p, _)) => p,
                         Err(_) => return,
                     }
@@ -66,7 +65,7 @@ impl<R: Retire> Builder<'_, R> {
 }
 
 /// Fill `t` (boot: nothing else runs).
-pub(crate) fn populate(t: &Tree, r: &impl Retire, config: &BootConfig) {
+pub(crate) fn populate(t: &Tree, r: &impl Retire<SysctlKind>, config: &BootConfig) {
     let b = Builder { t, r, limit: config.sysctl_boot_nodes };
     let ncpu = config.cores as i64;
     for (name, n) in [

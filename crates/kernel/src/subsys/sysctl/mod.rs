@@ -9,10 +9,11 @@ use alloc::vec::Vec;
 
 use crate::abi::{Error, SysctlKind, SYSCTL_WIRE_BYTES};
 use crate::kernel::spin_hook;
+use granule_sync::lockfree::rcu_tree::NodeKind;
 
 use super::locks::EveryPoint;
 use super::{SubsystemLocking, Subsystems};
-use tree::{Plain, Visit};
+use tree::{check_component, check_value, components, Plain, Visit};
 
 /// A decoded sysctl request (values already copied in).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,15 +89,19 @@ impl Subsystems {
         let t = &self.tree;
         let retire = self.retired.of(core);
         let node = |oid: &[u32]| t.find_oid(oid, v).ok_or(Error::NotFound);
+        let by_name = |name: &str| Ok::<_, Error>(t.find_path(components(name)?, v)?);
         match req {
             Request::GetName(name) => {
-                let (n, _) = t.find_name(name, v)?;
+                let (n, _) = by_name(name)?;
                 self.copy_out(core, t.read(n, v)?, sink, v)
             }
             Request::GetOid(oid) => self.copy_out(core, t.read(node(oid)?, v)?, sink, v),
             Request::Set { oid, value } => {
                 let n = node(oid)?;
-                v.visit(|| t.set(n, value, &retire)).map(|()| Answer::Done)
+                if !n.kind.interior() && n.writable {
+                    check_value(n.kind, value)?;
+                }
+                Ok(v.visit(|| t.set(n, value, &retire)).map(|()| Answer::Done)?)
             }
             Request::Next(oid) => {
                 let (n, oid) = t.next(oid, v).ok_or(Error::NotFound)?;
@@ -104,19 +109,24 @@ impl Subsystems {
                 Ok(Answer::Oid { oid, kind: n.kind, name })
             }
             Request::NameToOid(name) => {
-                let (n, oid) = t.find_name(name, v)?;
+                let (n, oid) = by_name(name)?;
                 Ok(Answer::Oid { oid, kind: n.kind, name: name.clone() })
             }
             Request::Add { parent, name, number, kind, writable, value } => {
                 let p = node(parent)?;
-                v.visit(|| t.add(p, name, *number, *kind, *writable, value, &retire)).map(Answer::Number)
+                if !p.kind.interior() {
+                    return Err(Error::ReadOnly);
+                }
+                check_component(name)?;
+                check_value(*kind, value)?;
+                Ok(v.visit(|| t.add(p, name, *number, *kind, *writable, value, &retire)).map(Answer::Number)?)
             }
             Request::Remove(oid) => {
                 if oid.is_empty() {
                     return Err(Error::Busy);
                 }
                 let n = node(oid)?;
-                v.visit(|| t.remove(n, &retire)).map(|()| Answer::Done)
+                Ok(v.visit(|| t.remove(n, &retire)).map(|()| Answer::Done)?)
             }
         }
     }

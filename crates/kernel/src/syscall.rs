@@ -239,9 +239,23 @@ impl<W: Waits> Ctx<'_, W> {
                     Some(Err(Halt::Stop(s))) => return Err(s),
                     Some(Err(Halt::Fail(_))) | None => None,
                 };
+                // The set is offered before anything changes, so the wake-up
+                // below cannot be refused after the append; the call
+                // allocates and spins on the subsystem's own locks, so it
+                // runs outside any hardware transaction (`rtm`).
+                let offered = self.offer(caller, lock, |s, ctx| {
+                    if let Some(op) = wake {
+                        let core = ctx.core;
+                        s.extend(&Op::Signal(op).lock_set(caller, core, ctx));
+                    }
+                    s.set_outside_transactions();
+                });
+                if !offered {
+                    return Ok(Outcome::Restart);
+                }
                 let (out, woke) = self.run_subsys(caller, call, guard.whole());
                 if let (true, Some(op)) = (woke, wake) {
-                    self.run(caller, Op::Signal(op), lock);
+                    self.execute(caller, Op::Signal(op));
                 }
                 return Ok(out);
             }

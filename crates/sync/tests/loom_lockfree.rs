@@ -857,7 +857,7 @@ fn log_ring_read_after_append_is_not_empty() {
 
 mod rcu {
     use super::*;
-    use granule_sync::lockfree::rcu_tree::{NodeKind, Plain, Retire, Retired, Tree, TreeError};
+    use granule_sync::lockfree::rcu_tree::{NodeKind, Retire, Retired, Tree};
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum K {
@@ -875,7 +875,7 @@ mod rcu {
     /// Keeps what is retired until the model ends (the grace period: every
     /// thread has joined).
     #[derive(Default)]
-    pub struct Keep(loom::sync::Mutex<Vec<Retired<K>>>);
+    pub struct Keep(pub loom::sync::Mutex<Vec<Retired<K>>>);
 
     impl Retire<K> for Keep {
         fn retire(&self, r: Retired<K>) {
@@ -998,6 +998,53 @@ fn rcu_tree_one_of_two_adds_wins() {
         let (n, _) = tree.find_path(["n"], &Plain).unwrap();
         let v = tree.read(n, &Plain).unwrap().value.to_vec();
         assert_eq!(v, if mine.is_ok() { b"2".to_vec() } else { b"1".to_vec() });
+        keep.free();
+    });
+}
+
+/// Two siblings removed at once: each is retired exactly once (a pruner
+/// must not retire a sibling that died after it looked), and the tree is
+/// empty and well-formed after.
+#[test]
+fn rcu_tree_sibling_removals_retire_each_node_once() {
+    use granule_sync::lockfree::rcu_tree::{Plain, Retired};
+    model(|| {
+        let t = rcu::tree();
+        {
+            let (tree, keep) = &*t;
+            tree.add(tree.root(), "a", Some(1), rcu::K::Leaf, true, b"1", keep).unwrap();
+            tree.add(tree.root(), "b", Some(2), rcu::K::Leaf, true, b"2", keep).unwrap();
+        }
+        let h = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let (tree, keep) = &*t;
+                let a = tree.find_oid(&[1], &Plain).unwrap();
+                tree.remove(a, keep)
+            })
+        };
+        let (tree, keep) = &*t;
+        let b = tree.find_oid(&[2], &Plain).unwrap();
+        assert_eq!(tree.remove(b, keep), Ok(()));
+        assert_eq!(h.join().unwrap(), Ok(()));
+        assert_eq!(tree.len(), 0);
+        assert!(tree.find_oid(&[1], &Plain).is_none() && tree.find_oid(&[2], &Plain).is_none());
+        tree.check(|_, _| true).unwrap();
+        let nodes: Vec<usize> = keep
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| match r {
+                Retired::Node(p) => Some(p.as_ptr() as usize),
+                Retired::Body(_) => None,
+            })
+            .collect();
+        let mut unique = nodes.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), nodes.len(), "a node retired twice");
+        assert_eq!(nodes.len(), 2, "both removed nodes retired");
         keep.free();
     });
 }

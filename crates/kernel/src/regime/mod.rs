@@ -46,6 +46,11 @@ pub use crate::waits::{Queues, Waits};
 
 use crate::exit::CoreMask;
 
+/// `LockSet::whole` bit: the operation needs the whole kernel.
+const EXCLUSIVE: u64 = 1;
+/// `LockSet::whole` bit: the operation must not run in a transaction.
+const OUTSIDE_TRANSACTIONS: u64 = 2;
+
 /// What a kernel entry touches: objects by kind and slab index, plus the
 /// ready queues of `cores`.
 ///
@@ -60,7 +65,8 @@ pub struct LockSet {
     len: usize,
     /// Cores whose scheduler state (ready queue, current thread) is touched.
     pub cores: CoreMask,
-    /// Non-zero: see [`LockSet::exclusive`] (a whole word, see above).
+    /// Bit 0: see [`LockSet::exclusive`]; bit 1: see
+    /// [`LockSet::outside_transactions`] (a whole word, see above).
     whole: u64,
 }
 
@@ -91,7 +97,7 @@ impl LockSet {
 
     /// An exclusive set (the operation needs the whole kernel).
     pub fn whole() -> Self {
-        Self { whole: 1, ..Self::default() }
+        Self { whole: EXCLUSIVE, ..Self::default() }
     }
 
     /// Whether the operation may create or destroy objects, or touch an
@@ -99,13 +105,28 @@ impl LockSet {
     /// whole kernel.
     #[inline(always)]
     pub fn exclusive(&self) -> bool {
-        self.whole != 0
+        self.whole & EXCLUSIVE != 0
+    }
+
+    /// Whether the operation allocates or frees memory, or spins on locks
+    /// of its own: it touches no more objects than its set names, but must
+    /// not run inside a hardware transaction (`rtm` takes its fallback
+    /// lock for it; the lock regimes need nothing more than the set).
+    #[inline(always)]
+    pub fn outside_transactions(&self) -> bool {
+        self.whole & OUTSIDE_TRANSACTIONS != 0
+    }
+
+    /// Mark the set as [`Self::outside_transactions`].
+    #[inline(always)]
+    pub fn set_outside_transactions(&mut self) {
+        self.whole |= OUTSIDE_TRANSACTIONS;
     }
 
     /// Mark the set exclusive (see [`Self::exclusive`]).
     #[inline(always)]
     pub fn set_exclusive(&mut self) {
-        self.whole = 1;
+        self.whole |= EXCLUSIVE;
     }
 
     /// Number of objects (cores not counted).
@@ -126,7 +147,7 @@ impl LockSet {
         match target {
             LockTarget::Core(c) if c < crate::abi::MAX_CORES => self.cores.insert(c),
             // A core that cannot exist: the set cannot be held.
-            LockTarget::Core(_) => self.whole = 1,
+            LockTarget::Core(_) => self.whole |= EXCLUSIVE,
             LockTarget::Object(id) => self.add(id),
         }
     }
@@ -153,7 +174,7 @@ impl LockSet {
             return;
         }
         if self.len == Self::MAX {
-            self.whole = 1;
+            self.whole |= EXCLUSIVE;
             return;
         }
         // Append, then swap down into place (sets are tiny and usually

@@ -90,8 +90,9 @@ impl<H: Htm, S: LockStats> Transactional<H, S> {
 // or as a transaction that aborts, rolling back every effect, if another
 // core touches what it read or wrote. Lock hand-over is acquire/release and a
 // commit is ordered like a locked instruction. Allocation and other effects
-// outside memory never run inside a transaction: exclusive operations abort
-// to the lock first (`lock_set`).
+// outside memory never run inside a transaction: exclusive operations, and
+// operations marked `outside_transactions` (the subsystem calls), abort to
+// the lock first (`lock_set`).
 unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H, S> {
     const NAME: &'static str = "rtm";
     type Drive = WholeChecked;
@@ -107,7 +108,7 @@ unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H
 
     #[inline(always)]
     fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
-        if set.exclusive() && self.elided.htm().in_transaction() {
+        if (set.exclusive() || set.outside_transactions()) && self.elided.htm().in_transaction() {
             // Does not return inside a transaction (the `Htm` contract).
             self.elided.htm().abort(NEEDS_LOCK);
         }

@@ -17,7 +17,7 @@ use crate::outcome::Outcome;
 use crate::state::Ctx;
 use crate::waits::Waits;
 
-use super::klog::Appended;
+use super::klog::{Appended, Taken};
 use super::sysctl::{Answer, Request, Sink};
 use super::words::{In, Out};
 use super::SubsystemLocking;
@@ -358,12 +358,16 @@ fn klog(
             let mut count = 0;
             let mut msg = Vec::new();
             lock();
-            while let Some(len) = sub.klog.peek_len().filter(|_| count < max) {
-                if out.room() < 1 + len.div_ceil(8) || !sub.klog.take(&mut msg) {
+            // Each message is taken only if it fits what is left of the
+            // reply (its length word and its bytes), so a message taken is
+            // a message delivered, whoever else reads.
+            while count < max && out.room() > 1 {
+                let room = (out.room() - 1) * 8;
+                if sub.klog.take_fitting(&mut msg, room) != Taken::Message {
                     break;
                 }
                 count += 1;
-                // Room was checked: these cannot fail.
+                // It fits: these cannot fail.
                 let _ = out.word(msg.len() as Word);
                 let _ = out.packed(&msg);
             }

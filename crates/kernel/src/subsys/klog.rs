@@ -13,7 +13,7 @@ use granule_sync::lockfree::LogRing;
 
 use crate::abi::KLOG_MAX_MESSAGE;
 
-pub(crate) use granule_sync::lockfree::Appended;
+pub(crate) use granule_sync::lockfree::{Appended, Taken};
 
 /// The kernel log's ring.
 pub(crate) type Klog = LogRing<{ KLOG_MAX_MESSAGE / 8 }>;

@@ -65,6 +65,17 @@ impl<const WORDS: usize> core::fmt::Debug for LogRing<WORDS> {
     }
 }
 
+/// What a [`LogRing::take_fitting`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// The oldest message, now in the caller's buffer.
+    Message,
+    /// The oldest message is longer than the caller can take (left in).
+    TooLong,
+    /// No message.
+    Empty,
+}
+
 /// What an append did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Appended {
@@ -153,21 +164,39 @@ impl<const WORDS: usize> LogRing<WORDS> {
     /// Take the oldest message into `out` (cleared first); `false` if
     /// there is none.
     pub fn take(&self, out: &mut Vec<u8>) -> bool {
+        self.take_fitting(out, usize::MAX) == Taken::Message
+    }
+
+    /// Take the oldest message into `out` (cleared first) if it is at most
+    /// `max` bytes long. The length is read before the message is claimed:
+    /// a claim succeeds only while no other reader has taken that position,
+    /// and no producer rewrites a slot before its reader frees it, so the
+    /// length read is the claimed message's.
+    pub fn take_fitting(&self, out: &mut Vec<u8>, max: usize) -> Taken {
         let mut pos = self.head.load(Ordering::Relaxed);
         loop {
             let slot = &self.slots[(pos & self.mask) as usize];
             let seq = slot.seq.load(Ordering::Acquire);
             if seq == pos + 1 {
+                let len = (slot.len.load(Ordering::Relaxed) as usize).min(Self::MAX_MESSAGE);
+                if len > max {
+                    // Look again if another reader took it meanwhile.
+                    let now = self.head.load(Ordering::Relaxed);
+                    if now != pos {
+                        pos = now;
+                        continue;
+                    }
+                    return Taken::TooLong;
+                }
                 match self.head.compare_exchange_weak(pos, pos + 1, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => {
-                        let len = (slot.len.load(Ordering::Relaxed) as usize).min(Self::MAX_MESSAGE);
                         out.clear();
                         for w in slot.data.iter().take(len.div_ceil(8)) {
                             out.extend_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
                         }
                         out.truncate(len);
                         slot.seq.store(pos + self.mask + 1, Ordering::Release);
-                        return true;
+                        return Taken::Message;
                     }
                     Err(now) => pos = now,
                 }
@@ -179,7 +208,7 @@ impl<const WORDS: usize> LogRing<WORDS> {
                     spin_loop();
                     continue;
                 }
-                return false;
+                return Taken::Empty;
             } else {
                 pos = self.head.load(Ordering::Relaxed);
             }
@@ -270,6 +299,18 @@ mod tests {
         let mut out = Vec::new();
         assert!(k.take(&mut out));
         assert_eq!(out, msg);
+    }
+
+    #[test]
+    fn a_message_too_long_for_the_reader_stays_in_the_ring() {
+        let k = LogRing::<30>::new(4);
+        k.append(&[9; 100]);
+        let mut out = Vec::new();
+        assert_eq!(k.take_fitting(&mut out, 99), Taken::TooLong);
+        assert_eq!(k.held(), 1);
+        assert_eq!(k.take_fitting(&mut out, 100), Taken::Message);
+        assert_eq!(out, [9; 100]);
+        assert_eq!(k.take_fitting(&mut out, 100), Taken::Empty);
     }
 
     #[test]

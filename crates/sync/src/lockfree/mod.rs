@@ -91,7 +91,7 @@ pub use inbox::{Drained, Inbox};
 pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
 pub use link::{new_link, Links, Rmw, MAX_NODE, NIL};
 pub use list::{List, Node, SeqList, MAX_NODES};
-pub use log_ring::{Appended, LogRing};
+pub use log_ring::{Appended, LogRing, Taken};
 pub use queue::{
     Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,
     MAX_CAPACITY,

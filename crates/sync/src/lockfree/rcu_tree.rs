@@ -335,7 +335,15 @@ impl<K: NodeKind> Tree<K> {
             let num = match number {
                 Some(n) if kids().any(|c| c.number == n) => break Err(TreeError::Exists),
                 Some(n) => n,
-                None => kids().map(|c| c.number + 1).filter(|&n| n >= 0x100).max().unwrap_or(0x100),
+                // One past the highest number from 0x100 up; none left
+                // past `u32::MAX` is a full tree.
+                None => match kids().map(|c| c.number).filter(|&n| n >= 0x100).max() {
+                    None => 0x100,
+                    Some(top) => match top.checked_add(1) {
+                        Some(n) => n,
+                        None => break Err(TreeError::Full),
+                    },
+                },
             };
             let node = child.get_or_insert_with(|| {
                 Box::new(Node::new(name, num, kind, writable, parent as *const Node<K>, value.into()))
@@ -406,14 +414,17 @@ impl<K: NodeKind> Tree<K> {
             // SAFETY: as in `Node::children`.
             unsafe { c.as_ref() }.raw_body().is_null()
         };
-        if !body.children.iter().any(dead) {
+        // Decide once which children go: a sibling that dies after this
+        // look stays listed in the new body (its own remover prunes it
+        // later), so it must not be retired here.
+        let (gone, kept): (Vec<_>, Vec<_>) = body.children.iter().copied().partition(|c| dead(c));
+        if gone.is_empty() {
             return false;
         }
-        let kept: Vec<NonNull<Node<K>>> = body.children.iter().copied().filter(|c| !dead(c)).collect();
         let new = Body::boxed(body.value.clone(), kept.into());
         if n.body.compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            for c in body.children.iter().filter(|c| dead(c)) {
-                retire.retire(Retired::node(*c));
+            for c in gone {
+                retire.retire(Retired::node(c));
             }
             retire.retire(Retired::body(old));
         } else {
@@ -589,4 +600,67 @@ impl<K: NodeKind> Retired<K> {
 /// Where a change puts what it retires.
 pub trait Retire<K: NodeKind> {
     fn retire(&self, r: Retired<K>);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum K {
+        Dir,
+        Leaf,
+    }
+
+    impl NodeKind for K {
+        const INTERIOR: Self = K::Dir;
+        fn interior(self) -> bool {
+            self == K::Dir
+        }
+    }
+
+    struct Keep(core::cell::RefCell<Vec<Retired<K>>>);
+
+    impl Retire<K> for Keep {
+        fn retire(&self, r: Retired<K>) {
+            self.0.borrow_mut().push(r);
+        }
+    }
+
+    impl Drop for Keep {
+        fn drop(&mut self) {
+            for r in self.0.borrow_mut().drain(..) {
+                // SAFETY: single-threaded test: nothing reads any more.
+                unsafe { r.free() };
+            }
+        }
+    }
+
+    #[test]
+    fn automatic_numbers_past_the_last_one_are_a_full_tree() {
+        let keep = Keep(Default::default());
+        let t: Tree<K> = Tree::new(8, 4);
+        assert_eq!(t.add(t.root(), "top", Some(u32::MAX), K::Leaf, true, b"", &keep), Ok(u32::MAX));
+        assert_eq!(t.add(t.root(), "next", None, K::Leaf, true, b"", &keep), Err(TreeError::Full));
+        assert_eq!(t.add(t.root(), "fixed", Some(7), K::Leaf, true, b"", &keep), Ok(7));
+        t.check(|_, _| true).unwrap();
+    }
+
+    #[test]
+    fn depth_capacity_and_kinds_are_enforced() {
+        let keep = Keep(Default::default());
+        let t: Tree<K> = Tree::new(3, 2);
+        let d = t.add(t.root(), "d", None, K::Dir, false, b"", &keep).unwrap();
+        let dn = t.find_oid(&[d], &Plain).unwrap();
+        let e = t.add(dn, "e", None, K::Dir, false, b"", &keep).unwrap();
+        let en = t.find_oid(&[d, e], &Plain).unwrap();
+        assert_eq!(t.add(en, "f", None, K::Leaf, true, b"", &keep), Err(TreeError::TooDeep));
+        let l = t.add(dn, "l", None, K::Leaf, false, b"x", &keep).unwrap();
+        let ln = t.find_oid(&[d, l], &Plain).unwrap();
+        assert_eq!(t.add(ln, "g", None, K::Leaf, true, b"", &keep), Err(TreeError::NotInterior));
+        assert_eq!(t.set(ln, b"y", &keep), Err(TreeError::NotWritable));
+        assert_eq!(t.add(t.root(), "full", None, K::Leaf, true, b"", &keep), Err(TreeError::Full));
+        assert_eq!(t.read(dn, &Plain).map(|_| ()), Err(TreeError::NoValue));
+        assert_eq!(t.remove(dn, &keep), Err(TreeError::Busy));
+    }
 }

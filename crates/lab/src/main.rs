@@ -40,6 +40,9 @@ enum Command {
     Locks(cmd::locks::Args),
     /// The Synthesis Table 1: lock-free objects with no sync, 0 and 1 retry.
     Quaject(cmd::quaject::Args),
+    /// The Synthesis kernel's Tables 2-4 (context switch, thread and memory
+    /// operations) under every regime, beside the seed's 68030 figures.
+    Synthesis(cmd::synthesis::Args),
     /// Single-core IPC ping-pong: round-trip cost of every kernel regime and
     /// its overhead over `none`.
     Ipc(cmd::ipc::Args),
@@ -105,6 +108,7 @@ fn main() -> std::process::ExitCode {
         Command::Locks(a) => cmd::locks::run(a),
         Command::Quaject(a) => cmd::quaject::run(a),
         Command::Ipc(a) => cmd::ipc::run(a),
+        Command::Synthesis(a) => cmd::synthesis::run(a),
         Command::Scale(a) => cmd::scale::run(a),
         Command::Kv(a) => cmd::kv::run(a),
         Command::Subsystems(a) => cmd::subsystems::run(a),

@@ -134,6 +134,16 @@ const TABLE: Table = &[
         ],
     ),
     (
+        &["synthesis"],
+        &[],
+        &[
+            FORMAT,
+            ("--regimes", REGIMES),
+            ("--runs", RUNS),
+            ("--iterations", Int { zero_ok: false, over: Some("100001") }),
+        ],
+    ),
+    (
         &["subsystems"],
         &[],
         &[

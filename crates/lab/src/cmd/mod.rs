@@ -11,6 +11,7 @@ pub mod serve;
 pub mod serve_bench;
 pub mod subsystems;
 pub mod suite;
+pub mod synthesis;
 pub mod verify;
 
 use clap::Args;

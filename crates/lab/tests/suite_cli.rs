@@ -74,6 +74,13 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
         assert_eq!((r["failed"].as_u64(), r["run"].as_u64()), (Some(0), Some(1)), "{r}");
     }
 
+    // The Synthesis tables: every row of Tables 2-4 under some regime.
+    let syn = of_kind(&recs, "synthesis");
+    for t in [2, 3, 4] {
+        assert!(syn.iter().any(|r| r["table"] == t), "no synthesis row of table {t}");
+    }
+    assert!(!of_kind(&recs, "null_call").is_empty());
+
     // The subsystem study ran every policy, with no failed call, and its
     // three profiler tables are on the page.
     let sub = of_kind(&recs, "subsystems");
@@ -90,7 +97,19 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     // number it plotted is the record field it names.
     let figs = figure_data(&html);
     let ids: Vec<&str> = figs.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["fig-ipc", "fig-scale", "fig-predict", "fig-kv", "fig-kv-xput", "fig-locks", "fig-subsystems"]);
+    assert_eq!(
+        ids,
+        [
+            "fig-ipc",
+            "fig-scale",
+            "fig-predict",
+            "fig-kv",
+            "fig-kv-xput",
+            "fig-locks",
+            "fig-subsystems",
+            "fig-synthesis"
+        ]
+    );
     for (id, data) in &figs {
         assert!(dir.join(format!("{id}.svg")).is_file(), "{id}.svg");
         let sources = data.as_array().expect("a list of sources");

@@ -18,6 +18,7 @@ pub mod records;
 pub mod run;
 pub mod subsystems;
 pub mod summary;
+pub mod synthesis;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -177,6 +178,7 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
     out.extend(figures::kv_xput(rs));
     out.extend(figures::lock_costs(rs));
     out.extend(subsystems::figure(rs));
+    out.extend(synthesis::figure(rs));
     out
 }
 
@@ -324,6 +326,7 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
             ("1 retry / 0 retry", "opt1_over_opt0"),
         ],
     ));
+    synthesis::tables(&mut b, &rs);
     let _ = writeln!(b, "<h3>Lock profiler (profiled runs)</h3>");
     b.push_str(&table(
         &rs.of("ipc_profile", "lock_profile"),

@@ -1,0 +1,82 @@
+//! The report's Synthesis Tables 2–4 (seed `004`), measured per regime by
+//! `granule synthesis`: the tables, and a bar chart of Table 3 (thread
+//! operations) per regime.
+
+use std::fmt::Write as _;
+
+use super::bars::{Bar, BarChart};
+use super::figures::Fig;
+use super::html::table;
+use super::records::{Records, Source};
+use crate::fields::Fields;
+use crate::regimes::rank;
+
+/// The suite step that runs `granule synthesis`.
+pub const STEP: &str = "synthesis";
+
+/// Table 3's rows per regime: cycles (mean without the top tenth).
+pub fn figure(rs: &Records<'_>) -> Option<Fig> {
+    let rows: Vec<_> = rs.of(STEP, "synthesis").into_iter().filter(|r| r.num("table") == Some(3.0)).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut bars = Vec::new();
+    let mut sources = Vec::new();
+    for r in &rows {
+        let (Some(op), Some(part), Some(regime)) = (r.str("operation"), r.str("part"), r.str("regime")) else {
+            continue;
+        };
+        let Some(v) = Source::of(r, "cycles_trimmed_mean") else { continue };
+        let part = if part == "whole" { String::new() } else { format!(" ({part})") };
+        bars.push(Bar { label: format!("{op}{part}: {regime}"), value: v.value, error: 0.0, colour: rank(regime) });
+        sources.push(v);
+    }
+    let chart = BarChart {
+        title: "Thread operations (Synthesis Table 3), per regime".into(),
+        y_label: "cycles".into(),
+        bars,
+        references: Vec::new(),
+    };
+    Some(Fig {
+        id: "fig-synthesis",
+        title: "What a thread operation costs under each regime".into(),
+        caption: "Single kernel entries on a two-core kernel driven by one pinned thread, uncontended: mean over \
+                  every iteration without the top tenth, in cycles (records `synthesis` of experiment `synthesis`, \
+                  table 3). The seed's Synthesis V.1 figures are in the table below, normalised to each machine's \
+                  null procedure call."
+            .into(),
+        svg: chart.svg(),
+        sources,
+    })
+}
+
+/// The tables.
+pub fn tables(b: &mut String, rs: &Records<'_>) {
+    let _ = writeln!(b, "<h3>The Synthesis Tables 2–4 (seed 004), per regime</h3>");
+    if let Some(n) = rs.of(STEP, "null_call").first() {
+        let _ = writeln!(
+            b,
+            "<p>Null procedure call here: {} cycles (results.jsonl line {}); the seed's: 1.0 µs. Rows are single \
+             kernel entries, uncontended, on the hosted platform (no page tables or TLB: the address-space switch \
+             shows only the kernel's bookkeeping).</p>",
+            n.num("cycles").map_or("?".into(), |c| format!("{c:.1}")),
+            n.line
+        );
+    }
+    b.push_str(&table(
+        &rs.of(STEP, "synthesis"),
+        &[
+            ("table", "table"),
+            ("operation", "operation"),
+            ("part", "part"),
+            ("regime", "regime"),
+            ("cycles", "cycles_trimmed_mean"),
+            ("median", "cycles_median"),
+            ("ns", "ns_trimmed_mean"),
+            ("× null call", "over_null_call"),
+            ("seed µs", "seed_us"),
+            ("seed × null call", "seed_over_null_call"),
+            ("note", "note"),
+        ],
+    ));
+}

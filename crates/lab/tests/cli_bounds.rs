@@ -141,6 +141,7 @@ const TABLE: Table = &[
             ("--regimes", REGIMES),
             ("--runs", RUNS),
             ("--iterations", Int { zero_ok: false, over: Some("100001") }),
+            ("--contended-seconds", WARMUP),
         ],
     ),
     (

@@ -80,6 +80,7 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
         assert!(syn.iter().any(|r| r["table"] == t), "no synthesis row of table {t}");
     }
     assert!(!of_kind(&recs, "null_call").is_empty());
+    assert!(!of_kind(&recs, "synthesis_contended").is_empty());
 
     // The subsystem study ran every policy, with no failed call, and its
     // three profiler tables are on the page.

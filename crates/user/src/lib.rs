@@ -49,6 +49,8 @@ pub mod env;
 pub mod hosted;
 #[cfg(feature = "hosted")]
 pub mod kv;
+#[cfg(feature = "hosted")]
+pub mod manage_load;
 pub mod net;
 pub mod pingpong;
 pub mod resp;

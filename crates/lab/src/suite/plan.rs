@@ -70,8 +70,8 @@ struct Knobs {
     info: &'static [&'static str],
     locks: &'static [&'static str],
     quaject: &'static [&'static str],
-    /// `synthesis`: runs, iterations.
-    synthesis: [&'static str; 2],
+    /// `synthesis`: runs, iterations, contended seconds.
+    synthesis: [&'static str; 3],
     /// `ipc`: runs, seconds, warm-up.
     ipc: [&'static str; 3],
     /// The profiled `ipc` run: seconds, warm-up.
@@ -101,7 +101,7 @@ fn knobs(p: Profile) -> Knobs {
             info: &["info", "--samples", "9", "--round-trips", "500"],
             locks: &["locks", "--seconds", "0.15", "--runs", "3"],
             quaject: &["quaject", "--runs", "5"],
-            synthesis: ["3", "200"],
+            synthesis: ["3", "200", "0.3"],
             ipc: ["8", "0.25", "0.1"],
             profile: ["0.2", "0.05"],
             scale: ["0.3", "0.5"],
@@ -118,7 +118,7 @@ fn knobs(p: Profile) -> Knobs {
             info: &["info"],
             locks: &["locks"],
             quaject: &["quaject"],
-            synthesis: ["5", "1000"],
+            synthesis: ["5", "1000", "1"],
             ipc: ["16", "1", "0.2"],
             profile: ["1", "0.2"],
             scale: ["2", "1"],
@@ -135,7 +135,7 @@ fn knobs(p: Profile) -> Knobs {
             info: &["info", "--samples", "3", "--round-trips", "50", "--pair-budget", "0.1"],
             locks: &["locks", "--locks", "clh,ticket", "--seconds", "0.02", "--runs", "1", "--pairs", "2000"],
             quaject: &["quaject", "--runs", "1", "--iterations", "2000"],
-            synthesis: ["1", "10"],
+            synthesis: ["1", "10", "0.02"],
             ipc: ["2", "0.02", "0.01"],
             profile: ["0.02", "0.01"],
             scale: ["0.01", "0.03"],
@@ -187,7 +187,7 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
         }
     };
     let [sub_seconds, sub_warmup, sub_runs, sub_workers] = k.subsystems;
-    let [syn_runs, syn_iterations] = k.synthesis;
+    let [syn_runs, syn_iterations, syn_contended] = k.synthesis;
     let sub_points = sub_regimes.split(',').count() as f64 * 4.0 * sub_runs.parse().unwrap_or(1.0);
     vec![
         Step::new("info", "machine limits", k.info, k.fixed_s[0]),
@@ -196,8 +196,21 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
         Step::new(
             "synthesis",
             "Synthesis tables 2-4",
-            &["synthesis", "--regimes", regimes, "--runs", syn_runs, "--iterations", syn_iterations],
-            n_regimes * syn_runs.parse().unwrap_or(1.0) * syn_iterations.parse().unwrap_or(1.0) * 2e-4 + 0.5,
+            &[
+                "synthesis",
+                "--regimes",
+                regimes,
+                "--runs",
+                syn_runs,
+                "--iterations",
+                syn_iterations,
+                "--contended-seconds",
+                syn_contended,
+            ],
+            n_regimes
+                * syn_runs.parse().unwrap_or(1.0)
+                * (syn_iterations.parse().unwrap_or(1.0) * 2e-4 + 4.0 * (syn_contended.parse().unwrap_or(0.0) + 0.3))
+                + 0.5,
         ),
         Step::new(
             "ipc",

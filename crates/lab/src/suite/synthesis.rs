@@ -79,4 +79,22 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
             ("note", "note"),
         ],
     ));
+    let _ = writeln!(
+        b,
+        "<p>The contended case: management operations from one core, then from both at once (the seed's case for \
+         lock-freedom), in pairs per second on the hosted two-core machine:</p>"
+    );
+    b.push_str(&table(
+        &rs.of(STEP, "synthesis_contended"),
+        &[
+            ("regime", "regime"),
+            ("operation", "operation"),
+            ("issuing cores", "issuing_cores"),
+            ("pairs/s", "pairs_per_sec_mean"),
+            ("std", "pairs_per_sec_std"),
+            ("2 cores ÷ 1", "two_over_one"),
+            ("÷ bkl", "over_bkl"),
+            ("÷ fine", "over_fine"),
+        ],
+    ));
 }

@@ -20,6 +20,7 @@
 //! (behind the gate) today; the seed's lock-free versions of them are not
 //! built yet, so its rows measure the gate.
 
+mod contended;
 mod drive;
 mod records;
 mod rows;
@@ -54,6 +55,11 @@ pub struct Args {
     /// Iterations of each row per run, 1..=100000.
     #[arg(long, default_value_t = 200, value_parser = crate::bounds::int::<usize>(1, 100_000))]
     pub iterations: usize,
+    /// Window of each contended run (management operations from one core,
+    /// then from both), in seconds (0 ≤ s ≤ 3600; 0: skip the contended
+    /// case).
+    #[arg(long, default_value_t = 0.3, value_parser = crate::bounds::warmup())]
+    pub contended_seconds: f64,
 }
 
 /// One row of the tables: its parts (name, the seed's µs) and what this
@@ -207,6 +213,53 @@ fn trimmed_mean(v: &mut [u64]) -> f64 {
     keep.iter().sum::<u64>() as f64 / keep.len() as f64
 }
 
+/// The contended case's records: every operation, one and two issuing
+/// cores, every regime but `none`, runs interleaved.
+fn contended_records(
+    a: &Args,
+    regimes: &[&'static str],
+    records: &mut Vec<serde_json::Map<String, serde_json::Value>>,
+) -> Result<()> {
+    let regimes: Vec<&'static str> = regimes.iter().copied().filter(|r| *r != "none").collect();
+    let points: Vec<(usize, usize)> = (0..contended::OPERATIONS.len()).flat_map(|op| [(op, 1), (op, 2)]).collect();
+    let pb = progress::bar((a.runs * points.len() * regimes.len()) as u64, "contended");
+    let mut rates = vec![vec![Vec::new(); regimes.len()]; points.len()];
+    for run in 0..a.runs {
+        for (p, &(op, issuing)) in points.iter().enumerate() {
+            for (i, regime) in regimes.iter().enumerate() {
+                pb.set_message(format!("{regime} {} ×{issuing} run {}", contended::OPERATIONS[op], run + 1));
+                let r = contended::measure(regime, op, issuing, a.contended_seconds)
+                    .map_err(|e| anyhow!("{regime}, {}, {issuing} cores: {e:#}", contended::OPERATIONS[op]))?;
+                rates[p][i].push(r);
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    let mean = |p: usize, i: usize| summarize(&rates[p][i]).mean;
+    for (p, &(op, issuing)) in points.iter().enumerate() {
+        for (i, &regime) in regimes.iter().enumerate() {
+            let s = summarize(&rates[p][i]);
+            let other = |name: &str| regimes.iter().position(|r| *r == name).map(|j| s.mean / mean(p, j));
+            records.push(
+                contended::ContendedRecord {
+                    regime,
+                    operation: contended::OPERATIONS[op],
+                    issuing_cores: issuing,
+                    runs: a.runs,
+                    pairs_per_sec_mean: s.mean,
+                    pairs_per_sec_std: s.std,
+                    two_over_one: (issuing == 2).then(|| s.mean / mean(p - 1, i)),
+                    over_bkl: other("bkl"),
+                    over_fine: other("fine"),
+                }
+                .to_map(),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Run `granule synthesis`.
 pub fn run(a: &Args) -> Result<()> {
     let wanted = selected(&a.regimes)?;
@@ -282,6 +335,9 @@ pub fn run(a: &Args) -> Result<()> {
             table.push_str(&line);
             table.push('\n');
         }
+    }
+    if a.contended_seconds > 0.0 {
+        contended_records(a, &regimes, &mut records)?;
     }
     let mut extra = String::new();
     if a.common.format == Format::Table {

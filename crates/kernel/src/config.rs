@@ -36,7 +36,7 @@ pub struct BootConfig {
     /// See `max_threads` (includes the boot untypeds).
     pub max_untypeds: usize,
     /// How the sysctl tree and the kernel log are locked.
-    pub subsystem_locking: crate::subsys::SubsystemLocking,
+    pub subsystem_locking: crate::subsys::policy::SubsystemLocking,
     /// The most sysctl nodes at once (the boot tree has about 450).
     pub sysctl_max_nodes: usize,
     /// How many nodes of the FreeBSD tree to create at boot (in the
@@ -69,7 +69,7 @@ impl BootConfig {
             max_frames: 1024,
             max_vspaces: 64,
             max_untypeds: 256,
-            subsystem_locking: crate::subsys::SubsystemLocking::Sx,
+            subsystem_locking: crate::subsys::policy::SubsystemLocking::Sx,
             sysctl_max_nodes: 4096,
             sysctl_boot_nodes: usize::MAX,
             klog_capacity: 1024,

@@ -111,7 +111,7 @@ pub(crate) enum Decoded {
         cap: Cap,
     },
     /// A sysctl or kernel-log call (`subsys/call.rs`).
-    Subsys(crate::subsys::call::SubsysCall),
+    Subsys(crate::subsys::request::SubsysCall),
 }
 
 /// The receive half of `ReplyRecv`.

@@ -104,6 +104,7 @@ mod rendezvous;
 
 pub mod regime;
 mod sched;
+mod spin;
 mod state;
 mod subsys;
 mod syscall;

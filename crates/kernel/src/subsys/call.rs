@@ -12,49 +12,16 @@ use crate::abi::{
 };
 use crate::args::SyscallArgs;
 use crate::decode::{CallerView, Decoded, Fallback, Scope};
-use crate::object::{CapObj, Frame, Notification, Ref, Tcb};
+use crate::object::{CapObj, Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 use crate::waits::Waits;
 
 use super::klog::{Appended, Taken};
+use super::request::{SubsysCall, SubsysOp};
 use super::sysctl::{Answer, Request, Sink};
 use super::words::{In, Out};
 use super::SubsystemLocking;
-
-/// A decoded subsystem call.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SubsysCall {
-    pub op: SubsysOp,
-    pub info: MessageInfo,
-    /// The caller's buffer limit in bytes (`0`: the whole buffer).
-    pub limit: Word,
-    /// The frame a value is copied to or from.
-    pub frame: Option<Ref<Frame>>,
-    /// The call runs only in a whole-kernel entry.
-    pub whole: bool,
-    /// `Append`: the reader's notification, signalled if it sleeps.
-    pub notify: Option<(Ref<Notification>, Word)>,
-}
-
-/// Which operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SubsysOp {
-    Sysctl(SysctlOp),
-    Klog(KlogOp),
-    /// `KlogOp::Bind`, decoded: the notification (or none, to unbind).
-    Bind(Option<(Ref<Notification>, Word)>),
-}
-
-impl SubsysCall {
-    /// The notification an append signals if the reader sleeps.
-    pub fn wakes(&self) -> Option<(Ref<Notification>, Word)> {
-        match self.op {
-            SubsysOp::Klog(KlogOp::Append) => self.notify,
-            _ => None,
-        }
-    }
-}
 
 impl<W: Waits> Ctx<'_, W> {
     /// Decode a `Sysctl` or `Klog` call of `caller`.
@@ -326,7 +293,7 @@ fn klog(
     let locked = matches!(sub.policy, SubsystemLocking::Sx | SubsystemLocking::Improper);
     let lock = || {
         if locked {
-            sub.locks.klog.acquire(core, crate::kernel::spin_hook);
+            sub.locks.klog.acquire(core, crate::spin::spin_hook);
         }
     };
     let unlock = || {

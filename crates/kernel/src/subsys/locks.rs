@@ -8,7 +8,7 @@ use granule_sync::lock::{Lock, Ticket};
 use granule_sync::profile::{Profile, SiteRecord};
 use granule_sync::rw::ProfiledSx;
 
-use crate::kernel::spin_hook;
+use crate::spin::spin_hook;
 
 use super::sysctl::tree::Visit;
 

@@ -15,7 +15,8 @@
 pub(crate) mod call;
 pub(crate) mod klog;
 mod locks;
-mod policy;
+pub(crate) mod policy;
+pub(crate) mod request;
 pub(crate) mod retire;
 pub(crate) mod sysctl;
 mod words;

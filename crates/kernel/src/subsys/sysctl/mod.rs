@@ -8,7 +8,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::abi::{Error, SysctlKind, SYSCTL_WIRE_BYTES};
-use crate::kernel::spin_hook;
+use crate::spin::spin_hook;
 use granule_sync::lockfree::rcu_tree::NodeKind;
 
 use super::locks::EveryPoint;

@@ -298,6 +298,26 @@ impl core::fmt::Display for Error {
     }
 }
 
+/// `ALL`, `from_word` and `word` of a `#[repr(u64)]` enum of ABI words.
+macro_rules! word_enum {
+    ($t:ident, $what:literal, [$($v:ident),+ $(,)?]) => {
+        impl $t {
+            #[doc = concat!("Every ", $what, ".")]
+            pub const ALL: &'static [$t] = &[$(Self::$v),+];
+
+            /// Decode a word.
+            pub fn from_word(w: Word) -> Option<Self> {
+                Self::ALL.iter().copied().find(|o| o.word() == w)
+            }
+
+            /// The word.
+            pub const fn word(self) -> Word {
+                self as Word
+            }
+        }
+    };
+}
+
 /// A [`Sysno::Sysctl`] operation (the message label). Names travel as a
 /// length word then the bytes packed little-endian into words; OIDs as a
 /// level count then one word per level; values as a length word then the
@@ -321,21 +341,7 @@ pub enum SysctlOp {
     Remove = 7,
 }
 
-impl SysctlOp {
-    /// Every operation.
-    pub const ALL: [SysctlOp; 7] =
-        [Self::GetName, Self::GetOid, Self::Set, Self::Next, Self::NameToOid, Self::Add, Self::Remove];
-
-    /// Decode a label.
-    pub fn from_word(w: Word) -> Option<Self> {
-        Self::ALL.into_iter().find(|o| o.word() == w)
-    }
-
-    /// The label.
-    pub const fn word(self) -> Word {
-        self as Word
-    }
-}
+word_enum!(SysctlOp, "operation", [GetName, GetOid, Set, Next, NameToOid, Add, Remove]);
 
 /// A [`Sysno::Klog`] operation (the message label).
 #[repr(u64)]
@@ -352,20 +358,7 @@ pub enum KlogOp {
     Bind = 3,
 }
 
-impl KlogOp {
-    /// Every operation.
-    pub const ALL: [KlogOp; 3] = [Self::Append, Self::Read, Self::Bind];
-
-    /// Decode a label.
-    pub fn from_word(w: Word) -> Option<Self> {
-        Self::ALL.into_iter().find(|o| o.word() == w)
-    }
-
-    /// The label.
-    pub const fn word(self) -> Word {
-        self as Word
-    }
-}
+word_enum!(KlogOp, "operation", [Append, Read, Bind]);
 
 /// The kind of a sysctl node (FreeBSD's `CTLTYPE_*`).
 #[repr(u64)]

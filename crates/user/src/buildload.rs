@@ -8,11 +8,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 use granule_hosted::{Machine, MachineConfig, MachineError, UserCtx};
-use granule_kernel::abi::{Error, ObjectType, CAP_INIT_TCB};
+use granule_kernel::abi::{Error, ObjectType};
 use granule_kernel::{BootInfo, Regime, Word};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -113,11 +113,6 @@ impl BuildLoad {
     /// Log messages the reader took.
     pub fn messages_read(&self) -> u64 {
         self.read.load(Ordering::Relaxed)
-    }
-
-    /// The error that stopped the root task building, if any.
-    pub fn setup_error(&self) -> Option<Error> {
-        self.status.error()
     }
 
     fn build<T: Trap>(&self, env: &mut Env<T>, info: &BootInfo, worker: Word, reader: Word) -> Result<(), Error> {
@@ -222,11 +217,7 @@ pub fn boot<R: Regime>(
     let l = load.clone();
     let machine = Machine::boot(config, regime, move |ctx, info| {
         let built = l.build(&mut Env::new(&mut *ctx), info, worker, reader);
-        l.status.record(built);
-        ctx.release_secondary_cores();
-        let mut env = Env::new(ctx);
-        let _ = env.tcb_suspend(CAP_INIT_TCB);
-        panic!("the root task could not suspend itself");
+        crate::hosted::root_done(ctx, &l.status, built)
     })?;
     Ok(BuildMachine { machine, load })
 }
@@ -234,22 +225,8 @@ pub fn boot<R: Regime>(
 impl<R: Regime> BuildMachine<R> {
     /// Wait until every worker finished a job, or fail with the reason.
     pub fn wait_running(&self, timeout: Duration) -> Result<(), String> {
-        let t0 = Instant::now();
-        loop {
-            if let Some(e) = self.load.setup_error() {
-                return Err(format!("the root task could not build the load: {e}"));
-            }
-            let root = self.machine.boot_info().root_thread;
-            if let Some(f) = self.machine.faults().into_iter().find(|f| f.thread != root) {
-                return Err(format!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message));
-            }
-            if self.load.workers.iter().all(|w| w.jobs.load(Ordering::Relaxed) > 0) {
-                return Ok(());
-            }
-            if t0.elapsed() > timeout {
-                return Err(format!("the workers did not start within {timeout:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        crate::hosted::wait_until(&self.machine, &self.load.status, timeout, "the workers", || {
+            self.load.workers.iter().all(|w| w.jobs.load(Ordering::Relaxed) > 0)
+        })
     }
 }

@@ -137,3 +137,46 @@ impl<R: Regime> PingPongMachine<R> {
         Ok(self.machine.shutdown()?.into_iter().filter(|f| f.thread != root).collect())
     }
 }
+
+/// Wait until `ready` holds, or fail with the reason: the root task's
+/// setup error (`status`), a fault of a user thread other than the root,
+/// or `timeout` (`what` names what did not start).
+pub fn wait_until<R: Regime>(
+    machine: &Machine<R>,
+    status: &crate::build_status::BuildStatus,
+    timeout: Duration,
+    what: &str,
+    ready: impl Fn() -> bool,
+) -> Result<(), String> {
+    let t0 = Instant::now();
+    let root = machine.boot_info().root_thread;
+    loop {
+        if let Some(e) = status.error() {
+            return Err(format!("the root task could not build the load: {e}"));
+        }
+        if let Some(f) = machine.faults().into_iter().find(|f| f.thread != root) {
+            return Err(format!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message));
+        }
+        if ready() {
+            return Ok(());
+        }
+        if t0.elapsed() > timeout {
+            return Err(format!("{what} did not start within {timeout:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The end of a root task that built an experiment: record how building
+/// went, let the secondary cores in, and suspend itself for good.
+pub fn root_done(
+    ctx: &mut UserCtx<'_>,
+    status: &crate::build_status::BuildStatus,
+    built: Result<(), granule_kernel::abi::Error>,
+) -> ! {
+    status.record(built);
+    ctx.release_secondary_cores();
+    let mut env = Env::new(ctx);
+    let _ = env.tcb_suspend(CAP_INIT_TCB);
+    panic!("the root task could not suspend itself");
+}

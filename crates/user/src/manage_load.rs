@@ -8,11 +8,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 use granule_hosted::{Machine, MachineConfig, MachineError, UserCtx};
-use granule_kernel::abi::{Error, ObjectType, CAP_INIT_CNODE, CAP_INIT_TCB};
+use granule_kernel::abi::{Error, ObjectType, CAP_INIT_CNODE};
 use granule_kernel::{BootInfo, Regime, Word};
 
 use crate::alloc::Allocator;
@@ -146,11 +146,7 @@ pub fn boot<R: Regime>(
             untyped.store(ut, Ordering::Release);
         }
         let built = l.build(&mut Env::new(&mut *ctx), info, entry);
-        l.status.record(built);
-        ctx.release_secondary_cores();
-        let mut env = Env::new(ctx);
-        let _ = env.tcb_suspend(CAP_INIT_TCB);
-        panic!("the root task could not suspend itself");
+        crate::hosted::root_done(ctx, &l.status, built)
     })?;
     Ok(ManageMachine { machine, load })
 }
@@ -158,27 +154,12 @@ pub fn boot<R: Regime>(
 impl<R: Regime> ManageMachine<R> {
     /// Wait until every controller and allocator has completed a pair.
     pub fn wait_running(&self, timeout: Duration) -> Result<(), String> {
-        let t0 = Instant::now();
         let s = self.load.spec;
-        loop {
-            if let Some(e) = self.load.status.error() {
-                return Err(format!("the root task could not build the load: {e}"));
-            }
-            let root = self.machine.boot_info().root_thread;
-            if let Some(f) = self.machine.faults().into_iter().find(|f| f.thread != root) {
-                return Err(format!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message));
-            }
-            let ready = (0..2).all(|c| {
+        crate::hosted::wait_until(&self.machine, &self.load.status, timeout, "the load", || {
+            (0..2).all(|c| {
                 (s.controllers & (1 << c) == 0 || self.load.pairs[c].load(Ordering::Relaxed) > 0)
                     && (s.allocators & (1 << c) == 0 || self.load.pages[c].load(Ordering::Relaxed) > 0)
-            });
-            if ready {
-                return Ok(());
-            }
-            if t0.elapsed() > timeout {
-                return Err(format!("the load did not start within {timeout:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            })
+        })
     }
 }

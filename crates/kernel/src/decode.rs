@@ -27,7 +27,7 @@
 //!   notification with a bound thread (seL4's bound-notification wake-up
 //!   pulls a thread out of an endpoint queue: management).
 
-use crate::abi::{CapRights, Error, MessageInfo, Sysno, Word};
+use crate::abi::{CapRights, Error, InvocationLabel, MessageInfo, Sysno, Word};
 use crate::args::SyscallArgs;
 use crate::ipc::Msg;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
@@ -39,6 +39,15 @@ pub(crate) trait Scope {
     /// The whole kernel is held: every object may be read, nothing falls
     /// back, and invocations are decoded here too.
     const WHOLE: bool;
+
+    /// Whether `TcbSuspend` and `TcbResume` of thread `t` by a thread of
+    /// core `core` run in this scope without the whole kernel
+    /// ([`Decoded::Control`]; `lockfree`'s `STOPME` protocol, for threads of
+    /// other cores). Only a scope that is not [`Scope::WHOLE`] is asked.
+    #[inline(always)]
+    fn controls(&self, _t: Ref<Tcb>, _core: usize) -> bool {
+        false
+    }
 
     /// Whether a sender waiting on `ep` transfers capabilities (only a
     /// scope that is not [`Scope::WHOLE`] is asked).
@@ -112,6 +121,12 @@ pub(crate) enum Decoded {
     },
     /// A sysctl or kernel-log call (`subsys/call.rs`).
     Subsys(crate::subsys::request::SubsysCall),
+    /// `TcbSuspend` (`resume = false`) or `TcbResume` of live thread `t`,
+    /// where [`Scope::controls`] says so.
+    Control {
+        t: Ref<Tcb>,
+        resume: bool,
+    },
 }
 
 /// The receive half of `ReplyRecv`.
@@ -256,7 +271,7 @@ impl<W: Waits> Ctx<'_, W> {
                     Ok(Looked::Ipc(cap)) => cap,
                     Ok(Looked::Other(_)) if s == Sysno::Signal => return Ok(Decoded::Fail(Error::InvalidCapability)),
                     Ok(Looked::Other(Some((slot, cap)))) => return Ok(Decoded::Invocation { slot, cap }),
-                    Ok(Looked::Other(None)) => return Err(Fallback),
+                    Ok(Looked::Other(None)) => return self.decode_control(scope, caller, a),
                     Err(e) => return Ok(Decoded::Fail(e)),
                 };
                 match (s, cap.obj) {
@@ -287,6 +302,29 @@ impl<W: Waits> Ctx<'_, W> {
                 }
             }
         })
+    }
+
+    /// An invocation of a capability a shared scope may not read: a
+    /// suspend or resume of a live thread is [`Decoded::Control`]
+    /// (`decode_tcb`'s checks for them: a live thread), anything else
+    /// falls back.
+    #[cold]
+    fn decode_control<S: Scope>(
+        &mut self,
+        scope: &S,
+        caller: &CallerView,
+        a: SyscallArgs,
+    ) -> Result<Decoded, Fallback> {
+        let label = InvocationLabel::from_word(MessageInfo(a.info).label());
+        let resume = match label {
+            Some(InvocationLabel::TcbSuspend) => false,
+            Some(InvocationLabel::TcbResume) => true,
+            _ => return Err(Fallback),
+        };
+        match self.slot_cap(caller, a.cptr).map(|c| c.obj) {
+            Some(CapObj::Tcb(t)) if self.live(t) && scope.controls(t, self.core) => Ok(Decoded::Control { t, resume }),
+            _ => Err(Fallback),
+        }
     }
 
     /// Decode the receive half; `reply` is the reply argument if the caller

@@ -104,6 +104,15 @@ pub(crate) trait Exec<W: Waits> {
     /// Consume `n`'s word if it is active.
     fn poll(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>) -> Option<Word>;
 
+    /// `TcbSuspend` (`resume = false`) or `TcbResume` of live thread `t`,
+    /// decoded as [`crate::decode::Decoded::Control`] — only by a scope that
+    /// runs them without the whole kernel (`lockfree`'s shared paths); every
+    /// other scope decodes them as invocations.
+    #[inline(always)]
+    fn control(&self, _ctx: &mut Ctx<'_, W>, _t: Ref<Tcb>, _resume: bool) -> crate::outcome::Outcome {
+        crate::outcome::Outcome::Error(crate::abi::Error::IllegalOperation)
+    }
+
     /// Consume `n`'s word if it is active (`Some`), else make `me`
     /// (prepared as blocked) wait on it.
     fn wait(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>, me: Ref<Tcb>) -> Option<Word>;

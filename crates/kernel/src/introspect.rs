@@ -59,6 +59,10 @@ pub struct ThreadInfo {
     pub core: usize,
     /// Its priority.
     pub priority: u8,
+    /// The system call it is blocked in is abandoned, to be restarted: a
+    /// suspend reached it while it waited. The lock regimes restart the call
+    /// at once; `lockfree` when the call is next reached (`STOPME`).
+    pub call_abandoned: bool,
 }
 
 /// Per-core event counters (cheap: written only by their core).

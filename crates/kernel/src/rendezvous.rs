@@ -73,6 +73,7 @@ impl<W: Waits> Ctx<'_, W> {
                 }
                 out
             }
+            Decoded::Control { t, resume } => e.control(self, t, resume),
             // Routed to the general path before execution.
             Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }

@@ -224,6 +224,8 @@ impl<W: Waits> Ctx<'_, W> {
                 return Ok(Outcome::Done);
             }
             Decoded::Fail(e) => return Ok(Outcome::Error(e)),
+            // Only a shared scope decodes it; the whole one decodes an invocation.
+            Decoded::Control { .. } => return Ok(Outcome::Error(Error::IllegalOperation)),
             Decoded::Invocation { slot, cap } => {
                 guard.need_whole()?;
                 self.decode_invocation(caller, slot, cap, info).map_err(Halt::Fail)

@@ -74,6 +74,44 @@ pub trait Waits: Send + Sync + Sized + 'static {
         false
     }
 
+    /// Whether this core may run `t`, which it is about to dispatch (the
+    /// end of every entry); `false`: a pending suspend stopped it instead
+    /// (`lockfree`'s `STOPME`), and the core chooses again.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn may_dispatch(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> bool {
+        true
+    }
+
+    /// The general code made `t` inactive (`true`), or runnable from
+    /// inactive (`false`).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn set_inactive(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>, _inactive: bool) {}
+
+    /// The general code gave `t` home core `core` (creation, migration).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn set_home(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>, _core: usize) {}
+
+    /// `Resume` of `t`, which is not inactive: `true` if this
+    /// representation had a suspend pending for it, now cancelled.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn cancel_stop(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> bool {
+        false
+    }
+
+    /// A suspend of `t` this representation has not acted on yet:
+    /// `Some(false)` pending (`t` is inactive to every observer),
+    /// `Some(true)` cancelled by a resume since; either way a call `t` is
+    /// blocked in will be restarted (introspection).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn stop_requested(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> Option<bool> {
+        None
+    }
+
     /// The invariant checker's part for this representation: count the
     /// threads waiting in it into `places` and check its words.
     #[doc(hidden)]

@@ -9,7 +9,9 @@ use std::sync::Mutex;
 use common::*;
 use granule_kernel::abi::*;
 use granule_kernel::regime::{GeneralOnly, Queues, Shared, Whole};
-use granule_kernel::{BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts};
+use granule_kernel::{
+    BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts, ThreadStatus,
+};
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
 
@@ -131,6 +133,56 @@ fn lockfree_counts_the_atomics_of_its_ping_pong_path() {
     let before = counts(&sim);
     sim.check();
     assert_eq!(counts(&sim).since(&before), RmwCounts { xchg: 1, xadd: 1, ..RmwCounts::default() });
+}
+
+/// Suspend and resume under `lockfree` are shared entries (no management
+/// lock) with one control-word CAS each; the owner's stop is one more
+/// (`lockfree/control.rs`'s cost section).
+#[test]
+fn lockfree_suspend_and_resume_count_their_atomics() {
+    let mut sim = Sim::with(config(2), LockFree::counting(2));
+    let (cap, t) = sim.spawn(1, 50, 1);
+    assert_eq!(sim.running[1], Some(t));
+    sim.auto_ipi = false;
+    let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
+    let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    // One system call (or IPI) of `core` alone: `follow` then runs the
+    // invariant checker, a management entry with atomics of its own.
+    let entry = |sim: &mut Sim<CountingLockFree>, core: usize, inv: Option<Invocation>| {
+        let before = counts(sim);
+        let plan = match inv {
+            Some(inv) => {
+                let root = sim.root;
+                let args = inv.write(sim.buf(root), cap);
+                sim.k.syscall(&mut sim.cores[core], args)
+            }
+            None => sim.k.ipi(&mut sim.cores[core]),
+        };
+        let used = counts(sim).since(&before);
+        sim.follow(core, plan);
+        used
+    };
+    for _ in 0..5 {
+        // Suspend: the gate's xchg and `0 → STOPME`; core 1 is interrupted.
+        assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), gate(1));
+        assert_eq!(sim.buf(sim.root).result(), Ok(()));
+        assert!(sim.pending.contains(&1));
+        sim.pending.clear();
+        // Core 1 stops its thread: `STOPME → INACTIVE`.
+        assert_eq!(entry(&mut sim, 1, None), gate(1));
+        assert_eq!((sim.running[1], sim.status(t)), (None, ThreadStatus::Inactive));
+        // Resume claims it (`INACTIVE → 0`) and pushes it on core 1's inbox.
+        assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(2));
+        sim.deliver_ipis();
+        assert_eq!(sim.running[1], Some(t));
+        // Suspend and resume before core 1 acts: one CAS each, and core 1
+        // clears the cancelled request with one more; its thread runs on.
+        assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), gate(1));
+        assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(1));
+        assert_eq!(entry(&mut sim, 1, None), gate(1));
+        sim.pending.clear();
+        assert_eq!((sim.running[1], sim.status(t)), (Some(t), ThreadStatus::Current));
+    }
 }
 
 #[test]

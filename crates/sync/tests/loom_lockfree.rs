@@ -1048,3 +1048,136 @@ fn rcu_tree_sibling_removals_retire_each_node_once() {
         keep.free();
     });
 }
+
+/// The thread a stop word guards, as its owner and a claimer touch it: a
+/// plain cell, so loom reports a claimer that reads it without the
+/// happens-before the owner's release of the stop gives.
+struct Guarded {
+    word: granule_sync::lockfree::StopWord,
+    thread: UnsafeCell<&'static str>,
+    /// Stops in force (a stop adds one, its undo takes it back) and claims.
+    stops: AtomicUsize,
+    claims: AtomicUsize,
+}
+
+impl Guarded {
+    fn new() -> Self {
+        Self {
+            word: granule_sync::lockfree::StopWord::new(),
+            thread: UnsafeCell::new("running"),
+            stops: AtomicUsize::new(0),
+            claims: AtomicUsize::new(0),
+        }
+    }
+
+    /// The owner, if it meets a request: `true` if the thread goes on.
+    fn owner(&self) -> bool {
+        if self.word.requested().is_none() {
+            return true;
+        }
+        let quiet = |_| {};
+        self.word.meet(
+            &mut (),
+            |_| {
+                // SAFETY: the owner owns the thread until it publishes the stop.
+                self.thread.with_mut(|t| unsafe { *t = "stopped" });
+                self.stops.fetch_add(1, SeqCst);
+            },
+            |_| {
+                // SAFETY: as above (the stop was not published).
+                self.thread.with_mut(|t| unsafe { *t = "running" });
+                self.stops.fetch_sub(1, SeqCst);
+            },
+            quiet,
+        )
+    }
+
+    fn resume(&self) -> granule_sync::lockfree::Resumed {
+        let r = self.word.resume(|_| {});
+        if r == granule_sync::lockfree::Resumed::Claimed {
+            // The claimer owns the thread: it must see the stop complete.
+            // SAFETY: the claim makes the claimer the owner; loom checks the
+            // happens-before from the stop's publication.
+            let seen = self.thread.with(|t| unsafe { *t });
+            assert_eq!(seen, "stopped");
+            // SAFETY: as above.
+            self.thread.with_mut(|t| unsafe { *t = "running" });
+            self.claims.fetch_add(1, SeqCst);
+        }
+        r
+    }
+}
+
+#[test]
+fn stop_word_resume_races_the_owner() {
+    use granule_sync::lockfree::Resumed;
+    model(|| {
+        let g = Arc::new(Guarded::new());
+        g.word.suspend(|_| {});
+        let h = {
+            let g = g.clone();
+            thread::spawn(move || g.owner())
+        };
+        let r = g.resume();
+        let goes_on = h.join().unwrap();
+        // Either the owner stopped it and the resume claimed it, or the
+        // resume cancelled the request and the owner let it go on.
+        match r {
+            Resumed::Claimed => assert!(!goes_on && g.claims.load(SeqCst) == 1),
+            Resumed::Cancelled => assert!(goes_on && g.stops.load(SeqCst) == 0),
+            Resumed::NotSuspended => panic!("the request vanished"),
+        }
+        assert!(g.word.requested().is_none() && !g.word.is_inactive());
+        g.word.check().unwrap();
+    });
+}
+
+/// A suspend and a resume race the owner, from a running or a stopped
+/// thread.
+fn suspend_resume_and_owner(stopped: bool) {
+    model(move || {
+        let g = Arc::new(Guarded::new());
+        if stopped {
+            g.word.set_inactive(true);
+            // SAFETY: no other thread exists yet.
+            g.thread.with_mut(|t| unsafe { *t = "stopped" });
+            g.stops.store(1, SeqCst);
+        }
+        let suspender = {
+            let g = g.clone();
+            thread::spawn(move || {
+                g.word.suspend(|_| {});
+            })
+        };
+        let resumer = {
+            let g = g.clone();
+            thread::spawn(move || {
+                g.resume();
+            })
+        };
+        g.owner();
+        suspender.join().unwrap();
+        resumer.join().unwrap();
+        // The owner comes by again: no request is left unmet.
+        g.owner();
+        g.word.check().unwrap();
+        assert!(g.word.requested().is_none());
+        // Stopped iff more stops than claims; never claimed unstopped.
+        let (stops, claims) = (g.stops.load(SeqCst), g.claims.load(SeqCst));
+        assert!(claims <= stops && stops - claims <= 1);
+        assert_eq!(g.word.is_inactive(), stops - claims == 1);
+        // SAFETY: every other thread has been joined.
+        let state = g.thread.with(|t| unsafe { *t });
+        assert_eq!(state, if stops - claims == 1 { "stopped" } else { "running" });
+    });
+}
+
+#[test]
+fn stop_word_suspend_resume_and_owner_agree() {
+    suspend_resume_and_owner(false);
+}
+
+#[test]
+fn stop_word_suspend_resume_and_owner_agree_on_a_stopped_thread() {
+    suspend_resume_and_owner(true);
+}

@@ -325,7 +325,7 @@ impl<R: Regime> End<'_, R> {
                     // entry is in progress and no user step runs, so nothing
                     // else reads or writes this buffer.
                     let out = Outcome::read(unsafe { &*p });
-                    if out.restart {
+                    if out.restart || info.call_abandoned {
                         Observed::Restarted
                     } else if out.completed() {
                         Observed::Completed(out)

@@ -185,6 +185,14 @@ impl Which {
     pub const fn concurrent(self) -> bool {
         !matches!(self.kind(), Kind::SingleCoreOnly)
     }
+
+    /// Whether a suspend of a thread running on another core returns at
+    /// once, leaving that core to stop it when it takes the interrupt
+    /// (`lockfree`: Synthesis's `STOPME`), instead of stalling the core
+    /// first (every lock regime).
+    pub const fn suspends_asynchronously(self) -> bool {
+        matches!(self, Which::LockFree)
+    }
 }
 
 /// `none`: sound only while one OS thread enters the kernel.

@@ -9,6 +9,8 @@
 //! * A reply word `Caller(c)` names a thread blocked on that reply object,
 //!   `Receiver(t)` a thread receiving with it — and conversely every thread
 //!   receiving with a reply object is its `Receiver`. Free slots are empty.
+//! * A thread's stop word (`control.rs`) is in a reachable state, says
+//!   inactive iff the thread is, and names the thread's core as its home.
 //! * Every inbox is empty (a management entry drained them) and every core
 //!   publishes the priority of its current thread.
 //! * The general code's queues and reply fields stay empty.
@@ -148,6 +150,20 @@ impl Ctx<'_, LfState> {
             if let ThreadState::BlockedOnRecv { reply: Some(r), .. } = x.state {
                 let st = lf.replies[r.index() as usize].load().1;
                 ensure!(st == ReplyState::Receiver(t), "lf-reply", "TCB {i} receives with {r:?}, which is {st:?}");
+            }
+            let w = lf.ctl(i);
+            if let Err(c) = w.check() {
+                return Err(violated("lf-control", format!("TCB {i}: stop word {c:#x}")));
+            }
+            ensure!(w.home() == x.core, "lf-control", "TCB {i} on core {} has home {}", x.core, w.home());
+            if x.state != ThreadState::Zombie {
+                ensure!(
+                    w.is_inactive() == (x.state == ThreadState::Inactive),
+                    "lf-control",
+                    "TCB {i} is {:?}, its stop word says inactive: {}",
+                    x.state,
+                    w.is_inactive()
+                );
             }
         }
 

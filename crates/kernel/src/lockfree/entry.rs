@@ -40,6 +40,14 @@ use super::shared::{published, LfState, IDLE};
 impl Scope for LfState {
     const WHOLE: bool = false;
 
+    /// A thread of another core: Synthesis's `STOPME` (`control.rs`). A
+    /// thread of the caller's own core goes through the general path, which
+    /// owns it anyway (and keeps its place in the ready queue as seL4 does).
+    #[inline(always)]
+    fn controls(&self, t: Ref<Tcb>, core: usize) -> bool {
+        self.ctl(t.index()).home() != core
+    }
+
     #[inline(always)]
     fn marked(&self, ep: Ref<Endpoint>) -> bool {
         self.eps[ep.index() as usize].snapshot().marked
@@ -167,8 +175,10 @@ fn shared_syscall<const C: bool>(
             Some(c) => Some((c.t, ctx.decode_call(lf, &c, args).ok()?)),
         };
         ctx.lf_begin::<C>(lf, true);
+        // A pending suspend stops the caller before its call runs.
+        let op = op.filter(|&(t, _)| !ctx.lf_stop_trapped::<C>(lf, t));
         if let Some((t, op)) = op {
-            let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_));
+            let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_) | Decoded::Control { .. });
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             ctx.complete::<true>(t, out);
             if ipc {
@@ -262,6 +272,9 @@ impl Ctx<'_, LfState> {
         let lf = self.lf();
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return };
+        if self.lf_stop_trapped::<true>(lf, caller) {
+            return;
+        }
         let Some(view) = self.caller_view(caller) else { return };
         match self.decode_call(&Whole, &view, args) {
             // A whole scope never falls back.

@@ -29,10 +29,20 @@ use crate::exec::Exec;
 use crate::ipc::Msg;
 use crate::object::reply::ReplyState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::outcome::Outcome;
 use crate::sched::Action;
 use crate::state::Ctx;
 
 use super::shared::LfState;
+
+impl<const X: bool, const C: bool> Words<'_, X, C> {
+    /// `t`, just taken out of a word, is refused because a suspend is
+    /// pending (`control.rs`): take again.
+    #[inline(always)]
+    fn refused(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>) -> bool {
+        ctx.lf_refuse_taken::<X, C>(self.lf, t)
+    }
+}
 
 /// The CAS words of `lf`, on a shared path (`X = false`) or in a
 /// management entry (`X = true`); see the module documentation.
@@ -49,14 +59,32 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn take(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side) -> Option<Ref<Tcb>> {
-        let i = self.lf.eps[ep.index() as usize].take(self.lf.links::<C>(ctx.core), side)?;
-        ctx.ref_at::<Tcb>(i)
+        loop {
+            let i = self.lf.eps[ep.index() as usize].take(self.lf.links::<C>(ctx.core), side)?;
+            let t = ctx.ref_at::<Tcb>(i)?;
+            if !self.refused(ctx, t) {
+                return Some(t);
+            }
+            // A refused sender may have been the one that marked the word.
+            if X {
+                ctx.lf_refresh_mark(self.lf, ep);
+            }
+        }
     }
 
     #[inline(always)]
     fn offer(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side, me: Ref<Tcb>) -> Option<Ref<Tcb>> {
-        let i = self.lf.eps[ep.index() as usize].offer(self.lf.links::<C>(ctx.core), side, me.index())?;
-        ctx.ref_at::<Tcb>(i)
+        loop {
+            let i = self.lf.eps[ep.index() as usize].offer(self.lf.links::<C>(ctx.core), side, me.index())?;
+            let t = ctx.ref_at::<Tcb>(i)?;
+            if !self.refused(ctx, t) {
+                return Some(t);
+            }
+            // A refused sender may have been the one that marked the word.
+            if X {
+                ctx.lf_refresh_mark(self.lf, ep);
+            }
+        }
     }
 
     #[inline(always)]
@@ -83,7 +111,13 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
         loop {
             let Some(new) = f(st) else { return st };
             match word.cas(raw, new, self.lf.links::<C>(ctx.core)) {
-                Ok(()) => return st,
+                // A refused caller was never there: the word was empty.
+                Ok(()) => {
+                    return match st {
+                        ReplyState::Caller(c, _) if self.refused(ctx, c) => ReplyState::Empty,
+                        _ => st,
+                    }
+                }
                 Err(now) => (raw, st) = now,
             }
         }
@@ -137,14 +171,31 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn pop_waiter(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>) -> Option<Ref<Tcb>> {
-        let i = self.lf.ntfns[n.index() as usize].pop_waiter(self.lf.links::<C>(ctx.core))?;
-        ctx.ref_at::<Tcb>(i)
+        loop {
+            let i = self.lf.ntfns[n.index() as usize].pop_waiter(self.lf.links::<C>(ctx.core))?;
+            let t = ctx.ref_at::<Tcb>(i)?;
+            if !self.refused(ctx, t) {
+                return Some(t);
+            }
+        }
+    }
+
+    /// A refused waiter took the signal out of the word: it is signalled
+    /// again, to the next waiter or into the word.
+    #[inline(always)]
+    fn signal(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>, badge: Word) -> Option<Ref<Tcb>> {
+        loop {
+            let i = self.lf.ntfns[n.index() as usize].signal(self.lf.links::<C>(ctx.core), badge)?;
+            let t = ctx.ref_at::<Tcb>(i)?;
+            if !self.refused(ctx, t) {
+                return Some(t);
+            }
+        }
     }
 
     #[inline(always)]
-    fn signal(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>, badge: Word) -> Option<Ref<Tcb>> {
-        let i = self.lf.ntfns[n.index() as usize].signal(self.lf.links::<C>(ctx.core), badge)?;
-        ctx.ref_at::<Tcb>(i)
+    fn control(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, resume: bool) -> Outcome {
+        ctx.lf_control::<X, C>(self.lf, t, resume)
     }
 
     #[inline(always)]

@@ -73,6 +73,26 @@ impl Waits for LfState {
         true
     }
 
+    fn may_dispatch(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> bool {
+        ctx.lf_may_dispatch(t)
+    }
+
+    fn set_inactive(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, inactive: bool) {
+        ctx.lf_set_inactive(t, inactive);
+    }
+
+    fn set_home(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
+        ctx.lf_set_home(t, core);
+    }
+
+    fn cancel_stop(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> bool {
+        ctx.lf_cancel_stop(t)
+    }
+
+    fn stop_requested(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> Option<bool> {
+        ctx.lf_stop_requested(t)
+    }
+
     fn check(ctx: &mut Ctx<'_, Self>, places: &mut [u32]) -> Result<(), InvariantViolation> {
         ctx.lf_check(places)
     }

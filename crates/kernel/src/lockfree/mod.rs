@@ -126,6 +126,7 @@
 //! [`Inbox`]: granule_sync::lockfree::Inbox
 
 mod check;
+mod control;
 mod entry;
 pub(crate) mod ipc;
 mod manage;

@@ -18,7 +18,7 @@
 //! | `eps` | endpoint slot | [`DualQueue`]: waiting senders or receivers (FIFO) |
 //! | `ntfns` | notification slot | [`SignalStack`]: badge bits, active, waiters (FIFO) |
 //! | `replies` | reply slot | [`ReplyWord`]: empty, the caller, or the receiver |
-//! | `links` | TCB slot | the thread's link in whichever of the above (or an inbox) holds it |
+//! | `threads` | TCB slot | [`ThreadCell`]: the thread's link in whichever of the above (or an inbox) holds it, and its control word (`control.rs`) |
 //! | `cores` | core | [`LfCore`]: wake-up inbox, published priority |
 //!
 //! Every object operation takes a core's [`CoreLinks`]: the link array, and
@@ -29,7 +29,7 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
-use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack};
+use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack, StopWord};
 
 use crate::config::BootConfig;
 use crate::object::{Ref, Tcb};
@@ -41,7 +41,7 @@ pub struct LfState {
     pub(crate) eps: Box<[CachePadded<DualQueue>]>,
     pub(crate) ntfns: Box<[CachePadded<SignalStack>]>,
     pub(crate) replies: Box<[CachePadded<ReplyWord>]>,
-    links: Box<[CachePadded<AtomicU64>]>,
+    threads: Box<[CachePadded<ThreadCell>]>,
     pub(crate) cores: Box<[CachePadded<LfCore>]>,
     /// The regime's per-core counters, if it counts.
     tally: Option<Tallies>,
@@ -62,7 +62,7 @@ impl<'a, const COUNTING: bool> Links<'a> for CoreLinks<'a, COUNTING> {
     /// which only ever hold TCB slot indices.
     #[inline(always)]
     fn link(&self, i: u32) -> &'a AtomicU64 {
-        &self.lf.links[i as usize]
+        &self.lf.threads[i as usize].link
     }
 
     #[inline(always)]
@@ -73,6 +73,15 @@ impl<'a, const COUNTING: bool> Links<'a> for CoreLinks<'a, COUNTING> {
             }
         }
     }
+}
+
+/// One thread's lock-free words, on one cache line: a taker that has just
+/// closed the thread's link reads its control word from the same line.
+pub(crate) struct ThreadCell {
+    /// The thread's link (`granule_sync::lockfree::link`).
+    pub link: AtomicU64,
+    /// Suspension requests and the home core (`control.rs`).
+    pub ctl: StopWord,
 }
 
 /// One core's lock-free cell.
@@ -112,10 +121,26 @@ impl LfState {
             eps: padded(config.max_endpoints, DualQueue::new),
             ntfns: padded(config.max_notifications, SignalStack::new),
             replies: padded(config.max_replies, ReplyWord::new),
-            links: padded(config.max_threads, || AtomicU64::new(new_link())),
+            threads: padded(config.max_threads, || ThreadCell {
+                link: AtomicU64::new(new_link()),
+                ctl: StopWord::new(),
+            }),
             cores: padded(config.cores, || LfCore { inbox: Inbox::new(), prio: AtomicU32::new(IDLE) }),
             tally,
         }
+    }
+
+    /// Thread slot `i`'s control word (`control.rs`).
+    #[inline(always)]
+    pub(crate) fn ctl(&self, i: u32) -> &StopWord {
+        &self.threads[i as usize].ctl
+    }
+
+    /// Count one read-modify-write of core `core` (the control words',
+    /// which are not a `granule_sync` object), if `COUNTING`.
+    #[inline(always)]
+    pub(crate) fn count<const COUNTING: bool>(&self, core: usize, op: Rmw) {
+        self.links::<COUNTING>(core).rmw(op);
     }
 
     /// The link array as core `core` passes it to the lock-free objects.

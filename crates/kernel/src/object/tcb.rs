@@ -172,6 +172,7 @@ impl<W: Waits> Ctx<'_, W> {
                 // A fresh start abandons whatever the thread was doing.
                 let was_active = x.state != ThreadState::Inactive;
                 x.state = ThreadState::Inactive;
+                W::set_inactive(self, t, true);
                 if was_active || resume {
                     self.make_runnable(t);
                 }
@@ -199,6 +200,8 @@ impl<W: Waits> Ctx<'_, W> {
             TcbOp::Resume { t } => {
                 if self.get(t).is_some_and(|x| x.state == ThreadState::Inactive) {
                     self.make_runnable(t);
+                } else {
+                    W::cancel_stop(self, t);
                 }
                 Outcome::Done
             }
@@ -231,6 +234,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(t) {
             if x.state != ThreadState::Zombie {
                 x.state = ThreadState::Inactive;
+                W::set_inactive(self, t, true);
             }
         }
     }
@@ -241,6 +245,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
             x.slice = slice;
+            W::set_inactive(self, t, false);
             self.wake(t);
         }
     }
@@ -289,6 +294,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(t) {
             x.core = core;
         }
+        W::set_home(self, t, core);
         if state == ThreadState::Running && !(current_here && old == self.core) {
             self.wake(t);
         }

@@ -376,6 +376,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(cur) {
             x.state = ThreadState::Inactive;
             x.fresh = true;
+            W::set_inactive(self, cur, true);
         }
     }
 
@@ -387,7 +388,13 @@ impl<W: Waits> Ctx<'_, W> {
         let cur = self.cs(core).current;
         let action = core::mem::replace(&mut self.cs(core).action, Action::Resume);
         if let Action::Direct { to, prio } = action {
-            return self.exit_to(Some(to), prio);
+            if W::may_dispatch(self, to) {
+                return self.exit_to(Some(to), prio);
+            }
+            let picked = self.pick(core);
+            let next = self.dispatchable(core, picked);
+            let next_prio = next.and_then(|n| self.get(n).map(|x| x.prio)).unwrap_or(0);
+            return self.exit_to(next, next_prio);
         }
         // The current thread, read once: (runnable, here, queued, priority).
         let cur_info = cur.and_then(|c| {
@@ -442,7 +449,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             None
         } else {
-            next
+            self.dispatchable(core, next)
         };
         let next_prio = next.and_then(|n| self.get(n).map(|x| x.prio)).unwrap_or(0);
         self.exit_to(next, next_prio)
@@ -482,6 +489,20 @@ impl<W: Waits> Ctx<'_, W> {
             bump(&self.cell(core).switches);
         }
         plan
+    }
+
+    /// `next`, or the next in line if the wait representation stops it
+    /// (a pending suspend, `lockfree`); the check compiles away for the
+    /// objects' own queues.
+    #[inline(always)]
+    fn dispatchable(&mut self, core: usize, mut next: Option<Ref<Tcb>>) -> Option<Ref<Tcb>> {
+        while let Some(n) = next {
+            if W::may_dispatch(self, n) {
+                break;
+            }
+            next = self.pick(core);
+        }
+        next
     }
 
     /// Choose the best of a runnable current thread and the ready queue.
@@ -531,7 +552,10 @@ impl<W: Waits> Ctx<'_, W> {
         let r = Ref::<Tcb>::new(t.index, t.gen);
         let x = self.get(r)?;
         let (state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
+        let stop = if state == ThreadState::Zombie { None } else { W::stop_requested(self, r) };
+        let blocked = !matches!(state, ThreadState::Inactive | ThreadState::Running | ThreadState::Zombie);
         let status = match state {
+            _ if stop == Some(false) => ThreadStatus::Inactive,
             ThreadState::Inactive => ThreadStatus::Inactive,
             ThreadState::Running if ready => ThreadStatus::Ready,
             ThreadState::Running => ThreadStatus::Current,
@@ -541,6 +565,6 @@ impl<W: Waits> Ctx<'_, W> {
             ThreadState::BlockedOnNotification { .. } => ThreadStatus::BlockedOnNotification,
             ThreadState::Zombie => ThreadStatus::Zombie,
         };
-        Some(ThreadInfo { status, core, priority: prio })
+        Some(ThreadInfo { status, core, priority: prio, call_abandoned: blocked && stop.is_some() })
     }
 }

@@ -16,6 +16,27 @@ fn suspend_a_thread_running_on_another_core() {
     let (cap, t) = sim.spawn(1, 50, 1);
     assert_eq!(sim.running[1], Some(t));
     sim.auto_ipi = false;
+    if WHICH.suspends_asynchronously() {
+        // The request is made at once; the core stops the thread when it
+        // takes the interrupt, and the thread counts as inactive meanwhile.
+        assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSuspend, &[]), Some(Ok(())));
+        assert!(sim.pending.contains(&1));
+        assert_eq!(sim.running[1], Some(t));
+        assert_eq!(sim.status(t), ThreadStatus::Inactive);
+        sim.deliver_ipis();
+        assert_eq!(sim.running[1], None);
+        assert_eq!(sim.status(t), ThreadStatus::Inactive);
+        sim.invoke(0, cap, TcbResume, &[]).unwrap();
+        sim.deliver_ipis();
+        assert_eq!(sim.running[1], Some(t));
+        // A resume before the core acted cancels the request: it keeps running.
+        sim.invoke(0, cap, TcbSuspend, &[]).unwrap();
+        sim.invoke(0, cap, TcbResume, &[]).unwrap();
+        sim.deliver_ipis();
+        assert_eq!(sim.running[1], Some(t));
+        assert_eq!(sim.status(t), ThreadStatus::Current);
+        return;
+    }
     assert_eq!(sim.invoke_maybe_restart(0, cap, TcbSuspend, &[]), None);
     assert!(sim.pending.contains(&1));
     assert!(sim.k.pending_ipi(1));
@@ -82,6 +103,17 @@ fn two_threads_stalling_each_other_do_not_deadlock() {
     let (b_cap, b) = sim.spawn(2, 150, 1);
     assert_eq!((sim.running[0], sim.running[1]), (Some(a), Some(b)));
     sim.auto_ipi = false;
+    if WHICH.suspends_asynchronously() {
+        // Nobody waits: a's request is made at once, and b, suspended, is
+        // stopped when it traps, before its own request runs (it restarts
+        // on resume).
+        assert_eq!(sim.invoke_maybe_restart(0, b_cap, TcbSuspend, &[]), Some(Ok(())));
+        assert_eq!(sim.invoke_maybe_restart(1, a_cap, TcbSuspend, &[]), None);
+        sim.deliver_ipis();
+        assert_eq!((sim.running[0], sim.running[1]), (Some(a), None));
+        assert_eq!((sim.status(a), sim.status(b)), (ThreadStatus::Current, ThreadStatus::Inactive));
+        return;
+    }
     assert_eq!(sim.invoke_maybe_restart(0, b_cap, TcbSuspend, &[]), None);
     // b (not stalled yet) tries the same on a: only one thread may hold
     // cores, so b just restarts.

@@ -23,9 +23,10 @@
 //! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
 //! | [`LogRing`] (byte messages, drop when full, sleeping reader) | `log_ring.rs` | 64-bit positions and sequences | Vyukov 2010 |
 //! | [`rcu_tree::Tree`] (named nodes, byte values) | `rcu_tree.rs` | one body pointer per node | §4 optimistic update, RCU (McKenney 1998) |
+//! | [`StopWord`] (suspend, resume, the owner's stop) | `stop_word.rs` | 32-bit flags and home core | §4.2 `STOPME` |
 //!
-//! The last three are the kernel's `lockfree` regime's objects. Unlike the
-//! others they are *intrusive*: their nodes are indices into a link array
+//! The kernel's `lockfree` regime uses the last six. `DualQueue`,
+//! `SignalStack` and `Inbox` are *intrusive*: their nodes are indices into a link array
 //! the caller owns (one `AtomicU64` per thread, layout in `link.rs`),
 //! because a waiting thread is the node. The caller passes that array as a
 //! [`Links`] view, which also receives a report of every atomic
@@ -83,6 +84,7 @@ pub mod rcu_tree;
 mod refcount_list;
 mod signal;
 mod stack;
+mod stop_word;
 mod tagged;
 
 pub use counter::{Counter, SeqCounter};
@@ -99,6 +101,7 @@ pub use queue::{
 pub use refcount_list::{Iter, NodeRef, RcList, SeqRcList};
 pub use signal::{SignalStack, SignalState, Waited};
 pub use stack::{SeqStack, Stack};
+pub use stop_word::{Resumed, StopWord, Suspended};
 
 /// A put or push found the object full; the rejected word is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,246 @@
+//! Suspend and resume without a lock: Synthesis's `STOPME` protocol
+//! (Massalin & Pu, seed `004` §4.2) on each thread's
+//! `StopWord` (granule-sync's `stop_word.rs`: layout, protocol, loom
+//! models), kept in the thread's cell beside its link (`shared.rs`).
+//!
+//! # Who does what
+//!
+//! * **Suspend** (any core, on a shared path: `TcbSuspend` decodes to
+//!   `Decoded::Control`): request the stop with one CAS, then interrupt the
+//!   home core (or re-choose here). The call returns at once, as in
+//!   Synthesis.
+//! * **Resume** (any core): claim a stopped thread with one CAS and make it
+//!   runnable on its home core (an inbox push for another core), or cancel
+//!   a request nobody has met yet.
+//! * **The owner meets the request** — whoever owns the thread when it next
+//!   comes by, under the ownership rule of `crate::lockfree`:
+//!   * the core about to dispatch it (`lf_may_dispatch`, the `Waits` hook at
+//!     the end of every entry);
+//!   * the core it traps on (`lf_stop_trapped`, before the call is
+//!     decoded: the call is restarted on resume);
+//!   * the taker that has just removed it from an endpoint, notification or
+//!     reply word (`lf_refuse_taken`: it is *refused* — given nothing, its
+//!     call restarted — and the taker takes again).
+//!
+//!   It stops the thread (state `Inactive`, out of every queue), then
+//!   publishes it stopped; a cancelled request is cleared instead (a
+//!   refused waiter then runs again and restarts its call, which is seL4's
+//!   suspend and resume of a blocked thread).
+//!
+//! The general code keeps the word right in management entries (creation,
+//! faults, `WriteRegisters`, migration, its own suspend and resume) through
+//! the `Waits` hooks `set_inactive`, `set_home`, `cancel_stop`.
+//!
+//! # Why it is linearizable
+//!
+//! A suspend takes effect at its CAS. After it the thread makes no system
+//! call (a trapped call is stopped before it is decoded), is not
+//! dispatched, and receives nothing: a taker's CAS that removes it from a
+//! wait word comes after the suspend's in the total order of `SeqCst`
+//! read-modify-writes (both are locked instructions on x86-64), so the
+//! taker's load of the word sees the request. A taker whose CAS came first
+//! delivered before the suspend, which is the order the two are linearized
+//! in. Introspection reports a thread with a pending request as inactive,
+//! and its blocked call as abandoned (`ThreadInfo::call_abandoned`).
+//!
+//! The differences from seL4, which stalls the other core first, are of
+//! time, not results (`docs/synthesis.md`): the thread may go on computing
+//! in user mode until its home core takes the interrupt; a refused waiter
+//! keeps its place in its queue until a taker reaches it (seL4 would
+//! restart its call and queue it again at the back, which is where the
+//! restarted call goes); and a suspended receiver keeps its reply object
+//! claimed until it is reached.
+//!
+//! # Cost
+//!
+//! Suspend and resume: one CAS each (and the interrupt for a new request,
+//! and the inbox push for a claimed thread of another core). The owner's
+//! stop is one CAS; dispatching, trapping and taking a thread add one load
+//! of the word each, from the line of the link the core has just used. The
+//! kernel test `lockfree_suspend_and_resume_count_their_atomics` counts
+//! them.
+
+use granule_sync::lockfree::{Resumed, Suspended};
+
+use crate::object::thread::ThreadState;
+use crate::object::{Ref, Tcb};
+use crate::outcome::Outcome;
+use crate::sched::Action;
+use crate::state::{Ctx, IPI_RESCHEDULE};
+
+use super::shared::{LfState, ReplyState};
+
+impl Ctx<'_, LfState> {
+    /// `TcbSuspend` (`resume = false`) or `TcbResume` of live thread `t` by
+    /// this core's current thread, on a shared path (`X = false`) or in a
+    /// management entry.
+    pub(crate) fn lf_control<const X: bool, const C: bool>(
+        &mut self,
+        lf: &LfState,
+        t: Ref<Tcb>,
+        resume: bool,
+    ) -> Outcome {
+        let core = self.core;
+        let w = lf.ctl(t.index());
+        let rmw = |op| lf.count::<C>(core, op);
+        if resume {
+            if w.resume(rmw) == Resumed::Claimed {
+                // Ours until it is published on its core.
+                let slice = self.s.config.timeslice_ticks;
+                if let Some(x) = self.get(t) {
+                    x.state = ThreadState::Running;
+                    x.slice = slice;
+                }
+                self.lf_wake::<X, C>(lf, t);
+            }
+        } else if let Suspended::Requested { home } = w.suspend(rmw) {
+            if home == core {
+                self.request_reschedule();
+            } else if home < self.s.config.cores {
+                self.send_ipi(home, IPI_RESCHEDULE);
+            }
+        }
+        Outcome::Done
+    }
+
+    /// Whether this core may run `t` (ours: the thread chosen at the end of
+    /// an entry, out of the ready queue): if a suspend is pending, it is
+    /// stopped here instead. A stall owner is left to its next trap, which
+    /// is a management entry that releases its holds.
+    #[inline(always)]
+    pub(crate) fn lf_may_dispatch(&mut self, t: Ref<Tcb>) -> bool {
+        let lf = self.lf();
+        if lf.ctl(t.index()).requested().is_none() {
+            return true;
+        }
+        self.lf_may_dispatch_slow(lf, t)
+    }
+
+    #[cold]
+    fn lf_may_dispatch_slow(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
+        let Some(x) = self.get(t) else { return true };
+        if !x.holds.is_empty() || x.state != ThreadState::Running {
+            return true;
+        }
+        let core = self.core;
+        let was_current = self.cs(core).current == Some(t);
+        let set = move |ctx: &mut Self, state: ThreadState| {
+            if let Some(x) = ctx.get(t) {
+                x.state = state;
+            }
+            if was_current {
+                ctx.cs(core).current = (state == ThreadState::Running).then_some(t);
+            }
+        };
+        lf.ctl(t.index()).meet(
+            self,
+            |ctx| set(ctx, ThreadState::Inactive),
+            |ctx| set(ctx, ThreadState::Running),
+            |op| lf.count::<true>(core, op),
+        )
+    }
+
+    /// Before the system call of this core's current thread `t` is decoded:
+    /// if a suspend is pending, stop `t` with its call restarted on resume
+    /// (`true`: do not run the call).
+    #[inline(always)]
+    pub(crate) fn lf_stop_trapped<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
+        if lf.ctl(t.index()).requested().is_none() {
+            return false;
+        }
+        self.lf_stop_trapped_slow::<C>(lf, t)
+    }
+
+    #[cold]
+    fn lf_stop_trapped_slow<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
+        let core = self.core;
+        let action = self.cs(core).action;
+        !lf.ctl(t.index()).meet(
+            self,
+            |ctx| {
+                // A stall owner gives its cores back (it traps only into
+                // management entries, which may touch them).
+                if ctx.get(t).is_some_and(|x| !x.holds.is_empty()) {
+                    ctx.release_holds(t);
+                }
+                ctx.ipc(t.index()).restart = 1;
+                if let Some(x) = ctx.get(t) {
+                    x.state = ThreadState::Inactive;
+                }
+                ctx.cs(core).current = None;
+                ctx.cs(core).action = Action::Choose { yielded: false };
+            },
+            |ctx| {
+                ctx.ipc(t.index()).restart = 0;
+                if let Some(x) = ctx.get(t) {
+                    x.state = ThreadState::Running;
+                }
+                ctx.cs(core).current = Some(t);
+                ctx.cs(core).action = action;
+            },
+            |op| lf.count::<C>(core, op),
+        )
+    }
+
+    /// `t` was just taken out of an endpoint, notification or reply word by
+    /// this entry (ours, still in its blocked state): if a suspend is
+    /// pending it is refused — its call restarted, and it stopped, or run
+    /// again if a resume cancelled the suspend — and `true` tells the taker
+    /// to take again.
+    #[inline(always)]
+    pub(crate) fn lf_refuse_taken<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
+        if lf.ctl(t.index()).requested().is_none() {
+            return false;
+        }
+        self.lf_refuse_slow::<X, C>(lf, t);
+        true
+    }
+
+    #[cold]
+    fn lf_refuse_slow<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
+        // The call is abandoned: a receiver's claim on its reply object goes.
+        if let Some(ThreadState::BlockedOnRecv { reply: Some(r), .. }) = self.get(t).map(|x| x.state) {
+            let word = &lf.replies[r.index() as usize];
+            if word.load().1 == ReplyState::Receiver(t) {
+                word.set(ReplyState::Empty);
+            }
+        }
+        self.ipc(t.index()).restart = 1;
+        let core = self.core;
+        let set = move |ctx: &mut Self, state: ThreadState| {
+            if let Some(x) = ctx.get(t) {
+                x.state = state;
+            }
+        };
+        let goes_on =
+            lf.ctl(t.index()).meet(self, |ctx| set(ctx, ThreadState::Inactive), |_| {}, |op| lf.count::<C>(core, op));
+        if goes_on {
+            set(self, ThreadState::Running);
+            self.lf_wake::<X, C>(lf, t);
+        }
+    }
+
+    /// A management entry made `t` inactive (`true`) or runnable from
+    /// inactive (`false`).
+    pub(crate) fn lf_set_inactive(&mut self, t: Ref<Tcb>, inactive: bool) {
+        self.lf().ctl(t.index()).set_inactive(inactive);
+    }
+
+    /// A management entry gave `t` home core `core`.
+    pub(crate) fn lf_set_home(&mut self, t: Ref<Tcb>, core: usize) {
+        self.lf().ctl(t.index()).set_home(core);
+    }
+
+    /// A management entry resumes `t`, which is not inactive: cancel a
+    /// pending suspend (`true` if there was one), as `lf_control` does.
+    pub(crate) fn lf_cancel_stop(&mut self, t: Ref<Tcb>) -> bool {
+        let core = self.core;
+        let lf = self.lf();
+        lf.ctl(t.index()).resume(|op| lf.count::<true>(core, op)) == Resumed::Cancelled
+    }
+
+    /// A suspend of `t` nobody has met: `Some(cancelled)`.
+    pub(crate) fn lf_stop_requested(&mut self, t: Ref<Tcb>) -> Option<bool> {
+        self.lf().ctl(t.index()).requested()
+    }
+}

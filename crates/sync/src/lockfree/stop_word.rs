@@ -1,0 +1,284 @@
+//! A thread's suspension word: Synthesis's `STOPME` flag (Massalin & Pu,
+//! seed `004` §4.2), with the resume that may overtake it.
+//!
+//! In Synthesis a thread is suspended by setting `STOPME` in its TCB with
+//! one CAS and, if it runs on another CPU, interrupting that CPU; the
+//! dispatcher that next meets the thread takes it off the ready queue and
+//! marks it stopped. Here the word also carries what a resume needs — a
+//! resume may arrive before anybody met the request, and must claim a
+//! stopped thread exactly once — and the thread's home core, so a requester
+//! knows whom to interrupt without reading the TCB.
+//!
+//! # Word layout (`AtomicU32`)
+//!
+//! | bits | name | meaning |
+//! |---|---|---|
+//! | 0 | `STOPME` | a suspend was requested and nobody has met it yet |
+//! | 1 | `RESUMED` | (only with `STOPME`) a resume came after it: the two cancel out |
+//! | 2 | `INACTIVE` | the thread is stopped and owned by nobody (never with `STOPME`) |
+//! | 16..32 | home | the thread's core (set only while nobody else uses the word) |
+//!
+//! # Protocol
+//!
+//! | who | sees | CAS to | then |
+//! |---|---|---|---|
+//! | suspend | `0` | `STOPME` | interrupt the home core ([`Suspended::Requested`]) |
+//! | suspend | `STOPME\|RESUMED` | `STOPME` | the request stands again |
+//! | resume | `INACTIVE` | `0` | the caller owns the thread: make it runnable ([`Resumed::Claimed`]) |
+//! | resume | `STOPME` | `STOPME\|RESUMED` | the request is cancelled ([`Resumed::Cancelled`]) |
+//! | owner ([`StopWord::meet`]) | `STOPME\|RESUMED` | `0` | the thread goes on |
+//! | owner | `STOPME` | `INACTIVE` | after stopping the thread (release) |
+//!
+//! Everything else is a no-op (suspending a stopped thread, resuming one
+//! that is not suspended). The *owner* is whoever may touch the thread at
+//! that moment (its core dispatching it, the core it traps on, the taker
+//! that just removed it from a wait queue); the caller of [`StopWord::meet`]
+//! stops the thread first and publishes `INACTIVE` second, so a resume that
+//! claims it sees the stop complete (acquire/release on the word). An owner
+//! whose publication loses to a resume undoes its stop and lets the thread
+//! go on, exactly as if the request had been cancelled before it looked.
+//!
+//! Each operation is one CAS when uncontended; contention only retries.
+//! The loom models (`tests/loom_lockfree.rs`) check that a request is
+//! either met or cancelled, never both or neither, that a stopped thread is
+//! claimed by at most one resume, and that a claimer sees the stop.
+
+use crate::primitive::{AtomicU32, Ordering};
+
+use super::link::Rmw;
+
+const STOPME: u32 = 1;
+const RESUMED: u32 = 2;
+const INACTIVE: u32 = 4;
+const FLAGS: u32 = STOPME | RESUMED | INACTIVE;
+const HOME_SHIFT: u32 = 16;
+
+/// What a suspend did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suspended {
+    /// A new request: interrupt the thread's home core.
+    Requested {
+        /// The thread's home core.
+        home: usize,
+    },
+    /// The thread was stopped or a request stood already (a cancelled one
+    /// stands again).
+    Already,
+}
+
+/// What a resume did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resumed {
+    /// The thread was stopped: the caller owns it now, and makes it runnable.
+    Claimed,
+    /// A request nobody had met is cancelled.
+    Cancelled,
+    /// The thread was not suspended: nothing to do.
+    NotSuspended,
+}
+
+/// A thread's suspension word (see the module documentation).
+#[derive(Debug)]
+pub struct StopWord(AtomicU32);
+
+impl Default for StopWord {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StopWord {
+    /// A runnable thread of core 0.
+    pub fn new() -> Self {
+        Self(AtomicU32::new(0))
+    }
+
+    /// CAS from `seen` to `new`, reported to `rmw`; the word now on failure.
+    #[inline(always)]
+    fn cas(&self, seen: u32, new: u32, rmw: &impl Fn(Rmw)) -> Result<(), u32> {
+        rmw(Rmw::Cmpxchg);
+        self.0.compare_exchange(seen, new, Ordering::AcqRel, Ordering::Acquire).map(|_| ())
+    }
+
+    /// Request that the thread stop.
+    #[inline]
+    pub fn suspend(&self, rmw: impl Fn(Rmw)) -> Suspended {
+        let mut c = self.0.load(Ordering::Acquire);
+        loop {
+            let new = match c & FLAGS {
+                0 => c | STOPME,
+                f if f == STOPME | RESUMED => c & !RESUMED,
+                _ => return Suspended::Already,
+            };
+            match self.cas(c, new, &rmw) {
+                Ok(()) if c & FLAGS == 0 => return Suspended::Requested { home: (c >> HOME_SHIFT) as usize },
+                Ok(()) => return Suspended::Already,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Resume the thread: claim it if stopped, cancel a request nobody met.
+    #[inline]
+    pub fn resume(&self, rmw: impl Fn(Rmw)) -> Resumed {
+        let mut c = self.0.load(Ordering::Acquire);
+        loop {
+            let (new, done) = match c & FLAGS {
+                INACTIVE => (c & !FLAGS, Resumed::Claimed),
+                STOPME => (c | RESUMED, Resumed::Cancelled),
+                _ => return Resumed::NotSuspended,
+            };
+            match self.cas(c, new, &rmw) {
+                Ok(()) => return done,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// A request nobody has met: `Some(cancelled)`. One load; the owner's
+    /// test before [`StopWord::meet`].
+    #[inline(always)]
+    pub fn requested(&self) -> Option<bool> {
+        let c = self.0.load(Ordering::Acquire);
+        (c & STOPME != 0).then_some(c & RESUMED != 0)
+    }
+
+    /// The owner meets a request ([`StopWord::requested`] said so): if it
+    /// was cancelled, clear it and return `true` (the thread goes on);
+    /// otherwise `stop(s)` the thread — make it inactive, out of every
+    /// queue — and publish it stopped (`false`). If a resume cancels the
+    /// request meanwhile, `undo(s)` is run and the thread goes on (`true`).
+    /// With no request at all, nothing happens (`true`).
+    pub fn meet<S>(&self, s: &mut S, stop: impl FnOnce(&mut S), undo: impl FnOnce(&mut S), rmw: impl Fn(Rmw)) -> bool {
+        let mut c = self.0.load(Ordering::Acquire);
+        let mut stop = Some(stop);
+        let mut stopped = false;
+        loop {
+            if c & STOPME == 0 {
+                break;
+            }
+            if c & RESUMED != 0 {
+                match self.cas(c, c & !FLAGS, &rmw) {
+                    Ok(()) => break,
+                    Err(now) => c = now,
+                }
+                continue;
+            }
+            if let Some(stop) = stop.take() {
+                stop(s);
+                stopped = true;
+            }
+            // Publishing is the release: the thread is touched no more.
+            match self.cas(c, (c & !FLAGS) | INACTIVE, &rmw) {
+                Ok(()) => return false,
+                Err(now) => c = now,
+            }
+        }
+        if stopped {
+            undo(s);
+        }
+        true
+    }
+
+    /// Whether the thread is stopped ([`Resumed::Claimed`] would claim it).
+    pub fn is_inactive(&self) -> bool {
+        self.0.load(Ordering::Acquire) & INACTIVE != 0
+    }
+
+    /// The thread was made inactive (`true`: claimable by a resume) or
+    /// runnable (`false`) by someone who excludes every other user of the
+    /// word; any request is dropped.
+    pub fn set_inactive(&self, inactive: bool) {
+        let c = self.0.load(Ordering::Relaxed) & !FLAGS;
+        self.0.store(if inactive { c | INACTIVE } else { c }, Ordering::Release);
+    }
+
+    /// The thread's home core.
+    pub fn home(&self) -> usize {
+        (self.0.load(Ordering::Acquire) >> HOME_SHIFT) as usize
+    }
+
+    /// Set the home core (excluding every other user of the word, as
+    /// [`StopWord::set_inactive`]). Cores above 2^16 - 1 are not
+    /// representable and saturate.
+    pub fn set_home(&self, core: usize) {
+        let core = core.min(u16::MAX as usize) as u32;
+        let c = self.0.load(Ordering::Relaxed) & FLAGS;
+        self.0.store(c | (core << HOME_SHIFT), Ordering::Release);
+    }
+
+    /// Whether the flags are a state the protocol can reach: never
+    /// `STOPME` with `INACTIVE`, `RESUMED` only with `STOPME`. (The word,
+    /// for the message.)
+    pub fn check(&self) -> Result<(), u32> {
+        let c = self.0.load(Ordering::Acquire);
+        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && (c & RESUMED == 0 || c & STOPME != 0);
+        if ok {
+            Ok(())
+        } else {
+            Err(c)
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    fn quiet(_: Rmw) {}
+
+    #[test]
+    fn suspend_meet_resume() {
+        let w = StopWord::new();
+        w.set_home(3);
+        assert_eq!(w.suspend(quiet), Suspended::Requested { home: 3 });
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.requested(), Some(false));
+        let mut log = Vec::new();
+        assert!(!w.meet(&mut log, |l| l.push("stop"), |l| l.push("undo"), quiet));
+        assert_eq!(log, ["stop"]);
+        assert!(w.is_inactive() && w.requested().is_none());
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.resume(quiet), Resumed::Claimed);
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+        assert_eq!((w.home(), w.check()), (3, Ok(())));
+    }
+
+    #[test]
+    fn a_resume_before_the_owner_cancels_and_a_suspend_restores() {
+        let w = StopWord::new();
+        assert!(matches!(w.suspend(quiet), Suspended::Requested { .. }));
+        assert_eq!(w.resume(quiet), Resumed::Cancelled);
+        assert_eq!(w.requested(), Some(true));
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.requested(), Some(false));
+        assert_eq!(w.resume(quiet), Resumed::Cancelled);
+        let mut log = Vec::new();
+        assert!(w.meet(&mut log, |l| l.push("stop"), |l| l.push("undo"), quiet));
+        assert!(log.is_empty() && w.requested().is_none() && !w.is_inactive());
+    }
+
+    #[test]
+    fn counts_one_cas_per_uncontended_operation() {
+        let w = StopWord::new();
+        let n = core::cell::Cell::new(0);
+        let count = |_: Rmw| n.set(n.get() + 1);
+        w.suspend(count);
+        w.meet(&mut (), |_| {}, |_| {}, count);
+        w.resume(count);
+        assert_eq!(n.get(), 3);
+    }
+
+    #[test]
+    fn management_writes_keep_the_other_half() {
+        let w = StopWord::new();
+        w.set_inactive(true);
+        w.set_home(70_000);
+        assert!(w.is_inactive());
+        assert_eq!(w.home(), u16::MAX as usize);
+        w.set_inactive(false);
+        assert_eq!(w.home(), u16::MAX as usize);
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+    }
+}

@@ -81,6 +81,7 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     }
     assert!(!of_kind(&recs, "null_call").is_empty());
     assert!(!of_kind(&recs, "synthesis_contended").is_empty());
+    assert!(!of_kind(&recs, "synthesis_atomics").is_empty());
 
     // The subsystem study ran every policy, with no failed call, and its
     // three profiler tables are on the page.

@@ -42,6 +42,28 @@ impl<const X: bool, const C: bool> Words<'_, X, C> {
     fn refused(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>) -> bool {
         ctx.lf_refuse_taken::<X, C>(self.lf, t)
     }
+
+    /// The thread `take` takes out of a word (of endpoint `ep`, if one),
+    /// taking again past threads refused for a pending suspend.
+    #[inline(always)]
+    fn taken(
+        &self,
+        ctx: &mut Ctx<'_, LfState>,
+        ep: Option<Ref<Endpoint>>,
+        mut take: impl FnMut(&mut Ctx<'_, LfState>) -> Option<u32>,
+    ) -> Option<Ref<Tcb>> {
+        loop {
+            let i = take(ctx)?;
+            let t = ctx.ref_at::<Tcb>(i)?;
+            if !self.refused(ctx, t) {
+                return Some(t);
+            }
+            // A refused sender may have been the one that marked the word.
+            if let (true, Some(ep)) = (X, ep) {
+                ctx.lf_refresh_mark(self.lf, ep);
+            }
+        }
+    }
 }
 
 /// The CAS words of `lf`, on a shared path (`X = false`) or in a
@@ -59,32 +81,14 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn take(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side) -> Option<Ref<Tcb>> {
-        loop {
-            let i = self.lf.eps[ep.index() as usize].take(self.lf.links::<C>(ctx.core), side)?;
-            let t = ctx.ref_at::<Tcb>(i)?;
-            if !self.refused(ctx, t) {
-                return Some(t);
-            }
-            // A refused sender may have been the one that marked the word.
-            if X {
-                ctx.lf_refresh_mark(self.lf, ep);
-            }
-        }
+        let q = &self.lf.eps[ep.index() as usize];
+        self.taken(ctx, Some(ep), |ctx| q.take(self.lf.links::<C>(ctx.core), side))
     }
 
     #[inline(always)]
     fn offer(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side, me: Ref<Tcb>) -> Option<Ref<Tcb>> {
-        loop {
-            let i = self.lf.eps[ep.index() as usize].offer(self.lf.links::<C>(ctx.core), side, me.index())?;
-            let t = ctx.ref_at::<Tcb>(i)?;
-            if !self.refused(ctx, t) {
-                return Some(t);
-            }
-            // A refused sender may have been the one that marked the word.
-            if X {
-                ctx.lf_refresh_mark(self.lf, ep);
-            }
-        }
+        let q = &self.lf.eps[ep.index() as usize];
+        self.taken(ctx, Some(ep), |ctx| q.offer(self.lf.links::<C>(ctx.core), side, me.index()))
     }
 
     #[inline(always)]
@@ -171,26 +175,16 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn pop_waiter(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>) -> Option<Ref<Tcb>> {
-        loop {
-            let i = self.lf.ntfns[n.index() as usize].pop_waiter(self.lf.links::<C>(ctx.core))?;
-            let t = ctx.ref_at::<Tcb>(i)?;
-            if !self.refused(ctx, t) {
-                return Some(t);
-            }
-        }
+        let w = &self.lf.ntfns[n.index() as usize];
+        self.taken(ctx, None, |ctx| w.pop_waiter(self.lf.links::<C>(ctx.core)))
     }
 
     /// A refused waiter took the signal out of the word: it is signalled
     /// again, to the next waiter or into the word.
     #[inline(always)]
     fn signal(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>, badge: Word) -> Option<Ref<Tcb>> {
-        loop {
-            let i = self.lf.ntfns[n.index() as usize].signal(self.lf.links::<C>(ctx.core), badge)?;
-            let t = ctx.ref_at::<Tcb>(i)?;
-            if !self.refused(ctx, t) {
-                return Some(t);
-            }
-        }
+        let w = &self.lf.ntfns[n.index() as usize];
+        self.taken(ctx, None, |ctx| w.signal(self.lf.links::<C>(ctx.core), badge))
     }
 
     #[inline(always)]

@@ -24,8 +24,12 @@
 //!   [`Inbox`]; the core drains it into its private ready queues at every
 //!   entry. Scheduler state is private to its core.
 //!
+//! `TcbSuspend` and `TcbResume` of a thread of *another* core run shared
+//! too: Synthesis's `STOPME` on the thread's stop word (`control.rs`).
+//!
 //! Everything else — object invocations (retype, delete, revoke, copy,
-//! configure, suspend …), capability transfer, bound notifications, faults,
+//! configure, suspend of a thread of the caller's core …), capability
+//! transfer, bound notifications, faults,
 //! interrupts that signal a handler, stall owners, zombie reaping and
 //! introspection — is a
 //! *management* operation ([`LockFree`]'s `enter`/`exit`): serialised, and
@@ -49,9 +53,12 @@
 //!   nothing reads its TCB before (not even its state), so no separate
 //!   "claimed" mark is needed. Synthesis marks a thread before touching it
 //!   because other CPUs may reach it through the run queue or a `STOPME`
-//!   request at any time; here the only other route to a blocked thread
-//!   (suspend, delete, migrate, cancel) is a management operation, which
-//!   excludes the shared paths.
+//!   request at any time; here a `STOPME` request touches only the thread's
+//!   stop word (an atomic), and whoever takes the thread next acts on it
+//!   (`control.rs`), and the other routes to a blocked thread (delete,
+//!   migrate, cancel) are management operations, which exclude the shared
+//!   paths. A stopped thread is claimed by the CAS that clears its
+//!   `INACTIVE` mark.
 //! * **Publishing is the release.** A core gives a thread away by the CAS or
 //!   release store that makes it reachable (queueing it on an endpoint,
 //!   notification or inbox, storing it in a reply word), and touches it no
@@ -117,7 +124,8 @@
 //! Files: `shared.rs` (the words), `entry.rs` (shared entries, management
 //! hooks around every management entry), `ipc.rs` (the words as the
 //! executor's wait representation), `sched.rs` (inboxes and priorities),
-//! `manage.rs` (hooks of the general code), `check.rs` (invariants). Design notes:
+//! `manage.rs` (hooks of the general code), `control.rs` (suspend and
+//! resume), `check.rs` (invariants). Design notes:
 //! `docs/lockfree-kernel.md`.
 //!
 //! [`LockFree`]: crate::regime::LockFree

@@ -113,6 +113,20 @@ impl<'k, R: Regime> Driver<'k, R> {
         bail!("{:?} on slot {cptr} restarted 8 times", inv.label)
     }
 
+    /// One invocation by the root thread on core 0, without asking the
+    /// kernel which thread runs there (introspection is a management entry,
+    /// which would show in counted atomics): the plan, and the result
+    /// (`None`: restarted).
+    pub fn root_call(&mut self, cptr: Word, inv: &Invocation) -> (ExitPlan, Option<Result<Vec<Word>, Error>>) {
+        // SAFETY: the root runs on core 0 (the caller's promise) and this
+        // thread acts as core 0 between kernel entries.
+        let args = inv.write(unsafe { &mut *self.k.ipc_buffer(self.root) }, cptr);
+        let plan = self.k.syscall(&mut self.hs[0], args);
+        // SAFETY: as above, after the entry returned.
+        let out = encode::result(unsafe { &*self.k.ipc_buffer(self.root) }).map(|r| r.map(<[Word]>::to_vec));
+        (plan, out)
+    }
+
     /// `core` takes its pending IPI.
     pub fn ipi(&mut self, core: usize) -> ExitPlan {
         let plan = self.k.ipi(&mut self.hs[core]);

@@ -16,10 +16,14 @@
 //! cannot see below); the records add the median and the spread of the
 //! runs' medians.
 //!
-//! Under `lockfree`, thread and memory operations are management entries
-//! (behind the gate) today; the seed's lock-free versions of them are not
-//! built yet, so its rows measure the gate.
+//! Under `lockfree`, suspend and resume of a thread of another core run
+//! Synthesis's `STOPME` protocol without the gate (`kernel/src/lockfree/
+//! control.rs`), and a signal is the notification word's CAS; the other
+//! thread and memory operations are still management entries, behind the
+//! gate. The atomic instructions of the lock-free ones are counted in a
+//! separate pass (`atomics.rs`, the `synthesis_atomics` records).
 
+mod atomics;
 mod contended;
 mod drive;
 mod records;
@@ -292,6 +296,8 @@ pub fn run(a: &Args) -> Result<()> {
     let ns = m.ns_per_cycle();
     records.push(NullCallRecord { cycles: null, ns: null * ns, seed_us: SEED_NULL_CALL_US }.to_map());
     let mut table = String::new();
+    // (operation, part, regime, trimmed mean) of every cell of the table.
+    let mut means: Vec<(&str, &str, &str, f64)> = Vec::new();
     for (row, spec) in SPECS.iter().enumerate() {
         for (part, &(part_name, seed)) in spec.parts.iter().enumerate() {
             let mut line = format!("{:>1}  {:<38} {:<11}", spec.table, spec.operation, part_name);
@@ -307,6 +313,7 @@ pub fn run(a: &Args) -> Result<()> {
                 let mean = trimmed_mean(&mut pooled);
                 let s = summarize(&run_medians);
                 line.push_str(&format!(" {mean:>10.0}"));
+                means.push((spec.operation, part_name, regime, mean));
                 records.push(
                     SynthesisRecord {
                         table: spec.table,
@@ -336,10 +343,49 @@ pub fn run(a: &Args) -> Result<()> {
             table.push('\n');
         }
     }
+    let counted = if regimes.contains(&"lockfree") {
+        let costs = crate::limits::pinned_atomic_costs(15);
+        let extra = |row: &str, part: &str| {
+            let at = |r: &str| means.iter().find(|m| (m.0, m.1, m.2) == (row, part, r)).map(|m| m.3);
+            at("lockfree").zip(at("none")).map(|(l, n)| l - n)
+        };
+        atomics::records(iterations, &costs, extra)?
+    } else {
+        Vec::new()
+    };
+    records.extend(counted.iter().map(Record::to_map));
     if a.contended_seconds > 0.0 {
         contended_records(a, &regimes, &mut records)?;
     }
     let mut extra = String::new();
+    let mut atab = String::new();
+    if a.common.format == Format::Table && !counted.is_empty() {
+        atab.push_str(
+            "== lockfree: atomic instructions per thread operation (counted), their cost alone, and the timed \
+             extra over none (target: at most 1.5x the atomics) ==\n",
+        );
+        atab.push_str(&format!(
+            "{:<40} {:<11} {:>7} {:>5} {:>8} {:>11} {:>5} {:>11} {:>6} {:>7}  management\n",
+            "operation", "part", "atomics", "xchg", "cmpxchg", "cmpxchg16b", "xadd", "floor_cyc", "extra", "target"
+        ));
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+        for r in &counted {
+            atab.push_str(&format!(
+                "{:<40} {:<11} {:>7.1} {:>5.1} {:>8.1} {:>11.1} {:>5.1} {:>11} {:>6} {:>7}  {}\n",
+                r.operation,
+                r.part,
+                r.atomics,
+                r.xchg,
+                r.cmpxchg,
+                r.cmpxchg16b,
+                r.xadd,
+                opt(r.atomic_floor_cycles),
+                opt(r.extra_over_none_cycles),
+                r.within_target.map_or("-", |w| if w { "met" } else { "missed" }),
+                if r.management { "yes" } else { "no" }
+            ));
+        }
+    }
     if a.common.format == Format::Table {
         extra.push_str(&format!(
             "== the seed's Tables 2-4: cycles per regime, mean without the top tenth (null procedure call here: \
@@ -351,6 +397,7 @@ pub fn run(a: &Args) -> Result<()> {
         }
         extra.push_str(&format!(" {:>11}\n{table}", "seed V.1"));
     }
+    extra.push_str(&atab);
     emit(a.common.format, &records, &extra)?;
     Ok(())
 }

@@ -16,7 +16,7 @@ use super::drive::{timed, Driver};
 pub type Samples = Vec<Vec<u64>>;
 
 /// Priority of the threads the rows drive (below the root's).
-const PRIO: Word = 100;
+pub(super) const PRIO: Word = 100;
 
 /// A context switch between two threads of one address space, or of two:
 /// thread A yields to B on core 1 and back.

@@ -1,0 +1,182 @@
+//! The atomic instructions of `lockfree`'s thread operations, counted at
+//! run time (as `granule ipc` counts its calls'): the same driver as the
+//! timed rows, on a kernel under `LockFree::counting`, the counts read
+//! around each part. A separate pass, so counting does not touch the
+//! timings.
+
+use anyhow::{anyhow, bail, Result};
+use granule_hosted::granule_kernel::abi::{ObjectType, Sysno, Word, CAP_INIT_VSPACE};
+use granule_hosted::granule_kernel::{CountingLockFree, ExitPlan, Kernel, LockFree, MessageInfo, RmwCounts};
+use granule_verify::encode::Invocation;
+use serde::Serialize;
+
+use super::drive::Driver;
+use crate::limits::AtomicCost;
+use crate::output::Record;
+
+/// `synthesis_atomics`: the atomic read-modify-writes of one part of one
+/// thread operation under `lockfree`, per operation (the mean over the
+/// iterations; uncontended, so every count is the path's fixed number).
+#[derive(Clone, Debug, Serialize)]
+pub struct AtomicsRecord {
+    pub operation: &'static str,
+    /// `requester` or `dispatcher` (the target core's entry).
+    pub part: &'static str,
+    pub iterations: usize,
+    pub atomics: f64,
+    /// Of them: the management gate's reader-side `xchg`, one per entry.
+    pub xchg: f64,
+    pub xadd: f64,
+    pub cmpxchg: f64,
+    pub cmpxchg16b: f64,
+    /// Whether any part ran as a management entry (the gate's `lock xadd`):
+    /// the operation was not lock-free.
+    pub management: bool,
+    /// What these atomics alone cost, from this machine's measured
+    /// instruction costs (`granule info`'s), cycles.
+    pub atomic_floor_cycles: Option<f64>,
+    /// The timed row's `lockfree` cycles less `none`'s (the table's means),
+    /// where the row times exactly this part.
+    pub extra_over_none_cycles: Option<f64>,
+    /// The target: the extra cost at most 1.5 × the atomics' floor.
+    pub within_target: Option<bool>,
+}
+
+impl Record for AtomicsRecord {
+    const KIND: &'static str = "synthesis_atomics";
+}
+
+/// The operations counted, in record order.
+pub const OPERATIONS: [&str; 4] =
+    ["suspend", "resume, not in the run queue", "suspend + resume before the core acts", "signal"];
+
+type K = Kernel<CountingLockFree>;
+
+fn counts(d: &Driver<'_, CountingLockFree>) -> RmwCounts {
+    d.k.regime().rmw_counts()
+}
+
+/// The root's invocation of `cptr`, which must complete at once.
+fn call(d: &mut Driver<'_, CountingLockFree>, cptr: Word, inv: &Invocation) -> Result<ExitPlan> {
+    match d.root_call(cptr, inv) {
+        (plan, Some(Ok(_))) => Ok(plan),
+        (_, Some(Err(e))) => Err(anyhow!("{:?}: {e}", inv.label)),
+        (_, None) => Err(anyhow!("{:?} restarted", inv.label)),
+    }
+}
+
+/// Count `n` iterations of each operation on a fresh two-core kernel:
+/// `[operation][part]` sums.
+fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
+    let (k, boot, hs): (K, _, _) =
+        Kernel::boot(super::config(), LockFree::counting(super::config().cores)).map_err(|e| anyhow!("boot: {e}"))?;
+    let mut d = Driver::new(&k, &boot, hs)?;
+    let (t, _) = d.thread(1, super::rows::PRIO, CAP_INIT_VSPACE)?;
+    let ntfn = d.create(ObjectType::Notification, 0)?;
+    let (w, _) = d.thread(1, super::rows::PRIO + 1, CAP_INIT_VSPACE)?;
+    let mut sums = vec![[RmwCounts::default(); 2]; OPERATIONS.len()];
+    let add = |s: &mut RmwCounts, d: RmwCounts| {
+        s.xchg += d.xchg;
+        s.xadd += d.xadd;
+        s.cmpxchg += d.cmpxchg;
+        s.cmpxchg16b += d.cmpxchg16b;
+    };
+    // The waiter blocks; `t` runs on core 1 below it.
+    let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
+    for _ in 0..n {
+        // Suspend, then resume: each the root's call, then core 1's IPI.
+        for (op, inv) in [(0, Invocation::suspend()), (1, Invocation::resume())] {
+            let c0 = counts(&d);
+            let plan = call(&mut d, t, &inv)?;
+            let c1 = counts(&d);
+            for core in plan.ipis.iter() {
+                let _ = d.ipi(core);
+            }
+            add(&mut sums[op][0], c1.since(&c0));
+            add(&mut sums[op][1], counts(&d).since(&c1));
+        }
+        if d.current(1).is_none() {
+            bail!("the resumed thread does not run on core 1");
+        }
+        // Both before core 1 takes the interrupt: the request is cancelled.
+        let c0 = counts(&d);
+        let _ = call(&mut d, t, &Invocation::suspend())?;
+        let _ = call(&mut d, t, &Invocation::resume())?;
+        let c1 = counts(&d);
+        // The suspend's interrupt.
+        let _ = d.ipi(1);
+        add(&mut sums[2][0], c1.since(&c0));
+        add(&mut sums[2][1], counts(&d).since(&c1));
+        // Signal the waiter: the root's signal, then core 1 runs it, and it
+        // waits again (not counted).
+        let c0 = counts(&d);
+        let plan = d.sys(0, Sysno::Signal, ntfn, MessageInfo::default(), true);
+        let c1 = counts(&d);
+        for core in plan.ipis.iter() {
+            let _ = d.ipi(core);
+        }
+        add(&mut sums[3][0], c1.since(&c0));
+        add(&mut sums[3][1], counts(&d).since(&c1));
+        let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
+    }
+    let _ = (d.delete(w, false)?, d.delete(t, false)?);
+    Ok(sums)
+}
+
+/// The timed row that times exactly operation `op`'s parts, if any.
+pub fn timed_row(op: &str) -> Option<&'static str> {
+    match op {
+        "suspend" => Some("suspend"),
+        "resume, not in the run queue" => Some("resume, not in the run queue"),
+        "signal" => Some("signal"),
+        _ => None,
+    }
+}
+
+/// The `synthesis_atomics` records of `n` iterations; `costs` are this
+/// machine's instruction costs, `extra(row, part)` the timed `lockfree`
+/// cycles less `none`'s.
+pub fn records(
+    n: usize,
+    costs: &[AtomicCost],
+    extra: impl Fn(&str, &str) -> Option<f64>,
+) -> Result<Vec<AtomicsRecord>> {
+    let sums = count(n)?;
+    let cost = |name: &str| costs.iter().find(|c| c.instruction == name).and_then(|c| c.cycles.clone().ok());
+    let floor = |s: &RmwCounts| -> Option<f64> {
+        let mut sum = 0.0;
+        for (k, name) in
+            [(s.xchg, "xchg"), (s.xadd, "lock xadd"), (s.cmpxchg, "lock cmpxchg"), (s.cmpxchg16b, "lock cmpxchg16b")]
+        {
+            if k > 0 {
+                sum += k as f64 / n as f64 * cost(name)?;
+            }
+        }
+        Some(sum)
+    };
+    let per = |x: u64| x as f64 / n as f64;
+    let mut out = Vec::new();
+    for (op, parts) in OPERATIONS.iter().zip(&sums) {
+        let management = parts.iter().any(|p| p.xadd > 0);
+        for (part, s) in ["requester", "dispatcher"].into_iter().zip(parts) {
+            out.push(AtomicsRecord {
+                operation: op,
+                part,
+                iterations: n,
+                atomics: per(s.total()),
+                xchg: per(s.xchg),
+                xadd: per(s.xadd),
+                cmpxchg: per(s.cmpxchg),
+                cmpxchg16b: per(s.cmpxchg16b),
+                management,
+                atomic_floor_cycles: floor(s),
+                extra_over_none_cycles: timed_row(op).and_then(|row| extra(row, part)),
+                within_target: None,
+            });
+            if let Some(r) = out.last_mut() {
+                r.within_target = r.atomic_floor_cycles.zip(r.extra_over_none_cycles).map(|(f, e)| e <= 1.5 * f);
+            }
+        }
+    }
+    Ok(out)
+}

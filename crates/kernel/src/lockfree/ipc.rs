@@ -43,26 +43,20 @@ impl<const X: bool, const C: bool> Words<'_, X, C> {
         ctx.lf_refuse_taken::<X, C>(self.lf, t)
     }
 
-    /// The thread `take` takes out of a word (of endpoint `ep`, if one),
-    /// taking again past threads refused for a pending suspend.
+    /// Thread slot `i`, just taken out of a word (of endpoint `ep`, if
+    /// one): `Some(Some(t))` to keep, `Some(None)` if it was refused for a
+    /// pending suspend (take again), `None` for no thread there.
     #[inline(always)]
-    fn taken(
-        &self,
-        ctx: &mut Ctx<'_, LfState>,
-        ep: Option<Ref<Endpoint>>,
-        mut take: impl FnMut(&mut Ctx<'_, LfState>) -> Option<u32>,
-    ) -> Option<Ref<Tcb>> {
-        loop {
-            let i = take(ctx)?;
-            let t = ctx.ref_at::<Tcb>(i)?;
-            if !self.refused(ctx, t) {
-                return Some(t);
-            }
-            // A refused sender may have been the one that marked the word.
-            if let (true, Some(ep)) = (X, ep) {
-                ctx.lf_refresh_mark(self.lf, ep);
-            }
+    fn keep(&self, ctx: &mut Ctx<'_, LfState>, ep: Option<Ref<Endpoint>>, i: u32) -> Option<Option<Ref<Tcb>>> {
+        let t = ctx.ref_at::<Tcb>(i)?;
+        if !self.refused(ctx, t) {
+            return Some(Some(t));
         }
+        // A refused sender may have been the one that marked the word.
+        if let (true, Some(ep)) = (X, ep) {
+            ctx.lf_refresh_mark(self.lf, ep);
+        }
+        Some(None)
     }
 }
 
@@ -82,13 +76,21 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     #[inline(always)]
     fn take(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side) -> Option<Ref<Tcb>> {
         let q = &self.lf.eps[ep.index() as usize];
-        self.taken(ctx, Some(ep), |ctx| q.take(self.lf.links::<C>(ctx.core), side))
+        loop {
+            if let Some(t) = self.keep(ctx, Some(ep), q.take(self.lf.links::<C>(ctx.core), side)?)? {
+                return Some(t);
+            }
+        }
     }
 
     #[inline(always)]
     fn offer(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side, me: Ref<Tcb>) -> Option<Ref<Tcb>> {
         let q = &self.lf.eps[ep.index() as usize];
-        self.taken(ctx, Some(ep), |ctx| q.offer(self.lf.links::<C>(ctx.core), side, me.index()))
+        loop {
+            if let Some(t) = self.keep(ctx, Some(ep), q.offer(self.lf.links::<C>(ctx.core), side, me.index())?)? {
+                return Some(t);
+            }
+        }
     }
 
     #[inline(always)]
@@ -176,7 +178,11 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     #[inline(always)]
     fn pop_waiter(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>) -> Option<Ref<Tcb>> {
         let w = &self.lf.ntfns[n.index() as usize];
-        self.taken(ctx, None, |ctx| w.pop_waiter(self.lf.links::<C>(ctx.core)))
+        loop {
+            if let Some(t) = self.keep(ctx, None, w.pop_waiter(self.lf.links::<C>(ctx.core))?)? {
+                return Some(t);
+            }
+        }
     }
 
     /// A refused waiter took the signal out of the word: it is signalled
@@ -184,7 +190,11 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     #[inline(always)]
     fn signal(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>, badge: Word) -> Option<Ref<Tcb>> {
         let w = &self.lf.ntfns[n.index() as usize];
-        self.taken(ctx, None, |ctx| w.signal(self.lf.links::<C>(ctx.core), badge))
+        loop {
+            if let Some(t) = self.keep(ctx, None, w.signal(self.lf.links::<C>(ctx.core), badge)?)? {
+                return Some(t);
+            }
+        }
     }
 
     #[inline(always)]

@@ -175,9 +175,11 @@ fn shared_syscall<const C: bool>(
             Some(c) => Some((c.t, ctx.decode_call(lf, &c, args).ok()?)),
         };
         ctx.lf_begin::<C>(lf, true);
-        // A pending suspend stops the caller before its call runs.
-        let op = op.filter(|&(t, _)| !ctx.lf_stop_trapped::<C>(lf, t));
         if let Some((t, op)) = op {
+            // A pending suspend stops the caller before its call runs.
+            if ctx.lf_stop_trapped::<C>(lf, t) {
+                return Some(ctx.lf_finish::<C>(lf));
+            }
             let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_) | Decoded::Control { .. });
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             ctx.complete::<true>(t, out);

@@ -309,6 +309,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// (`decode_tcb`'s checks for them: a live thread), anything else
     /// falls back.
     #[cold]
+    #[inline(never)]
     fn decode_control<S: Scope>(
         &mut self,
         scope: &S,

@@ -271,7 +271,10 @@ impl<W: Waits> Ctx<'_, W> {
                     Ok(Looked::Ipc(cap)) => cap,
                     Ok(Looked::Other(_)) if s == Sysno::Signal => return Ok(Decoded::Fail(Error::InvalidCapability)),
                     Ok(Looked::Other(Some((slot, cap)))) => return Ok(Decoded::Invocation { slot, cap }),
-                    Ok(Looked::Other(None)) => return self.decode_control(scope, caller, a),
+                    Ok(Looked::Other(None)) => match self.decode_control(scope, caller, a) {
+                        Some((t, resume)) => return Ok(Decoded::Control { t, resume }),
+                        None => return Err(Fallback),
+                    },
                     Err(e) => return Ok(Decoded::Fail(e)),
                 };
                 match (s, cap.obj) {
@@ -305,26 +308,20 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// An invocation of a capability a shared scope may not read: a
-    /// suspend or resume of a live thread is [`Decoded::Control`]
-    /// (`decode_tcb`'s checks for them: a live thread), anything else
-    /// falls back.
+    /// suspend or resume of a live thread the scope controls is
+    /// [`Decoded::Control`] (`decode_tcb`'s checks for them: a live
+    /// thread), `Some((t, resume))`; anything else falls back (`None`).
     #[cold]
     #[inline(never)]
-    fn decode_control<S: Scope>(
-        &mut self,
-        scope: &S,
-        caller: &CallerView,
-        a: SyscallArgs,
-    ) -> Result<Decoded, Fallback> {
-        let label = InvocationLabel::from_word(MessageInfo(a.info).label());
-        let resume = match label {
-            Some(InvocationLabel::TcbSuspend) => false,
-            Some(InvocationLabel::TcbResume) => true,
-            _ => return Err(Fallback),
+    fn decode_control<S: Scope>(&mut self, scope: &S, caller: &CallerView, a: SyscallArgs) -> Option<(Ref<Tcb>, bool)> {
+        let resume = match InvocationLabel::from_word(MessageInfo(a.info).label())? {
+            InvocationLabel::TcbSuspend => false,
+            InvocationLabel::TcbResume => true,
+            _ => return None,
         };
-        match self.slot_cap(caller, a.cptr).map(|c| c.obj) {
-            Some(CapObj::Tcb(t)) if self.live(t) && scope.controls(t, self.core) => Ok(Decoded::Control { t, resume }),
-            _ => Err(Fallback),
+        match self.slot_cap(caller, a.cptr)?.obj {
+            CapObj::Tcb(t) if self.live(t) && scope.controls(t, self.core) => Some((t, resume)),
+            _ => None,
         }
     }
 

@@ -1072,7 +1072,7 @@ impl Guarded {
 
     /// The owner, if it meets a request: `true` if the thread goes on.
     fn owner(&self) -> bool {
-        if self.word.requested().is_none() {
+        if !self.word.pending() {
             return true;
         }
         let quiet = |_| {};

@@ -110,7 +110,7 @@ impl Ctx<'_, LfState> {
     #[inline(always)]
     pub(crate) fn lf_may_dispatch(&mut self, t: Ref<Tcb>) -> bool {
         let lf = self.lf();
-        if lf.ctl(t.index()).requested().is_none() {
+        if !lf.ctl(t.index()).pending() {
             return true;
         }
         self.lf_may_dispatch_slow(lf, t)
@@ -145,7 +145,7 @@ impl Ctx<'_, LfState> {
     /// (`true`: do not run the call).
     #[inline(always)]
     pub(crate) fn lf_stop_trapped<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
-        if lf.ctl(t.index()).requested().is_none() {
+        if !lf.ctl(t.index()).pending() {
             return false;
         }
         self.lf_stop_trapped_slow::<C>(lf, t)
@@ -189,7 +189,7 @@ impl Ctx<'_, LfState> {
     /// to take again.
     #[inline(always)]
     pub(crate) fn lf_refuse_taken<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
-        if lf.ctl(t.index()).requested().is_none() {
+        if !lf.ctl(t.index()).pending() {
             return false;
         }
         self.lf_refuse_slow::<X, C>(lf, t);

@@ -135,15 +135,22 @@ impl StopWord {
         }
     }
 
-    /// A request nobody has met: `Some(cancelled)`. One load; the owner's
-    /// test before [`StopWord::meet`].
+    /// Whether a request stands that nobody has met (cancelled or not):
+    /// one load and one bit test, the owner's test before
+    /// [`StopWord::meet`].
+    #[inline(always)]
+    pub fn pending(&self) -> bool {
+        self.0.load(Ordering::Acquire) & STOPME != 0
+    }
+
+    /// A request nobody has met: `Some(cancelled)`.
     #[inline(always)]
     pub fn requested(&self) -> Option<bool> {
         let c = self.0.load(Ordering::Acquire);
         (c & STOPME != 0).then_some(c & RESUMED != 0)
     }
 
-    /// The owner meets a request ([`StopWord::requested`] said so): if it
+    /// The owner meets a request ([`StopWord::pending`] said so): if it
     /// was cancelled, clear it and return `true` (the thread goes on);
     /// otherwise `stop(s)` the thread — make it inactive, out of every
     /// queue — and publish it stopped (`false`). If a resume cancels the

@@ -15,7 +15,9 @@
 //! * **The owner meets the request** — whoever owns the thread when it next
 //!   comes by, under the ownership rule of `crate::lockfree`:
 //!   * the core about to dispatch it (`lf_may_dispatch`, the `Waits` hook at
-//!     the end of every entry);
+//!     the end of every entry that chooses from the ready queue or keeps its
+//!     thread; a direct switch to a thread just taken, checked at the take,
+//!     is left to the interrupt the request sent);
 //!   * the core it traps on (`lf_stop_trapped`, before the call is
 //!     decoded: the call is restarted on resume);
 //!   * the taker that has just removed it from an endpoint, notification or
@@ -34,8 +36,8 @@
 //! # Why it is linearizable
 //!
 //! A suspend takes effect at its CAS. After it the thread makes no system
-//! call (a trapped call is stopped before it is decoded), is not
-//! dispatched, and receives nothing: a taker's CAS that removes it from a
+//! call (a trapped call is stopped before it is decoded) and receives
+//! nothing; it may run in user mode until its core takes the interrupt: a taker's CAS that removes it from a
 //! wait word comes after the suspend's in the total order of `SeqCst`
 //! read-modify-writes (both are locked instructions on x86-64), so the
 //! taker's load of the word sees the request. A taker whose CAS came first

@@ -387,14 +387,11 @@ impl<W: Waits> Ctx<'_, W> {
         let core = self.core;
         let cur = self.cs(core).current;
         let action = core::mem::replace(&mut self.cs(core).action, Action::Resume);
+        // A direct switch runs a thread this entry has just taken out of a
+        // wait queue, where a pending suspend was checked already; one that
+        // came after stops it at the interrupt it sent.
         if let Action::Direct { to, prio } = action {
-            if W::may_dispatch(self, to) {
-                return self.exit_to(Some(to), prio);
-            }
-            let picked = self.pick(core);
-            let next = self.dispatchable(core, picked);
-            let next_prio = next.and_then(|n| self.get(n).map(|x| x.prio)).unwrap_or(0);
-            return self.exit_to(next, next_prio);
+            return self.exit_to(Some(to), prio);
         }
         // The current thread, read once: (runnable, here, queued, priority).
         let cur_info = cur.and_then(|c| {

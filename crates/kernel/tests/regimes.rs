@@ -185,6 +185,44 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
     }
 }
 
+/// A suspend of a thread of another core that waits in an endpoint is met
+/// by the next taker: the waiter is refused (it receives nothing, and its
+/// call restarts), stopped, or restarted at once if a resume came first.
+#[test]
+fn lockfree_a_suspended_waiter_is_refused_by_its_taker() {
+    let mut sim = Sim::with(config(2), LockFree::new(2));
+    let ep = sim.obj(ObjectType::Endpoint);
+    let (cap, r) = sim.spawn(1, 50, 1);
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    assert_eq!(sim.status(r), ThreadStatus::BlockedOnRecv);
+    // Suspended while it waits: still queued, but inactive to observers.
+    sim.invoke(0, cap, InvocationLabel::TcbSuspend, &[]).unwrap();
+    let info = sim.info(r).unwrap();
+    assert_eq!((info.status, info.call_abandoned), (ThreadStatus::Inactive, true));
+    // The sender's taker refuses it: the message is dropped (nobody else
+    // waits), and the waiter is stopped with its receive to restart.
+    sim.sys(0, Sysno::NBSend, ep, msg(5, 0), 0);
+    let info = sim.info(r).unwrap();
+    assert_eq!((info.status, info.call_abandoned), (ThreadStatus::Inactive, false));
+    assert_eq!(sim.buf(r).restart, 1);
+    // Resumed: it runs on core 1 again and receives the next message.
+    sim.invoke(0, cap, InvocationLabel::TcbResume, &[]).unwrap();
+    assert_eq!(sim.running[1], Some(r));
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    sim.sys(0, Sysno::NBSend, ep, msg(6, 0), 0);
+    assert_eq!((sim.running[1], MessageInfo(sim.buf(r).tag).label()), (Some(r), 6));
+    // Suspended and resumed while it waits: the request is cancelled, the
+    // receive abandoned all the same, and the taker restarts it.
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    sim.invoke(0, cap, InvocationLabel::TcbSuspend, &[]).unwrap();
+    sim.invoke(0, cap, InvocationLabel::TcbResume, &[]).unwrap();
+    let info = sim.info(r).unwrap();
+    assert_eq!((info.status, info.call_abandoned), (ThreadStatus::BlockedOnRecv, true));
+    sim.sys(0, Sysno::NBSend, ep, msg(7, 0), 0);
+    assert_eq!((sim.running[1], sim.buf(r).restart), (Some(r), 1));
+    assert_eq!(sim.status(r), ThreadStatus::Current);
+}
+
 #[test]
 fn lockfree_boot_limits_thread_indices_to_16_bits() {
     let mut cfg = config(1);

@@ -223,6 +223,58 @@ fn lockfree_a_suspended_waiter_is_refused_by_its_taker() {
     assert_eq!(sim.status(r), ThreadStatus::Current);
 }
 
+/// A thread of another core with a suspend pending counts as inactive to
+/// the general path too: rewriting its registers does not restart it, a
+/// bound signal stays in the word for its restarted receive, and the
+/// reply object it waits on being deleted stops it with its call to
+/// restart (not failed).
+#[test]
+fn lockfree_a_pending_suspend_is_inactive_to_management() {
+    let mut sim = Sim::with(config(2), LockFree::new(2));
+    sim.auto_ipi = false;
+    // WriteRegisters without resume leaves a suspended waiter suspended.
+    let (ep, ntfn) = (sim.obj(ObjectType::Endpoint), sim.obj(ObjectType::Notification));
+    let (cap, t) = sim.spawn(1, 50, 1);
+    sim.deliver_ipis();
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    sim.invoke(0, cap, InvocationLabel::TcbSuspend, &[]).unwrap();
+    sim.invoke(0, cap, InvocationLabel::TcbWriteRegisters, &[0, 0]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!((sim.running[1], sim.status(t)), (None, ThreadStatus::Inactive));
+    // A bound signal to a suspended receiver stays in the notification.
+    let badged = sim.mint(ntfn, 4);
+    let (cap, r) = sim.spawn(2, 50, 1);
+    sim.deliver_ipis();
+    sim.invoke(0, cap, InvocationLabel::TcbBindNotification, &[ntfn]).unwrap();
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    sim.invoke(0, cap, InvocationLabel::TcbSuspend, &[]).unwrap();
+    sim.sys(0, Sysno::Signal, badged, msg(0, 0), 0);
+    sim.deliver_ipis();
+    assert_eq!(sim.status(r), ThreadStatus::Inactive);
+    // Resumed, it restarts its receive and finds the signal.
+    sim.invoke(0, cap, InvocationLabel::TcbResume, &[]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!((sim.running[1], sim.buf(r).restart), (Some(r), 1));
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    assert_eq!((sim.running[1], sim.buf(r).badge), (Some(r), 4));
+    let _ = sim.invoke(0, cap, InvocationLabel::TcbSuspend, &[]).unwrap();
+    sim.deliver_ipis();
+    // Deleting the reply object a suspended caller waits on.
+    let reply = sim.obj(ObjectType::Reply);
+    let (cap, c) = sim.spawn(3, 50, 1);
+    sim.deliver_ipis();
+    sim.sys(1, Sysno::Call, ep, msg(1, 0), 0);
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!(sim.status(c), ThreadStatus::BlockedOnReply);
+    sim.invoke(0, cap, InvocationLabel::TcbSuspend, &[]).unwrap();
+    sim.invoke(0, CAP_INIT_CNODE, InvocationLabel::CNodeDelete, &[reply]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!((sim.status(c), sim.buf(c).restart), (ThreadStatus::Inactive, 1));
+    sim.invoke(0, cap, InvocationLabel::TcbResume, &[]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!(sim.running[1], Some(c));
+}
+
 #[test]
 fn lockfree_boot_limits_thread_indices_to_16_bits() {
     let mut cfg = config(1);

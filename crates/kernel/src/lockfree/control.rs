@@ -5,9 +5,9 @@
 //!
 //! # Who does what
 //!
-//! * **Suspend** (any core, on a shared path: `TcbSuspend` decodes to
-//!   `Decoded::Control`): request the stop with one CAS, then interrupt the
-//!   home core (or re-choose here). The call returns at once, as in
+//! * **Suspend** (any core, on a shared path: `TcbSuspend` of a thread of
+//!   another core decodes to `Decoded::Control`): request the stop with one
+//!   CAS, then interrupt the home core. The call returns at once, as in
 //!   Synthesis.
 //! * **Resume** (any core): claim a stopped thread with one CAS and make it
 //!   runnable on its home core (an inbox push for another core), or cancel
@@ -18,8 +18,9 @@
 //!     the end of every entry that chooses from the ready queue or keeps its
 //!     thread; a direct switch to a thread just taken, checked at the take,
 //!     is left to the interrupt the request sent);
-//!   * the core it traps on (`lf_stop_trapped`, before the call is
-//!     decoded: the call is restarted on resume);
+//!   * the core it traps on (`lf_stop_trapped`, after the call is decoded,
+//!     which changes nothing, and before it runs: the call is restarted on
+//!     resume);
 //!   * the taker that has just removed it from an endpoint, notification or
 //!     reply word (`lf_refuse_taken`: it is *refused* — given nothing, its
 //!     call restarted — and the taker takes again).
@@ -35,9 +36,12 @@
 //!
 //! # Why it is linearizable
 //!
-//! A suspend takes effect at its CAS. After it the thread makes no system
-//! call (a trapped call is stopped before it is decoded) and receives
-//! nothing; it may run in user mode until its core takes the interrupt: a taker's CAS that removes it from a
+//! A suspend takes effect at its CAS. After it the thread starts no system
+//! call (a trapped call is stopped before it runs) and receives nothing;
+//! it may run in user mode until its core takes the interrupt, and a call
+//! its core had already checked before the CAS completes (Synthesis's
+//! semantics: a request does not wait for a kernel call in progress on
+//! another CPU). As for receiving: a taker's CAS that removes it from a
 //! wait word comes after the suspend's in the total order of `SeqCst`
 //! read-modify-writes (both are locked instructions on x86-64), so the
 //! taker's load of the word sees the request. A taker whose CAS came first
@@ -96,9 +100,9 @@ impl Ctx<'_, LfState> {
                 self.lf_wake::<X, C>(lf, t);
             }
         } else if let Suspended::Requested { home } = w.suspend(rmw) {
-            if home == core {
-                self.request_reschedule();
-            } else if home < self.s.config.cores {
+            // `Scope::controls` sends a thread of this core to the general
+            // path; a stale home would only cost a needless interrupt.
+            if home != core && home < self.s.config.cores {
                 self.send_ipi(home, IPI_RESCHEDULE);
             }
         }

@@ -67,10 +67,11 @@
 //!   it is published, so that the end of the entry does not look at it.
 //! * **Read-only while shared**: capability slots, endpoint / notification /
 //!   reply slab slots (liveness, bindings), IRQ slots. Only management
-//!   writes them. A shared path never reads another core's TCB
-//!   (not even for a capability's liveness: a capability to anything but
-//!   an endpoint, notification or reply object sends the call to the
-//!   management path).
+//!   writes them. A shared path never reads another core's TCB: a
+//!   capability to anything but an endpoint, notification or reply object
+//!   sends the call to the management path, except a suspend or resume of a
+//!   thread of another core, which reads only the TCB slot's generation
+//!   (written by management alone) and the thread's stop word.
 //!
 //! A shared path decides first (`crate::decode`, the one decoder: look-ups and guard checks,
 //! no state change) whether it can run shared; if not, it leaves the gate

@@ -131,24 +131,23 @@ impl Ctx<'_, LfState> {
             if cell.inbox.is_empty() || !self.lf_drain::<C>(lf) {
                 return plan;
             }
-            let again = self.finish_entry();
-            plan = self.lf_merge_plans(plan, again);
+            self.lf_unstart(plan);
+            plan = self.finish_entry();
         }
     }
 
-    /// The plan of an entry whose end was run twice: the second choice,
-    /// keeping a fresh start the first one reported (or, if the first
-    /// choice no longer runs, giving its thread its fresh start back).
+    /// The end of an entry is run again: the thread the first run chose,
+    /// still this core's current thread (ours), gets back the fresh start
+    /// that run reported, so that the second run reports it again if it
+    /// keeps the thread, and the thread keeps it otherwise. (Giving it back
+    /// after the second run would write a thread that run may have stopped
+    /// and published: `control.rs`.)
     #[cold]
-    fn lf_merge_plans(&mut self, first: ExitPlan, again: ExitPlan) -> ExitPlan {
-        if again.run == first.run {
-            return ExitPlan { start: first.start.or(again.start), ..again };
-        }
+    fn lf_unstart(&mut self, first: ExitPlan) {
         if let (Some(t), Some(_)) = (first.run, first.start) {
             if let Some(x) = self.get(Ref::<Tcb>::new(t.index, t.gen)) {
                 x.fresh = true;
             }
         }
-        again
     }
 }

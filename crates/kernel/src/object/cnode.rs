@@ -551,7 +551,15 @@ impl<W: Waits> Ctx<'_, W> {
         let (caller, receiver) = lf.unwrap_or_else(|| (rep.caller.take(), rep.receiver.take()));
         if let Some(c) = caller {
             if self.get(c).is_some_and(|x| x.state == ThreadState::BlockedOnReply { reply: r }) {
-                self.fail_thread(c, Error::FailedLookup);
+                match W::stop_requested(self, c) {
+                    // A suspend nobody has met (`lockfree`): the caller stops
+                    // now, its `Call` to restart on resume, as if the suspend
+                    // had taken it out of the reply object at once.
+                    Some(false) => self.suspend(c),
+                    // ... and cancelled by a resume: the `Call` restarts now.
+                    Some(true) => self.restart_thread(c),
+                    None => self.fail_thread(c, Error::FailedLookup),
+                }
             }
         }
         if let Some(t) = receiver {

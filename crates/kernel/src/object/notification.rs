@@ -88,9 +88,17 @@ impl<W: Waits> Ctx<'_, W> {
             let bound = self.read(ntfn).and_then(|n| n.bound);
             if let Some(t) = bound {
                 if self.get(t).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
-                    // Out of its endpoint queue.
-                    self.detach(t);
-                    return self.complete_wait(e, t, badge);
+                    if W::stop_requested(self, t) == Some(false) {
+                        // A suspend nobody has met yet (`lockfree`): this
+                        // whole entry carries it out (its receive restarts on
+                        // resume, and finds the signal), and the signal stays
+                        // in the word.
+                        self.suspend(t);
+                    } else {
+                        // Out of its endpoint queue.
+                        self.detach(t);
+                        return self.complete_wait(e, t, badge);
+                    }
                 }
             }
         }

@@ -165,12 +165,15 @@ impl<W: Waits> Ctx<'_, W> {
             TcbOp::WriteRegisters { t, resume, count } => {
                 let mut vals = [0; NUM_REGS];
                 vals[..count].copy_from_slice(&self.ipc(caller.index()).msg[2..2 + count]);
+                // A thread with a suspend pending (`lockfree`) counts as
+                // inactive, as introspection reports it.
+                let stopping = W::stop_requested(self, t) == Some(false);
                 self.detach(t);
                 let Some(x) = self.get(t) else { return Outcome::Done };
                 x.regs[..count].copy_from_slice(&vals[..count]);
                 x.fresh = true;
                 // A fresh start abandons whatever the thread was doing.
-                let was_active = x.state != ThreadState::Inactive;
+                let was_active = x.state != ThreadState::Inactive && !stopping;
                 x.state = ThreadState::Inactive;
                 W::set_inactive(self, t, true);
                 if was_active || resume {

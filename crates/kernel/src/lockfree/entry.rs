@@ -181,10 +181,19 @@ fn shared_syscall<const C: bool>(
                 return Some(ctx.lf_finish::<C>(lf));
             }
             let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_) | Decoded::Control { .. });
+            let suspended = match op {
+                Decoded::Control { t, resume: false } => Some(t),
+                _ => None,
+            };
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             ctx.complete::<true>(t, out);
             if ipc {
                 bump(&ctx.cell(core).fastpath);
+            }
+            // A call of the suspended thread its core checked before the
+            // request completes before the suspend returns (`control.rs`).
+            if let Some(s) = suspended {
+                let _ = gate.wait_out_of_entry(core, lf.ctl(s.index()).home());
             }
         }
         Some(ctx.lf_finish::<C>(lf))

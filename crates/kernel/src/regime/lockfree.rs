@@ -12,12 +12,13 @@
 //! **The gate** (a Dekker-style handshake, like a big-reader lock whose
 //! reader side is one `xchg` on a core-private line):
 //!
-//! * shared entry of core `c`: `active[c].swap(1, SeqCst)`, then
-//!   `exclusive.load(SeqCst)`; if a management operation is running or
-//!   waiting, `active[c] = 0` and spin until it is done, then retry.
-//! * shared exit: `active[c].store(0, Release)`.
+//! * shared entry of core `c`: `active[c].swap(odd, SeqCst)` (the word
+//!   counts entries and exits: odd inside), then `exclusive.load(SeqCst)`;
+//!   if a management operation is running or waiting, `active[c]` = the
+//!   next even value and spin until it is done, then retry.
+//! * shared exit: `active[c].store(even, Release)`.
 //! * management entry ([`Regime::enter`]): take the management ticket lock,
-//!   `exclusive.store(true, SeqCst)`, then wait until `active[d] == 0`
+//!   `exclusive.store(true, SeqCst)`, then wait until `active[d]` is even
 //!   (`SeqCst` load) for every other core `d`.
 //! * management exit: `exclusive.store(false, Release)`, release the lock.
 //!
@@ -33,9 +34,10 @@
 //!
 //! A core waiting at the gate has already published that it trapped
 //! (`CoreCell::trapped`), exactly like a core waiting for the big lock, so
-//! the stall protocol of `sched.rs` needs nothing more. Shared paths never
-//! wait for anything (no spinning inside), so a manager waiting for
-//! `active[d]` cannot deadlock with core `d`.
+//! the stall protocol of `sched.rs` needs nothing more. Shared paths wait
+//! for nothing but another core's *shared* entry to end (a suspend,
+//! `wait_out_of_entry`), which itself waits for nothing, so a manager
+//! waiting for `active[d]` cannot deadlock with core `d`.
 //!
 //! **Counting.** [`CountingLockFree`] (from [`LockFree::counting`]) is the
 //! same regime counting every atomic read-modify-write instruction its
@@ -125,8 +127,12 @@ pub(crate) type Tallies = Arc<[CachePadded<RmwTally>]>;
 /// paths count their atomic read-modify-writes. Use the aliases
 /// [`LockFree`] and [`CountingLockFree`].
 pub struct LockFreeOf<const COUNTING: bool> {
-    /// Per core: 1 while the core is inside a shared (lock-free) path.
+    /// Per core: odd while the core is inside a shared (lock-free) path or
+    /// trying to enter one; each entry and exit adds one, so another core
+    /// can wait for one particular entry to end (`wait_out_of_entry`).
     active: Box<[CachePadded<AtomicU64>]>,
+    /// Per core: it waits in `wait_out_of_entry` for another core.
+    waiting: Box<[CachePadded<AtomicBool>]>,
     /// A management operation runs, or waits for the shared paths to leave.
     exclusive: CachePadded<AtomicBool>,
     /// Serialises management operations among themselves.
@@ -184,6 +190,7 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
         let counters = if COUNTING { cores } else { 0 };
         Self {
             active: active.into_boxed_slice(),
+            waiting: (0..cores).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
             exclusive: CachePadded::new(AtomicBool::new(false)),
             manage: Ticket::with_cores(cores),
             tally: (0..counters).map(|_| CachePadded::new(RmwTally::default())).collect(),
@@ -208,13 +215,16 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
     #[inline(always)]
     pub(crate) fn enter_shared(&self, core: usize) {
         let me = &self.active[core];
+        // Only this core writes its word: it is even here.
+        let mut v = me.load(Ordering::Relaxed);
         loop {
             self.count(core, Rmw::Xchg);
-            me.swap(1, Ordering::SeqCst);
+            me.swap(v + 1, Ordering::SeqCst);
             if !self.exclusive.load(Ordering::SeqCst) {
                 return;
             }
-            me.store(0, Ordering::Release);
+            v += 2;
+            me.store(v, Ordering::Release);
             while self.exclusive.load(Ordering::Relaxed) {
                 core::hint::spin_loop();
             }
@@ -224,7 +234,39 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
     /// Leave the shared path entered by `core`.
     #[inline(always)]
     pub(crate) fn exit_shared(&self, core: usize) {
-        self.active[core].store(0, Ordering::Release);
+        let me = &self.active[core];
+        me.store(me.load(Ordering::Relaxed) + 1, Ordering::Release);
+    }
+
+    /// As `me`, wait until the shared entry `core` is in now (if any) has
+    /// ended. Called from a shared path after a read-modify-write that an
+    /// entry of `core` checks after its own entering `xchg`: either that
+    /// entry saw the write, or this sees the entry (both are locked
+    /// instructions, so x86-64 orders each one's later load after it).
+    /// An entry that backs off for a management operation changes the word
+    /// too. Two cores waiting for each other (or any cycle of waiters) must
+    /// not deadlock: a waiter gives up when the core it waits for waits
+    /// itself (`false`; then that entry may still be in progress).
+    #[cold]
+    pub(crate) fn wait_out_of_entry(&self, me: usize, core: usize) -> bool {
+        let (Some(w), Some(mine), Some(theirs)) = (self.active.get(core), self.waiting.get(me), self.waiting.get(core))
+        else {
+            return true;
+        };
+        mine.store(true, Ordering::SeqCst);
+        let v = w.load(Ordering::SeqCst);
+        let mut ended = true;
+        if v & 1 != 0 {
+            while w.load(Ordering::Acquire) == v {
+                if theirs.load(Ordering::SeqCst) {
+                    ended = false;
+                    break;
+                }
+                core::hint::spin_loop();
+            }
+        }
+        mine.store(false, Ordering::Release);
+        ended
     }
 }
 
@@ -251,7 +293,7 @@ unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
         self.exclusive.store(true, Ordering::SeqCst);
         for (d, a) in self.active.iter().enumerate() {
             if d != core {
-                while a.load(Ordering::SeqCst) != 0 {
+                while a.load(Ordering::SeqCst) & 1 != 0 {
                     spin();
                 }
             }

@@ -38,10 +38,14 @@
 //!
 //! A suspend takes effect at its CAS. After it the thread starts no system
 //! call (a trapped call is stopped before it runs) and receives nothing;
-//! it may run in user mode until its core takes the interrupt, and a call
-//! its core had already checked before the CAS completes (Synthesis's
-//! semantics: a request does not wait for a kernel call in progress on
-//! another CPU). As for receiving: a taker's CAS that removes it from a
+//! it may run in user mode until its core takes the interrupt. A call its
+//! core had already checked before the CAS completes *before the suspend
+//! returns*: the requester waits until that core has left the entry it was
+//! in (`LockFreeOf::wait_out_of_entry`, called by the shared entry; bounded
+//! by one entry). Two cores suspending each other's running threads at once
+//! would wait for each other: a waiter whose target core waits too gives up,
+//! and in that one case the other call may complete after the suspend
+//! returns. As for receiving: a taker's CAS that removes it from a
 //! wait word comes after the suspend's in the total order of `SeqCst`
 //! read-modify-writes (both are locked instructions on x86-64), so the
 //! taker's load of the word sees the request. A taker whose CAS came first

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use granule_hosted::granule_kernel::RmwCounts;
 use granule_sync::cycles;
 
 use crate::stats;
@@ -38,6 +39,26 @@ pub struct AtomicCost {
     /// Anything worth knowing about the measurement (e.g. aborted
     /// transactions); empty otherwise.
     pub note: String,
+}
+
+/// What `rmw` and `transactions`, executed over `per` operations, cost per
+/// operation from the measured instruction costs `costs` (cycles); `None`
+/// if a needed cost is unavailable here.
+pub fn atomics_floor(rmw: &RmwCounts, transactions: u64, per: f64, costs: &[AtomicCost]) -> Option<f64> {
+    let cost = |name: &str| costs.iter().find(|c| c.instruction == name).and_then(|c| c.cycles.clone().ok());
+    let mut sum = 0.0;
+    for (n, name) in [
+        (rmw.xchg, "xchg"),
+        (rmw.xadd, "lock xadd"),
+        (rmw.cmpxchg, "lock cmpxchg"),
+        (rmw.cmpxchg16b, "lock cmpxchg16b"),
+        (transactions, "xbegin; xend"),
+    ] {
+        if n > 0 {
+            sum += n as f64 / per * cost(name)?;
+        }
+    }
+    Some(sum)
 }
 
 /// The uncontended cost of `xchg` on this machine (every lock's floor),

@@ -230,27 +230,11 @@ impl Ctx<'_, LfState> {
         }
     }
 
-    /// A management entry made `t` inactive (`true`) or runnable from
-    /// inactive (`false`).
-    pub(crate) fn lf_set_inactive(&mut self, t: Ref<Tcb>, inactive: bool) {
-        self.lf().ctl(t.index()).set_inactive(inactive);
-    }
-
-    /// A management entry gave `t` home core `core`.
-    pub(crate) fn lf_set_home(&mut self, t: Ref<Tcb>, core: usize) {
-        self.lf().ctl(t.index()).set_home(core);
-    }
-
     /// A management entry resumes `t`, which is not inactive: cancel a
     /// pending suspend (`true` if there was one), as `lf_control` does.
     pub(crate) fn lf_cancel_stop(&mut self, t: Ref<Tcb>) -> bool {
         let core = self.core;
         let lf = self.lf();
         lf.ctl(t.index()).resume(|op| lf.count::<true>(core, op)) == Resumed::Cancelled
-    }
-
-    /// A suspend of `t` nobody has met: `Some(cancelled)`.
-    pub(crate) fn lf_stop_requested(&mut self, t: Ref<Tcb>) -> Option<bool> {
-        self.lf().ctl(t.index()).requested()
     }
 }

@@ -78,11 +78,11 @@ impl Waits for LfState {
     }
 
     fn set_inactive(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, inactive: bool) {
-        ctx.lf_set_inactive(t, inactive);
+        ctx.lf().ctl(t.index()).set_inactive(inactive);
     }
 
     fn set_home(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
-        ctx.lf_set_home(t, core);
+        ctx.lf().ctl(t.index()).set_home(core);
     }
 
     fn cancel_stop(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> bool {
@@ -90,7 +90,7 @@ impl Waits for LfState {
     }
 
     fn stop_requested(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> Option<bool> {
-        ctx.lf_stop_requested(t)
+        ctx.lf().ctl(t.index()).requested()
     }
 
     fn check(ctx: &mut Ctx<'_, Self>, places: &mut [u32]) -> Result<(), InvariantViolation> {

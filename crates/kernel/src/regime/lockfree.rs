@@ -81,6 +81,16 @@ pub struct RmwCounts {
     pub cmpxchg16b: u64,
 }
 
+impl core::ops::AddAssign for RmwCounts {
+    /// Per instruction.
+    fn add_assign(&mut self, more: RmwCounts) {
+        self.xchg += more.xchg;
+        self.xadd += more.xadd;
+        self.cmpxchg += more.cmpxchg;
+        self.cmpxchg16b += more.cmpxchg16b;
+    }
+}
+
 impl RmwCounts {
     /// `self - earlier`, per instruction.
     pub fn since(&self, earlier: &RmwCounts) -> RmwCounts {

@@ -55,7 +55,7 @@ use granule_user::pingpong::PingPong;
 use serde_json::{Map, Value};
 
 use self::records::{IpcRecord, LockProfileRecord};
-use crate::limits::{self, AtomicCost};
+use crate::limits;
 use crate::machine::Machine;
 use crate::output::{emit, Format, Record};
 use crate::progress;
@@ -181,25 +181,6 @@ pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Va
     sites.iter().map(|site| LockProfileRecord { regime, site }.to_map()).collect()
 }
 
-/// Cost per call of `atomics` executed over `calls` system calls, from the
-/// measured instruction costs; `None` if a needed cost is unavailable.
-fn floor_per_call(atomics: &Atomics, calls: f64, costs: &[AtomicCost]) -> Option<f64> {
-    let cost = |name: &str| costs.iter().find(|c| c.instruction == name).and_then(|c| c.cycles.clone().ok());
-    let mut sum = 0.0;
-    for (n, name) in [
-        (atomics.rmw.xchg, "xchg"),
-        (atomics.rmw.xadd, "lock xadd"),
-        (atomics.rmw.cmpxchg, "lock cmpxchg"),
-        (atomics.rmw.cmpxchg16b, "lock cmpxchg16b"),
-        (atomics.transactions, "xbegin; xend"),
-    ] {
-        if n > 0 {
-            sum += n as f64 / calls * cost(name)?;
-        }
-    }
-    Some(sum)
-}
-
 /// Run `granule ipc`.
 pub fn run(a: &Args) -> Result<()> {
     let wanted = selected(&a.regimes)?;
@@ -250,7 +231,7 @@ pub fn run(a: &Args) -> Result<()> {
         };
         let per = |n: u64| at.map(|_| n as f64 / calls);
         let at0 = at.unwrap_or_default();
-        let floor = at.and_then(|at| floor_per_call(&at, calls, &costs));
+        let floor = at.and_then(|at| limits::atomics_floor(&at.rmw, at.transactions, calls, &costs));
         let target = floor.map(|f| 1.5 * f);
         let r = IpcRecord {
             regime,

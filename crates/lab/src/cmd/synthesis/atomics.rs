@@ -75,12 +75,6 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
     let ntfn = d.create(ObjectType::Notification, 0)?;
     let (w, _) = d.thread(1, super::rows::PRIO + 1, CAP_INIT_VSPACE)?;
     let mut sums = vec![[RmwCounts::default(); 2]; OPERATIONS.len()];
-    let add = |s: &mut RmwCounts, d: RmwCounts| {
-        s.xchg += d.xchg;
-        s.xadd += d.xadd;
-        s.cmpxchg += d.cmpxchg;
-        s.cmpxchg16b += d.cmpxchg16b;
-    };
     // The waiter blocks; `t` runs on core 1 below it.
     let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
     for _ in 0..n {
@@ -92,8 +86,8 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
             for core in plan.ipis.iter() {
                 let _ = d.ipi(core);
             }
-            add(&mut sums[op][0], c1.since(&c0));
-            add(&mut sums[op][1], counts(&d).since(&c1));
+            sums[op][0] += c1.since(&c0);
+            sums[op][1] += counts(&d).since(&c1);
         }
         if d.current(1).is_none() {
             bail!("the resumed thread does not run on core 1");
@@ -105,8 +99,8 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
         let c1 = counts(&d);
         // The suspend's interrupt.
         let _ = d.ipi(1);
-        add(&mut sums[2][0], c1.since(&c0));
-        add(&mut sums[2][1], counts(&d).since(&c1));
+        sums[2][0] += c1.since(&c0);
+        sums[2][1] += counts(&d).since(&c1);
         // Signal the waiter: the root's signal, then core 1 runs it, and it
         // waits again (not counted).
         let c0 = counts(&d);
@@ -115,8 +109,8 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
         for core in plan.ipis.iter() {
             let _ = d.ipi(core);
         }
-        add(&mut sums[3][0], c1.since(&c0));
-        add(&mut sums[3][1], counts(&d).since(&c1));
+        sums[3][0] += c1.since(&c0);
+        sums[3][1] += counts(&d).since(&c1);
         let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
     }
     let _ = (d.delete(w, false)?, d.delete(t, false)?);
@@ -142,18 +136,6 @@ pub fn records(
     extra: impl Fn(&str, &str) -> Option<f64>,
 ) -> Result<Vec<AtomicsRecord>> {
     let sums = count(n)?;
-    let cost = |name: &str| costs.iter().find(|c| c.instruction == name).and_then(|c| c.cycles.clone().ok());
-    let floor = |s: &RmwCounts| -> Option<f64> {
-        let mut sum = 0.0;
-        for (k, name) in
-            [(s.xchg, "xchg"), (s.xadd, "lock xadd"), (s.cmpxchg, "lock cmpxchg"), (s.cmpxchg16b, "lock cmpxchg16b")]
-        {
-            if k > 0 {
-                sum += k as f64 / n as f64 * cost(name)?;
-            }
-        }
-        Some(sum)
-    };
     let per = |x: u64| x as f64 / n as f64;
     let mut out = Vec::new();
     for (op, parts) in OPERATIONS.iter().zip(&sums) {
@@ -169,7 +151,7 @@ pub fn records(
                 cmpxchg: per(s.cmpxchg),
                 cmpxchg16b: per(s.cmpxchg16b),
                 management,
-                atomic_floor_cycles: floor(s),
+                atomic_floor_cycles: crate::limits::atomics_floor(s, 0, n as f64, costs),
                 extra_over_none_cycles: timed_row(op).and_then(|row| extra(row, part)),
                 within_target: None,
             });

@@ -111,6 +111,33 @@ impl UserCtx<'_> {
         self.yielder.suspend(Trap::Syscall(args));
     }
 
+    /// Raise a fault the hardware would raise — on this platform, which has
+    /// no MMU, a [`FaultKind::MemoryAccess`] where user code finds no
+    /// mapping. Returns when the kernel runs this thread again after its
+    /// fault handler answered with label 0 (the caller then retries the
+    /// access). A delivery that was cancelled, or a fault nobody could
+    /// answer and a `TcbResume` restarted, is raised again (the kernel sets
+    /// the buffer's restart flag), exactly as re-executing the access would.
+    /// A fault of a kind that cannot go on (`UserPanic`, `Other`) never
+    /// returns: the thread starts afresh when it runs again.
+    pub fn fault(&mut self, kind: FaultKind) {
+        loop {
+            if std::thread::panicking() {
+                return;
+            }
+            let what = match kind {
+                FaultKind::MemoryAccess { addr, write } => {
+                    format!("{} at {addr:#x} with no mapping", if write { "store" } else { "load" })
+                }
+                _ => "raised by user code".to_string(),
+            };
+            self.yielder.suspend(Trap::Fault(kind, what));
+            if self.ipc_buffer().restart == 0 {
+                return;
+            }
+        }
+    }
+
     /// This thread's IPC buffer.
     #[inline]
     pub fn ipc_buffer(&mut self) -> &mut IpcBuffer {

@@ -78,6 +78,19 @@ pub const RETYPE_MAX_OBJECTS: Word = 256;
 /// Most frames mapped in one VSpace.
 pub const VSPACE_MAX_FRAMES: usize = 64;
 
+/// Fault message label: the thread's code panicked ([`crate::FaultKind::UserPanic`]);
+/// no words. A reply with label 0 starts the thread afresh at its entry.
+pub const FAULT_USER_PANIC: Word = 1;
+/// Fault message label: any other unrecoverable fault ([`crate::FaultKind::Other`]);
+/// no words. A reply with label 0 starts the thread afresh at its entry.
+pub const FAULT_OTHER: Word = 2;
+/// Fault message label: a memory access no mapping allows
+/// ([`crate::FaultKind::MemoryAccess`]); words `[address, write (0/1)]`,
+/// badge = the handler capability's. A reply with label 0 lets the thread
+/// go on (it retries the access); any other label leaves it stopped until a
+/// `TcbResume`, as for every fault kind.
+pub const FAULT_MEMORY_ACCESS: Word = 3;
+
 /// The null capability pointer (slot 0 of every root CNode by convention).
 pub const CAP_NULL: Word = 0;
 /// The root thread's own TCB.
@@ -676,6 +689,12 @@ pub enum InvocationLabel {
     FrameUnmap = 21,
     /// Frame: no arguments; returns `[address, size_bytes]` if mapped.
     FrameGetAddress = 22,
+    /// TCB: `msg = [endpoint cptr (0 = none)]`. Where the thread's faults go:
+    /// as in seL4, the pointer is kept and looked up in the *thread's own*
+    /// CSpace when it faults; an endpoint capability with the write right
+    /// there receives a fault message (`FAULT_*`) as a `Call` from the
+    /// thread, anything else stops the thread as if it had no handler.
+    TcbSetFaultHandler = 23,
 }
 
 impl InvocationLabel {
@@ -704,6 +723,7 @@ impl InvocationLabel {
             20 => Self::FrameMap,
             21 => Self::FrameUnmap,
             22 => Self::FrameGetAddress,
+            23 => Self::TcbSetFaultHandler,
             _ => return None,
         })
     }
@@ -827,10 +847,10 @@ mod tests {
         for t in ObjectType::ALL {
             assert_eq!(ObjectType::from_word(t as Word), Some(t));
         }
-        for l in 1..=22 {
+        for l in 1..=23 {
             assert_eq!(InvocationLabel::from_word(l).map(|x| x.word()), Some(l));
         }
         assert_eq!(InvocationLabel::from_word(0), None);
-        assert_eq!(InvocationLabel::from_word(23), None);
+        assert_eq!(InvocationLabel::from_word(24), None);
     }
 }

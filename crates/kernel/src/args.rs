@@ -29,12 +29,53 @@ impl SyscallArgs {
 }
 
 /// Why a user thread stopped abnormally ([`Kernel::fault`]).
+///
+/// A thread with a fault handler (`TcbSetFaultHandler`) is blocked in a
+/// `Call` the kernel makes on its behalf: the handler receives a message
+/// whose label is [`FaultKind::label`] and whose words are
+/// [`FaultKind::words`] (the layout is in [`crate::abi::FAULT_MEMORY_ACCESS`]
+/// and its siblings); a thread without one stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultKind {
     /// The user code panicked (hosted: the coroutine unwound).
     UserPanic,
     /// Any other unrecoverable user fault.
     Other,
+    /// An access to `addr` that no mapping allows (`write`: a store). The
+    /// hosted platform has no MMU: user code raises it where an MMU would
+    /// (`UserCtx::memory_fault`). Resumable: once the fault is answered the
+    /// thread goes on after the access, which it retries.
+    MemoryAccess { addr: Word, write: bool },
+}
+
+impl FaultKind {
+    /// The label of the fault message a handler receives.
+    pub const fn label(self) -> Word {
+        match self {
+            Self::UserPanic => crate::abi::FAULT_USER_PANIC,
+            Self::Other => crate::abi::FAULT_OTHER,
+            Self::MemoryAccess { .. } => crate::abi::FAULT_MEMORY_ACCESS,
+        }
+    }
+
+    /// The fault message's words (at most [`FaultKind::MAX_WORDS`]) and
+    /// their count.
+    pub const fn words(self) -> ([Word; Self::MAX_WORDS], usize) {
+        match self {
+            Self::UserPanic | Self::Other => ([0; Self::MAX_WORDS], 0),
+            Self::MemoryAccess { addr, write } => ([addr, write as Word], 2),
+        }
+    }
+
+    /// Most words a fault message has.
+    pub const MAX_WORDS: usize = 2;
+
+    /// Whether the thread can go on where it faulted once the fault is
+    /// answered; otherwise (its code cannot continue: hosted, the coroutine
+    /// unwound or returned) it starts afresh at its entry.
+    pub const fn resumable(self) -> bool {
+        matches!(self, Self::MemoryAccess { .. })
+    }
 }
 
 /// Invocation argument words copied out of the caller's IPC buffer.

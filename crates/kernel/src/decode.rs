@@ -28,7 +28,7 @@
 //!   pulls a thread out of an endpoint queue: management).
 
 use crate::abi::{CapRights, Error, InvocationLabel, MessageInfo, Sysno, Word};
-use crate::args::SyscallArgs;
+use crate::args::{FaultKind, SyscallArgs};
 use crate::ipc::Msg;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::Ctx;
@@ -174,6 +174,32 @@ impl<W: Waits> Ctx<'_, W> {
             .unwrap_or(RecvPart::Fail(Error::IllegalOperation))
     }
 
+    /// The `Call` a fault of kind `kind` makes for the caller (`fault.rs`):
+    /// `Ok(None)` if its fault handler does not look up as an endpoint
+    /// capability with the write right in its CSpace.
+    pub(crate) fn decode_fault<S: Scope>(
+        &mut self,
+        scope: &S,
+        c: &CallerView,
+        kind: FaultKind,
+    ) -> Result<Option<Decoded>, Fallback> {
+        let handler = self.get(c.t).map_or(0, |x| x.fault_handler);
+        if handler == 0 {
+            return Ok(None);
+        }
+        let Ok(Looked::Ipc(cap)) = self.look_up::<S>(c, handler) else { return Ok(None) };
+        let CapObj::Endpoint(ep) = cap.obj else { return Ok(None) };
+        if !cap.rights.contains(CapRights::WRITE) {
+            return Ok(None);
+        }
+        if !S::WHOLE && scope.marked(ep) {
+            return Err(Fallback);
+        }
+        let info = MessageInfo::new(kind.label(), 0, 0, kind.words().1 as Word);
+        let msg = Msg { info, badge: cap.badge, grant: false, call: true, fault: true };
+        Ok(Some(Decoded::Send { ep, msg, blocking: true }))
+    }
+
     /// The capability at `cptr` in the caller's CSpace (`cap_ref`'s
     /// look-up: a dead CNode or a slot out of range is `None`).
     #[inline(always)]
@@ -296,7 +322,7 @@ impl<W: Waits> Ctx<'_, W> {
                         if !S::WHOLE && ((grant && info.extra_caps() > 0) || scope.marked(ep)) {
                             return Err(Fallback);
                         }
-                        let msg = Msg { info, badge: cap.badge, grant, call: s == Sysno::Call };
+                        let msg = Msg { info, badge: cap.badge, grant, call: s == Sysno::Call, fault: false };
                         Decoded::Send { ep, msg, blocking: s != Sysno::NBSend }
                     }
                     // `Call` on a notification; any invocation of a reply

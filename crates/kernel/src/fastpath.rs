@@ -126,7 +126,7 @@ impl<W: Waits> Ctx<'_, W> {
             d.state = ThreadState::Running;
         }
         if let Some(x) = self.get(me) {
-            x.state = ThreadState::BlockedOnReply { reply };
+            x.state = ThreadState::BlockedOnReply { reply, fault: false };
         }
         self.cs(core).action = Action::Direct { to: dest, prio: dest_prio };
         Ok(true)
@@ -153,7 +153,7 @@ impl<W: Waits> Ctx<'_, W> {
         guard.object(caller)?;
         let Some(c) = self.get(caller) else { return Ok(false) };
         // The replier blocks: the caller runs if nothing ready outranks it.
-        if !matches!(c.state, ThreadState::BlockedOnReply { reply: r } if r == reply) || c.core != core {
+        if !matches!(c.state, ThreadState::BlockedOnReply { reply: r, fault: false } if r == reply) || c.core != core {
             return Ok(false);
         }
         let caller_prio = c.prio;

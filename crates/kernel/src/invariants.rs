@@ -167,7 +167,7 @@ impl<W: Waits> Ctx<'_, W> {
             if let Some(c) = caller {
                 let st = self.get(c).map(|t| t.state);
                 ensure!(
-                    st == Some(ThreadState::BlockedOnReply { reply: r }),
+                    matches!(st, Some(ThreadState::BlockedOnReply { reply, .. }) if reply == r),
                     "reply",
                     "reply {i} caller {c:?} is {st:?}"
                 );
@@ -191,6 +191,15 @@ impl<W: Waits> Ctx<'_, W> {
                 continue;
             };
             let (state, bound, h) = (x.state, x.bound, x.holds);
+            // A fault's call has a fault to send or answer, and is a call.
+            let fault_call = match state {
+                ThreadState::BlockedOnSend { fault, call, .. } => fault.then_some(call),
+                ThreadState::BlockedOnReply { fault, .. } => fault.then_some(true),
+                _ => None,
+            };
+            if let Some(call) = fault_call {
+                ensure!(call && x.fault.is_some(), "fault", "TCB {i} ({state:?}) sends no fault ({:?})", x.fault);
+            }
             let expect = u32::from(state != ThreadState::Inactive);
             let found = places[i as usize];
             // An inactive thread may still be current on its core until the end

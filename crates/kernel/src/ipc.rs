@@ -39,6 +39,9 @@ pub(crate) struct Msg {
     pub badge: Word,
     pub grant: bool,
     pub call: bool,
+    /// The kernel's fault message for the sender (a `Call`): its words come
+    /// from the sender's [`Tcb::fault`], not its IPC buffer.
+    pub fault: bool,
 }
 
 /// A decoded receive (the caller is the receiver).
@@ -192,7 +195,7 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline]
     pub(crate) fn transfer(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg, ep: Option<Ref<Endpoint>>) {
         if !(msg.grant && msg.info.extra_caps() > 0) {
-            return self.copy_message(src, dst, msg.info, msg.badge);
+            return self.copy_words(src, dst, msg);
         }
         let len = (msg.info.length() as usize).min(MSG_MAX_WORDS);
         let (extra, unwrapped, badges) = self.transfer_caps(src, dst, msg.info.extra_caps() as usize, ep);
@@ -205,6 +208,30 @@ impl<W: Waits> Ctx<'_, W> {
         }
         d.tag = MessageInfo::new(msg.info.label(), unwrapped, extra, len as Word).word();
         d.badge = msg.badge;
+        d.error = 0;
+        d.restart = 0;
+    }
+
+    /// Copy a message that carries no capabilities: the sender's words, or
+    /// the fault message the kernel sends for it.
+    #[inline(always)]
+    pub(crate) fn copy_words(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, msg: Msg) {
+        if msg.fault {
+            return self.copy_fault(src, dst, msg.badge);
+        }
+        self.copy_message(src, dst, msg.info, msg.badge)
+    }
+
+    /// Write `src`'s fault message into `dst`'s IPC buffer (label, words,
+    /// the handler capability's badge); `src`'s buffer is left alone.
+    #[cold]
+    fn copy_fault(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, badge: Word) {
+        let Some(kind) = self.get(src).and_then(|x| x.fault) else { return };
+        let (words, len) = kind.words();
+        let d = self.ipc(dst.index());
+        d.msg[..len].copy_from_slice(&words[..len]);
+        d.tag = MessageInfo::new(kind.label(), 0, 0, len as Word).word();
+        d.badge = badge;
         d.error = 0;
         d.restart = 0;
     }

@@ -225,12 +225,18 @@ impl<R: Regime> Kernel<R> {
         })
     }
 
-    /// The current thread of `core` faulted (hosted: its coroutine panicked):
-    /// it is stopped (made inactive, its pending operation abandoned).
+    /// The current thread of `core` faulted (hosted: its coroutine panicked
+    /// or returned, or user code raised a memory-access fault): the fault
+    /// goes to the thread's fault handler as a `Call`, or, with no usable
+    /// handler, the thread is stopped (made inactive, its pending operation
+    /// abandoned). See `FaultKind` and `TcbSetFaultHandler`.
     pub fn fault(&self, core: &mut CoreHandle, kind: FaultKind) -> ExitPlan {
+        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Fault(kind)) {
+            return plan;
+        }
         self.enter(core, TRAP_OTHER, Entry::Whole, |ctx, _, guard| {
             ctx.begin_entry(guard)?;
-            ctx.handle_fault(kind);
+            ctx.handle_fault(kind, guard)?;
             ctx.count_other_entry();
             Ok(ctx.finish_entry())
         })

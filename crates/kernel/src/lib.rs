@@ -91,6 +91,7 @@ mod error;
 mod exec;
 pub mod exit;
 mod fastpath;
+mod fault;
 mod hold;
 mod ids;
 mod introspect;

@@ -113,8 +113,14 @@ impl<W: Waits> Ctx<'_, W> {
         if !blocking {
             return Outcome::Done;
         }
-        let blocked =
-            ThreadState::BlockedOnSend { ep, badge: msg.badge, info: msg.info, grant: msg.grant, call: msg.call };
+        let blocked = ThreadState::BlockedOnSend {
+            ep,
+            badge: msg.badge,
+            info: msg.info,
+            grant: msg.grant,
+            call: msg.call,
+            fault: msg.fault,
+        };
         self.prepare_block(e, me, blocked);
         match e.offer(self, ep, SENDERS, me) {
             None => {
@@ -146,7 +152,7 @@ impl<W: Waits> Ctx<'_, W> {
                 // `rp` is `Receiver(r)`, ours with `r`: recording the caller
                 // publishes it, so it is prepared first, and the receiver
                 // is woken only once the caller can be answered.
-                self.prepare_block(e, me, ThreadState::BlockedOnReply { reply: rp });
+                self.prepare_block(e, me, ThreadState::BlockedOnReply { reply: rp, fault: msg.fault });
                 e.reply_set(self, rp, ReplyState::Caller(me, msg.grant));
                 e.wake(self, r);
                 return Outcome::Blocked;
@@ -183,8 +189,13 @@ impl<W: Waits> Ctx<'_, W> {
         });
         match seen {
             ReplyState::Caller(c, grant) => {
-                e.transfer(self, me, c, Msg { info, badge: 0, grant: grant && grant_cap, call: false }, None);
-                self.resume(e, c);
+                if self.get(c).is_some_and(|x| matches!(x.state, ThreadState::BlockedOnReply { fault: true, .. })) {
+                    self.answer_fault(e, c, info.label());
+                } else {
+                    let msg = Msg { info, badge: 0, grant: grant && grant_cap, call: false, fault: false };
+                    e.transfer(self, me, c, msg, None);
+                    self.resume(e, c);
+                }
                 claim.then_some(true)
             }
             ReplyState::Empty => claim.then_some(true),
@@ -292,10 +303,10 @@ impl<W: Waits> Ctx<'_, W> {
         reply: Option<Ref<Reply>>,
     ) -> Outcome {
         let Some(x) = self.get(s) else { return Outcome::Error(Error::InvalidCapability) };
-        let ThreadState::BlockedOnSend { badge, info, grant, call, .. } = x.state else {
+        let ThreadState::BlockedOnSend { badge, info, grant, call, fault, .. } = x.state else {
             return Outcome::Error(Error::InvalidCapability);
         };
-        let msg = Msg { info, badge, grant, call };
+        let msg = Msg { info, badge, grant, call, fault };
         if e.whole() {
             e.sender_taken(self, ep);
         }
@@ -303,12 +314,18 @@ impl<W: Waits> Ctx<'_, W> {
         if call {
             if let Some(rp) = reply {
                 if let Some(x) = self.get(s) {
-                    x.state = ThreadState::BlockedOnReply { reply: rp };
+                    x.state = ThreadState::BlockedOnReply { reply: rp, fault };
                 }
                 e.reply_set(self, rp, ReplyState::Caller(s, grant));
                 return Outcome::Received;
             }
-            self.finish_blocked(e, s, Error::FailedLookup.word());
+            // Nothing can answer the call: a faulting thread stops (seL4's
+            // double fault), a caller gets the error.
+            if fault {
+                self.stop_faulted(s);
+            } else {
+                self.finish_blocked(e, s, Error::FailedLookup.word());
+            }
             return Outcome::Received;
         }
         self.release(e, reply);

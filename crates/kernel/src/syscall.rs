@@ -218,6 +218,21 @@ impl<W: Waits> Ctx<'_, W> {
         let Ok(decoded) = self.decode_call(&Whole, &view, a) else {
             return Ok(Outcome::Error(Error::IllegalOperation));
         };
+        self.dispatch_decoded(caller, decoded, info, lock, guard)
+    }
+
+    /// Run a system call decoded for `caller` (`info`: its message info),
+    /// holding what it touches through `guard` and offering the lock set
+    /// to `lock`; also the `Call` a fault makes (`fault.rs`).
+    #[inline]
+    pub(crate) fn dispatch_decoded<G: Hold>(
+        &mut self,
+        caller: Ref<Tcb>,
+        decoded: Decoded,
+        info: MessageInfo,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+        guard: &mut G,
+    ) -> Result<Outcome, G::Stop> {
         let op = match decoded {
             Decoded::Yield => {
                 self.yield_current(caller);

@@ -17,7 +17,9 @@
 #![allow(private_interfaces, private_bounds)]
 
 use crate::abi::Word;
+use crate::decode::Decoded;
 use crate::object::{Notification, Ref, Reply, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
 use crate::violation::InvariantViolation;
 
@@ -109,6 +111,15 @@ pub trait Waits: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     #[inline(always)]
     fn stop_requested(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> Option<bool> {
+        None
+    }
+
+    /// Execute `op`, decoded for `caller` in a whole entry (a fault's
+    /// `Call`), if this representation runs the executor on its own words
+    /// (`Some`); `None`: the general path resolves and runs it.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn execute_whole(_ctx: &mut Ctx<'_, Self>, _caller: Ref<Tcb>, _op: Decoded) -> Option<Outcome> {
         None
     }
 

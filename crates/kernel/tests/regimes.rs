@@ -10,7 +10,7 @@ use common::*;
 use granule_kernel::abi::*;
 use granule_kernel::regime::{GeneralOnly, Queues, Shared, Whole};
 use granule_kernel::{
-    BigLock, BootError, CountingLockFree, Kernel, LockFree, LockSet, Regime, RmwCounts, ThreadStatus,
+    BigLock, BootError, CountingLockFree, FaultKind, Kernel, LockFree, LockSet, Regime, RmwCounts, ThreadStatus,
 };
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
@@ -182,6 +182,37 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         assert_eq!(entry(&mut sim, 1, None), gate(1));
         sim.pending.clear();
         assert_eq!((sim.running[1], sim.status(t)), (Some(t), ThreadStatus::Current));
+    }
+}
+
+/// A fault goes to its handler on the shared path, with the atomics of the
+/// `Call` it is: the gate's `xchg` and the two CASes that take the waiting
+/// handler (no management entry); the handler's `ReplyRecv` answers it
+/// with the usual three.
+#[test]
+fn lockfree_a_fault_reaches_its_handler_with_the_atomics_of_a_call() {
+    let mut sim = Sim::with(config(1), LockFree::counting(1));
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let (_, h) = sim.spawn(10, 150, 0);
+    let (t_cap, t) = sim.spawn(11, 120, 0);
+    sim.root_invoke(t_cap, Invocation::set_fault_handler(ep));
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!(sim.running[0], Some(t));
+    let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
+    let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    for i in 0..5 {
+        let before = counts(&sim);
+        let plan = sim.k.fault(&mut sim.cores[0], FaultKind::MemoryAccess { addr: i, write: false });
+        assert_eq!(counts(&sim).since(&before), gate(2));
+        sim.follow(0, plan);
+        assert_eq!((sim.running[0], sim.buf(h).msg[0]), (Some(h), i));
+        let before = counts(&sim);
+        let args = encode::syscall(Sysno::ReplyRecv, ep, msg(0, 0), reply);
+        let plan = sim.k.syscall(&mut sim.cores[0], args);
+        assert_eq!(counts(&sim).since(&before), gate(2));
+        sim.follow(0, plan);
+        assert_eq!(sim.running[0], Some(t));
     }
 }
 

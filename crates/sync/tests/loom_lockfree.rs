@@ -1172,6 +1172,43 @@ fn suspend_resume_and_owner(stopped: bool) {
     });
 }
 
+/// The owner stops the thread on its own account while a suspend and a
+/// resume race it: the thread ends stopped, claimed at most once, and a
+/// claimer sees the stop complete.
+#[test]
+fn stop_word_an_owners_own_stop_races_suspend_and_resume() {
+    model(|| {
+        let g = Arc::new(Guarded::new());
+        let suspender = {
+            let g = g.clone();
+            thread::spawn(move || {
+                g.word.suspend(|_| {});
+            })
+        };
+        let resumer = {
+            let g = g.clone();
+            thread::spawn(move || {
+                g.resume();
+            })
+        };
+        // SAFETY: the owner owns the thread until it publishes the stop.
+        g.thread.with_mut(|t| unsafe { *t = "stopped" });
+        g.stops.fetch_add(1, SeqCst);
+        g.word.stop(|_| {});
+        suspender.join().unwrap();
+        resumer.join().unwrap();
+        g.word.check().unwrap();
+        let claims = g.claims.load(SeqCst);
+        assert!(claims <= 1);
+        // Claimed: running again and owned by the claimer; otherwise
+        // stopped, with no request left standing.
+        assert_eq!(g.word.is_inactive(), claims == 0);
+        if claims == 0 {
+            assert!(g.word.requested().is_none());
+        }
+    });
+}
+
 #[test]
 fn stop_word_suspend_resume_and_owner_agree() {
     suspend_resume_and_owner(false);

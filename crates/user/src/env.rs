@@ -246,6 +246,19 @@ impl<T: Trap> Env<T> {
         self.invoke(tcb, InvocationLabel::TcbConfigure, &[cspace_root, vspace]).map(drop)
     }
 
+    /// Send thread `tcb`'s faults to the endpoint capability `handler` in
+    /// *its* CSpace ([`NULL`]: none), looked up when it faults.
+    pub fn tcb_set_fault_handler(&mut self, tcb: CPtr, handler: CPtr) -> Result<(), Error> {
+        self.invoke(tcb, InvocationLabel::TcbSetFaultHandler, &[handler]).map(drop)
+    }
+
+    /// A memory access to `addr` (`write`: a store) that no mapping allows:
+    /// the fault an MMU would raise. Returns once the thread's fault handler
+    /// answered it (label 0); the caller retries the access.
+    pub fn memory_fault(&mut self, addr: Word, write: bool) {
+        self.trap.fault(granule_kernel::FaultKind::MemoryAccess { addr, write });
+    }
+
     /// Set thread `tcb`'s priority (0..=255).
     pub fn tcb_set_priority(&mut self, tcb: CPtr, priority: Word) -> Result<(), Error> {
         self.invoke(tcb, InvocationLabel::TcbSetPriority, &[priority]).map(drop)

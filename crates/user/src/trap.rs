@@ -6,7 +6,7 @@
 //! thread's IPC buffer. Everything else in this crate is written against the
 //! trait, so programs do not know which platform runs them.
 
-use granule_kernel::{IpcBuffer, SyscallArgs};
+use granule_kernel::{FaultKind, IpcBuffer, SyscallArgs};
 
 /// A user thread's way into the kernel.
 pub trait Trap {
@@ -16,6 +16,11 @@ pub trait Trap {
 
     /// This thread's IPC buffer.
     fn ipc_buffer(&mut self) -> &mut IpcBuffer;
+
+    /// Raise the fault `kind` as the hardware would (a memory access no
+    /// mapping allows); returns once the thread's fault handler let it go
+    /// on (`granule_hosted::UserCtx::fault`).
+    fn fault(&mut self, kind: FaultKind);
 }
 
 impl<T: Trap + ?Sized> Trap for &mut T {
@@ -27,6 +32,10 @@ impl<T: Trap + ?Sized> Trap for &mut T {
     #[inline(always)]
     fn ipc_buffer(&mut self) -> &mut IpcBuffer {
         (**self).ipc_buffer()
+    }
+
+    fn fault(&mut self, kind: FaultKind) {
+        (**self).fault(kind)
     }
 }
 
@@ -40,5 +49,9 @@ impl Trap for granule_hosted::UserCtx<'_> {
     #[inline(always)]
     fn ipc_buffer(&mut self) -> &mut IpcBuffer {
         granule_hosted::UserCtx::ipc_buffer(self)
+    }
+
+    fn fault(&mut self, kind: FaultKind) {
+        granule_hosted::UserCtx::fault(self, kind)
     }
 }

@@ -127,6 +127,12 @@ impl Invocation {
         Self::new(InvocationLabel::TcbSetAffinity, &[core])
     }
 
+    /// TCB: send the thread's faults to the endpoint capability `cptr` in
+    /// its own CSpace (0: none).
+    pub fn set_fault_handler(cptr: Word) -> Self {
+        Self::new(InvocationLabel::TcbSetFaultHandler, &[cptr])
+    }
+
     /// TCB: stop the thread.
     pub fn suspend() -> Self {
         Self::new(InvocationLabel::TcbSuspend, &[])

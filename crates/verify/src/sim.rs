@@ -130,7 +130,12 @@ impl<R: Regime> Sim<R> {
 
     /// The thread running on `core` panics.
     pub fn fault(&mut self, core: usize) {
-        let p = self.k.fault(&mut self.cores[core], FaultKind::UserPanic);
+        self.fault_with(core, FaultKind::UserPanic);
+    }
+
+    /// The thread running on `core` faults with `kind`.
+    pub fn fault_with(&mut self, core: usize, kind: FaultKind) {
+        let p = self.k.fault(&mut self.cores[core], kind);
         self.follow(core, p);
     }
 

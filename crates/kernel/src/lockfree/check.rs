@@ -131,7 +131,7 @@ impl Ctx<'_, LfState> {
                 ReplyState::Caller(c, _) => {
                     let s = self.get(c).map(|x| x.state);
                     ensure!(
-                        s == Some(ThreadState::BlockedOnReply { reply: r }),
+                        matches!(s, Some(ThreadState::BlockedOnReply { reply, .. }) if reply == r),
                         "lf-reply",
                         "reply {i} caller {c:?} is {s:?}"
                     );

@@ -17,7 +17,8 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::args::SyscallArgs;
+use crate::abi::Error;
+use crate::args::{FaultKind, SyscallArgs};
 use crate::config::{BootConfig, BootError};
 use crate::drive::{Drive, Entry};
 use crate::exit::ExitPlan;
@@ -25,6 +26,7 @@ use crate::hold::{AllHeld, Never};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
+use crate::outcome::Outcome;
 use crate::regime::{LockFreeOf, Regime};
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
@@ -65,6 +67,9 @@ pub(crate) enum SharedEntry {
     /// (or is masked): it is only acknowledged. (Signalling a handler's
     /// notification marks the line pending: a management entry.)
     Interrupt(usize),
+    /// The current thread faulted: its fault's `Call` to its handler runs
+    /// on the shared path as a system call would (`fault.rs`).
+    Fault(FaultKind),
 }
 
 /// The `lockfree` regime's drive (see the module documentation).
@@ -210,10 +215,15 @@ fn shared_entry<const C: bool>(
     what: SharedEntry,
 ) -> Option<ExitPlan> {
     shared(gate, s, core, TRAP_OTHER, |ctx, lf| {
-        ctx.lf_shared_current()?;
-        let ack = match what {
-            SharedEntry::Interrupt(irq) => ctx.lf_interrupt_ack(irq)?,
-            SharedEntry::Tick | SharedEntry::Ipi => None,
+        let cur = ctx.lf_shared_current()?;
+        let (ack, fault) = match what {
+            SharedEntry::Interrupt(irq) => (ctx.lf_interrupt_ack(irq)?, None),
+            SharedEntry::Tick | SharedEntry::Ipi => (None, None),
+            // A fault on an idle core is ignored.
+            SharedEntry::Fault(kind) => match cur {
+                Some(c) => (None, Some((c.t, kind, ctx.decode_fault(lf, &c, kind).ok()?))),
+                None => (None, None),
+            },
         };
         ctx.lf_begin::<C>(lf, false);
         if what == SharedEntry::Tick {
@@ -221,6 +231,18 @@ fn shared_entry<const C: bool>(
         }
         if let Some(irq) = ack {
             ctx.irq_acks.insert(irq);
+        }
+        if let Some((t, kind, op)) = fault {
+            ctx.begin_fault(t, kind);
+            // A pending suspend stops the thread first: resumed, it faults
+            // again.
+            if !ctx.lf_stop_trapped::<C>(lf, t) {
+                let out = match op {
+                    Some(op) => ctx.execute_decoded(&Words::<false, C> { lf }, t, op),
+                    None => Outcome::Error(Error::FailedLookup),
+                };
+                ctx.end_fault(t, out);
+            }
         }
         Some(ctx.lf_finish::<C>(lf))
     })

@@ -146,7 +146,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
         } else {
             // The decoder sent every capability transfer to a management
             // entry.
-            ctx.copy_message(src, dst, msg.info, msg.badge);
+            ctx.copy_words(src, dst, msg);
         }
     }
 

@@ -12,10 +12,13 @@
 #![allow(private_interfaces, private_bounds)]
 
 use crate::abi::Word;
+use crate::decode::Decoded;
 use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::outcome::Outcome;
 use crate::state::Ctx;
 
+use super::ipc::Words;
 use super::shared::{LfState, ReplyState};
 
 use super::SENDERS;
@@ -78,7 +81,13 @@ impl Waits for LfState {
     }
 
     fn set_inactive(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, inactive: bool) {
-        ctx.lf().ctl(t.index()).set_inactive(inactive);
+        // A stop may come from a shared path (a fault nobody can answer),
+        // where requesters use the word too: publish it by CAS.
+        if inactive {
+            ctx.lf().ctl(t.index()).stop(|_| {});
+        } else {
+            ctx.lf().ctl(t.index()).set_inactive(false);
+        }
     }
 
     fn set_home(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
@@ -91,6 +100,11 @@ impl Waits for LfState {
 
     fn stop_requested(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> Option<bool> {
         ctx.lf().ctl(t.index()).requested()
+    }
+
+    fn execute_whole(ctx: &mut Ctx<'_, Self>, caller: Ref<Tcb>, op: Decoded) -> Option<Outcome> {
+        let lf = ctx.lf();
+        Some(ctx.execute_decoded(&Words::<true, true> { lf }, caller, op))
     }
 
     fn check(ctx: &mut Ctx<'_, Self>, places: &mut [u32]) -> Result<(), InvariantViolation> {
@@ -120,7 +134,7 @@ impl Ctx<'_, LfState> {
                     }
                 }
             }
-            ThreadState::BlockedOnReply { reply } => {
+            ThreadState::BlockedOnReply { reply, .. } => {
                 let word = &lf.replies[reply.index() as usize];
                 if matches!(word.load().1, ReplyState::Caller(c, _) if c == t) {
                     word.set(ReplyState::Empty);

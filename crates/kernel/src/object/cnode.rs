@@ -550,7 +550,7 @@ impl<W: Waits> Ctx<'_, W> {
         let Some(rep) = self.get(r) else { return };
         let (caller, receiver) = lf.unwrap_or_else(|| (rep.caller.take(), rep.receiver.take()));
         if let Some(c) = caller {
-            if self.get(c).is_some_and(|x| x.state == ThreadState::BlockedOnReply { reply: r }) {
+            if self.get(c).is_some_and(|x| matches!(x.state, ThreadState::BlockedOnReply { reply, .. } if reply == r)) {
                 match W::stop_requested(self, c) {
                     // A suspend nobody has met (`lockfree`): the caller stops
                     // now, its `Call` to restart on resume, as if the suspend

@@ -1,5 +1,6 @@
 //! The TCB invocations: configure, priority, affinity, suspend, resume,
-//! registers, notification binding (the TCB itself is `thread.rs`).
+//! registers, notification binding, fault handler (the TCB itself is
+//! `thread.rs`, fault delivery `fault.rs`).
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, Word, MAX_PRIORITY, NUM_REGS};
 use crate::exit::CoreMask;
@@ -23,6 +24,7 @@ pub(crate) enum TcbOp {
     Resume { t: Ref<Tcb> },
     Bind { t: Ref<Tcb>, ntfn: Ref<Notification> },
     Unbind { t: Ref<Tcb>, ntfn: Ref<Notification> },
+    SetFaultHandler { t: Ref<Tcb>, cptr: Word },
 }
 
 impl TcbOp {
@@ -36,7 +38,8 @@ impl TcbOp {
             | TcbOp::Suspend { t }
             | TcbOp::Resume { t }
             | TcbOp::Bind { t, .. }
-            | TcbOp::Unbind { t, .. } => t,
+            | TcbOp::Unbind { t, .. }
+            | TcbOp::SetFaultHandler { t, .. } => t,
         }
     }
 
@@ -137,6 +140,8 @@ impl<W: Waits> Ctx<'_, W> {
                     _ => return Err(Error::IllegalOperation),
                 }
             }
+            // Looked up in the thread's CSpace when it faults (seL4).
+            InvocationLabel::TcbSetFaultHandler => TcbOp::SetFaultHandler { t, cptr: args.word(0)? },
             _ => return Err(Error::IllegalOperation),
         };
         Ok(op)
@@ -185,6 +190,12 @@ impl<W: Waits> Ctx<'_, W> {
                 if let Some(x) = self.get(t) {
                     x.cspace = Some(cspace);
                     x.vspace = vspace;
+                }
+                Outcome::Done
+            }
+            TcbOp::SetFaultHandler { t, cptr } => {
+                if let Some(x) = self.get(t) {
+                    x.fault_handler = cptr;
                 }
                 Outcome::Done
             }

@@ -3,6 +3,7 @@
 //! `tcb.rs`, the scheduling `sched/`).
 
 use crate::abi::{MessageInfo, Word, NUM_REGS};
+use crate::args::FaultKind;
 use crate::exit::CoreMask;
 use crate::object::{CNode, Endpoint, Notification, Ref, Reply, VSpace, NIL};
 
@@ -13,12 +14,15 @@ pub(crate) enum ThreadState {
     Inactive,
     /// Runnable: the current thread of its core, or in its core's ready queue.
     Running,
-    /// In `ep`'s send queue; the message stays in its IPC buffer.
-    BlockedOnSend { ep: Ref<Endpoint>, badge: Word, info: MessageInfo, grant: bool, call: bool },
+    /// In `ep`'s send queue; the message stays in its IPC buffer (`fault`:
+    /// it is the fault message the kernel sends for it, built from
+    /// [`Tcb::fault`]).
+    BlockedOnSend { ep: Ref<Endpoint>, badge: Word, info: MessageInfo, grant: bool, call: bool, fault: bool },
     /// In `ep`'s receive queue; a `Call` it receives is recorded in `reply`.
     BlockedOnRecv { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
-    /// Its `Call` was received; `reply` records it as the caller.
-    BlockedOnReply { reply: Ref<Reply> },
+    /// Its `Call` was received; `reply` records it as the caller (`fault`:
+    /// the call is its fault message, answered by [`Tcb::fault`]'s rules).
+    BlockedOnReply { reply: Ref<Reply>, fault: bool },
     /// In `ntfn`'s wait queue.
     BlockedOnNotification { ntfn: Ref<Notification> },
     /// Destroyed while running on another core: still that core's current
@@ -52,6 +56,13 @@ pub(crate) struct Tcb {
     pub slice: u32,
     /// Cores this thread keeps stalled (see `sched.rs`).
     pub holds: CoreMask,
+    /// `TcbSetFaultHandler`'s capability pointer, looked up in the thread's
+    /// own CSpace when it faults (0: none).
+    pub fault_handler: Word,
+    /// The fault being delivered: meaningful only while the state says so
+    /// (`BlockedOnSend`/`BlockedOnReply` with `fault`), so nothing has to
+    /// clear it when the delivery is cancelled.
+    pub fault: Option<FaultKind>,
 }
 
 impl Tcb {
@@ -72,6 +83,8 @@ impl Tcb {
             bound: None,
             slice: 1,
             holds: CoreMask::EMPTY,
+            fault_handler: 0,
+            fault: None,
         }
     }
 }

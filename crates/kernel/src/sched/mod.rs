@@ -44,7 +44,6 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::args::FaultKind;
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
 use crate::hold::Hold;
 use crate::ids::ThreadId;
@@ -275,7 +274,7 @@ impl<W: Waits> Ctx<'_, W> {
                 self.ipc(t.index()).restart = 1;
                 true
             }
-            ThreadState::BlockedOnReply { reply } => {
+            ThreadState::BlockedOnReply { reply, .. } => {
                 if let Some(r) = self.get(reply) {
                     if r.caller == Some(t) {
                         r.caller = None;
@@ -366,18 +365,6 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let core = self.core;
         self.cs(core).action = Action::Choose { yielded: true };
-    }
-
-    /// The current thread faulted: stop it; a later `Resume` starts it afresh.
-    pub(crate) fn handle_fault(&mut self, _kind: FaultKind) {
-        let core = self.core;
-        let Some(cur) = self.cs(core).current else { return };
-        self.release_holds(cur);
-        if let Some(x) = self.get(cur) {
-            x.state = ThreadState::Inactive;
-            x.fresh = true;
-            W::set_inactive(self, cur, true);
-        }
     }
 
     /// End of every kernel entry: carry out the action, honour stalls, and

@@ -6,6 +6,7 @@
 
 mod boot;
 mod cnode;
+mod fault;
 mod ipc;
 mod irq_frame;
 mod notification;

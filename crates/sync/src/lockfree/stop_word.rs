@@ -28,6 +28,7 @@
 //! | resume | `STOPME` | `STOPME\|RESUMED` | the request is cancelled ([`Resumed::Cancelled`]) |
 //! | owner ([`StopWord::meet`]) | `STOPME\|RESUMED` | `0` | the thread goes on |
 //! | owner | `STOPME` | `INACTIVE` | after stopping the thread (release) |
+//! | owner ([`StopWord::stop`]) | anything | `INACTIVE` | after stopping the thread on its own account (release) |
 //!
 //! Everything else is a no-op (suspending a stopped thread, resuming one
 //! that is not suspended). The *owner* is whoever may touch the thread at
@@ -198,6 +199,18 @@ impl StopWord {
     pub fn set_inactive(&self, inactive: bool) {
         let c = self.0.load(Ordering::Relaxed) & !FLAGS;
         self.0.store(if inactive { c | INACTIVE } else { c }, Ordering::Release);
+    }
+
+    /// The owner stops the thread on its own account (a fault nobody can
+    /// answer) while requesters may use the word: after stopping it, publish
+    /// `INACTIVE` (release) whatever was asked meanwhile. A pending request
+    /// is met by this stop; a cancelled one has nothing left to cancel,
+    /// since the thread stops for another reason. One CAS when uncontended.
+    pub fn stop(&self, rmw: impl Fn(Rmw)) {
+        let mut c = self.0.load(Ordering::Relaxed);
+        while let Err(now) = self.cas(c, (c & !FLAGS) | INACTIVE, &rmw) {
+            c = now;
+        }
     }
 
     /// The thread's home core.

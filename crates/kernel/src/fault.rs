@@ -1,0 +1,122 @@
+//! Fault delivery: a thread's fault becomes a `Call` to its fault handler.
+//!
+//! As in seL4, a thread names its handler by a capability pointer
+//! (`TcbSetFaultHandler`) that is looked up in the thread's *own* CSpace
+//! when it faults. An endpoint capability with the write right there gets a
+//! fault message (label [`FaultKind::label`], words [`FaultKind::words`],
+//! the capability's badge), sent as a `Call` the kernel makes on the
+//! thread's behalf: the thread blocks exactly as a caller does, through the
+//! one IPC executor (`rendezvous.rs`) of its regime, so under `lockfree`
+//! the handler's receive and reply take it through the lock-free words.
+//! Anything else — no handler, a failed look-up, a handler that receives
+//! without a reply object — stops the thread (seL4's double fault).
+//!
+//! The handler answers with `Reply`: label 0 lets the thread go on (where it
+//! faulted if the fault is resumable, from its entry otherwise), any other
+//! label leaves it stopped until a `TcbResume`. Nothing the handler sends
+//! is written to the thread's message words. A delivery cancelled on the
+//! way (the endpoint or reply object deleted, a suspend) restarts the
+//! faulting access, which faults again: the restart flag of the thread's IPC
+//! buffer tells its trap to re-raise it.
+//!
+//! The thread's state says that its call is a fault (`BlockedOnSend` and
+//! `BlockedOnReply` with `fault`); [`Tcb::fault`] keeps the kind for the
+//! message and the answer, and needs no clearing.
+
+use crate::abi::{Error, MessageInfo, Word};
+use crate::args::FaultKind;
+use crate::decode::Whole;
+use crate::exec::Exec;
+use crate::hold::Hold;
+use crate::object::thread::ThreadState;
+use crate::object::{Ref, Tcb};
+use crate::outcome::Outcome;
+use crate::sched::Action;
+use crate::state::Ctx;
+use crate::waits::Waits;
+
+impl<W: Waits> Ctx<'_, W> {
+    /// The current thread faulted (a whole entry): send the fault to its
+    /// handler, or stop it. (`lockfree` runs the same steps on a shared
+    /// path when it can, `lockfree/entry.rs`.)
+    pub(crate) fn handle_fault<G: Hold>(&mut self, kind: FaultKind, guard: &mut G) -> Result<(), G::Stop> {
+        let core = self.core;
+        let Some(cur) = self.cs(core).current else { return Ok(()) };
+        self.release_holds(cur);
+        let Some(view) = self.caller_view(cur) else { return Ok(()) };
+        // A whole scope never falls back.
+        let op = self.decode_fault(&Whole, &view, kind).unwrap_or(None);
+        self.begin_fault(cur, kind);
+        let out = match op {
+            Some(op) => match W::execute_whole(self, cur, op) {
+                Some(out) => out,
+                None => self.dispatch_decoded(cur, op, MessageInfo::default(), None, guard)?,
+            },
+            None => Outcome::Error(Error::FailedLookup),
+        };
+        self.end_fault(cur, out);
+        Ok(())
+    }
+
+    /// Record fault `kind` of `t` (this core's current thread) before its
+    /// call is made.
+    #[inline]
+    pub(crate) fn begin_fault(&mut self, t: Ref<Tcb>, kind: FaultKind) {
+        if let Some(x) = self.get(t) {
+            x.fault = Some(kind);
+            // Code that cannot go on where it stopped starts afresh, whether
+            // the handler restarts it or a `TcbResume` does.
+            x.fresh = !kind.resumable();
+        }
+    }
+
+    /// The fault's call of `t` ended with `out`: blocked (published: not
+    /// touched), or not taken by anyone who can answer it (`t` stops).
+    #[inline]
+    pub(crate) fn end_fault(&mut self, t: Ref<Tcb>, out: Outcome) {
+        if out != Outcome::Blocked {
+            self.stop_faulted(t);
+        }
+    }
+
+    /// The handler answered `t`'s fault (taken from the reply object) with
+    /// `label`: 0 lets it go on, anything else stops it.
+    #[cold]
+    pub(crate) fn answer_fault<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>, label: Word) {
+        if label != 0 {
+            return self.stop_faulted(t);
+        }
+        let b = self.ipc(t.index());
+        b.error = 0;
+        b.restart = 0;
+        b.tag = 0;
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Running;
+        }
+        e.wake(self, t);
+    }
+
+    /// `t` (this core's: current, or just taken) stops with its fault
+    /// unanswered; run again by a `TcbResume`, it re-raises a resumable
+    /// fault and starts afresh otherwise. A current thread stops being
+    /// current first, and the stop is published last (`lockfree`: another
+    /// core may claim it at once).
+    #[cold]
+    pub(crate) fn stop_faulted(&mut self, t: Ref<Tcb>) {
+        let b = self.ipc(t.index());
+        b.error = 0;
+        b.restart = 1;
+        b.tag = 0;
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Inactive;
+        }
+        let core = self.core;
+        if self.cs(core).current == Some(t) {
+            self.cs(core).current = None;
+            if self.cs(core).action == Action::Resume {
+                self.cs(core).action = Action::Choose { yielded: false };
+            }
+        }
+        W::set_inactive(self, t, true);
+    }
+}

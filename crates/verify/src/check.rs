@@ -99,6 +99,10 @@ pub struct Stats {
     pub subsystem_calls: u64,
     /// Kernel-log messages checked.
     pub log_messages: u64,
+    /// Memory faults whose fate was checked.
+    pub faults: u64,
+    /// Of those, faults their handler answered.
+    pub faults_answered: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -123,6 +127,8 @@ impl Stats {
         self.notifications += o.notifications;
         self.subsystem_calls += o.subsystem_calls;
         self.log_messages += o.log_messages;
+        self.faults += o.faults;
+        self.faults_answered += o.faults_answered;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -231,6 +237,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
             let (c, cv) = conservation::check(prog, rec, opts.inject_bug);
             (s.messages, s.replies, s.notifications) = (c.messages, c.replies, c.notifications);
             (s.subsystem_calls, s.log_messages) = (c.subsystem_calls, c.log_messages);
+            (s.faults, s.faults_answered) = (c.faults, c.faults_answered);
             v.extend(cv);
         }
         if v.is_empty() {

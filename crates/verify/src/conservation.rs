@@ -15,6 +15,10 @@
 //!   thread was destroyed), at most once;
 //! * a `Call` that completed got a reply echoing its own message, from a
 //!   thread that did receive that message;
+//! * a memory fault is a `Call` the kernel makes (its identity packed into
+//!   the fault address): one its handler answered was received exactly
+//!   once, as a fault message; one restarted (its delivery cancelled, or
+//!   stopped for want of a handler or by a non-zero answer) at most once;
 //! * no notification word delivers a badge bit more often than it was
 //!   signalled (by threads' `Signal`s and interrupts).
 
@@ -26,7 +30,7 @@ use granule_kernel::{ThreadStatus, Word};
 use crate::program::{Op, Program};
 use crate::record::{Attempt, Observed, RunRecord};
 use crate::setup::{irq_badge, signal_badge};
-use crate::user::{decode_log, decode_message, decode_reply, MsgId, CALL, DATA, REPLY};
+use crate::user::{decode_fault, decode_log, decode_message, decode_reply, MsgId, CALL, DATA, FAULT, REPLY};
 use crate::{Check, Violation};
 
 /// What was checked.
@@ -42,6 +46,10 @@ pub struct Counts {
     pub subsystem_calls: u64,
     /// Kernel-log messages whose fate was checked (appended or read).
     pub log_messages: u64,
+    /// Memory faults whose fate was checked (every fault attempt).
+    pub faults: u64,
+    /// Of those, faults a handler received and answered (label 0).
+    pub faults_answered: u64,
 }
 
 /// One received message.
@@ -86,6 +94,12 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
                 }
                 None => bad(Check::Conservation, format!("t{} received a corrupt message on ep{ep}: {out}", a.thread)),
             },
+            // A fault's call: the endpoint is its thread's handler's, which
+            // the message does not name.
+            FAULT => match decode_fault(&out.words) {
+                Some(id) => receipts.push(Receipt { receiver: a.thread, id, sent_ep: ep, ep, label: FAULT }),
+                None => bad(Check::Conservation, format!("t{} received a corrupt fault on ep{ep}: {out}", a.thread)),
+            },
             // An `NBRecv` that found nobody.
             0 => {}
             other => bad(Check::Conservation, format!("t{}'s receive on ep{ep} returned label {other:#x}", a.thread)),
@@ -105,6 +119,12 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
         };
         let sent_on = match s.op {
             Some(Op::Send { ep } | Op::NbSend { ep } | Op::Call { ep }) => ep,
+            Some(Op::Fault) => {
+                if r.label != FAULT {
+                    bad(Check::Conservation, format!("fault {} arrived at t{} as a message", r.id, r.receiver));
+                }
+                continue;
+            }
             _ => continue,
         };
         if r.sent_ep != sent_on || r.ep != sent_on {
@@ -139,11 +159,20 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
         counts.messages += 1;
         let n = received.get(id).map_or(0, Vec::len);
         let op = a.op.expect("sends have an operation");
-        let call = matches!(op, Op::Call { .. });
+        // A fault is a call the kernel makes; its answer writes no reply.
+        let fault = op == Op::Fault;
+        let call = matches!(op, Op::Call { .. }) || fault;
+        if fault {
+            counts.faults += 1;
+            if matches!(a.observed, Observed::Completed(o) if o.ok()) {
+                counts.faults_answered += 1;
+            }
+        }
         let (lo, hi, what) = match a.observed {
             Observed::Completed(o) if o.ok() && matches!(op, Op::NbSend { .. }) => {
                 (0, 1, "completed non-blocking send")
             }
+            Observed::Completed(o) if o.ok() && fault => (1, 1, "fault its handler answered"),
             Observed::Completed(o) if o.ok() => (1, 1, if call { "completed call" } else { "completed send" }),
             Observed::Completed(o) if call && o.error == Error::FailedLookup.word() => {
                 (1, 1, "call that failed for want of a reply object")
@@ -158,7 +187,7 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
         if n < lo || n > hi {
             bad(Check::Conservation, format!("{what} {id} (t{}, `{op}`) was received {n} times", a.thread));
         }
-        if let (true, Observed::Completed(o)) = (call, a.observed) {
+        if let (true, false, Observed::Completed(o)) = (call, fault, a.observed) {
             if !o.ok() {
                 continue;
             }

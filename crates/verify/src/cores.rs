@@ -43,7 +43,7 @@ pub enum Entry {
 /// Make `entry` on `h`'s core.
 pub fn enter<R: Regime>(k: &Kernel<R>, h: &mut CoreHandle, entry: Entry) -> ExitPlan {
     match entry {
-        Entry::Syscall(args) => k.syscall(h, args),
+        Entry::Syscall(args) => crate::encode::enter_trap(k, h, args),
         Entry::Interrupt(irq) => k.interrupt(h, irq),
         Entry::Tick => k.timer_tick(h),
         Entry::Ipi => k.ipi(h),

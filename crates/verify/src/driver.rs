@@ -44,7 +44,7 @@ use crate::program::{Op, Program};
 use crate::record::{Attempt, Interrupt, Observed, RunRecord, Stop};
 use crate::regimes::{FaultInjection, Kind};
 use crate::setup::{self, park_irq, Layout, PARK_LINE};
-use crate::user::{decode_message, trap_for, wait_trap, write_inputs, MsgId, Outcome, Trap, CALL};
+use crate::user::{decode_fault, decode_message, trap_for, wait_trap, write_inputs, MsgId, Outcome, Trap, CALL, FAULT};
 use crate::{Check, Violation};
 
 /// How programs are run.
@@ -92,7 +92,7 @@ struct User {
     reissue: Option<usize>,
     /// The call last received through the thread's own reply object (what
     /// its replies echo: that object's caller, if it still waits).
-    last_call: Option<MsgId>,
+    last_call: Option<(MsgId, bool)>,
     /// Steps to take before the program's next operation (the root's
     /// rescue): the operation (`None`: a driver step) and its trap.
     queue: VecDeque<(Option<Op>, Trap)>,
@@ -716,7 +716,10 @@ fn completed(u: &mut User, a: usize, out: &Outcome) {
     let with_reply =
         matches!(op, Some(Op::Recv { reply: true, .. } | Op::NbRecv { reply: true, .. } | Op::ReplyRecv { .. }));
     if with_reply && out.ok() && out.label() == CALL {
-        u.last_call = decode_message(&out.words).map(|(id, _)| id);
+        u.last_call = decode_message(&out.words).map(|(id, _)| (id, false));
+    }
+    if with_reply && out.ok() && out.label() == FAULT {
+        u.last_call = decode_fault(&out.words).map(|id| (id, true));
     }
     if op.is_some() {
         u.pc += 1;

@@ -12,12 +12,37 @@
 //! any label and words (tests of malformed arguments).
 
 use granule_kernel::abi::{CapRights, Error, InvocationLabel, ObjectType, Sysno, REG_ARG0, REG_PC, REG_SP};
-use granule_kernel::{IpcBuffer, MessageInfo, SyscallArgs, Word};
+use granule_kernel::{CoreHandle, ExitPlan, FaultKind, IpcBuffer, Kernel, MessageInfo, Regime, SyscallArgs, Word};
 
 /// The registers of system call `sysno` on capability `cptr`, with message
 /// info `info` and reply object `reply` (0: none).
 pub fn syscall(sysno: Sysno, cptr: Word, info: MessageInfo, reply: Word) -> SyscallArgs {
     SyscallArgs::new(sysno.word(), cptr, info.word(), reply)
+}
+
+/// The "registers" of a memory-access fault at `addr` (`write`: a store):
+/// a number no system call has, which [`enter_trap`] turns into the fault
+/// entry, so a program's attempts (and the oracle's replays) name faults as
+/// they name system calls.
+pub fn fault_trap(addr: Word, write: bool) -> SyscallArgs {
+    SyscallArgs::new(FAULT_TRAP, addr, write as Word, 0)
+}
+
+/// The fault [`fault_trap`] encoded, if `args` is one.
+pub fn as_fault(args: SyscallArgs) -> Option<FaultKind> {
+    (args.sysno == FAULT_TRAP).then_some(FaultKind::MemoryAccess { addr: args.cptr, write: args.info != 0 })
+}
+
+/// The system-call number [`fault_trap`] uses (no system call has it).
+const FAULT_TRAP: Word = 0xfa17_fa17_fa17_fa17;
+
+/// Enter `k` on `h`'s core with `args`: a system call, or the fault
+/// [`fault_trap`] encodes.
+pub fn enter_trap<R: Regime>(k: &Kernel<R>, h: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+    match as_fault(args) {
+        Some(kind) => k.fault(h, kind),
+        None => k.syscall(h, args),
+    }
 }
 
 /// A message of `len` words under `label`, without capabilities.

@@ -8,7 +8,8 @@
 //! operations each) checked for conservation and invariants. Every program
 //! mixes IPC of every kind, notifications, interrupts, capability copy /
 //! mint / delete / revoke / retype, and thread configure / suspend / resume /
-//! priority / migration / deletion, and the subsystems (sysctl get / set /
+//! priority / migration / deletion / fault handler, memory faults (delivered
+//! to the handler, which answers them as calls), and the subsystems (sysctl get / set /
 //! add / remove / next, kernel-log append / read), weighted towards IPC so
 //! that messages meet. The subsystems' locking policy follows the seed.
 
@@ -52,6 +53,7 @@ pub fn generate(seed: u64, cores: usize) -> Program {
             core: if i < cores { i } else { rng.gen_range(0..cores) },
             prio: rng.gen_range(PRIORITIES),
             victim: i > 0 && rng.gen_range(0..4) == 0,
+            fault_ep: (rng.gen_range(0..4) != 0).then(|| rng.gen_range(0..endpoints) as u8),
             ops: Vec::new(),
         })
         .collect();
@@ -94,6 +96,8 @@ enum Kind {
     SetAffinity,
     Configure,
     Kill,
+    SetFaultHandler,
+    Fault,
     SysctlGet,
     SysctlSet,
     SysctlAdd,
@@ -130,6 +134,8 @@ const WEIGHTS: &[(Kind, u32, u32)] = &[
     (Kind::SetAffinity, 2, 4),
     (Kind::Configure, 1, 1),
     (Kind::Kill, 2, 2),
+    (Kind::SetFaultHandler, 2, 2),
+    (Kind::Fault, 3, 3),
     (Kind::SysctlGet, 3, 3),
     (Kind::SysctlSet, 2, 2),
     (Kind::SysctlAdd, 2, 2),
@@ -211,6 +217,8 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
             }
             Op::Kill { t: victims[rng.gen_range(0..victims.len())] }
         }
+        Kind::SetFaultHandler => Op::SetFaultHandler { t: thread, ep: (rng.gen_range(0..4) != 0).then_some(ep) },
+        Kind::Fault => Op::Fault,
         Kind::SysctlGet => Op::SysctlGet { leaf: rng.gen_range(0..SYSCTL_LEAVES) },
         Kind::SysctlSet => Op::SysctlSet { leaf: rng.gen_range(0..SYSCTL_LEAVES), value: rng.gen_range(0..=255) },
         Kind::SysctlAdd => Op::SysctlAdd { leaf: rng.gen_range(SYSCTL_OWN..SYSCTL_LEAVES) },

@@ -324,7 +324,7 @@ impl Replay {
         // SAFETY: `tid` is the thread core 0's last plan runs and no kernel
         // entry is in progress (one OS thread drives this kernel).
         write_inputs(unsafe { &mut *k.ipc_buffer(tid) }, words);
-        let _ = k.syscall(h, args);
+        let _ = encode::enter_trap(k, h, args);
         let p = k.interrupt(h, park_irq(&self.o.boot));
         if p.run != Some(root) {
             return Err(format!("oracle: the root's interrupt ran {:?}, not the root", p.run));

@@ -111,6 +111,12 @@ pub enum Op {
     Configure { t: u8, vspace: bool },
     /// Delete thread `t`'s TCB capability (it names a victim thread).
     Kill { t: u8 },
+    /// Send thread `t`'s faults to endpoint `ep`'s original capability
+    /// (`None`: no handler).
+    SetFaultHandler { t: u8, ep: Option<u8> },
+    /// A memory access no mapping allows: the thread faults, its message
+    /// identity in the fault address (`user::fault_address`).
+    Fault,
     /// Read sysctl leaf `leaf` by OID.
     SysctlGet { leaf: u8 },
     /// Write `value` to sysctl leaf `leaf`.
@@ -132,7 +138,7 @@ impl Op {
     pub fn thread_ref(&self) -> Option<u8> {
         match *self {
             Op::Suspend { t } | Op::Resume { t } | Op::SetPriority { t, .. } | Op::SetAffinity { t, .. } => Some(t),
-            Op::Configure { t, .. } => Some(t),
+            Op::Configure { t, .. } | Op::SetFaultHandler { t, .. } => Some(t),
             Op::Kill { t } => Some(t),
             Op::Copy { src: CapRef::Tcb(t), .. } | Op::Mint { src: CapRef::Tcb(t), .. } => Some(t),
             Op::Delete { slot: CapRef::Tcb(t) } | Op::Revoke { slot: CapRef::Tcb(t) } => Some(t),
@@ -150,6 +156,7 @@ impl Op {
             Op::SetAffinity { t, core } => Op::SetAffinity { t: f(t), core },
             Op::Configure { t, vspace } => Op::Configure { t: f(t), vspace },
             Op::Kill { t } => Op::Kill { t: f(t) },
+            Op::SetFaultHandler { t, ep } => Op::SetFaultHandler { t: f(t), ep },
             Op::Copy { src, dest } => Op::Copy { src: c(src), dest },
             Op::Mint { src, dest, badge } => Op::Mint { src: c(src), dest, badge },
             Op::Delete { slot } => Op::Delete { slot: c(slot) },
@@ -160,7 +167,7 @@ impl Op {
 
     /// Whether the operation sends a message of its own.
     pub fn sends(&self) -> bool {
-        matches!(self, Op::Send { .. } | Op::NbSend { .. } | Op::Call { .. })
+        matches!(self, Op::Send { .. } | Op::NbSend { .. } | Op::Call { .. } | Op::Fault)
     }
 
     /// Whether the operation gets a message identity from its thread's
@@ -227,6 +234,9 @@ impl fmt::Display for Op {
                 write!(f, "configure t{t} cspace root, vspace {}", if vspace { "root" } else { "none" })
             }
             Op::Kill { t } => write!(f, "kill t{t}"),
+            Op::SetFaultHandler { t, ep: Some(ep) } => write!(f, "set-fault-handler t{t} ep{ep}"),
+            Op::SetFaultHandler { t, ep: None } => write!(f, "set-fault-handler t{t} none"),
+            Op::Fault => write!(f, "(memory fault)"),
             Op::SysctlGet { leaf } => write!(f, "sysctl-get leaf{leaf}"),
             Op::SysctlSet { leaf, value } => write!(f, "sysctl-set leaf{leaf} = {value}"),
             Op::SysctlAdd { leaf } => write!(f, "sysctl-add leaf{leaf}"),
@@ -260,6 +270,9 @@ pub struct ThreadSpec {
     /// A victim may be killed; it never receives on an endpoint (so a
     /// message is never lost with a receiver that was destroyed).
     pub victim: bool,
+    /// The endpoint its faults go to from the start (its original
+    /// capability), until a `SetFaultHandler` changes it.
+    pub fault_ep: Option<u8>,
     /// Its operations, in order; after the last one it halts.
     pub ops: Vec<Op>,
 }
@@ -335,7 +348,8 @@ impl fmt::Display for Program {
         )?;
         for (i, t) in self.threads.iter().enumerate() {
             let victim = if t.victim { ", victim" } else { "" };
-            writeln!(f, "  thread t{i} (core {}, priority {}{victim}):", t.core, t.prio)?;
+            let handler = t.fault_ep.map_or(String::new(), |k| format!(", faults to ep{k}"));
+            writeln!(f, "  thread t{i} (core {}, priority {}{victim}{handler}):", t.core, t.prio)?;
             for (k, op) in t.ops.iter().enumerate() {
                 writeln!(f, "    {k:>3}  {op}")?;
             }

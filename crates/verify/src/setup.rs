@@ -255,6 +255,9 @@ fn build<R: Regime>(
         root.invoke(cap, Invocation::configure(CAP_INIT_CNODE, 0))?;
         let prio = if oracle { ORACLE_IDLE_PRIORITY } else { t.prio };
         root.invoke(cap, Invocation::set_priority(prio as Word))?;
+        if let Some(k) = t.fault_ep {
+            root.invoke(cap, Invocation::set_fault_handler(l.ep(k)))?;
+        }
         if !oracle && t.core != 0 {
             root.invoke(cap, Invocation::set_affinity(t.core as Word))?;
         }

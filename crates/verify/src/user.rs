@@ -29,6 +29,8 @@ pub const DATA: Word = 0xd1;
 pub const CALL: Word = 0xca;
 /// Label of a reply.
 pub const REPLY: Word = 0x2e;
+/// Label of a memory-access fault message (the kernel's).
+pub const FAULT: Word = granule_kernel::abi::FAULT_MEMORY_ACCESS;
 /// Words of every message and reply.
 pub const WORDS: usize = 5;
 /// Message words a trap writes (a message is [`WORDS`] of them; the
@@ -99,6 +101,21 @@ pub fn decode_reply(w: &[Word; WORDS]) -> Option<(u64, MsgId)> {
     (checksum(&w[..4]) == w[4]).then_some((w[0], MsgId { sender: w[1], seq: w[2], attempt: w[3] }))
 }
 
+/// The fault address that names fault `id` (`Op::Fault`): the fault message
+/// has only `[address, write]`, so the identity is packed into the address
+/// (sender in bits 60.., attempt in 44..60, sequence below) and `write` is
+/// the sequence's low bit, as a check.
+pub fn fault_address(id: MsgId) -> (Word, bool) {
+    ((id.sender << 60) | ((id.attempt & 0xffff) << 44) | (id.seq & ((1 << 44) - 1)), id.seq & 1 == 1)
+}
+
+/// The identity of a received fault message `[address, write]`, if its
+/// check bit holds.
+pub fn decode_fault(w: &[Word; WORDS]) -> Option<MsgId> {
+    let id = MsgId { sender: w[0] >> 60, attempt: (w[0] >> 44) & 0xffff, seq: w[0] & ((1 << 44) - 1) };
+    (w[1] == id.seq & 1).then_some(id)
+}
+
 /// What a step asks of its core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trap {
@@ -111,9 +128,17 @@ pub enum Trap {
 }
 
 /// What thread `me` does for `op`: `id` names the message a send sends,
-/// `echo` the message a reply answers; `core_map` maps a `SetAffinity`
-/// target core (the oracle maps every real core to its only one).
-pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, core_map: impl Fn(u8) -> Word) -> Trap {
+/// `echo` the message a reply answers (and whether it was a fault, which a
+/// reply with label 0 lets go on); `core_map` maps a `SetAffinity` target
+/// core (the oracle maps every real core to its only one).
+pub fn trap_for(
+    op: Op,
+    me: usize,
+    l: &Layout,
+    id: MsgId,
+    echo: Option<(MsgId, bool)>,
+    core_map: impl Fn(u8) -> Word,
+) -> Trap {
     let none = [SENTINEL; WORDS];
     let sys = |s: Sysno, cptr: Word, info: MessageInfo, reply: Word, w: [Word; WORDS]| {
         Trap::Syscall(encode::syscall(s, cptr, info, reply), pad(&w))
@@ -132,14 +157,16 @@ pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, c
         CapRef::Untyped => l.untyped(),
     };
     let reply_cap = |b: bool| if b { l.reply(me) } else { 0 };
+    let answer = msg(if echo.is_some_and(|e| e.1) { 0 } else { REPLY });
+    let echo = echo.map(|e| e.0);
     match op {
         Op::Send { ep } => sys(Sysno::Send, l.ep(ep), msg(DATA), 0, message(id, ep)),
         Op::NbSend { ep } => sys(Sysno::NBSend, l.ep(ep), msg(DATA), 0, message(id, ep)),
         Op::Call { ep } => sys(Sysno::Call, l.ep(ep), msg(CALL), 0, message(id, ep)),
         Op::Recv { ep, reply } => sys(Sysno::Recv, l.ep(ep), MessageInfo::default(), reply_cap(reply), none),
         Op::NbRecv { ep, reply } => sys(Sysno::NBRecv, l.ep(ep), MessageInfo::default(), reply_cap(reply), none),
-        Op::Reply => sys(Sysno::Reply, 0, msg(REPLY), l.reply(me), self::reply(me, echo)),
-        Op::ReplyRecv { ep } => sys(Sysno::ReplyRecv, l.ep(ep), msg(REPLY), l.reply(me), self::reply(me, echo)),
+        Op::Reply => sys(Sysno::Reply, 0, answer, l.reply(me), self::reply(me, echo)),
+        Op::ReplyRecv { ep } => sys(Sysno::ReplyRecv, l.ep(ep), answer, l.reply(me), self::reply(me, echo)),
         Op::Signal { ntfn } => sys(Sysno::Signal, l.signal(me, ntfn), MessageInfo::default(), 0, none),
         Op::Wait { ntfn } => sys(Sysno::Wait, l.ntfn(ntfn), MessageInfo::default(), 0, none),
         Op::Poll { ntfn } => sys(Sysno::Poll, l.ntfn(ntfn), MessageInfo::default(), 0, none),
@@ -172,6 +199,13 @@ pub fn trap_for(op: Op, me: usize, l: &Layout, id: MsgId, echo: Option<MsgId>, c
             invoke(l.tcb(t as usize), Invocation::configure(CAP_INIT_CNODE, vs))
         }
         Op::Kill { t } => invoke(CAP_INIT_CNODE, Invocation::delete(l.tcb(t as usize))),
+        Op::SetFaultHandler { t, ep } => {
+            invoke(l.tcb(t as usize), Invocation::set_fault_handler(ep.map_or(0, |k| l.ep(k))))
+        }
+        Op::Fault => {
+            let (addr, write) = fault_address(id);
+            Trap::Syscall(encode::fault_trap(addr, write), pad(&none))
+        }
         Op::SysctlGet { leaf } => sub(Sysno::Sysctl, SysctlOp::GetOid.word(), &leaf_oid(leaf)),
         Op::SysctlSet { leaf, value } => {
             let mut w = leaf_oid(leaf);
@@ -298,6 +332,7 @@ impl std::fmt::Display for Outcome {
             DATA => "data".to_string(),
             CALL => "call".to_string(),
             REPLY => "reply".to_string(),
+            FAULT => "memory fault".to_string(),
             other => format!("label {other:#x}"),
         };
         write!(f, "ok: {label}, {} words, badge {:#x}", info.length(), self.badge)?;
@@ -309,6 +344,10 @@ impl std::fmt::Display for Outcome {
             REPLY => match decode_reply(&self.words) {
                 Some((server, echo)) => write!(f, ", from t{server} echoing {echo}"),
                 None => write!(f, ", corrupt reply {:x?}", self.words),
+            },
+            FAULT => match decode_fault(&self.words) {
+                Some(id) => write!(f, ", fault {id}"),
+                None => write!(f, ", corrupt fault message {:x?}", self.words),
             },
             _ => Ok(()),
         }
@@ -329,5 +368,8 @@ mod tests {
         let r = reply(1, Some(id));
         assert_eq!(decode_reply(&r), Some((1, id)));
         assert_eq!(decode_message(&[SENTINEL; WORDS]), None);
+        let (addr, write) = fault_address(id);
+        assert_eq!(decode_fault(&[addr, write as Word, 0, 0, 0]), Some(id));
+        assert_eq!(decode_fault(&[addr, !write as Word, 0, 0, 0]), None);
     }
 }

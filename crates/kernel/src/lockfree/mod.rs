@@ -4,7 +4,9 @@
 //!
 //! The *shared paths* — `Send`, `NBSend`, `Call`, `Recv`, `NBRecv`,
 //! `Reply`, `ReplyRecv`, `Signal`, `Wait`, `Poll`, `Yield`, timer ticks,
-//! IPIs and interrupts on lines without a handler notification — run on any
+//! IPIs, interrupts on lines without a handler notification, and faults of
+//! a thread with a fault handler (the `Call` the fault makes, `fault.rs`)
+//! — run on any
 //! number of cores at once behind the [`LockFree`] gate's reader side (one
 //! `xchg`). They synchronise only through words changed by compare-and-swap
 //! (`shared.rs`, objects from `granule_sync::lockfree`):
@@ -29,7 +31,7 @@
 //!
 //! Everything else — object invocations (retype, delete, revoke, copy,
 //! configure, suspend of a thread of the caller's core …), capability
-//! transfer, bound notifications, faults,
+//! transfer, bound notifications, faults without a usable handler,
 //! interrupts that signal a handler, stall owners, zombie reaping and
 //! introspection — is a
 //! *management* operation ([`LockFree`]'s `enter`/`exit`): serialised, and

@@ -6,7 +6,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use granule_hosted::granule_kernel::abi::{ObjectType, Sysno, Word, CAP_INIT_VSPACE};
-use granule_hosted::granule_kernel::{CountingLockFree, ExitPlan, Kernel, LockFree, MessageInfo, RmwCounts};
+use granule_hosted::granule_kernel::{CountingLockFree, ExitPlan, FaultKind, Kernel, LockFree, MessageInfo, RmwCounts};
 use granule_verify::encode::Invocation;
 use serde::Serialize;
 
@@ -46,9 +46,17 @@ impl Record for AtomicsRecord {
     const KIND: &'static str = "synthesis_atomics";
 }
 
-/// The operations counted, in record order.
-pub const OPERATIONS: [&str; 4] =
-    ["suspend", "resume, not in the run queue", "suspend + resume before the core acts", "signal"];
+/// The operations counted, in record order, with their parts.
+pub const OPERATIONS: [(&str, &[&str]); 5] = [
+    ("suspend", SPLIT),
+    ("resume, not in the run queue", SPLIT),
+    ("suspend + resume before the core acts", SPLIT),
+    ("signal", SPLIT),
+    ("memory access exception", &["whole"]),
+];
+
+/// The parts of an operation carried out by another core.
+const SPLIT: &[&str] = &["requester", "dispatcher"];
 
 type K = Kernel<CountingLockFree>;
 
@@ -75,6 +83,7 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
     let ntfn = d.create(ObjectType::Notification, 0)?;
     let (w, _) = d.thread(1, super::rows::PRIO + 1, CAP_INIT_VSPACE)?;
     let mut sums = vec![[RmwCounts::default(); 2]; OPERATIONS.len()];
+    // Faults are counted last, on threads of their own (`count_faults`).
     // The waiter blocks; `t` runs on core 1 below it.
     let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
     for _ in 0..n {
@@ -114,7 +123,33 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
         let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
     }
     let _ = (d.delete(w, false)?, d.delete(t, false)?);
+    sums[4][0] = count_faults(&mut d, n)?;
     Ok(sums)
+}
+
+/// `n` memory-access faults of a thread on core 1, each delivered to its
+/// handler waiting there (as the timed row; the answers not counted).
+fn count_faults(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<RmwCounts> {
+    let ep = d.create(ObjectType::Endpoint, 0)?;
+    let reply = d.create(ObjectType::Reply, 0)?;
+    let (h, _) = d.thread(1, super::rows::PRIO + 1, CAP_INIT_VSPACE)?;
+    let _ = d.sys_reply(1, Sysno::Recv, ep, MessageInfo::default(), reply, false);
+    let (f, _) = d.thread(1, super::rows::PRIO, CAP_INIT_VSPACE)?;
+    d.invoke(0, f, &Invocation::set_fault_handler(ep), false)?;
+    let mut sum = RmwCounts::default();
+    for i in 0..n {
+        let c0 = counts(d);
+        let plan = d.fault(1, FaultKind::MemoryAccess { addr: 0x1000 * i as Word, write: false });
+        sum += counts(d).since(&c0);
+        if !plan.ipis.is_empty() {
+            bail!("a fault delivered on its own core interrupted another");
+        }
+        let _ = d.sys_reply(1, Sysno::ReplyRecv, ep, MessageInfo::default(), reply, false);
+    }
+    for s in [f, h, ep, reply] {
+        let _ = d.delete(s, false)?;
+    }
+    Ok(sum)
 }
 
 /// The timed row that times exactly operation `op`'s parts, if any.
@@ -123,6 +158,7 @@ pub fn timed_row(op: &str) -> Option<&'static str> {
         "suspend" => Some("suspend"),
         "resume, not in the run queue" => Some("resume, not in the run queue"),
         "signal" => Some("signal"),
+        "memory access exception" => Some("memory access exception"),
         _ => None,
     }
 }
@@ -138,9 +174,9 @@ pub fn records(
     let sums = count(n)?;
     let per = |x: u64| x as f64 / n as f64;
     let mut out = Vec::new();
-    for (op, parts) in OPERATIONS.iter().zip(&sums) {
+    for (&(op, names), parts) in OPERATIONS.iter().zip(&sums) {
         let management = parts.iter().any(|p| p.xadd > 0);
-        for (part, s) in ["requester", "dispatcher"].into_iter().zip(parts) {
+        for (&part, s) in names.iter().zip(parts) {
             out.push(AtomicsRecord {
                 operation: op,
                 part,

@@ -48,7 +48,20 @@ impl<'k, R: Regime> Driver<'k, R> {
     /// A system call by the thread on `core`; delivers the IPIs it asks for
     /// unless `hold_ipis`.
     pub fn sys(&mut self, core: usize, sysno: Sysno, cptr: Word, info: MessageInfo, hold_ipis: bool) -> ExitPlan {
-        let plan = self.k.syscall(&mut self.hs[core], encode::syscall(sysno, cptr, info, 0));
+        self.sys_reply(core, sysno, cptr, info, 0, hold_ipis)
+    }
+
+    /// As `sys`, naming reply object `reply` (0: none).
+    pub fn sys_reply(
+        &mut self,
+        core: usize,
+        sysno: Sysno,
+        cptr: Word,
+        info: MessageInfo,
+        reply: Word,
+        hold_ipis: bool,
+    ) -> ExitPlan {
+        let plan = self.k.syscall(&mut self.hs[core], encode::syscall(sysno, cptr, info, reply));
         if !hold_ipis {
             self.deliver(&plan);
         }
@@ -134,9 +147,9 @@ impl<'k, R: Regime> Driver<'k, R> {
         plan
     }
 
-    /// The current thread of `core` faults.
-    pub fn fault(&mut self, core: usize) -> ExitPlan {
-        let plan = self.k.fault(&mut self.hs[core], granule_hosted::granule_kernel::FaultKind::Other);
+    /// The current thread of `core` faults with `kind`.
+    pub fn fault(&mut self, core: usize, kind: granule_hosted::granule_kernel::FaultKind) -> ExitPlan {
+        let plan = self.k.fault(&mut self.hs[core], kind);
         self.deliver(&plan);
         plan
     }

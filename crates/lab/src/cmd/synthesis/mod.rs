@@ -146,7 +146,7 @@ const SPECS: &[Spec] = &[
         table: 4,
         operation: "memory access exception",
         parts: &[(WHOLE, Some(13.6))],
-        note: "the fault entry only: this kernel stops a faulting thread and has no fault handler to deliver to yet",
+        note: "delivered to a fault handler waiting on the same core, up to the switch to it (TcbSetFaultHandler; its answer untimed)",
     },
 ];
 

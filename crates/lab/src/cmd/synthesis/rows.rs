@@ -6,7 +6,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use granule_hosted::granule_kernel::abi::{InvocationLabel, ObjectType, Sysno, Word, CAP_INIT_CNODE, CAP_INIT_VSPACE};
-use granule_hosted::granule_kernel::{MessageInfo, Regime};
+use granule_hosted::granule_kernel::{FaultKind, MessageInfo, Regime};
 use granule_verify::encode::Invocation;
 
 use super::drive::{timed, Driver};
@@ -205,21 +205,34 @@ pub fn zero_fill(n: usize, oh: u64) -> Samples {
     vec![v]
 }
 
-/// A memory-access exception of a thread running on core 1: the fault
-/// entry (this kernel stops the thread; it has no fault handler to deliver
-/// to). The root restarts it, untimed.
+/// A memory-access exception delivered to a fault handler: thread F on
+/// core 1 faults, and its handler H (core 1, above F) waits on the fault
+/// endpoint with a reply object. The fault entry is timed: the fault
+/// message's delivery, up to the switch to H. H's answer (`ReplyRecv` with
+/// label 0), which lets F go on where it faulted, is not.
 pub fn fault<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<Samples> {
-    let (t, _) = d.thread(1, PRIO, CAP_INIT_VSPACE)?;
+    let ep = d.create(ObjectType::Endpoint, 0)?;
+    let reply = d.create(ObjectType::Reply, 0)?;
+    let (h, ht) = d.thread(1, PRIO + 1, CAP_INIT_VSPACE)?;
+    let _ = d.sys_reply(1, Sysno::Recv, ep, MessageInfo::default(), reply, false);
+    let (f, ft) = d.thread(1, PRIO, CAP_INIT_VSPACE)?;
+    d.invoke(0, f, &Invocation::set_fault_handler(ep), false)?;
     let mut v = Vec::with_capacity(n);
-    for _ in 0..n {
-        if d.current(1).is_none() {
-            bail!("no thread to fault on core 1");
+    for i in 0..n {
+        if d.current(1) != Some(ft) {
+            bail!("the faulting thread does not run on core 1");
         }
-        let (c, _) = timed(oh, || d.fault(1));
+        let kind = FaultKind::MemoryAccess { addr: 0x1000 * i as Word, write: false };
+        let (c, _) = timed(oh, || d.fault(1, kind));
         v.push(c);
-        d.invoke(0, t, &Invocation::resume(), false)?;
+        if d.current(1) != Some(ht) {
+            bail!("the fault handler did not get the exception");
+        }
+        let _ = d.sys_reply(1, Sysno::ReplyRecv, ep, MessageInfo::default(), reply, false);
     }
-    let _ = d.delete(t, false)?;
+    for s in [f, h, ep, reply] {
+        let _ = d.delete(s, false)?;
+    }
     Ok(vec![v])
 }
 

@@ -31,6 +31,10 @@ pub struct VerifyRecord {
     pub subsystem_calls_checked: u64,
     /// Kernel-log messages whose fate was checked.
     pub log_messages_checked: u64,
+    /// Memory faults whose fate was checked (delivered to a handler or not).
+    pub faults_checked: u64,
+    /// Of those, faults a handler received and answered.
+    pub faults_answered: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -62,6 +66,8 @@ impl VerifyRecord {
             notification_results_checked: s.notifications,
             subsystem_calls_checked: s.subsystem_calls,
             log_messages_checked: s.log_messages,
+            faults_checked: s.faults,
+            faults_answered: s.faults_answered,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

@@ -47,6 +47,12 @@ impl<W: Waits> Ctx<'_, W> {
         // A whole scope never falls back.
         let op = self.decode_fault(&Whole, &view, kind).unwrap_or(None);
         self.begin_fault(cur, kind);
+        // A suspend nobody has met (`lockfree`) stops the thread before its
+        // fault's call, as the shared path does: resumed, it faults again.
+        if W::stop_requested(self, cur) == Some(false) {
+            self.stop_faulted(cur);
+            return Ok(());
+        }
         let out = match op {
             Some(op) => match W::execute_whole(self, cur, op) {
                 Some(out) => out,

@@ -67,7 +67,7 @@ use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
 use crate::lockfree::SharedEntry;
 use crate::regime::{Drive, Regime, SetCheck};
-use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER};
+use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 use crate::violation::InvariantViolation;
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
@@ -234,7 +234,9 @@ impl<R: Regime> Kernel<R> {
         if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Fault(kind)) {
             return plan;
         }
-        self.enter(core, TRAP_OTHER, Entry::Whole, |ctx, _, guard| {
+        // A fault's call is interrupted like a system call's: a thread taken
+        // away from its trapped core (`detach`) raises the fault again.
+        self.enter(core, TRAP_SYSCALL, Entry::Whole, |ctx, _, guard| {
             ctx.begin_entry(guard)?;
             ctx.handle_fault(kind, guard)?;
             ctx.count_other_entry();

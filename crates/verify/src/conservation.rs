@@ -30,7 +30,9 @@ use granule_kernel::{ThreadStatus, Word};
 use crate::program::{Op, Program};
 use crate::record::{Attempt, Observed, RunRecord};
 use crate::setup::{irq_badge, signal_badge};
-use crate::user::{decode_fault, decode_log, decode_message, decode_reply, MsgId, CALL, DATA, FAULT, REPLY};
+use crate::user::{
+    decode_fault, decode_log, decode_message, decode_reply, MsgId, CALL, DATA, FAULT, REPLY, SENTINEL, WORDS,
+};
 use crate::{Check, Violation};
 
 /// What was checked.
@@ -164,7 +166,13 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
         let call = matches!(op, Op::Call { .. }) || fault;
         if fault {
             counts.faults += 1;
-            if matches!(a.observed, Observed::Completed(o) if o.ok()) {
+            if let Observed::Completed(o) = a.observed {
+                // An answer lets the thread go on and writes nothing else:
+                // no message, and the badge and words as the trap left them.
+                let untouched = o.tag == 0 && o.badge == SENTINEL && o.words == [SENTINEL; WORDS];
+                if !(o.ok() && untouched) {
+                    bad(Check::Reply, format!("fault {id} (t{}) was answered as a call: {o}", a.thread));
+                }
                 counts.faults_answered += 1;
             }
         }

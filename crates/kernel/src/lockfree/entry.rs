@@ -214,7 +214,9 @@ fn shared_entry<const C: bool>(
     core: usize,
     what: SharedEntry,
 ) -> Option<ExitPlan> {
-    shared(gate, s, core, TRAP_OTHER, |ctx, lf| {
+    // A fault's call is interrupted like a system call's (`Kernel::fault`).
+    let trap = if matches!(what, SharedEntry::Fault(_)) { TRAP_SYSCALL } else { TRAP_OTHER };
+    shared(gate, s, core, trap, |ctx, lf| {
         let cur = ctx.lf_shared_current()?;
         let (ack, fault) = match what {
             SharedEntry::Interrupt(irq) => (ctx.lf_interrupt_ack(irq)?, None),

@@ -543,14 +543,19 @@ impl<W: Waits> Ctx<'_, W> {
         }
     }
 
-    /// A reply object is destroyed: its waiting caller's `Call` fails.
+    /// A reply object is destroyed: its waiting caller's `Call` fails (a
+    /// fault's call is cancelled instead: the fault is raised again).
     fn cancel_reply(&mut self, r: Ref<crate::object::Reply>) {
         // The wait representation may hold the reply's state (`lockfree`).
         let lf = W::take_reply(self, r);
         let Some(rep) = self.get(r) else { return };
         let (caller, receiver) = lf.unwrap_or_else(|| (rep.caller.take(), rep.receiver.take()));
         if let Some(c) = caller {
-            if self.get(c).is_some_and(|x| matches!(x.state, ThreadState::BlockedOnReply { reply, .. } if reply == r)) {
+            let waits = self.get(c).and_then(|x| match x.state {
+                ThreadState::BlockedOnReply { reply, fault } if reply == r => Some(fault),
+                _ => None,
+            });
+            if let Some(fault) = waits {
                 match W::stop_requested(self, c) {
                     // A suspend nobody has met (`lockfree`): the caller stops
                     // now, its `Call` to restart on resume, as if the suspend
@@ -558,6 +563,7 @@ impl<W: Waits> Ctx<'_, W> {
                     Some(false) => self.suspend(c),
                     // ... and cancelled by a resume: the `Call` restarts now.
                     Some(true) => self.restart_thread(c),
+                    None if fault => self.restart_thread(c),
                     None => self.fail_thread(c, Error::FailedLookup),
                 }
             }

@@ -96,6 +96,18 @@ fn a_nonzero_reply_leaves_the_thread_stopped_until_resumed() {
 }
 
 #[test]
+fn a_deleted_reply_object_restarts_the_fault_rather_than_failing_it() {
+    let mut sim = Sim::new(1);
+    let s = handler_waits(&mut sim);
+    sim.fault_with(0, ACCESS);
+    assert_eq!(sim.status(s.t), ThreadStatus::BlockedOnReply);
+    sim.invoke(0, CAP_INIT_CNODE, InvocationLabel::CNodeDelete, &[s.reply]).unwrap();
+    assert_eq!(sim.status(s.t), ThreadStatus::Ready);
+    let b = sim.buf(s.t);
+    assert_eq!((b.restart, b.error), (1, 0), "the fault is raised again, not failed");
+}
+
+#[test]
 fn a_handler_that_cannot_reply_gets_the_message_and_the_thread_stops() {
     let mut sim = Sim::new(1);
     let s = setup(&mut sim, 0, 150, 0, 120);

@@ -112,7 +112,8 @@ impl<R: Regime> Core<'_, R> {
             Some(Some(ctx)) if ctx.thread == t => {
                 match if s.account_user { timed(&s.user[me], || ctx.resume()) } else { ctx.resume() } {
                     Trap::Syscall(args) => s.kernel.syscall(&mut self.handle, args),
-                    Trap::Fault(kind, message) => {
+                    Trap::Fault(f) => {
+                        let (kind, message) = *f;
                         s.record_fault(FaultRecord { thread: t, core: me, kind, message });
                         s.kernel.fault(&mut self.handle, kind)
                     }

@@ -47,8 +47,11 @@ use crate::machine::Gate;
 pub(crate) enum Trap {
     /// A system call (the "registers"; the rest is in the IPC buffer).
     Syscall(SyscallArgs),
-    /// The thread cannot go on: its code panicked or returned.
-    Fault(FaultKind, String),
+    /// A fault: the code panicked or returned (it cannot go on), or raised
+    /// a memory-access fault. Boxed: faults are rare, and every system call
+    /// moves a `Trap` through the coroutine's yield, so it stays the size of
+    /// a system call's words.
+    Fault(Box<(FaultKind, String)>),
 }
 
 /// A user program: an entry function given its context and argument word.
@@ -131,7 +134,7 @@ impl UserCtx<'_> {
                 }
                 _ => "raised by user code".to_string(),
             };
-            self.yielder.suspend(Trap::Fault(kind, what));
+            self.yielder.suspend(Trap::Fault(Box::new((kind, what))));
             if self.ipc_buffer().restart == 0 {
                 return;
             }
@@ -271,7 +274,7 @@ impl UserContext {
                 Start::Root(f, info) => catch_unwind(AssertUnwindSafe(|| f(&mut ctx, &info))),
                 Start::Program(f, arg) => catch_unwind(AssertUnwindSafe(|| f(&mut ctx, arg))),
                 Start::Bad(why) => loop {
-                    y.suspend(Trap::Fault(FaultKind::Other, why.clone()));
+                    y.suspend(Trap::Fault(Box::new((FaultKind::Other, why.clone()))));
                 },
             };
             let (kind, message) = match outcome {
@@ -285,7 +288,7 @@ impl UserContext {
                 }
             };
             loop {
-                y.suspend(Trap::Fault(kind, message.clone()));
+                y.suspend(Trap::Fault(Box::new((kind, message.clone()))));
             }
         });
         Ok(Self { thread: t, co })
@@ -300,9 +303,17 @@ impl UserContext {
         match r {
             CoroutineResult::Yield(trap) => trap,
             // The body never returns (it loops yielding its fault).
-            CoroutineResult::Return(()) => Trap::Fault(FaultKind::Other, "context finished".into()),
+            CoroutineResult::Return(()) => finished(),
         }
     }
+}
+
+/// The trap of a context whose body returned (which it never does); cold,
+/// so that `resume`, on every system call's path, stays small.
+#[cold]
+#[inline(never)]
+fn finished() -> Trap {
+    Trap::Fault(Box::new((FaultKind::Other, "context finished".into())))
 }
 
 impl Drop for UserContext {

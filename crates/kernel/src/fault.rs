@@ -25,7 +25,7 @@
 
 use crate::abi::{Error, MessageInfo, Word};
 use crate::args::FaultKind;
-use crate::decode::Whole;
+use crate::decode::{Decoded, Whole};
 use crate::exec::Exec;
 use crate::hold::Hold;
 use crate::object::thread::ThreadState;
@@ -43,9 +43,6 @@ impl<W: Waits> Ctx<'_, W> {
         let core = self.core;
         let Some(cur) = self.cs(core).current else { return Ok(()) };
         self.release_holds(cur);
-        let Some(view) = self.caller_view(cur) else { return Ok(()) };
-        // A whole scope never falls back.
-        let op = self.decode_fault(&Whole, &view, kind).unwrap_or(None);
         self.begin_fault(cur, kind);
         // A suspend nobody has met (`lockfree`) stops the thread before its
         // fault's call, as the shared path does: resumed, it faults again.
@@ -53,15 +50,32 @@ impl<W: Waits> Ctx<'_, W> {
             self.stop_faulted(cur);
             return Ok(());
         }
-        let out = match op {
-            Some(op) => match W::execute_whole(self, cur, op) {
-                Some(out) => out,
-                None => self.dispatch_decoded(cur, op, MessageInfo::default(), None, guard)?,
-            },
-            None => Outcome::Error(Error::FailedLookup),
+        // The wait representation may run the call on its own words
+        // (`lockfree`); otherwise the general path resolves and runs it.
+        let out = match W::fault_call(self, cur, kind) {
+            Some(out) => out,
+            None => self.fault_call_with(cur, kind, |ctx, op| {
+                ctx.dispatch_decoded(cur, op, MessageInfo::default(), None, guard)
+            })?,
         };
         self.end_fault(cur, out);
         Ok(())
+    }
+
+    /// The `Call` fault `kind` of `t` makes, decoded in a whole scope and
+    /// run by `run`; `FailedLookup` if `t` has no usable handler.
+    pub(crate) fn fault_call_with<E>(
+        &mut self,
+        t: Ref<Tcb>,
+        kind: FaultKind,
+        run: impl FnOnce(&mut Self, Decoded) -> Result<Outcome, E>,
+    ) -> Result<Outcome, E> {
+        let Some(view) = self.caller_view(t) else { return Ok(Outcome::Error(Error::FailedLookup)) };
+        // A whole scope never falls back.
+        match self.decode_fault(&Whole, &view, kind).unwrap_or(None) {
+            Some(op) => run(self, op),
+            None => Ok(Outcome::Error(Error::FailedLookup)),
+        }
     }
 
     /// Record fault `kind` of `t` (this core's current thread) before its

@@ -17,7 +17,7 @@
 #![allow(private_interfaces, private_bounds)]
 
 use crate::abi::Word;
-use crate::decode::Decoded;
+use crate::args::FaultKind;
 use crate::object::{Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
@@ -114,12 +114,12 @@ pub trait Waits: Send + Sync + Sized + 'static {
         None
     }
 
-    /// Execute `op`, decoded for `caller` in a whole entry (a fault's
-    /// `Call`), if this representation runs the executor on its own words
-    /// (`Some`); `None`: the general path resolves and runs it.
+    /// Make the `Call` of `caller`'s fault `kind` in a whole entry, if this
+    /// representation runs the executor on its own words (`Some`: the
+    /// outcome); `None`: the general path resolves and runs it.
     #[doc(hidden)]
     #[inline(always)]
-    fn execute_whole(_ctx: &mut Ctx<'_, Self>, _caller: Ref<Tcb>, _op: Decoded) -> Option<Outcome> {
+    fn fault_call(_ctx: &mut Ctx<'_, Self>, _caller: Ref<Tcb>, _kind: FaultKind) -> Option<Outcome> {
         None
     }
 

@@ -43,9 +43,13 @@
 //! returns*: the requester waits until that core has left the entry it was
 //! in (`LockFreeOf::wait_out_of_entry`, called by the shared entry; bounded
 //! by one entry). Two cores suspending each other's running threads at once
-//! would wait for each other: a waiter whose target core waits too gives up,
-//! and in that one case the other call may complete after the suspend
-//! returns. As for receiving: a taker's CAS that removes it from a
+//! cannot both succeed in any sequential order: after its wait, the higher
+//! core's suspender finds its own thread's stop requested and withdraws its
+//! request, its call restarting (`lf_withdraw_suspend`). They would also
+//! wait for each other: a waiter whose target core waits too gives up, and
+//! the withdrawal settles which call stands (on more than two cores, a
+//! longer cycle of waiters may still let a call complete after a suspend
+//! returns). As for receiving: a taker's CAS that removes it from a
 //! wait word comes after the suspend's in the total order of `SeqCst`
 //! read-modify-writes (both are locked instructions on x86-64), so the
 //! taker's load of the word sees the request. A taker whose CAS came first
@@ -111,6 +115,21 @@ impl Ctx<'_, LfState> {
             }
         }
         Outcome::Done
+    }
+
+    /// `t`, this core's current thread, has just suspended `s` of a lower
+    /// core while a suspend of `t` itself is pending: the two cores were
+    /// suspending each other's threads at once, and no sequential order
+    /// lets both calls complete. The higher core's call yields: its request
+    /// is withdrawn (a resume: cancelled, or the stopped thread claimed and
+    /// run again) and the call restarts, so the pending suspend stops `t`
+    /// at the end of this entry as if it had come first. Exact on two cores;
+    /// with more, the withdrawal also cancels a third core's request merged
+    /// into the same `STOPME`.
+    #[cold]
+    pub(crate) fn lf_withdraw_suspend<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, s: Ref<Tcb>) {
+        let _ = self.lf_control::<false, C>(lf, s, true);
+        self.ipc(t.index()).restart = 1;
     }
 
     /// Whether this core may run `t` (ours: the thread chosen at the end of

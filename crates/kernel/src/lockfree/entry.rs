@@ -198,7 +198,13 @@ fn shared_syscall<const C: bool>(
             // A call of the suspended thread its core checked before the
             // request completes before the suspend returns (`control.rs`).
             if let Some(s) = suspended {
-                let _ = gate.wait_out_of_entry(core, lf.ctl(s.index()).home());
+                let home = lf.ctl(s.index()).home();
+                let _ = gate.wait_out_of_entry(core, home);
+                // Two cores suspending each other's threads at once: the
+                // higher core's call yields (`control.rs`).
+                if core > home && lf.ctl(t.index()).requested() == Some(false) {
+                    ctx.lf_withdraw_suspend::<C>(lf, t, s);
+                }
             }
         }
         Some(ctx.lf_finish::<C>(lf))

@@ -12,7 +12,8 @@
 #![allow(private_interfaces, private_bounds)]
 
 use crate::abi::Word;
-use crate::decode::Decoded;
+use crate::args::FaultKind;
+use crate::hold::Never;
 use crate::object::thread::ThreadState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
@@ -102,9 +103,14 @@ impl Waits for LfState {
         ctx.lf().ctl(t.index()).requested()
     }
 
-    fn execute_whole(ctx: &mut Ctx<'_, Self>, caller: Ref<Tcb>, op: Decoded) -> Option<Outcome> {
+    fn fault_call(ctx: &mut Ctx<'_, Self>, caller: Ref<Tcb>, kind: FaultKind) -> Option<Outcome> {
         let lf = ctx.lf();
-        Some(ctx.execute_decoded(&Words::<true, true> { lf }, caller, op))
+        let run =
+            |ctx: &mut Ctx<'_, Self>, op| Ok::<_, Never>(ctx.execute_decoded(&Words::<true, true> { lf }, caller, op));
+        match ctx.fault_call_with(caller, kind, run) {
+            Ok(out) => Some(out),
+            Err(never) => match never {},
+        }
     }
 
     fn check(ctx: &mut Ctx<'_, Self>, places: &mut [u32]) -> Result<(), InvariantViolation> {

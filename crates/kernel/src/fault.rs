@@ -106,14 +106,8 @@ impl<W: Waits> Ctx<'_, W> {
         if label != 0 {
             return self.stop_faulted(t);
         }
-        let b = self.ipc(t.index());
-        b.error = 0;
-        b.restart = 0;
-        b.tag = 0;
-        if let Some(x) = self.get(t) {
-            x.state = ThreadState::Running;
-        }
-        e.wake(self, t);
+        // Its call completes with no message, as any finished blocked call.
+        self.finish_blocked(e, t, 0);
     }
 
     /// `t` (this core's: current, or just taken) stops with its fault

@@ -1132,6 +1132,20 @@ fn stop_word_resume_races_the_owner() {
     });
 }
 
+/// A suspender and a resumer of `g`'s thread, each on a thread of its own.
+fn suspend_and_resume(g: &Arc<Guarded>) -> (thread::JoinHandle<()>, thread::JoinHandle<()>) {
+    let s = g.clone();
+    let r = g.clone();
+    (
+        thread::spawn(move || {
+            s.word.suspend(|_| {});
+        }),
+        thread::spawn(move || {
+            r.resume();
+        }),
+    )
+}
+
 /// A suspend and a resume race the owner, from a running or a stopped
 /// thread.
 fn suspend_resume_and_owner(stopped: bool) {
@@ -1143,18 +1157,7 @@ fn suspend_resume_and_owner(stopped: bool) {
             g.thread.with_mut(|t| unsafe { *t = "stopped" });
             g.stops.store(1, SeqCst);
         }
-        let suspender = {
-            let g = g.clone();
-            thread::spawn(move || {
-                g.word.suspend(|_| {});
-            })
-        };
-        let resumer = {
-            let g = g.clone();
-            thread::spawn(move || {
-                g.resume();
-            })
-        };
+        let (suspender, resumer) = suspend_and_resume(&g);
         g.owner();
         suspender.join().unwrap();
         resumer.join().unwrap();
@@ -1179,18 +1182,7 @@ fn suspend_resume_and_owner(stopped: bool) {
 fn stop_word_an_owners_own_stop_races_suspend_and_resume() {
     model(|| {
         let g = Arc::new(Guarded::new());
-        let suspender = {
-            let g = g.clone();
-            thread::spawn(move || {
-                g.word.suspend(|_| {});
-            })
-        };
-        let resumer = {
-            let g = g.clone();
-            thread::spawn(move || {
-                g.resume();
-            })
-        };
+        let (suspender, resumer) = suspend_and_resume(&g);
         // SAFETY: the owner owns the thread until it publishes the stop.
         g.thread.with_mut(|t| unsafe { *t = "stopped" });
         g.stops.fetch_add(1, SeqCst);

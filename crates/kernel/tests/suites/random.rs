@@ -127,7 +127,13 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
         }
         let core = live[rng.gen_range(0..live.len())];
         if roll == 99 {
-            s.fault(core);
+            // A panic, or a memory fault at a random address (delivered if
+            // a random `TcbSetFaultHandler` gave the thread a handler).
+            if rng.gen_bool(0.5) {
+                s.fault(core);
+            } else {
+                s.fault_with(core, granule_kernel::FaultKind::MemoryAccess { addr: word(&mut rng), write: rng.gen() });
+            }
             continue;
         }
         let t = s.cur(core);
@@ -145,7 +151,7 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
         }
         let sysno =
             if rng.gen_range(0..30) == 0 { word(&mut rng) } else { rng.gen_range(1..=Sysno::ALL.len() as Word) };
-        let label = if rng.gen_range(0..4) == 0 { word(&mut rng) } else { rng.gen_range(1..=22) };
+        let label = if rng.gen_range(0..4) == 0 { word(&mut rng) } else { rng.gen_range(1..=23) };
         let info = MessageInfo::new(label, rng.gen_range(0..8), rng.gen_range(0..4), rng.gen_range(0..12));
         let info = if rng.gen_range(0..40) == 0 { MessageInfo(rng.gen()) } else { info };
         let mut args = SyscallArgs::new(sysno, slot(&mut rng, filled), info.word(), slot(&mut rng, filled));
@@ -162,7 +168,7 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
             let (cptr, kind) = kinds[rng.gen_range(0..kinds.len())];
             let labels: &[Word] = match kind {
                 0 => &[1],
-                1 => &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+                1 => &[2, 3, 4, 5, 6, 7, 8, 9, 10, 23],
                 4 => &[11, 12, 13, 14, 15],
                 6 => &[20, 21, 22],
                 9 => &[16],
@@ -176,7 +182,7 @@ fn run<R: Regime>(seed: u64, steps: usize, make: &dyn Fn(&BootConfig) -> R) -> (
                     11 | 12 => slot(&mut rng, filled),
                     13..=15 => free_slot(&mut rng),
                     16 => rng.gen_range(0..NUM_IRQS as Word + 1),
-                    4 | 9 | 18 | 20 => kinds[rng.gen_range(0..kinds.len())].0,
+                    4 | 9 | 18 | 20 | 23 => kinds[rng.gen_range(0..kinds.len())].0,
                     5 => rng.gen_range(80..120),
                     6 => rng.gen_range(0..3),
                     _ => rng.gen_range(0..3),

@@ -79,6 +79,7 @@ mod interference;
 mod link;
 mod list;
 mod log_ring;
+mod mapping;
 mod queue;
 pub mod rcu_tree;
 mod refcount_list;
@@ -94,6 +95,9 @@ pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
 pub use link::{new_link, Links, Rmw, MAX_NODE, NIL};
 pub use list::{List, Node, SeqList, MAX_NODES};
 pub use log_ring::{Appended, LogRing, Taken};
+pub use mapping::{
+    Geometry, MapError, Mapped, Mappings, MAX_CORES as MAPPING_MAX_CORES, MAX_PAGE_BITS, MAX_SPACES, PAGE_BITS,
+};
 pub use queue::{
     Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,
     MAX_CAPACITY,

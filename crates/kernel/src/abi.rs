@@ -61,9 +61,10 @@ pub const REG_SP: usize = 1;
 /// Register index of the first argument, passed to the entry function.
 pub const REG_ARG0: usize = 2;
 
-/// Smallest frame: 4 KiB.
+/// Smallest frame: 4 KiB (a small page; frames come in this size and
+/// [`FRAME_MAX_BITS`] only).
 pub const FRAME_MIN_BITS: Word = 12;
-/// Largest frame: 2 MiB.
+/// Largest frame: 2 MiB (a large page).
 pub const FRAME_MAX_BITS: Word = 21;
 /// Smallest CNode: 2 slots.
 pub const CNODE_MIN_BITS: Word = 1;
@@ -75,8 +76,9 @@ pub const UNTYPED_MIN_BITS: Word = 4;
 pub const UNTYPED_MAX_BITS: Word = 47;
 /// Most objects one `UntypedRetype` may create.
 pub const RETYPE_MAX_OBJECTS: Word = 256;
-/// Most frames mapped in one VSpace.
-pub const VSPACE_MAX_FRAMES: usize = 64;
+/// The bytes one VSpace maps: 1 GiB (a root of 512 entries of 2 MiB, each a
+/// large page or a table of 512 small pages; `granule_sync::lockfree::Mappings`).
+pub const VSPACE_BYTES: Word = 1 << 30;
 
 /// Fault message label: the thread's code panicked ([`crate::FaultKind::UserPanic`]);
 /// no words. A reply with label 0 starts the thread afresh at its entry.
@@ -620,7 +622,8 @@ impl ObjectType {
             }
             Self::Reply => Some(32),
             Self::Frame => {
-                if size_bits >= FRAME_MIN_BITS && size_bits <= FRAME_MAX_BITS {
+                // x86-64's page sizes: 4 KiB and 2 MiB.
+                if size_bits == FRAME_MIN_BITS || size_bits == FRAME_MAX_BITS {
                     Some(1 << size_bits)
                 } else {
                     None
@@ -681,9 +684,12 @@ pub enum InvocationLabel {
     IrqSetIrqHandler = 18,
     /// IRQ handler: no arguments.
     IrqClearIrqHandler = 19,
-    /// Frame: `msg = [vspace cptr]`; maps the frame and returns
-    /// `[address, size_bytes]` (on the hosted platform the address is a real
-    /// pointer, valid until the frame is unmapped or destroyed).
+    /// Frame: `msg = [vspace cptr, vaddr]`; maps the frame at `vaddr` (below
+    /// [`VSPACE_BYTES`], aligned to the frame's size) and returns
+    /// `[address, size_bytes]`. The hosted platform has no MMU: the address
+    /// is a real pointer to the frame, valid until it is unmapped or
+    /// destroyed, and `vaddr` is where a hardware page table would put it
+    /// (the kernel keeps that table and refuses overlapping mappings).
     FrameMap = 20,
     /// Frame: no arguments.
     FrameUnmap = 21,

@@ -35,6 +35,10 @@ pub struct BootConfig {
     pub max_vspaces: usize,
     /// See `max_threads` (includes the boot untypeds).
     pub max_untypeds: usize,
+    /// Page tables (512 small pages, 2 MiB of one VSpace, each) the kernel
+    /// can hand out to address spaces; at most 2^24 (`max_vspaces` at most
+    /// 4096). A map that needs one more fails with `NotEnoughMemory`.
+    pub max_page_tables: usize,
     /// How the sysctl tree and the kernel log are locked.
     pub subsystem_locking: crate::subsys::policy::SubsystemLocking,
     /// The most sysctl nodes at once (the boot tree has about 450).
@@ -51,7 +55,7 @@ impl BootConfig {
     /// Defaults for `cores` cores: 256 MiB of untyped memory in 1 capability,
     /// a 4096-slot root CNode, root priority 255, 5-tick slices, and slabs of
     /// 1024 threads / endpoints / notifications / replies / frames, 256 CNodes,
-    /// 64 VSpaces and 256 untypeds; subsystems locked `sx`, room for 4096
+    /// 64 VSpaces, 256 untypeds and 256 page tables; subsystems locked `sx`, room for 4096
     /// sysctl nodes and 1024 log messages.
     pub fn new(cores: usize) -> Self {
         Self {
@@ -69,6 +73,7 @@ impl BootConfig {
             max_frames: 1024,
             max_vspaces: 64,
             max_untypeds: 256,
+            max_page_tables: 256,
             subsystem_locking: crate::subsys::policy::SubsystemLocking::Sx,
             sysctl_max_nodes: 4096,
             sysctl_boot_nodes: usize::MAX,
@@ -85,7 +90,8 @@ pub enum BootError {
     /// `root_cnode_bits` is out of 4..=16, or too small for the boot capabilities.
     RootCNode,
     /// A slab capacity is 0 or above 2^24 (`max_threads` above 65535 under
-    /// `lockfree`), or `untyped_count` exceeds `max_untypeds`.
+    /// `lockfree`, `max_vspaces` above 4096), or `untyped_count` exceeds
+    /// `max_untypeds`.
     Capacity,
     /// `untyped_count` is 0, or the untyped memory is too small to split.
     Untyped,

@@ -30,6 +30,7 @@
 use crate::abi::{CapRights, Error, InvocationLabel, MessageInfo, Sysno, Word};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::ipc::Msg;
+use crate::object::frame::FrameOp;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::Ctx;
 use crate::waits::Waits;
@@ -127,6 +128,10 @@ pub(crate) enum Decoded {
         t: Ref<Tcb>,
         resume: bool,
     },
+    /// A frame invocation (map, unmap, get address) decoded by a shared
+    /// scope: it changes only the lock-free mapping words
+    /// (`object/frame.rs`). A whole scope decodes it as an invocation.
+    Frame(FrameOp),
 }
 
 /// The receive half of `ReplyRecv`.
@@ -297,10 +302,7 @@ impl<W: Waits> Ctx<'_, W> {
                     Ok(Looked::Ipc(cap)) => cap,
                     Ok(Looked::Other(_)) if s == Sysno::Signal => return Ok(Decoded::Fail(Error::InvalidCapability)),
                     Ok(Looked::Other(Some((slot, cap)))) => return Ok(Decoded::Invocation { slot, cap }),
-                    Ok(Looked::Other(None)) => match self.decode_control(scope, caller, a) {
-                        Some((t, resume)) => return Ok(Decoded::Control { t, resume }),
-                        None => return Err(Fallback),
-                    },
+                    Ok(Looked::Other(None)) => return self.decode_shared_invocation(scope, caller, a).ok_or(Fallback),
                     Err(e) => return Ok(Decoded::Fail(e)),
                 };
                 match (s, cap.obj) {
@@ -333,20 +335,36 @@ impl<W: Waits> Ctx<'_, W> {
         })
     }
 
-    /// An invocation of a capability a shared scope may not read: a
-    /// suspend or resume of a live thread the scope controls is
-    /// [`Decoded::Control`] (`decode_tcb`'s checks for them: a live
-    /// thread), `Some((t, resume))`; anything else falls back (`None`).
+    /// An invocation of a capability other than an endpoint, notification
+    /// or reply object in a shared scope: a suspend or resume of a live
+    /// thread the scope controls is [`Decoded::Control`] (`decode_tcb`'s
+    /// checks for them: a live thread); a frame invocation is
+    /// [`Decoded::Frame`] (the one frame decoder, `object/frame.rs`, whose
+    /// errors are the call's); anything else falls back (`None`).
     #[cold]
     #[inline(never)]
-    fn decode_control<S: Scope>(&mut self, scope: &S, caller: &CallerView, a: SyscallArgs) -> Option<(Ref<Tcb>, bool)> {
-        let resume = match InvocationLabel::from_word(MessageInfo(a.info).label())? {
-            InvocationLabel::TcbSuspend => false,
-            InvocationLabel::TcbResume => true,
-            _ => return None,
-        };
-        match self.slot_cap(caller, a.cptr)?.obj {
-            CapObj::Tcb(t) if self.live(t) && scope.controls(t, self.core) => Some((t, resume)),
+    fn decode_shared_invocation<S: Scope>(
+        &mut self,
+        scope: &S,
+        caller: &CallerView,
+        a: SyscallArgs,
+    ) -> Option<Decoded> {
+        let info = MessageInfo(a.info);
+        let label = InvocationLabel::from_word(info.label())?;
+        match (self.slot_cap(caller, a.cptr)?.obj, label) {
+            (CapObj::Tcb(t), InvocationLabel::TcbSuspend | InvocationLabel::TcbResume)
+                if self.live(t) && scope.controls(t, self.core) =>
+            {
+                Some(Decoded::Control { t, resume: label == InvocationLabel::TcbResume })
+            }
+            (CapObj::Frame(f), _) if self.live(f) => {
+                let len = (info.length() as usize).min(crate::abi::MSG_MAX_WORDS);
+                let args = crate::args::Args::copied(&self.ipc(caller.t.index()).msg, len);
+                Some(match self.decode_frame(caller.t, f, label, &args) {
+                    Ok(op) => Decoded::Frame(op),
+                    Err(e) => Decoded::Fail(e),
+                })
+            }
             _ => None,
         }
     }

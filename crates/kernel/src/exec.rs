@@ -113,6 +113,19 @@ pub(crate) trait Exec<W: Waits> {
         crate::outcome::Outcome::Error(crate::abi::Error::IllegalOperation)
     }
 
+    /// A frame invocation decoded by a shared scope
+    /// ([`crate::decode::Decoded::Frame`]): the one executor, with the
+    /// regime's count of read-modify-writes where it keeps one.
+    #[inline(always)]
+    fn frame(
+        &self,
+        ctx: &mut Ctx<'_, W>,
+        caller: Ref<Tcb>,
+        op: crate::object::frame::FrameOp,
+    ) -> crate::outcome::Outcome {
+        ctx.invoke_frame(caller, op, &|_| {})
+    }
+
     /// Consume `n`'s word if it is active (`Some`), else make `me`
     /// (prepared as blocked) wait on it.
     fn wait(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>, me: Ref<Tcb>) -> Option<Word>;

@@ -360,21 +360,20 @@ impl<W: Waits> Ctx<'_, W> {
             );
             ensure!(u.live == n, "memory", "untyped {i}: live {} != {n} objects", u.live);
         }
-        // Frame ↔ address space.
-        for i in 0..capacity::<Frame>(self) {
-            let Some((f, x)) = self.at::<Frame>(i) else { continue };
-            if let Some(v) = x.mapped {
-                let ok = self.get(v).is_some_and(|v| v.frames.contains(&f));
-                ensure!(ok, "mapping", "frame {i} mapped in {v:?} which does not list it");
-            }
+        // Frame ↔ address space: the page tables are consistent, and a
+        // mapped frame is live, the right size for its entry, and mapped in
+        // a live address space.
+        if let Err(why) = self.s.mappings.check_quiescent() {
+            return fail("mapping", why.into());
         }
-        for i in 0..capacity::<VSpace>(self) {
-            let Some((v, x)) = self.at::<VSpace>(i) else { continue };
-            let frames = x.frames.clone();
-            for f in frames {
-                let back = self.get(f).and_then(|f| f.mapped);
-                ensure!(back == Some(v), "mapping", "vspace {i} lists {f:?} mapped in {back:?}");
-            }
+        for i in 0..capacity::<Frame>(self) {
+            let live = self.at::<Frame>(i).map(|(f, x)| (f, x.large()));
+            let Some(m) = self.s.mappings.mapped(i, &|_| {}) else { continue };
+            let Some((f, large)) = live else {
+                return fail("mapping", format!("frame slot {i} is free but mapped at {m:?}"));
+            };
+            ensure!(large == m.large, "mapping", "frame {i} ({large}) mapped as large = {}", m.large);
+            ensure!(self.mapped_in(f, &|_| {}).is_some(), "mapping", "frame {i} mapped in a dead space {}", m.space);
         }
         Ok(())
     }

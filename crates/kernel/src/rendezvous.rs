@@ -74,6 +74,7 @@ impl<W: Waits> Ctx<'_, W> {
                 out
             }
             Decoded::Control { t, resume } => e.control(self, t, resume),
+            Decoded::Frame(op) => e.frame(self, caller, op),
             // Routed to the general path before execution.
             Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }

@@ -18,6 +18,7 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crossbeam_utils::CachePadded;
+use granule_sync::lockfree::Mappings;
 
 pub(crate) use crate::counter::bump;
 
@@ -83,6 +84,10 @@ pub(crate) struct State<W: Waits> {
     global: UnsafeCell<Global>,
     /// Per VSpace slot: cores that have run it (`CoreMask` bits).
     vspace_cores: Box<[AtomicU64]>,
+    /// Every VSpace's page table and every frame's mapping, for every regime
+    /// (`object/vspace.rs`): lock-free words, which `lockfree`'s shared
+    /// paths change and the lock regimes change under their locks.
+    pub mappings: Mappings,
     /// Where blocked threads wait beside the objects' own queues: the
     /// regime's [`Waits`] (nothing for the slab-linked queues, the CAS words
     /// under `lockfree`).
@@ -162,6 +167,10 @@ impl<W: Waits> State<W> {
         check_capacity(c.max_threads, 1)?;
         check_capacity(c.max_cnodes, 1)?;
         check_capacity(c.max_vspaces, 1)?;
+        if c.max_vspaces > crate::object::vspace::MAX_VSPACES {
+            return Err(BootError::Capacity);
+        }
+        check_capacity(c.max_page_tables, 0)?;
         check_capacity(c.max_untypeds, c.untyped_count)?;
         check_capacity(c.max_endpoints, 0)?;
         check_capacity(c.max_notifications, 0)?;
@@ -201,6 +210,7 @@ impl<W: Waits> State<W> {
             irqs: irqs.into_boxed_slice(),
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
+            mappings: crate::object::vspace::new_mappings(c),
             waits,
             subsys: crate::subsys::Subsystems::boot(c),
         };

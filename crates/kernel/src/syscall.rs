@@ -240,7 +240,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             Decoded::Fail(e) => return Ok(Outcome::Error(e)),
             // Only a shared scope decodes it; the whole one decodes an invocation.
-            Decoded::Control { .. } => return Ok(Outcome::Error(Error::IllegalOperation)),
+            Decoded::Control { .. } | Decoded::Frame(_) => return Ok(Outcome::Error(Error::IllegalOperation)),
             Decoded::Invocation { slot, cap } => {
                 guard.need_whole()?;
                 self.decode_invocation(caller, slot, cap, info).map_err(Halt::Fail)
@@ -456,7 +456,7 @@ impl<W: Waits> Ctx<'_, W> {
             Op::CNode(op) => self.invoke_cnode(op),
             Op::Retype(op) => self.invoke_untyped(caller, op),
             Op::Irq(op) => self.invoke_irq(op),
-            Op::Frame(op) => self.invoke_frame(caller, op),
+            Op::Frame(op) => self.invoke_frame(caller, op, &|_| {}),
         }
     }
 }

@@ -185,6 +185,47 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
     }
 }
 
+/// Frame map, unmap and get-address under `lockfree` are shared entries
+/// (no management entry, whose ticket lock would show as an `xadd`): the
+/// gate's `xchg` and the mapping's CASes (`granule_sync`'s `mapping.rs`).
+#[test]
+fn lockfree_frames_map_and_unmap_on_the_shared_path_with_their_atomics() {
+    let mut sim = Sim::with(config(1), LockFree::counting(1));
+    let v = sim.obj(ObjectType::VSpace);
+    let f = sim.retype(0, ObjectType::Frame, 12, 2);
+    let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
+    let gate = |cmpxchg, cmpxchg16b| RmwCounts { xchg: 1, cmpxchg, cmpxchg16b, ..RmwCounts::default() };
+    let entry = |sim: &mut Sim<CountingLockFree>, frame: Word, label: InvocationLabel, args: &[Word]| {
+        let before = counts(sim);
+        let root = sim.root;
+        let a = Invocation::new(label, args).write(sim.buf(root), frame);
+        let plan = sim.k.syscall(&mut sim.cores[0], a);
+        let used = counts(sim).since(&before);
+        sim.follow(0, plan);
+        (used, sim.buf(root).result())
+    };
+    use InvocationLabel::{FrameGetAddress, FrameMap, FrameUnmap};
+    // The region's first page: a table from the pool (`cmpxchg16b`) and
+    // its install, then the request, the claim and the decision.
+    assert_eq!(entry(&mut sim, f, FrameMap, &[v, 0]), (gate(4, 1), Ok(())));
+    for _ in 0..5 {
+        assert_eq!(entry(&mut sim, f + 1, FrameMap, &[v, 0x1000]), (gate(3, 0), Ok(())));
+        assert_eq!(entry(&mut sim, f + 1, FrameGetAddress, &[]), (gate(0, 0), Ok(())));
+        // The decision and taking the claim out.
+        assert_eq!(entry(&mut sim, f + 1, FrameUnmap, &[]), (gate(2, 0), Ok(())));
+        // The page is taken: the request and its refusal.
+        assert_eq!(entry(&mut sim, f + 1, FrameMap, &[v, 0]), (gate(2, 0), Err(Error::DeleteFirst)));
+        assert_eq!(entry(&mut sim, f + 1, FrameGetAddress, &[]), (gate(0, 0), Err(Error::IllegalOperation)));
+        // Decoding errors change nothing.
+        assert_eq!(entry(&mut sim, f + 1, FrameMap, &[v, 0x1001]), (gate(0, 0), Err(Error::AlignmentError)));
+    }
+    // Any other invocation of a frame is an error on the shared path too;
+    // another object's invocation is a management entry.
+    assert_eq!(entry(&mut sim, f, InvocationLabel::TcbResume, &[]), (gate(0, 0), Err(Error::IllegalOperation)));
+    let (used, _) = entry(&mut sim, v, FrameUnmap, &[]);
+    assert_eq!(used.xadd, 1);
+}
+
 /// A fault goes to its handler on the shared path, with the atomics of the
 /// `Call` it is: the gate's `xchg` and the two CASes that take the waiting
 /// handler (no management entry); the handler's `ReplyRecv` answers it

@@ -19,6 +19,9 @@ pub struct Allocator {
     end_slot: Word,
     untyped: Vec<CPtr>,
     current: usize,
+    /// The next free address of the root's address space (frames are
+    /// mapped upwards from 0, each aligned to its size).
+    next_vaddr: Word,
 }
 
 impl Allocator {
@@ -29,7 +32,22 @@ impl Allocator {
             end_slot: info.slots,
             untyped: info.untyped.iter().map(|&(c, _)| c).collect(),
             current: 0,
+            next_vaddr: 0,
         }
+    }
+
+    /// A free address of the root's address space for a frame of
+    /// `2^size_bits` bytes (aligned to its size); `NotEnoughMemory` when the
+    /// space (`VSPACE_BYTES`) is used up.
+    pub fn vaddr(&mut self, size_bits: Word) -> Result<Word, Error> {
+        let size = 1u64.checked_shl(size_bits as u32).ok_or(Error::RangeError)?;
+        let at = self.next_vaddr.checked_add(size - 1).ok_or(Error::NotEnoughMemory)? & !(size - 1);
+        let end = at.checked_add(size).ok_or(Error::NotEnoughMemory)?;
+        if end > granule_kernel::abi::VSPACE_BYTES {
+            return Err(Error::NotEnoughMemory);
+        }
+        self.next_vaddr = end;
+        Ok(at)
     }
 
     /// An empty slot of the root CNode.

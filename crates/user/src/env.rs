@@ -334,9 +334,11 @@ impl<T: Trap> Env<T> {
         self.invoke(handler, InvocationLabel::IrqAckIrq, &[]).map(drop)
     }
 
-    /// Map `frame` into `vspace`; returns `(address, size_bytes)`.
-    pub fn frame_map(&mut self, frame: CPtr, vspace: CPtr) -> Result<(Word, Word), Error> {
-        self.invoke(frame, InvocationLabel::FrameMap, &[vspace])?;
+    /// Map `frame` into `vspace` at `vaddr` (aligned to the frame's size);
+    /// returns `(address, size_bytes)`, the address the hosted platform's
+    /// threads use (it has no MMU; `vaddr` places the frame in the page table).
+    pub fn frame_map(&mut self, frame: CPtr, vspace: CPtr, vaddr: Word) -> Result<(Word, Word), Error> {
+        self.invoke(frame, InvocationLabel::FrameMap, &[vspace, vaddr])?;
         let m = self.msg();
         Ok((m[0], m[1]))
     }

@@ -103,6 +103,10 @@ pub struct Stats {
     pub faults: u64,
     /// Of those, faults their handler answered.
     pub faults_answered: u64,
+    /// Frame operations that completed.
+    pub frame_ops: u64,
+    /// Of those, maps refused (frame or page taken).
+    pub maps_refused: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -129,6 +133,8 @@ impl Stats {
         self.log_messages += o.log_messages;
         self.faults += o.faults;
         self.faults_answered += o.faults_answered;
+        self.frame_ops += o.frame_ops;
+        self.maps_refused += o.maps_refused;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -172,7 +178,17 @@ struct Trace {
 impl Trace {
     fn of(rec: &RunRecord) -> Self {
         Self {
-            attempts: rec.attempts.iter().map(|a| (a.thread, a.op_index, a.attempt, a.observed)).collect(),
+            attempts: rec
+                .attempts
+                .iter()
+                .map(|a| {
+                    let seen = match a.observed {
+                        Observed::Completed(o) => Observed::Completed(o.comparable(a.op)),
+                        other => other,
+                    };
+                    (a.thread, a.op_index, a.attempt, seen)
+                })
+                .collect(),
             interrupts: rec.interrupts.iter().map(|i| (i.thread, i.op_index, i.line)).collect(),
             finals: rec.finals.clone(),
             halted: rec.halted.clone(),
@@ -238,6 +254,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
             (s.messages, s.replies, s.notifications) = (c.messages, c.replies, c.notifications);
             (s.subsystem_calls, s.log_messages) = (c.subsystem_calls, c.log_messages);
             (s.faults, s.faults_answered) = (c.faults, c.faults_answered);
+            (s.frame_ops, s.maps_refused) = (c.frame_ops, c.maps_refused);
             v.extend(cv);
         }
         if v.is_empty() {

@@ -5,8 +5,8 @@ use granule_kernel::abi::MAX_PRIORITY;
 use granule_kernel::{BootConfig, SubsystemLocking};
 
 /// The configuration the kernel's tests boot ([`crate::sim::Sim`]): room
-/// for every test's objects (64 MiB of untyped memory, 64 threads) and a
-/// 256-slot root CNode; the root thread at priority 100.
+/// for every test's objects (64 MiB of untyped memory, 64 threads, 16 page
+/// tables) and a 256-slot root CNode; the root thread at priority 100.
 pub fn for_tests(cores: usize) -> BootConfig {
     let mut c = BootConfig::new(cores);
     c.untyped_bytes = 64 << 20;
@@ -18,6 +18,7 @@ pub fn for_tests(cores: usize) -> BootConfig {
     c.max_frames = 32;
     c.max_vspaces = 8;
     c.max_untypeds = 16;
+    c.max_page_tables = 16;
     c.root_cnode_bits = 8;
     c.root_priority = 100;
     c
@@ -25,13 +26,14 @@ pub fn for_tests(cores: usize) -> BootConfig {
 
 /// The configuration every `granule verify` run boots
 /// ([`crate::setup::boot`]): small slabs keep the invariant checker fast;
-/// two untypeds of 24 KiB (setup retypes from the first, programs from the
-/// second); the root thread at top priority; the first 32 nodes of the
+/// two untypeds of 48 KiB (setup retypes from the first, programs from the
+/// second: 4 KiB frames among them); 4 page tables (programs map in two
+/// regions); the root thread at top priority; the first 32 nodes of the
 /// sysctl tree and a kernel log of 4 messages (so programs fill it), locked
 /// by `policy`.
 pub fn for_programs(cores: usize, policy: SubsystemLocking) -> BootConfig {
     let mut c = BootConfig::new(cores);
-    c.untyped_bytes = 48 << 10;
+    c.untyped_bytes = 96 << 10;
     c.untyped_count = 2;
     c.root_cnode_bits = 7;
     c.root_priority = MAX_PRIORITY as u8;
@@ -40,8 +42,9 @@ pub fn for_programs(cores: usize, policy: SubsystemLocking) -> BootConfig {
     c.max_notifications = 24;
     c.max_cnodes = 8;
     c.max_replies = 16;
-    c.max_frames = 1;
+    c.max_frames = crate::program::FRAMES + crate::program::SCRATCH_SLOTS;
     c.max_vspaces = 1;
+    c.max_page_tables = 4;
     c.max_untypeds = 4;
     c.subsystem_locking = policy;
     c.sysctl_boot_nodes = 32;

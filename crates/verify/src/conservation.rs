@@ -52,6 +52,12 @@ pub struct Counts {
     pub faults: u64,
     /// Of those, faults a handler received and answered (label 0).
     pub faults_answered: u64,
+    /// Frame operations that completed (map, unmap, address query; their
+    /// results are judged by linearizability and the kernel's mapping
+    /// invariant).
+    pub frame_ops: u64,
+    /// Of those, maps refused because the frame or the page was taken.
+    pub maps_refused: u64,
 }
 
 /// One received message.
@@ -271,6 +277,14 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
                     | Op::KlogRead
             )
         );
+        if let (Some(op @ (Op::Map { .. } | Op::Unmap { .. } | Op::FrameAddress { .. })), Observed::Completed(o)) =
+            (a.op, a.observed)
+        {
+            counts.frame_ops += 1;
+            if matches!(op, Op::Map { .. }) && o.error == Error::DeleteFirst.word() {
+                counts.maps_refused += 1;
+            }
+        }
         if sub && matches!(a.observed, Observed::Completed(_)) {
             counts.subsystem_calls += 1;
             if matches!(a.op, Some(Op::KlogAppend))

@@ -20,8 +20,8 @@ use rand_chacha::ChaCha8Rng;
 use granule_kernel::SubsystemLocking;
 
 use crate::program::{
-    CapRef, Op, Program, RetypeKind, Shape, ThreadSpec, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS, SCRATCH_SLOTS,
-    SYSCTL_LEAVES, SYSCTL_OWN,
+    CapRef, Op, Program, RetypeKind, Shape, ThreadSpec, FRAMES, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS,
+    PAGE_ADDRS, SCRATCH_SLOTS, SYSCTL_LEAVES, SYSCTL_OWN,
 };
 
 /// Lowest and highest priority a program gives its threads.
@@ -98,6 +98,9 @@ enum Kind {
     Kill,
     SetFaultHandler,
     Fault,
+    Map,
+    Unmap,
+    FrameAddress,
     SysctlGet,
     SysctlSet,
     SysctlAdd,
@@ -136,6 +139,9 @@ const WEIGHTS: &[(Kind, u32, u32)] = &[
     (Kind::Kill, 2, 2),
     (Kind::SetFaultHandler, 2, 2),
     (Kind::Fault, 3, 3),
+    (Kind::Map, 3, 3),
+    (Kind::Unmap, 2, 2),
+    (Kind::FrameAddress, 2, 2),
     (Kind::SysctlGet, 3, 3),
     (Kind::SysctlSet, 2, 2),
     (Kind::SysctlAdd, 2, 2),
@@ -166,6 +172,7 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
     let ntfn = rng.gen_range(0..p.notifications) as u8;
     let thread = rng.gen_range(0..p.threads.len()) as u8;
     let scratch = rng.gen_range(0..SCRATCH_SLOTS) as u8;
+    let frame = rng.gen_range(0..FRAMES) as u8;
     Some(match k {
         Kind::Send => Op::Send { ep },
         Kind::NbSend => Op::NbSend { ep },
@@ -186,6 +193,8 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
             let src = if rng.gen_bool(0.5) { CapRef::Ep(ep) } else { CapRef::Ntfn(ntfn) };
             Op::Mint { src, dest: scratch, badge: rng.gen_range(1..=255) }
         }
+        // Now and then a frame's only capability: the frame is destroyed.
+        Kind::Delete if rng.gen_range(0..8) == 0 => Op::Delete { slot: CapRef::Frame(frame) },
         Kind::Delete => Op::Delete { slot: CapRef::Scratch(scratch) },
         Kind::Revoke => Op::Revoke {
             slot: match rng.gen_range(0..6) {
@@ -195,8 +204,14 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
             },
         },
         Kind::Retype => {
-            let kinds =
-                [RetypeKind::Endpoint, RetypeKind::Notification, RetypeKind::Reply, RetypeKind::Tcb, RetypeKind::CNode];
+            let kinds = [
+                RetypeKind::Endpoint,
+                RetypeKind::Notification,
+                RetypeKind::Reply,
+                RetypeKind::Tcb,
+                RetypeKind::CNode,
+                RetypeKind::Frame,
+            ];
             Op::Retype { kind: kinds[rng.gen_range(0..kinds.len())], dest: scratch }
         }
         // Suspending oneself is allowed but rare (nobody may resume it).
@@ -219,6 +234,9 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
         }
         Kind::SetFaultHandler => Op::SetFaultHandler { t: thread, ep: (rng.gen_range(0..4) != 0).then_some(ep) },
         Kind::Fault => Op::Fault,
+        Kind::Map => Op::Map { frame: CapRef::Frame(frame), page: rng.gen_range(0..PAGE_ADDRS.len()) as u8 },
+        Kind::Unmap => Op::Unmap { frame: CapRef::Frame(frame) },
+        Kind::FrameAddress => Op::FrameAddress { frame: CapRef::Frame(frame) },
         Kind::SysctlGet => Op::SysctlGet { leaf: rng.gen_range(0..SYSCTL_LEAVES) },
         Kind::SysctlSet => Op::SysctlSet { leaf: rng.gen_range(0..SYSCTL_LEAVES), value: rng.gen_range(0..=255) },
         Kind::SysctlAdd => Op::SysctlAdd { leaf: rng.gen_range(SYSCTL_OWN..SYSCTL_LEAVES) },
@@ -231,7 +249,7 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
 }
 
 /// A capability worth copying: an endpoint, a notification, a victim's TCB,
-/// the program untyped, or whatever a scratch slot holds.
+/// the program untyped, a frame, or whatever a scratch slot holds.
 fn source(rng: &mut ChaCha8Rng, p: &Program) -> CapRef {
     let victims: Vec<u8> = (0..p.threads.len()).filter(|&v| p.threads[v].victim).map(|v| v as u8).collect();
     match rng.gen_range(0..8) {
@@ -239,6 +257,7 @@ fn source(rng: &mut ChaCha8Rng, p: &Program) -> CapRef {
         2 => CapRef::Ntfn(rng.gen_range(0..p.notifications) as u8),
         3 if !victims.is_empty() => CapRef::Tcb(victims[rng.gen_range(0..victims.len())]),
         4 => CapRef::Untyped,
+        5 => CapRef::Frame(rng.gen_range(0..FRAMES) as u8),
         _ => CapRef::Scratch(rng.gen_range(0..SCRATCH_SLOTS) as u8),
     }
 }

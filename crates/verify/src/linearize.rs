@@ -371,15 +371,16 @@ impl Replay {
                 _ => Err(format!("{e} is unfinished when its thread is destroyed")),
             };
         };
+        let op = match e.what {
+            What::Syscall { op, .. } => Some(op),
+            What::Interrupt { .. } => None,
+        };
+        let same = |o: Outcome| o.comparable(op).meaningful();
         let ok = match (e.expect, out.completed()) {
             (Expect::Anything, _) => true,
-            (Expect::Outcome(o), true) if o.meaningful() == out.meaningful() => true,
+            (Expect::Outcome(o), true) if same(o) == same(out) => true,
             (Expect::Outcome(o), true) => {
-                return Err(format!(
-                    "{e} gives `{out}` ({:?}) but returned `{o}` ({:?})",
-                    out.meaningful(),
-                    o.meaningful()
-                ))
+                return Err(format!("{e} gives `{out}` ({:?}) but returned `{o}` ({:?})", same(out), same(o)))
             }
             (Expect::Restart, true) if out.restart => true,
             (Expect::Restart, true) => return Err(format!("{e} gives `{out}` but was restarted")),

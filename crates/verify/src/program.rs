@@ -14,6 +14,13 @@ pub const MAX_NOTIFICATIONS: usize = 2;
 pub const MAX_IRQ_LINES: usize = 2;
 /// Root-CNode slots the capability operations work in.
 pub const SCRATCH_SLOTS: usize = 8;
+/// 4 KiB frames every program has (their original capabilities), which
+/// its threads map into, and unmap from, the root's address space.
+pub const FRAMES: usize = 3;
+/// Addresses of the address space programs map at (`Op::Map`'s `page`
+/// indexes it): two pages of one region's leaf table, and one page of the
+/// next 2 MiB region.
+pub const PAGE_ADDRS: [u64; 3] = [0, 0x1000, 0x20_0000];
 /// Priorities programs use (the oracle needs the two above them).
 pub const MAX_PROGRAM_PRIORITY: u8 = 200;
 /// Sysctl leaves a program names: 0 and 1 are writable integers of the boot
@@ -37,6 +44,8 @@ pub enum CapRef {
     Scratch(u8),
     /// The untyped memory programs retype from.
     Untyped,
+    /// The original capability to frame `k`.
+    Frame(u8),
 }
 
 /// What `Retype` creates.
@@ -52,6 +61,8 @@ pub enum RetypeKind {
     Tcb,
     /// A 4-slot CNode.
     CNode,
+    /// A 4 KiB frame.
+    Frame,
 }
 
 /// One step of a thread. IPC goes through the original endpoint
@@ -117,6 +128,16 @@ pub enum Op {
     /// A memory access no mapping allows: the thread faults, its message
     /// identity in the fault address (`user::fault_address`).
     Fault,
+    /// Map the frame in `frame` (an original: a scratch slot may hold an
+    /// endpoint, which would take the invocation for a message) into the
+    /// root's address space at
+    /// [`PAGE_ADDRS`]`[page]`.
+    Map { frame: CapRef, page: u8 },
+    /// Unmap the frame in `frame`.
+    Unmap { frame: CapRef },
+    /// Ask where the frame in `frame` is mapped (the reply's address word is
+    /// left out of every comparison: it differs between kernels).
+    FrameAddress { frame: CapRef },
     /// Read sysctl leaf `leaf` by OID.
     SysctlGet { leaf: u8 },
     /// Write `value` to sysctl leaf `leaf`.
@@ -199,6 +220,7 @@ impl fmt::Display for CapRef {
             CapRef::Tcb(t) => write!(f, "tcb{t}"),
             CapRef::Scratch(j) => write!(f, "s{j}"),
             CapRef::Untyped => write!(f, "untyped"),
+            CapRef::Frame(k) => write!(f, "frame{k}"),
         }
     }
 }
@@ -237,6 +259,9 @@ impl fmt::Display for Op {
             Op::SetFaultHandler { t, ep: Some(ep) } => write!(f, "set-fault-handler t{t} ep{ep}"),
             Op::SetFaultHandler { t, ep: None } => write!(f, "set-fault-handler t{t} none"),
             Op::Fault => write!(f, "(memory fault)"),
+            Op::Map { frame, page } => write!(f, "map {frame} at page {page}"),
+            Op::Unmap { frame } => write!(f, "unmap {frame}"),
+            Op::FrameAddress { frame } => write!(f, "frame-address {frame}"),
             Op::SysctlGet { leaf } => write!(f, "sysctl-get leaf{leaf}"),
             Op::SysctlSet { leaf, value } => write!(f, "sysctl-set leaf{leaf} = {value}"),
             Op::SysctlAdd { leaf } => write!(f, "sysctl-add leaf{leaf}"),

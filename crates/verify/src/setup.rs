@@ -23,7 +23,7 @@ use granule_kernel::{BootInfo, CoreHandle, Error, ExitPlan, Kernel, Regime, Thre
 use crate::config;
 use crate::encode::{self, Invocation};
 use crate::program::{
-    Program, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS, MAX_PROGRAM_PRIORITY, MAX_THREADS, SCRATCH_SLOTS,
+    Program, FRAMES, MAX_ENDPOINTS, MAX_IRQ_LINES, MAX_NOTIFICATIONS, MAX_PROGRAM_PRIORITY, MAX_THREADS, SCRATCH_SLOTS,
 };
 
 /// Capability slots of the root CNode, at fixed offsets from the first free
@@ -43,7 +43,8 @@ const HANDLERS: Word = SIGNALS + ((MAX_THREADS + 1) * MAX_NOTIFICATIONS) as Word
 const IRQ_CAPS: Word = HANDLERS + MAX_IRQ_LINES as Word + 1;
 const SCRATCH: Word = IRQ_CAPS + MAX_IRQ_LINES as Word;
 const PARK: Word = SCRATCH + SCRATCH_SLOTS as Word;
-const END: Word = PARK + 1;
+const FRAME_CAPS: Word = PARK + 1;
+const END: Word = FRAME_CAPS + FRAMES as Word;
 
 /// The interrupt line (past the programs' lines) that wakes the root.
 pub const PARK_LINE: u8 = MAX_IRQ_LINES as u8;
@@ -84,6 +85,10 @@ impl Layout {
     /// Scratch slot `j`.
     pub fn scratch(&self, j: u8) -> Word {
         self.first + SCRATCH + j as Word
+    }
+    /// Frame `k`'s original capability.
+    pub fn frame(&self, k: u8) -> Word {
+        self.first + FRAME_CAPS + k as Word
     }
     /// The root thread's private notification (it parks on it).
     pub fn park(&self) -> Word {
@@ -234,6 +239,7 @@ fn build<R: Regime>(
     retype(root, ObjectType::Tcb, 0, l.tcb(0), n)?;
     retype(root, ObjectType::Notification, 0, l.halt(0), n)?;
     retype(root, ObjectType::Notification, 0, l.park(), 1)?;
+    retype(root, ObjectType::Frame, 12, l.frame(0), FRAMES)?;
     for i in 0..=n {
         for k in 0..prog.notifications as u8 {
             root.invoke(CAP_INIT_CNODE, Invocation::mint(l.signal(i, k), l.ntfn(k), CapRights::ALL, signal_badge(i)))?;

@@ -15,12 +15,13 @@
 //! not been written by the kernel (the call is still blocked).
 
 use granule_kernel::abi::{
-    CapRights, KlogOp, ObjectType, SysctlKind, SysctlOp, Sysno, CAP_INIT_CNODE, CAP_INIT_VSPACE, MSG_MAX_EXTRA_CAPS,
+    CapRights, InvocationLabel, KlogOp, ObjectType, SysctlKind, SysctlOp, Sysno, CAP_INIT_CNODE, CAP_INIT_VSPACE,
+    MSG_MAX_EXTRA_CAPS,
 };
 use granule_kernel::{IpcBuffer, MessageInfo, SyscallArgs, Word};
 
 use crate::encode::{self, Invocation};
-use crate::program::{CapRef, Op, RetypeKind};
+use crate::program::{CapRef, Op, RetypeKind, PAGE_ADDRS};
 use crate::setup::Layout;
 
 /// Label of a message sent with `Send`/`NBSend`.
@@ -155,6 +156,7 @@ pub fn trap_for(
         CapRef::Tcb(t) => l.tcb(t as usize),
         CapRef::Scratch(j) => l.scratch(j),
         CapRef::Untyped => l.untyped(),
+        CapRef::Frame(k) => l.frame(k),
     };
     let reply_cap = |b: bool| if b { l.reply(me) } else { 0 };
     let answer = msg(if echo.is_some_and(|e| e.1) { 0 } else { REPLY });
@@ -187,6 +189,7 @@ pub fn trap_for(
                 RetypeKind::Reply => (ObjectType::Reply, 0),
                 RetypeKind::Tcb => (ObjectType::Tcb, 0),
                 RetypeKind::CNode => (ObjectType::CNode, 2),
+                RetypeKind::Frame => (ObjectType::Frame, 12),
             };
             invoke(l.untyped(), Invocation::retype(ty, bits, l.scratch(dest), 1))
         }
@@ -206,6 +209,12 @@ pub fn trap_for(
             let (addr, write) = fault_address(id);
             Trap::Syscall(encode::fault_trap(addr, write), pad(&none))
         }
+        Op::Map { frame, page } => invoke(
+            slot(frame),
+            Invocation::new(InvocationLabel::FrameMap, &[CAP_INIT_VSPACE, PAGE_ADDRS[page as usize]]),
+        ),
+        Op::Unmap { frame } => invoke(slot(frame), Invocation::new(InvocationLabel::FrameUnmap, &[])),
+        Op::FrameAddress { frame } => invoke(slot(frame), Invocation::new(InvocationLabel::FrameGetAddress, &[])),
         Op::SysctlGet { leaf } => sub(Sysno::Sysctl, SysctlOp::GetOid.word(), &leaf_oid(leaf)),
         Op::SysctlSet { leaf, value } => {
             let mut w = leaf_oid(leaf);
@@ -303,6 +312,17 @@ impl Outcome {
             if i as Word >= len {
                 *w = 0;
             }
+        }
+        o
+    }
+
+    /// The result as every kernel gives it for `op`: a frame's address
+    /// (word 0 of a successful map or address query) is where that kernel
+    /// allocated the frame, so it is left out.
+    pub fn comparable(&self, op: Option<Op>) -> Self {
+        let mut o = *self;
+        if matches!(op, Some(Op::Map { .. } | Op::FrameAddress { .. })) {
+            o.words[0] = 0;
         }
         o
     }

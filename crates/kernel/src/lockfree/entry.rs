@@ -185,7 +185,10 @@ fn shared_syscall<const C: bool>(
             if ctx.lf_stop_trapped::<C>(lf, t) {
                 return Some(ctx.lf_finish::<C>(lf));
             }
-            let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_) | Decoded::Control { .. });
+            let ipc = !matches!(
+                op,
+                Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_) | Decoded::Control { .. } | Decoded::Frame(_)
+            );
             let suspended = match op {
                 Decoded::Control { t, resume: false } => Some(t),
                 _ => None,

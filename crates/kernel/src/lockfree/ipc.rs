@@ -27,6 +27,7 @@ use granule_sync::lockfree::{Side, Waited};
 use crate::abi::Word;
 use crate::exec::Exec;
 use crate::ipc::Msg;
+use crate::object::frame::FrameOp;
 use crate::object::reply::ReplyState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
@@ -200,6 +201,12 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     #[inline(always)]
     fn control(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, resume: bool) -> Outcome {
         ctx.lf_control::<X, C>(self.lf, t, resume)
+    }
+
+    #[inline(always)]
+    fn frame(&self, ctx: &mut Ctx<'_, LfState>, caller: Ref<Tcb>, op: FrameOp) -> Outcome {
+        let (lf, core) = (self.lf, ctx.core);
+        ctx.invoke_frame(caller, op, &|r| lf.count::<C>(core, r))
     }
 
     #[inline(always)]

@@ -368,7 +368,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             CapObj::VSpace(v) => m = self.vspace_users_elsewhere(v),
             CapObj::Frame(f) => {
-                if let Some(v) = self.get(f).and_then(|f| f.mapped) {
+                if let Some((v, _)) = self.mapped_in(f, &|_| {}) {
                     m = self.vspace_users_elsewhere(v);
                 }
             }

@@ -2,11 +2,21 @@
 //! frame's contents; it owns the allocation and hands out its address when
 //! the frame is mapped (`FrameMap` / `FrameGetAddress`). On the hosted
 //! platform that address is a real pointer into this allocation.
+//!
+//! Where a frame is mapped is not in its slab slot but in the kernel's
+//! lock-free [`granule_sync::lockfree::Mappings`] (`vspace.rs`), so the one
+//! decoder and executor below serve every regime: the lock regimes call
+//! them with the whole kernel held, and `lockfree`'s shared path calls them
+//! with nothing held (they read only capability slots, generations and the
+//! frame's size, which change only when the whole kernel is held, and
+//! change mappings only by CAS).
 
 use alloc::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use core::ptr::NonNull;
 
-use crate::abi::{Error, InvocationLabel, MessageInfo, Word, VSPACE_MAX_FRAMES};
+use granule_sync::lockfree::{MapError, Rmw};
+
+use crate::abi::{Error, InvocationLabel, MessageInfo, Word, VSPACE_BYTES};
 use crate::args::Args;
 use crate::object::{CapObj, Ref, Tcb, VSpace};
 use crate::outcome::Outcome;
@@ -18,8 +28,6 @@ use crate::waits::Waits;
 pub(crate) struct Frame {
     mem: NonNull<u8>,
     bits: u8,
-    /// The address space it is mapped in.
-    pub mapped: Option<Ref<VSpace>>,
 }
 
 impl Frame {
@@ -30,17 +38,22 @@ impl Frame {
         }
     }
 
-    /// A zeroed frame of `2^bits` bytes (`bits` in 12..=21, checked by decode).
+    /// A zeroed frame of `2^bits` bytes (`bits` 12 or 21, checked by decode).
     pub fn new(bits: u8) -> Self {
         let layout = Self::layout(bits);
         // SAFETY: the layout has a non-zero size (at least 4 KiB).
         let p = unsafe { alloc_zeroed(layout) };
         let Some(mem) = NonNull::new(p) else { handle_alloc_error(layout) };
-        Self { mem, bits, mapped: None }
+        Self { mem, bits }
     }
 
     pub fn size(&self) -> u64 {
         1 << self.bits
+    }
+
+    /// Whether it is a large page (2 MiB: a root entry of the page table).
+    pub fn large(&self) -> bool {
+        u32::from(self.bits) > granule_sync::lockfree::PAGE_BITS
     }
 
     pub fn addr(&self) -> Word {
@@ -59,78 +72,91 @@ impl Drop for Frame {
 /// A decoded frame invocation.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum FrameOp {
-    Map { frame: Ref<Frame>, vspace: Ref<VSpace> },
+    Map { frame: Ref<Frame>, vspace: Ref<VSpace>, vaddr: Word },
     Unmap { frame: Ref<Frame> },
     GetAddress { frame: Ref<Frame> },
 }
 
 impl<W: Waits> Ctx<'_, W> {
+    /// Decode a frame invocation; reads only what a shared path may (see
+    /// the module documentation).
     pub(crate) fn decode_frame(
-        &mut self,
+        &self,
         caller: Ref<Tcb>,
         frame: Ref<Frame>,
         label: InvocationLabel,
         args: &Args,
     ) -> Result<FrameOp, Error> {
-        let mapped = self.get(frame).ok_or(Error::InvalidCapability)?.mapped;
+        let size = self.read(frame).ok_or(Error::InvalidCapability)?.size();
         match label {
             InvocationLabel::FrameMap => {
-                let vspace = match self.lookup_arg(caller, args.word(0)?)?.obj {
-                    CapObj::VSpace(v) => v,
-                    _ => return Err(Error::InvalidCapability),
-                };
-                if mapped.is_some_and(|m| self.live(m)) {
-                    return Err(Error::DeleteFirst);
+                let vspace = self.vspace_arg(caller, args.word(0)?)?;
+                let vaddr = args.word(1)?;
+                if vaddr >= VSPACE_BYTES {
+                    return Err(Error::InvalidArgument);
                 }
-                if self.get(vspace).ok_or(Error::InvalidCapability)?.frames.len() >= VSPACE_MAX_FRAMES {
-                    return Err(Error::NotEnoughMemory);
+                if vaddr & (size - 1) != 0 {
+                    return Err(Error::AlignmentError);
                 }
-                Ok(FrameOp::Map { frame, vspace })
+                Ok(FrameOp::Map { frame, vspace, vaddr })
             }
             InvocationLabel::FrameUnmap => Ok(FrameOp::Unmap { frame }),
-            InvocationLabel::FrameGetAddress => {
-                if !mapped.is_some_and(|m| self.live(m)) {
-                    return Err(Error::IllegalOperation);
-                }
-                Ok(FrameOp::GetAddress { frame })
-            }
+            InvocationLabel::FrameGetAddress => Ok(FrameOp::GetAddress { frame }),
             _ => Err(Error::IllegalOperation),
         }
     }
 
-    pub(crate) fn invoke_frame(&mut self, caller: Ref<Tcb>, op: FrameOp) -> Outcome {
+    /// A VSpace capability argument, looked up reading only capability
+    /// slots and generations: a null or dead capability is `FailedLookup`,
+    /// another object `InvalidCapability`.
+    fn vspace_arg(&self, caller: Ref<Tcb>, cptr: Word) -> Result<Ref<VSpace>, Error> {
+        let cnode = self.cspace_of(caller).ok_or(Error::FailedLookup)?;
+        let index = u32::try_from(cptr).map_err(|_| Error::FailedLookup)?;
+        match self.cap_ref(crate::object::SlotAddr { cnode, index }).ok_or(Error::FailedLookup)?.cap.obj {
+            CapObj::VSpace(v) if self.live(v) => Ok(v),
+            CapObj::VSpace(_) | CapObj::Null => Err(Error::FailedLookup),
+            _ => Err(Error::InvalidCapability),
+        }
+    }
+
+    /// Run a frame invocation: `rmw` hears of each atomic read-modify-write
+    /// (the regime's counter, or nothing).
+    pub(crate) fn invoke_frame(&mut self, caller: Ref<Tcb>, op: FrameOp, rmw: &impl Fn(Rmw)) -> Outcome {
         match op {
-            FrameOp::Map { frame, vspace } => {
-                if let Some(v) = self.get(vspace) {
-                    v.frames.push(frame);
+            FrameOp::Map { frame, vspace, vaddr } => {
+                let Some(large) = self.read(frame).map(Frame::large) else {
+                    return Outcome::Error(Error::InvalidCapability);
+                };
+                let m = &self.s.mappings;
+                match m.map(self.core, frame.index(), vspace.index(), vaddr, large, rmw) {
+                    Ok(()) => self.reply_address(caller, frame),
+                    Err(MapError::FrameMapped | MapError::Occupied) => Outcome::Error(Error::DeleteFirst),
+                    Err(MapError::NoTable) => Outcome::Error(Error::NotEnoughMemory),
                 }
-                if let Some(f) = self.get(frame) {
-                    f.mapped = Some(vspace);
+            }
+            FrameOp::Unmap { frame } => {
+                self.s.mappings.unmap(frame.index(), rmw);
+                Outcome::Done
+            }
+            FrameOp::GetAddress { frame } => {
+                if self.mapped_in(frame, rmw).is_none() {
+                    return Outcome::Error(Error::IllegalOperation);
                 }
                 self.reply_address(caller, frame)
             }
-            FrameOp::Unmap { frame } => {
-                self.unmap_frame(frame);
-                Outcome::Done
-            }
-            FrameOp::GetAddress { frame } => self.reply_address(caller, frame),
         }
     }
 
     fn reply_address(&mut self, caller: Ref<Tcb>, frame: Ref<Frame>) -> Outcome {
-        let (addr, size) = self.get(frame).map_or((0, 0), |f| (f.addr(), f.size()));
+        let (addr, size) = self.read(frame).map_or((0, 0), |f| (f.addr(), f.size()));
         let b = self.ipc(caller.index());
         b.msg[0] = addr;
         b.msg[1] = size;
         Outcome::Reply(MessageInfo::new(0, 0, 0, 2))
     }
 
-    /// Remove `frame` from the address space it is mapped in.
+    /// Unmap `frame` before it is destroyed (the whole kernel is held).
     pub(crate) fn unmap_frame(&mut self, frame: Ref<Frame>) {
-        let Some(f) = self.get(frame) else { return };
-        let Some(v) = f.mapped.take() else { return };
-        if let Some(v) = self.get(v) {
-            v.frames.retain(|&x| x != frame);
-        }
+        self.s.mappings.forget_frame(frame.index());
     }
 }

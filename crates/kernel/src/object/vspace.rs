@@ -1,31 +1,69 @@
-//! Address spaces: the set of frames a thread may touch, and the set of cores
-//! that have run a thread in it (whose "translations" must be shot down when
-//! it changes; on the hosted platform there are no translations, so the
+//! Address spaces: a page table per VSpace, and the set of cores that have
+//! run a thread in it (whose "translations" must be shot down when it
+//! changes; on the hosted platform there are no translations, so the
 //! bitmap only decides which cores must be stalled).
+//!
+//! The page tables and each frame's record of where it is mapped live
+//! beside the slabs in one [`Mappings`] (`granule_sync::lockfree`), for
+//! every regime: Synthesis's lock-free mapping (seed `004` §5.3), which
+//! `lockfree` runs on its shared paths and the lock regimes run under their
+//! locks, so there is one mapping logic. The geometry is x86-64's lower two
+//! levels: a root of 512 entries, each a 2 MiB page or a table of 512 4 KiB
+//! pages, 1 GiB per space ([`VSPACE_BYTES`]). Tables come from a pool of
+//! `max_page_tables` (plus one per core, see "Tables" in `mapping.rs`);
+//! a table stays with its space until the space is destroyed.
 
-use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-use crate::abi::VSPACE_MAX_FRAMES;
+use granule_sync::lockfree::{Geometry, Mapped, Mappings, Rmw, MAPPING_MAX_CORES, MAX_SPACES};
+
+use crate::abi::VSPACE_BYTES;
+use crate::config::BootConfig;
 use crate::exit::CoreMask;
 use crate::object::{Frame, Ref};
 use crate::state::{Ctx, IPI_STALL};
 use crate::waits::Waits;
 
-/// An address space. The cores that have run a thread of it since the last
-/// shoot-down are kept beside the slab (`Ctx::vspace_cores`).
-#[derive(Debug)]
-pub(crate) struct VSpace {
-    pub frames: Vec<Ref<Frame>>,
+/// Most VSpaces a kernel can have (the mapping word's space field).
+pub(crate) const MAX_VSPACES: usize = MAX_SPACES;
+
+const _: () = assert!(crate::abi::MAX_CORES <= MAPPING_MAX_CORES);
+const _: () = assert!(Geometry::X86_64.space_bytes() == VSPACE_BYTES);
+
+/// The mappings of a kernel booted with `c` (checked by `State::boot`).
+pub(crate) fn new_mappings(c: &BootConfig) -> Mappings {
+    Mappings::new(Geometry::X86_64, c.cores, c.max_vspaces, c.max_page_tables + c.cores, c.max_frames)
 }
+
+/// An address space. Its page table is in `State::mappings`, and the cores
+/// that have run a thread of it since the last shoot-down beside the slab
+/// (`Ctx::vspace_cores`).
+#[derive(Debug)]
+pub(crate) struct VSpace;
 
 impl VSpace {
     pub fn new() -> Self {
-        Self { frames: Vec::with_capacity(VSPACE_MAX_FRAMES) }
+        Self
     }
 }
 
 impl<W: Waits> Ctx<'_, W> {
+    /// Where `frame` is mapped: its live address space and the mapping.
+    pub(crate) fn mapped_in(&self, frame: Ref<Frame>, rmw: &impl Fn(Rmw)) -> Option<(Ref<VSpace>, Mapped)> {
+        let m = self.s.mappings.mapped(frame.index(), rmw)?;
+        let v = self.vspace_at(m.space)?;
+        Some((v, m))
+    }
+
+    /// The live VSpace at slab index `i`.
+    fn vspace_at(&self, i: u32) -> Option<Ref<VSpace>> {
+        // SAFETY: as in `Ctx::live`: generations change only where the whole
+        // kernel is held.
+        let gen = unsafe { <VSpace as crate::state::Object>::slab(self.s).gen(i) }?;
+        let r = Ref::new(i, gen);
+        self.read(r).is_some().then_some(r)
+    }
+
     /// Other cores running user code of a thread in `v` right now.
     pub(crate) fn vspace_users_elsewhere(&mut self, v: Ref<VSpace>) -> CoreMask {
         let mut m = CoreMask::EMPTY;
@@ -49,17 +87,15 @@ impl<W: Waits> Ctx<'_, W> {
         m
     }
 
-    /// Destroy `v`: unmap its frames and shoot down its use on other cores
-    /// (a cascade cannot wait for them: they are sent a stall IPI).
+    /// Destroy `v` (the whole kernel is held): unmap its frames, give its
+    /// tables back, and shoot down its use on other cores (a cascade cannot
+    /// wait for them: they are sent a stall IPI).
     pub(crate) fn destroy_vspace(&mut self, v: Ref<VSpace>) {
-        let Some(x) = self.get(v) else { return };
-        let frames = core::mem::take(&mut x.frames);
-        let cores = CoreMask(self.vspace_cores(v.index()).map_or(0, |b| b.swap(0, Ordering::Relaxed)));
-        for f in frames {
-            if let Some(f) = self.get(f) {
-                f.mapped = None;
-            }
+        if !self.live(v) {
+            return;
         }
+        self.s.mappings.clear_space(v.index());
+        let cores = CoreMask(self.vspace_cores(v.index()).map_or(0, |b| b.swap(0, Ordering::Relaxed)));
         for c in cores.iter() {
             if c != self.core && c < self.s.config.cores {
                 let uses = self.cs(c).current.and_then(|t| self.get(t)).is_some_and(|t| t.vspace == Some(v));

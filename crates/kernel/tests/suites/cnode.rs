@@ -25,6 +25,9 @@ fn retype_errors() {
     assert_eq!(retype(&mut sim, &[ObjectType::CNode as Word, 0, 0, free, 1]), Err(Error::RangeError));
     assert_eq!(retype(&mut sim, &[ObjectType::CNode as Word, 17, 0, free, 1]), Err(Error::RangeError));
     assert_eq!(retype(&mut sim, &[ObjectType::Frame as Word, 11, 0, free, 1]), Err(Error::RangeError));
+    // Frames come in the two page sizes only.
+    assert_eq!(retype(&mut sim, &[ObjectType::Frame as Word, 13, 0, free, 1]), Err(Error::RangeError));
+    assert_eq!(retype(&mut sim, &[ObjectType::Frame as Word, 20, 0, free, 1]), Err(Error::RangeError));
     assert_eq!(retype(&mut sim, &[ObjectType::Untyped as Word, 48, 0, free, 1]), Err(Error::RangeError));
     assert_eq!(retype(&mut sim, &[ep, 0, 0, free, 0]), Err(Error::RangeError));
     assert_eq!(retype(&mut sim, &[ep, 0, 0, free, 257]), Err(Error::RangeError));
@@ -59,7 +62,7 @@ fn retype_into_a_child_cnode_and_memory_accounting() {
     assert_eq!(sim.invoke(0, child, InvocationLabel::UntypedRetype, &[ep, 0, cn, 15, 1]), Err(Error::DeleteFirst));
     let big = ObjectType::Frame as Word;
     assert_eq!(
-        sim.invoke(0, child, InvocationLabel::UntypedRetype, &[big, 13, 0, sim.next_slot, 1]),
+        sim.invoke(0, child, InvocationLabel::UntypedRetype, &[big, 21, 0, sim.next_slot, 1]),
         Err(Error::NotEnoughMemory)
     );
     // Revoking the child untyped destroys the 16 endpoints and gives the

@@ -87,13 +87,18 @@ fn frames_map_unmap_and_memory() {
     let v = sim.obj(ObjectType::VSpace);
     assert_eq!(sim.invoke(0, f, FrameGetAddress, &[]), Err(Error::IllegalOperation));
     assert_eq!(sim.invoke(0, f, FrameMap, &[]), Err(Error::TruncatedMessage));
-    assert_eq!(sim.invoke(0, f, FrameMap, &[CAP_INIT_TCB]), Err(Error::InvalidCapability));
-    assert_eq!(sim.invoke(0, f, FrameMap, &[222]), Err(Error::FailedLookup));
-    let r = sim.invoke(0, f, FrameMap, &[v]).unwrap();
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v]), Err(Error::TruncatedMessage));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[CAP_INIT_TCB, 0]), Err(Error::InvalidCapability));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[222, 0]), Err(Error::FailedLookup));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v, 0x1800]), Err(Error::AlignmentError));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v, VSPACE_BYTES]), Err(Error::InvalidArgument));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v, Word::MAX]), Err(Error::InvalidArgument));
+    let r = sim.invoke(0, f, FrameMap, &[v, 0x1000]).unwrap();
     assert_eq!(r[1], 4096);
     assert_ne!(r[0], 0);
     assert_eq!(r[0] % 4096, 0);
-    assert_eq!(sim.invoke(0, f, FrameMap, &[v]), Err(Error::DeleteFirst));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v, 0x1000]), Err(Error::DeleteFirst));
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v, 0x2000]), Err(Error::DeleteFirst), "mapped already");
     assert_eq!(sim.invoke(0, f, FrameGetAddress, &[]).unwrap(), r);
     // The memory is real and zeroed (the test acts as user code).
     let p = r[0] as usize as *mut u64;
@@ -111,29 +116,70 @@ fn frames_map_unmap_and_memory() {
     assert_eq!(sim.invoke(0, f, FrameGetAddress, &[]), Err(Error::IllegalOperation));
     sim.invoke(0, f, FrameUnmap, &[]).unwrap();
     // Map again, then destroy the address space: the frame is unmapped.
-    sim.invoke(0, f, FrameMap, &[v]).unwrap();
+    sim.invoke(0, f, FrameMap, &[v, 0x1000]).unwrap();
     sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[v]).unwrap();
     assert_eq!(sim.invoke(0, f, FrameGetAddress, &[]), Err(Error::IllegalOperation));
     // Destroying a mapped frame unmaps it from its address space.
     let v2 = sim.obj(ObjectType::VSpace);
-    sim.invoke(0, f, FrameMap, &[v2]).unwrap();
+    sim.invoke(0, f, FrameMap, &[v2, 0]).unwrap();
     sim.invoke(0, CAP_INIT_CNODE, CNodeRevoke, &[f]).unwrap();
     sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[f]).unwrap();
+    // Its page is free again.
+    let g = sim.retype(0, ObjectType::Frame, 12, 1);
+    sim.invoke(0, g, FrameMap, &[v2, 0]).unwrap();
     sim.check();
 }
 
 #[test]
-fn vspace_full() {
+fn mappings_conflict_by_page_and_by_region() {
+    let mut sim = Sim::new(1);
+    let v = sim.obj(ObjectType::VSpace);
+    let small = sim.retype(0, ObjectType::Frame, 12, 3);
+    let large = sim.retype(0, ObjectType::Frame, 21, 2);
+    assert_eq!(sim.invoke(0, large, FrameMap, &[v, 0x1000]), Err(Error::AlignmentError));
+    let r = sim.invoke(0, large, FrameMap, &[v, 0x20_0000]).unwrap();
+    assert_eq!(r[1], 2 << 20);
+    // A small page inside the large one's region, another large one on it.
+    assert_eq!(sim.invoke(0, small, FrameMap, &[v, 0x20_1000]), Err(Error::DeleteFirst));
+    assert_eq!(sim.invoke(0, large + 1, FrameMap, &[v, 0x20_0000]), Err(Error::DeleteFirst));
+    // Two small pages on one page.
+    sim.invoke(0, small, FrameMap, &[v, 0x40_0000]).unwrap();
+    assert_eq!(sim.invoke(0, small + 1, FrameMap, &[v, 0x40_0000]), Err(Error::DeleteFirst));
+    sim.invoke(0, small + 1, FrameMap, &[v, 0x40_1000]).unwrap();
+    // A region with a page table refuses a large page, even once its small
+    // pages are gone (the table stays until the space is destroyed).
+    sim.invoke(0, small, FrameUnmap, &[]).unwrap();
+    sim.invoke(0, small + 1, FrameUnmap, &[]).unwrap();
+    assert_eq!(sim.invoke(0, large + 1, FrameMap, &[v, 0x40_0000]), Err(Error::DeleteFirst));
+    // The same page of another space is free.
+    let v2 = sim.obj(ObjectType::VSpace);
+    sim.invoke(0, small + 2, FrameMap, &[v2, 0x20_1000]).unwrap();
+    // Unmapping the large page frees its region for small pages.
+    sim.invoke(0, large, FrameUnmap, &[]).unwrap();
+    sim.invoke(0, small, FrameMap, &[v, 0x20_1000]).unwrap();
+    sim.check();
+}
+
+#[test]
+fn page_tables_run_out_and_come_back() {
     let mut cfg = config(1);
-    cfg.max_frames = VSPACE_MAX_FRAMES + 1;
+    // One table, and the one the kernel keeps per core (`max_page_tables`).
+    cfg.max_page_tables = 1;
+    cfg.max_frames = 4;
     let r = regime(&cfg);
     let mut sim = Sim::with(cfg, r);
     let v = sim.obj(ObjectType::VSpace);
-    let first = sim.retype(0, ObjectType::Frame, 12, VSPACE_MAX_FRAMES as Word + 1);
-    for i in 0..VSPACE_MAX_FRAMES as Word {
-        sim.invoke(0, first + i, FrameMap, &[v]).unwrap();
-    }
-    assert_eq!(sim.invoke(0, first + VSPACE_MAX_FRAMES as Word, FrameMap, &[v]), Err(Error::NotEnoughMemory));
+    let first = sim.retype(0, ObjectType::Frame, 12, 4);
+    // Each 2 MiB region of small pages needs a table.
+    sim.invoke(0, first, FrameMap, &[v, 0]).unwrap();
+    sim.invoke(0, first + 1, FrameMap, &[v, 0x1000]).unwrap();
+    sim.invoke(0, first + 2, FrameMap, &[v, 0x20_0000]).unwrap();
+    assert_eq!(sim.invoke(0, first + 3, FrameMap, &[v, 0x40_0000]), Err(Error::NotEnoughMemory));
+    // Destroying the space gives its tables back.
+    sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[v]).unwrap();
+    let v = sim.obj(ObjectType::VSpace);
+    sim.invoke(0, first + 3, FrameMap, &[v, 0x40_0000]).unwrap();
+    sim.check();
     // The frame slab is full too.
     let slot = sim.alloc_slot();
     assert_eq!(

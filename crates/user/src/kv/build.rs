@@ -45,7 +45,8 @@ pub struct Entries {
 /// A mapped 2 MiB frame: its address and size.
 fn frame<T: Trap>(env: &mut Env<T>, a: &mut Allocator) -> Result<(NonNull<u8>, usize), Error> {
     let f = a.create(env, ObjectType::Frame, FRAME_BITS)?;
-    let (addr, size) = env.frame_map(f, CAP_INIT_VSPACE)?;
+    let at = a.vaddr(FRAME_BITS)?;
+    let (addr, size) = env.frame_map(f, CAP_INIT_VSPACE, at)?;
     let base = NonNull::new(addr as *mut u8).ok_or(Error::InvalidArgument)?;
     Ok((base, size as usize))
 }

@@ -174,7 +174,7 @@ pub fn map_unmap<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<
     let vs = d.create(ObjectType::VSpace, 0)?;
     let (mut m, mut u) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        let (c, r) = timed(oh, || d.invoke(0, f, &Driver::<R>::inv(InvocationLabel::FrameMap, &[vs]), false));
+        let (c, r) = timed(oh, || d.invoke(0, f, &Driver::<R>::inv(InvocationLabel::FrameMap, &[vs, 0]), false));
         r?;
         m.push(c);
         let (c, r) = timed(oh, || d.invoke(0, f, &Driver::<R>::inv(InvocationLabel::FrameUnmap, &[]), false));

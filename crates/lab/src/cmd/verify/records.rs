@@ -35,6 +35,10 @@ pub struct VerifyRecord {
     pub faults_checked: u64,
     /// Of those, faults a handler received and answered.
     pub faults_answered: u64,
+    /// Frame map, unmap and address queries that completed.
+    pub frame_ops_checked: u64,
+    /// Of those, maps refused because the frame or the page was taken.
+    pub maps_refused: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -68,6 +72,8 @@ impl VerifyRecord {
             log_messages_checked: s.log_messages,
             faults_checked: s.faults,
             faults_answered: s.faults_answered,
+            frame_ops_checked: s.frame_ops,
+            maps_refused: s.maps_refused,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

@@ -1,10 +1,12 @@
 //! Management operations from both cores at once (seed `004`'s case for
 //! lock-freedom): *controllers* suspend and resume a *victim* thread that
-//! runs on the other core, and *allocators* allocate and free 4 KiB frames
-//! from one shared untyped. Each core has a victim (it computes and yields
-//! every `victim_cycles`); the spec says which cores have a controller and
-//! which an allocator, so one run can be compared with the other core
-//! quiet.
+//! runs on the other core, *allocators* allocate and free 4 KiB frames
+//! from one shared untyped, and *mappers* map and unmap a frame of their
+//! own in the root's address space, beside each other's in one page table
+//! (core `c` at page `c + 1`: both entries share a cache line). Each core
+//! has a victim (it computes and yields every `victim_cycles`); the spec
+//! says which cores have which role, so one run can be compared with the
+//! other core quiet.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 use granule_hosted::{Machine, MachineConfig, MachineError, UserCtx};
-use granule_kernel::abi::{Error, ObjectType, CAP_INIT_CNODE};
+use granule_kernel::abi::{Error, ObjectType, CAP_INIT_CNODE, CAP_INIT_VSPACE};
 use granule_kernel::{BootInfo, Regime, Word};
 
 use crate::alloc::Allocator;
@@ -32,6 +34,8 @@ pub struct ManageSpec {
     pub controllers: u64,
     /// Cores with an allocator, as a bit mask.
     pub allocators: u64,
+    /// Cores with a mapper, as a bit mask.
+    pub mappers: u64,
     /// Cycles a victim computes between yields.
     pub victim_cycles: u64,
 }
@@ -44,6 +48,8 @@ pub struct ManageLoad {
     pairs: [CachePadded<AtomicU64>; 2],
     /// Allocate + free pairs, per allocator core.
     pages: [CachePadded<AtomicU64>; 2],
+    /// Map + unmap pairs, per mapper core.
+    maps: [CachePadded<AtomicU64>; 2],
     status: BuildStatus,
 }
 
@@ -55,10 +61,23 @@ fn arg(role: Word, cap: Word, core: usize) -> Word {
 const VICTIM: Word = 0;
 const CONTROLLER: Word = 1;
 const ALLOCATOR: Word = 2;
+const MAPPER: Word = 3;
+
+/// Where core `core`'s mapper maps its frame: page `core + 1` of the first
+/// 2 MiB region, so both mappers share one page table.
+pub fn mapper_vaddr(core: usize) -> Word {
+    (core as Word + 1) << 12
+}
 
 impl ManageLoad {
     pub fn new(spec: ManageSpec) -> Self {
-        Self { spec, pairs: Default::default(), pages: Default::default(), status: BuildStatus::default() }
+        Self {
+            spec,
+            pairs: Default::default(),
+            pages: Default::default(),
+            maps: Default::default(),
+            status: BuildStatus::default(),
+        }
     }
 
     /// Suspend + resume pairs completed so far.
@@ -69,6 +88,11 @@ impl ManageLoad {
     /// Allocate + free pairs completed so far.
     pub fn pages(&self) -> u64 {
         self.pages.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Map + unmap pairs completed so far.
+    pub fn maps(&self) -> u64 {
+        self.maps.iter().map(|c| c.load(Ordering::Relaxed)).sum()
     }
 
     fn build<T: Trap>(&self, env: &mut Env<T>, info: &BootInfo, entry: Word) -> Result<(), Error> {
@@ -85,6 +109,10 @@ impl ManageLoad {
                 // Its own slot to retype into (the untyped is the root's first).
                 let slot = a.slot()?;
                 a.thread(env, entry, arg(ALLOCATOR, slot, core), core, PRIORITY, true)?;
+            }
+            if self.spec.mappers & (1 << core) != 0 {
+                let frame = a.create(env, ObjectType::Frame, 12)?;
+                a.thread(env, entry, arg(MAPPER, frame, core), core, PRIORITY, true)?;
             }
         }
         Ok(())
@@ -103,6 +131,15 @@ impl ManageLoad {
                         panic!("controller on core {core}: suspend/resume failed");
                     }
                     self.pairs[core].store(n, Ordering::Relaxed);
+                }
+            }
+            MAPPER => {
+                for n in 1u64.. {
+                    if env.frame_map(cap, CAP_INIT_VSPACE, mapper_vaddr(core)).is_err() || env.frame_unmap(cap).is_err()
+                    {
+                        panic!("mapper on core {core}: map/unmap failed");
+                    }
+                    self.maps[core].store(n, Ordering::Relaxed);
                 }
             }
             _ => {
@@ -152,13 +189,14 @@ pub fn boot<R: Regime>(
 }
 
 impl<R: Regime> ManageMachine<R> {
-    /// Wait until every controller and allocator has completed a pair.
+    /// Wait until every controller, allocator and mapper has completed a pair.
     pub fn wait_running(&self, timeout: Duration) -> Result<(), String> {
         let s = self.load.spec;
         crate::hosted::wait_until(&self.machine, &self.load.status, timeout, "the load", || {
             (0..2).all(|c| {
                 (s.controllers & (1 << c) == 0 || self.load.pairs[c].load(Ordering::Relaxed) > 0)
                     && (s.allocators & (1 << c) == 0 || self.load.pages[c].load(Ordering::Relaxed) > 0)
+                    && (s.mappers & (1 << c) == 0 || self.load.maps[c].load(Ordering::Relaxed) > 0)
             })
         })
     }

@@ -5,7 +5,7 @@
 //! timings.
 
 use anyhow::{anyhow, bail, Result};
-use granule_hosted::granule_kernel::abi::{ObjectType, Sysno, Word, CAP_INIT_VSPACE};
+use granule_hosted::granule_kernel::abi::{InvocationLabel, ObjectType, Sysno, Word, CAP_INIT_VSPACE};
 use granule_hosted::granule_kernel::{CountingLockFree, ExitPlan, FaultKind, Kernel, LockFree, MessageInfo, RmwCounts};
 use granule_verify::encode::Invocation;
 use serde::Serialize;
@@ -47,12 +47,14 @@ impl Record for AtomicsRecord {
 }
 
 /// The operations counted, in record order, with their parts.
-pub const OPERATIONS: [(&str, &[&str]); 5] = [
+pub const OPERATIONS: [(&str, &[&str]); 7] = [
     ("suspend", SPLIT),
     ("resume, not in the run queue", SPLIT),
     ("suspend + resume before the core acts", SPLIT),
     ("signal", SPLIT),
     ("memory access exception", &["whole"]),
+    ("map page", &["whole"]),
+    ("unmap page", &["whole"]),
 ];
 
 /// The parts of an operation carried out by another core.
@@ -124,6 +126,33 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
     }
     let _ = (d.delete(w, false)?, d.delete(t, false)?);
     sums[4][0] = count_faults(&mut d, n)?;
+    [sums[5][0], sums[6][0]] = count_maps(&mut d, n)?;
+    Ok(sums)
+}
+
+/// `n` maps and unmaps of a frame at one page of a fresh address space, as
+/// the timed rows do them (its first map also takes the page table from the
+/// pool).
+fn count_maps(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<[RmwCounts; 2]> {
+    let f = d.create(ObjectType::Frame, 12)?;
+    let vs = d.create(ObjectType::VSpace, 0)?;
+    let mut sums = [RmwCounts::default(); 2];
+    for _ in 0..n {
+        for (i, inv) in [
+            Driver::<CountingLockFree>::inv(InvocationLabel::FrameMap, &[vs, 0]),
+            Driver::<CountingLockFree>::inv(InvocationLabel::FrameUnmap, &[]),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let c0 = counts(d);
+            let _ = call(d, f, inv)?;
+            sums[i] += counts(d).since(&c0);
+        }
+    }
+    for s in [f, vs] {
+        let _ = d.delete(s, false)?;
+    }
     Ok(sums)
 }
 
@@ -159,6 +188,8 @@ pub fn timed_row(op: &str) -> Option<&'static str> {
         "resume, not in the run queue" => Some("resume, not in the run queue"),
         "signal" => Some("signal"),
         "memory access exception" => Some("memory access exception"),
+        "map page" => Some("map page"),
+        "unmap page" => Some("unmap page"),
         _ => None,
     }
 }

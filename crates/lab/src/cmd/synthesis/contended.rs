@@ -1,7 +1,8 @@
 //! The contended case (seed `004`: where lock-freedom should pay): on a
 //! hosted two-core machine, management operations from one core and then
 //! from both at once — suspend + resume of a thread running on the other
-//! core, and allocate + free of a 4 KiB frame from one shared untyped
+//! core, allocate + free of a 4 KiB frame from one shared untyped, and
+//! map + unmap of a frame beside the other core's in one page table
 //! (`granule_user::manage_load`). Throughput in pairs per second, per
 //! regime; `none` cannot run it (the cores share objects).
 
@@ -18,7 +19,7 @@ use crate::output::Record;
 use crate::regimes::{with_regime, Experiment, Probe};
 
 /// The operations measured.
-pub const OPERATIONS: [&str; 2] = ["suspend + resume", "allocate + free page"];
+pub const OPERATIONS: [&str; 3] = ["suspend + resume", "allocate + free page", "map + unmap page"];
 
 /// `synthesis_contended`: one operation from one or both cores under one
 /// regime, in pairs per second (mean and standard deviation over runs),
@@ -62,13 +63,18 @@ impl Experiment for Run {
         let spec = ManageSpec {
             controllers: if self.op == 0 { mask } else { 0 },
             allocators: if self.op == 1 { mask } else { 0 },
+            mappers: if self.op == 2 { mask } else { 0 },
             victim_cycles: 2000,
         };
         let load = Arc::new(ManageLoad::new(spec));
         let mut config = MachineConfig::new(2);
         config.hold_secondary_cores = true;
         let m = manage_load::boot(config, regime, load.clone()).map_err(|e| anyhow!("{e}"))?;
-        let count = |l: &ManageLoad| if self.op == 0 { l.pairs() } else { l.pages() };
+        let count = |l: &ManageLoad| match self.op {
+            0 => l.pairs(),
+            1 => l.pages(),
+            _ => l.maps(),
+        };
         let measured = (|| -> Result<f64> {
             m.wait_running(Duration::from_secs(10)).map_err(|e| anyhow!(e))?;
             std::thread::sleep(self.warmup);

@@ -72,6 +72,9 @@ enum Command {
     /// The main job: every experiment on this machine, the model fitted to
     /// them, predictions for larger machines, and an HTML report.
     Suite(cmd::suite::Args),
+    /// The suite's report again from results.jsonl files, without running
+    /// anything; several files: one page comparing the machines.
+    Report(cmd::report::Args),
 }
 
 /// A usage error in one line: clap's message without its blank lines, usage
@@ -117,6 +120,7 @@ fn main() -> std::process::ExitCode {
         Command::ServeBench(a) => cmd::serve_bench::run(a),
         Command::Model(a) => cmd::model::run(a),
         Command::Suite(a) => cmd::suite::run(a),
+        Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -3,9 +3,21 @@
 //! Hand-written SVG text (no font or rendering libraries): a [`Figure`] is a
 //! column of [`Chart`]s, each with linear axes starting at zero, tick labels
 //! on "nice" 1-2-5 steps with k/M/G suffixes, a legend on the right, and
-//! series drawn as lines (models) or dots (measurements). Colours come from
-//! one palette by series index, so a measured series and its model line can
-//! share a colour.
+//! series drawn as lines (models) or dots (measurements).
+//!
+//! Layout is computed from estimated text widths (about 0.6 × the font size
+//! per character), so no two labels overlap: long titles, axis labels and
+//! legend entries wrap (and, past a few lines, are cut short with the full
+//! text in a `<title>`), margins grow to fit the tick labels, and a chart
+//! grows taller when its legend needs the room. Figures are [`WIDTH`] units
+//! wide with fonts of at least 11 units, so they stay readable on a page
+//! 1000 px wide.
+//!
+//! Colours: a series' `colour` is an index into one of two palettes. A
+//! series (or bar) that *is* a regime takes [`crate::regimes::colour`] —
+//! a fixed colour per regime name, the same in every figure; anything else
+//! (locks, simulated machines, delays) takes a small index into a separate
+//! palette of colours no regime uses.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -21,8 +33,14 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// A line through the points (a model) or dots (measurements).
     pub line: bool,
-    /// Index into the palette.
+    /// Palette index: [`crate::regimes::colour`] for a regime, else a small
+    /// number into the palette of colours no regime uses.
     pub colour: usize,
+    /// How its line and marks are drawn: 0 a solid line and filled dots,
+    /// then dashed and open squares, dotted and triangles, dash-dot and
+    /// crosses (cycling). A comparison of machines gives each machine one
+    /// style, so a regime keeps its colour on every machine.
+    pub style: usize,
 }
 
 /// One chart.
@@ -30,9 +48,9 @@ pub struct Series {
 pub struct Chart {
     /// Title above the plot area.
     pub title: String,
-    /// X axis label.
+    /// X axis label, with its unit.
     pub x_label: String,
-    /// Y axis label.
+    /// Y axis label, with its unit.
     pub y_label: String,
     /// The series.
     pub series: Vec<Series>,
@@ -45,21 +63,131 @@ pub struct Figure {
     pub charts: Vec<Chart>,
 }
 
-const PALETTE: &[&str] =
-    &["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
-const WIDTH: f64 = 860.0;
-const HEIGHT: f64 = 440.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 230.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 56.0;
+/// The first palette index of the regimes' colours: index
+/// `REGIME_COLOURS + k` is regime `k` of [`crate::regimes::COLOURS`]
+/// (past its end: the colour of an unknown regime). Smaller indices are
+/// the other palette's.
+pub const REGIME_COLOURS: usize = 1 << 20;
 
+/// Colours for series and bars that are not regimes (locks, machines,
+/// delays, policies): none of them is a regime's colour.
+const OTHER_PALETTE: [&str; 10] =
+    ["#393b79", "#bcbd22", "#7b4173", "#e7ba52", "#637939", "#6b6ecf", "#000000", "#9c9ede", "#a6761d", "#66c2a5"];
+
+/// Width of every figure, in SVG units (pixels when the page has room).
+pub const WIDTH: f64 = 940.0;
+/// Font sizes, in SVG units.
+pub(crate) const TITLE_FONT: f64 = 15.0;
+pub(crate) const AXIS_FONT: f64 = 13.0;
+pub(crate) const TICK_FONT: f64 = 12.0;
+pub(crate) const LEGEND_FONT: f64 = 12.0;
+pub(crate) const VALUE_FONT: f64 = 11.0;
+/// Height of the plot area of a line chart.
+const PLOT_HEIGHT: f64 = 340.0;
+/// Below the plot area of a line chart: tick labels, then the axis label.
+const BOTTOM: f64 = 44.0;
+/// The narrowest left margin.
+pub(crate) const MIN_LEFT: f64 = 64.0;
+/// The right margin of a chart without a legend.
+pub(crate) const NO_LEGEND_RIGHT: f64 = 24.0;
+/// The widest a legend's text column gets before its labels wrap.
+const LEGEND_MAX_TEXT: f64 = 250.0;
+const LEGEND_LINE: f64 = 15.0;
+const LEGEND_GAP: f64 = 6.0;
+
+/// The colour of palette index `i` (see [`REGIME_COLOURS`]).
 pub(crate) fn colour(i: usize) -> &'static str {
-    PALETTE[i % PALETTE.len()]
+    match i.checked_sub(REGIME_COLOURS) {
+        Some(k) => crate::regimes::hex(k),
+        None => OTHER_PALETTE[i % OTHER_PALETTE.len()],
+    }
+}
+
+/// The colours of the palette for series that are not regimes.
+#[cfg(test)]
+pub(crate) fn other_palette() -> &'static [&'static str] {
+    &OTHER_PALETTE
 }
 
 pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Estimated width of `s` drawn at font size `size` (sans-serif; a little
+/// generous, so estimates err towards more room).
+pub(crate) fn text_width(s: &str, size: f64) -> f64 {
+    s.chars().count() as f64 * 0.6 * size
+}
+
+/// `s` cut to at most `max` characters, the last one an ellipsis if cut;
+/// and whether it was cut.
+pub(crate) fn truncate(s: &str, max: usize) -> (String, bool) {
+    if s.chars().count() <= max {
+        return (s.to_string(), false);
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out = out.trim_end().to_string();
+    out.push('…');
+    (out, true)
+}
+
+/// Text broken into lines.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Wrapped {
+    /// The lines.
+    pub lines: Vec<String>,
+    /// Whether text was left out (the last line ends in an ellipsis).
+    pub cut: bool,
+    /// Whether a word longer than a line had to be broken.
+    pub broke: bool,
+}
+
+/// `text` broken at spaces into lines at most `max_w` wide at font size
+/// `size`, at most `max_lines` of them (the last cut short with an ellipsis
+/// when the text needs more). A word wider than a line is broken.
+pub(crate) fn wrap(text: &str, size: f64, max_w: f64, max_lines: usize) -> Wrapped {
+    let per_line = ((max_w / (0.6 * size)).floor() as usize).max(1);
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut broke = false;
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        while word.len() > per_line {
+            broke = true;
+            if !cur.is_empty() {
+                lines.push(std::mem::take(&mut cur));
+            }
+            lines.push(word[..per_line].iter().collect());
+            word.drain(..per_line);
+        }
+        let word: String = word.into_iter().collect();
+        if word.is_empty() {
+            continue;
+        }
+        if cur.is_empty() {
+            cur = word;
+        } else if cur.chars().count() + 1 + word.chars().count() <= per_line {
+            cur.push(' ');
+            cur.push_str(&word);
+        } else {
+            lines.push(std::mem::replace(&mut cur, word));
+        }
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    let max_lines = max_lines.max(1);
+    let mut cut = false;
+    if lines.len() > max_lines {
+        lines.truncate(max_lines);
+        let last = lines.pop().unwrap_or_default();
+        // Room for the ellipsis even when the last line is full.
+        let keep: String =
+            if last.chars().count() < per_line { last } else { last.chars().take(per_line - 1).collect() };
+        lines.push(format!("{}…", keep.trim_end()));
+        cut = true;
+    }
+    Wrapped { lines, cut, broke }
 }
 
 /// A "nice" tick step (1, 2 or 5 × 10^k) giving about `target` ticks over `span`.
@@ -79,12 +207,21 @@ pub(crate) fn nice_step(span: f64, target: f64) -> f64 {
     nice * mag
 }
 
-/// A tick label: `1.5M`, `250k`, `12`, `0.004`.
-pub(crate) fn label(v: f64) -> String {
+/// A tick label on an axis with ticks every `step`: as many decimals as
+/// the step needs (`0.0005`, `1.5k`, `250k`), no more.
+pub(crate) fn tick_label(v: f64, step: f64) -> String {
     let (x, suffix) = scaled(v);
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}{suffix}")
+    let unit = if x != 0.0 { v / x } else { 1.0 };
+    let s = step / unit;
+    let digits = if s >= 1.0 || s <= 0.0 { 0 } else { ((-s.log10() - 1e-9).ceil() as usize).min(9) };
+    let mut t = format!("{x:.digits$}");
+    if t.contains('.') {
+        t = t.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if t == "-0" {
+        t = "0".into();
+    }
+    format!("{t}{suffix}")
 }
 
 /// A measured value printed beside its mark: three significant digits
@@ -114,126 +251,400 @@ fn scaled(v: f64) -> (f64, &'static str) {
     }
 }
 
-/// A chart's title, centred on `x`.
-pub(crate) fn title(out: &mut String, x: f64, y: f64, text: &str) {
-    let _ = writeln!(
-        out,
-        r#"<text x="{x}" y="{y}" font-size="15" text-anchor="middle" font-weight="bold">{}</text>"#,
-        escape(text)
-    );
+/// A chart's title: at most two lines across the figure.
+#[derive(Clone, Debug)]
+pub(crate) struct Title {
+    text: String,
+    wrapped: Wrapped,
 }
 
-/// The y axis of a plot spanning `x0..x1`: grid lines with tick labels from
-/// 0 to `top` every `step` (`py` maps a value to its SVG y), and `text`
-/// rotated beside the axis, halfway up.
-pub(crate) fn y_axis(out: &mut String, (x0, x1): (f64, f64), top: f64, step: f64, py: impl Fn(f64) -> f64, text: &str) {
-    let mut y = 0.0;
-    while y <= top * (1.0 + 1e-9) {
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x0}" y1="{0}" x2="{x1}" y2="{0}" stroke="#ddd"/><text x="{1}" y="{2}" font-size="11" text-anchor="end">{3}</text>"##,
-            py(y),
-            x0 - 6.0,
-            py(y) + 4.0,
-            label(y)
-        );
-        y += step;
+impl Title {
+    pub(crate) fn new(text: &str) -> Self {
+        // Bold text runs about a tenth wider.
+        Title { text: text.to_string(), wrapped: wrap(text, TITLE_FONT * 1.1, WIDTH - 24.0, 2) }
     }
-    let (lx, ly) = (18.0, (py(0.0) + py(top)) / 2.0);
-    let _ = writeln!(
-        out,
-        r#"<text x="{lx}" y="{ly}" font-size="12" text-anchor="middle" transform="rotate(-90 {lx} {ly})">{}</text>"#,
-        escape(text)
-    );
-}
 
-impl Chart {
-    fn render(&self, out: &mut String, y0: f64) {
-        let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-        let all = self.series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
-        let x_max = all.clone().map(|p| p.0).fold(1.0, f64::max);
-        let y_max = all.clone().map(|p| p.1).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-        // Whole steps when every x is whole (cores).
-        let whole = all.clone().all(|p| p.0.fract() == 0.0);
-        let (xs, ys) = (nice_step(x_max, 8.0).max(if whole { 1.0 } else { 0.0 }), nice_step(y_max, 6.0));
-        // A margin on both axes, so no mark sits on the frame.
-        let (x_top, y_top) = ((x_max * 1.02 / xs).ceil() * xs, (y_max * 1.02 / ys).ceil() * ys);
-        let px = |x: f64| LEFT + x / x_top * pw;
-        let py = |y: f64| y0 + TOP + ph - y / y_top * ph;
-        title(out, LEFT + pw / 2.0, y0 + TOP - 14.0, &self.title);
-        let _ = writeln!(
-            out,
-            r##"<rect x="{LEFT}" y="{}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>"##,
-            y0 + TOP
-        );
-        let mut x = 0.0;
-        while x <= x_top * (1.0 + 1e-9) {
+    /// The top margin it needs: the plot area starts this far below the
+    /// chart's top.
+    pub(crate) fn top(&self) -> f64 {
+        40.0 + 18.0 * (self.wrapped.lines.len() as f64 - 1.0)
+    }
+
+    /// Draw it, centred over the plot area `x0..x1` when it fits there
+    /// (else over the whole figure), in the chart starting at `y0`.
+    pub(crate) fn draw(&self, out: &mut String, (x0, x1): (f64, f64), y0: f64) {
+        for (i, line) in self.wrapped.lines.iter().enumerate() {
+            let w = text_width(line, TITLE_FONT * 1.1);
+            let x = if w <= x1 - x0 { (x0 + x1) / 2.0 } else { WIDTH / 2.0 };
+            let y = y0 + 26.0 + 18.0 * i as f64;
+            let tip = if self.wrapped.cut { format!("<title>{}</title>", escape(&self.text)) } else { String::new() };
             let _ = writeln!(
                 out,
-                r##"<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/><text x="{0}" y="{3}" font-size="11" text-anchor="middle">{4}</text>"##,
-                px(x),
-                y0 + TOP,
-                y0 + TOP + ph,
-                y0 + TOP + ph + 16.0,
-                label(x)
+                r#"<text x="{x:.1}" y="{y:.1}" font-size="{TITLE_FONT}" text-anchor="middle" font-weight="bold">{tip}{}</text>"#,
+                escape(line)
             );
-            x += xs;
         }
-        y_axis(out, (LEFT, LEFT + pw), y_top, ys, py, &self.y_label);
+    }
+}
+
+/// A y axis from 0 to `top` with ticks every `step`, and its label rotated
+/// beside it (wrapped to the plot's height).
+#[derive(Clone, Debug)]
+pub(crate) struct YAxis {
+    top: f64,
+    ticks: Vec<(f64, String)>,
+    text: String,
+    label: Wrapped,
+}
+
+impl YAxis {
+    pub(crate) fn new(top: f64, step: f64, text: &str, height: f64) -> Self {
+        let mut ticks = Vec::new();
+        let mut i = 0.0;
+        while i * step <= top * (1.0 + 1e-9) {
+            ticks.push((i * step, tick_label(i * step, step)));
+            i += 1.0;
+        }
+        YAxis { top, ticks, text: text.to_string(), label: wrap(text, AXIS_FONT, height - 8.0, 2) }
+    }
+
+    /// The value at the top of the axis.
+    pub(crate) fn top(&self) -> f64 {
+        self.top
+    }
+
+    /// The left margin it needs: its label, then the tick labels.
+    pub(crate) fn left(&self) -> f64 {
+        let ticks = self.ticks.iter().map(|(_, t)| text_width(t, TICK_FONT)).fold(0.0, f64::max);
+        (10.0 + 16.0 * self.label.lines.len() as f64 + 6.0 + ticks + 8.0).max(MIN_LEFT)
+    }
+
+    /// Grid lines across `x0..x1` with tick labels left of `x0` (`py` maps
+    /// a value to its SVG y), and the label, halfway up.
+    pub(crate) fn draw(&self, out: &mut String, (x0, x1): (f64, f64), py: impl Fn(f64) -> f64) {
+        for (v, t) in &self.ticks {
+            let y = py(*v);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{x0:.1}" y1="{y:.1}" x2="{x1:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="{TICK_FONT}" text-anchor="end">{}</text>"##,
+                x0 - 8.0,
+                y + 4.0,
+                escape(t)
+            );
+        }
+        let ly = (py(0.0) + py(self.top)) / 2.0;
+        let tip = if self.label.cut { format!("<title>{}</title>", escape(&self.text)) } else { String::new() };
+        for (i, line) in self.label.lines.iter().enumerate() {
+            let lx = 10.0 + AXIS_FONT + 16.0 * i as f64;
+            let _ = writeln!(
+                out,
+                r#"<text x="{lx:.1}" y="{ly:.1}" font-size="{AXIS_FONT}" text-anchor="middle" transform="rotate(-90 {lx:.1} {ly:.1})">{tip}{}</text>"#,
+                escape(line)
+            );
+        }
+    }
+}
+
+/// The dash pattern of line style `style` (an SVG attribute, or nothing).
+fn dash(style: usize) -> &'static str {
+    match style % 4 {
+        0 => "",
+        1 => r#" stroke-dasharray="7 4""#,
+        2 => r#" stroke-dasharray="2 3""#,
+        _ => r#" stroke-dasharray="8 3 2 3""#,
+    }
+}
+
+/// A point mark of style `style`, colour `c`, centred on `(x, y)`.
+fn point(out: &mut String, x: f64, y: f64, c: &str, style: usize) {
+    let _ = match style % 4 {
+        0 => write!(out, r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{c}"/>"#),
+        1 => write!(
+            out,
+            r#"<rect x="{:.1}" y="{:.1}" width="7" height="7" fill="white" stroke="{c}" stroke-width="1.6"/>"#,
+            x - 3.5,
+            y - 3.5
+        ),
+        2 => write!(
+            out,
+            r#"<path d="M{x:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{c}"/>"#,
+            y - 4.5,
+            x + 4.0,
+            y + 3.0,
+            x - 4.0,
+            y + 3.0
+        ),
+        _ => write!(
+            out,
+            r#"<path d="M{:.1},{:.1} L{:.1},{:.1} M{:.1},{:.1} L{:.1},{:.1}" stroke="{c}" stroke-width="1.8"/>"#,
+            x - 4.0,
+            y - 4.0,
+            x + 4.0,
+            y + 4.0,
+            x - 4.0,
+            y + 4.0,
+            x + 4.0,
+            y - 4.0
+        ),
+    };
+}
+
+/// How a legend entry shows its series.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Mark {
+    /// A dot of a style (measurements).
+    Dot(&'static str, usize),
+    /// A line of a style (models).
+    Line(&'static str, usize),
+    /// A dashed grey line (reference lines).
+    Dashed,
+    /// A filled square (bars).
+    Swatch(&'static str),
+}
+
+/// A legend: entries stacked top to bottom, each label wrapped to the
+/// legend's text width (at most three lines, then cut short with the full
+/// text in a `<title>`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Legend {
+    entries: Vec<(Mark, String, Wrapped)>,
+    text_w: f64,
+}
+
+impl Legend {
+    /// The width of the text column for `labels`: the widest, up to a limit.
+    pub(crate) fn text_width_for<'a>(labels: impl IntoIterator<Item = &'a str>) -> f64 {
+        labels.into_iter().map(|l| text_width(l, LEGEND_FONT)).fold(0.0, f64::max).min(LEGEND_MAX_TEXT)
+    }
+
+    pub(crate) fn new(entries: Vec<(Mark, String)>, text_w: f64) -> Self {
+        let entries = entries
+            .into_iter()
+            .map(|(m, label)| {
+                let w = wrap(&label, LEGEND_FONT, text_w.max(LEGEND_FONT), 3);
+                (m, label, w)
+            })
+            .collect();
+        Legend { entries, text_w }
+    }
+
+    /// The right margin it needs (a small one when it has no entries).
+    pub(crate) fn right(&self) -> f64 {
+        if self.entries.is_empty() {
+            NO_LEGEND_RIGHT
+        } else {
+            16.0 + 30.0 + self.text_w + 12.0
+        }
+    }
+
+    /// Its height.
+    pub(crate) fn height(&self) -> f64 {
+        let lines: usize = self.entries.iter().map(|(_, _, w)| w.lines.len()).sum();
+        lines as f64 * LEGEND_LINE + self.entries.len().saturating_sub(1) as f64 * LEGEND_GAP
+    }
+
+    /// Draw it with its top left corner at `(x, y)`.
+    pub(crate) fn draw(&self, out: &mut String, x: f64, y: f64) {
+        let mut y = y + 6.0;
+        for (mark, label, w) in &self.entries {
+            out.push_str("<g>");
+            if w.cut {
+                let _ = write!(out, "<title>{}</title>", escape(label));
+            }
+            match mark {
+                Mark::Dot(c, style) => point(out, x + 11.0, y, c, *style),
+                Mark::Line(c, style) => {
+                    let _ = write!(
+                        out,
+                        r#"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="1.8"{}/>"#,
+                        x + 22.0,
+                        dash(*style)
+                    );
+                }
+                Mark::Dashed => {
+                    let _ = write!(
+                        out,
+                        r##"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="6 4"/>"##,
+                        x + 22.0
+                    );
+                }
+                Mark::Swatch(c) => {
+                    let _ = write!(
+                        out,
+                        r#"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{c}" fill-opacity="0.85"/>"#,
+                        x + 5.0,
+                        y - 6.0
+                    );
+                }
+            }
+            for (i, line) in w.lines.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    r#"<text x="{:.1}" y="{:.1}" font-size="{LEGEND_FONT}">{}</text>"#,
+                    x + 30.0,
+                    y + 4.0 + LEGEND_LINE * i as f64,
+                    escape(line)
+                );
+            }
+            out.push_str("</g>\n");
+            y += LEGEND_LINE * w.lines.len() as f64 + LEGEND_GAP;
+        }
+    }
+}
+
+/// The opening of an SVG document `height` units tall, with a white
+/// background.
+pub(crate) fn svg_open(height: f64) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height:.0}\" viewBox=\"0 0 {WIDTH} \
+         {height:.0}\" font-family=\"sans-serif\">\n<rect width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"white\"/>\n"
+    )
+}
+
+/// The finite points of a series.
+fn finite(s: &Series) -> impl Iterator<Item = (f64, f64)> + '_ {
+    s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite())
+}
+
+/// A chart's scales and labels, before its horizontal layout is known.
+struct Planned<'a> {
+    chart: &'a Chart,
+    title: Title,
+    y: YAxis,
+    x_max: f64,
+    whole: bool,
+    legend: Legend,
+}
+
+impl<'a> Planned<'a> {
+    fn new(chart: &'a Chart, legend_text: f64) -> Self {
+        let all = || chart.series.iter().flat_map(finite);
+        let x_max = all().map(|p| p.0).fold(1.0, f64::max);
+        let y_max = all().map(|p| p.1).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        // Whole steps when every x is whole (cores).
+        let whole = all().all(|p| p.0.fract() == 0.0);
+        let ys = nice_step(y_max, 6.0);
+        // A margin above, so no mark sits on the frame.
+        let y_top = (y_max * 1.02 / ys).ceil() * ys;
+        let legend = Legend::new(
+            chart
+                .series
+                .iter()
+                .map(|s| {
+                    let c = colour(s.colour);
+                    (if s.line { Mark::Line(c, s.style) } else { Mark::Dot(c, s.style) }, s.label.clone())
+                })
+                .collect(),
+            legend_text,
+        );
+        Planned {
+            chart,
+            title: Title::new(&chart.title),
+            y: YAxis::new(y_top, ys, &chart.y_label, PLOT_HEIGHT),
+            x_max,
+            whole,
+            legend,
+        }
+    }
+
+    /// The x step and top whose tick labels do not collide over `pw`.
+    fn x_scale(&self, pw: f64) -> (f64, f64) {
+        let mut target = 8.0;
+        loop {
+            let xs = nice_step(self.x_max, target).max(if self.whole { 1.0 } else { 0.0 });
+            let x_top = (self.x_max * 1.02 / xs).ceil() * xs;
+            let widest = (0..=((x_top / xs).round() as usize))
+                .map(|i| text_width(&tick_label(i as f64 * xs, xs), TICK_FONT))
+                .fold(0.0, f64::max);
+            if widest + 10.0 <= xs / x_top * pw || target <= 2.0 {
+                return (xs, x_top);
+            }
+            target -= 1.0;
+        }
+    }
+
+    /// Draw the chart with its top at `y0` and the plot area from `left`
+    /// to `WIDTH - right`; returns the chart's height.
+    fn render(&self, out: &mut String, y0: f64, left: f64, right: f64) -> f64 {
+        let chart = self.chart;
+        let top = self.title.top();
+        let pw = WIDTH - left - right;
+        let ph = PLOT_HEIGHT;
+        let (xs, x_top) = self.x_scale(pw);
+        let y_top = self.y.top();
+        let px = |x: f64| left + x / x_top * pw;
+        let py = |y: f64| y0 + top + ph - y / y_top * ph;
+        self.title.draw(out, (left, left + pw), y0);
         let _ = writeln!(
             out,
-            r#"<text x="{}" y="{}" font-size="12" text-anchor="middle">{}</text>"#,
-            LEFT + pw / 2.0,
-            y0 + HEIGHT - 14.0,
-            escape(&self.x_label)
+            r##"<rect x="{left:.1}" y="{:.1}" width="{pw:.1}" height="{ph}" fill="none" stroke="#444"/>"##,
+            y0 + top
         );
-        for s in &self.series {
-            let pts: Vec<(f64, f64)> =
-                s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        let mut i = 0.0;
+        while i * xs <= x_top * (1.0 + 1e-9) {
+            let x = i * xs;
+            let _ = writeln!(
+                out,
+                r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#ddd"/><text x="{0:.1}" y="{3:.1}" font-size="{TICK_FONT}" text-anchor="middle">{4}</text>"##,
+                px(x),
+                y0 + top,
+                y0 + top + ph,
+                y0 + top + ph + 18.0,
+                escape(&tick_label(x, xs))
+            );
+            i += 1.0;
+        }
+        self.y.draw(out, (left, left + pw), py);
+        let x_label = wrap(&chart.x_label, AXIS_FONT, pw, 2);
+        for (i, line) in x_label.lines.iter().enumerate() {
+            let tip = if x_label.cut { format!("<title>{}</title>", escape(&chart.x_label)) } else { String::new() };
+            let _ = writeln!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" font-size="{AXIS_FONT}" text-anchor="middle">{tip}{}</text>"#,
+                left + pw / 2.0,
+                y0 + top + ph + 40.0 + 16.0 * i as f64,
+                escape(line)
+            );
+        }
+        for s in &chart.series {
             let c = colour(s.colour);
             if s.line {
-                let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+                let path: Vec<String> = finite(s).map(|(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
                 let _ = writeln!(
                     out,
-                    r#"<polyline fill="none" stroke="{c}" stroke-width="1.8" points="{}"/>"#,
+                    r#"<polyline fill="none" stroke="{c}" stroke-width="1.8"{} points="{}"/>"#,
+                    dash(s.style),
                     path.join(" ")
                 );
             } else {
-                for &(x, y) in &pts {
-                    let _ = writeln!(out, r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{c}"/>"#, px(x), py(y));
+                for (x, y) in finite(s) {
+                    point(out, px(x), py(y), c, s.style);
+                    out.push('\n');
                 }
             }
         }
-        for (i, s) in self.series.iter().enumerate() {
-            let (x, y) = (WIDTH - RIGHT + 16.0, y0 + TOP + 10.0 + 18.0 * i as f64);
-            let c = colour(s.colour);
-            if s.line {
-                let _ = writeln!(
-                    out,
-                    r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{c}" stroke-width="1.8"/>"#,
-                    x + 22.0
-                );
-            } else {
-                let _ = writeln!(out, r#"<circle cx="{}" cy="{y}" r="3.5" fill="{c}"/>"#, x + 11.0);
-            }
-            let _ =
-                writeln!(out, r#"<text x="{}" y="{}" font-size="11">{}</text>"#, x + 28.0, y + 4.0, escape(&s.label));
-        }
+        self.legend.draw(out, WIDTH - right + 16.0, y0 + top + 4.0);
+        let below = BOTTOM + 16.0 * x_label.lines.len() as f64;
+        (top + ph + below).max(top + 4.0 + self.legend.height() + 16.0)
     }
 }
 
 impl Figure {
     /// The SVG document.
     pub fn svg(&self) -> String {
-        let h = HEIGHT * self.charts.len().max(1) as f64;
-        let mut out = format!(
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{h}" viewBox="0 0 {WIDTH} {h}" font-family="sans-serif">"#
-        );
-        out.push('\n');
-        let _ = writeln!(out, r#"<rect width="{WIDTH}" height="{h}" fill="white"/>"#);
-        for (i, c) in self.charts.iter().enumerate() {
-            c.render(&mut out, HEIGHT * i as f64);
+        let text_w = Legend::text_width_for(self.charts.iter().flat_map(|c| c.series.iter().map(|s| s.label.as_str())));
+        let planned: Vec<Planned<'_>> = self.charts.iter().map(|c| Planned::new(c, text_w)).collect();
+        // One left and right margin for every chart, so their plot areas
+        // line up.
+        let left = planned.iter().map(|p| p.y.left()).fold(MIN_LEFT, f64::max);
+        let right = planned.iter().map(|p| p.legend.right()).fold(NO_LEGEND_RIGHT, f64::max);
+        let mut body = String::new();
+        let mut y0 = 0.0;
+        for p in &planned {
+            y0 += p.render(&mut body, y0, left, right);
         }
+        let mut out = svg_open(y0.max(1.0).ceil());
+        out.push_str(&body);
         out.push_str("</svg>\n");
         out
     }
@@ -245,7 +656,7 @@ impl Figure {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -253,10 +664,75 @@ mod tests {
         assert_eq!(nice_step(10.0, 5.0), 2.0);
         assert_eq!(nice_step(64.0, 8.0), 10.0);
         assert_eq!(nice_step(3.0e6, 6.0), 5.0e5);
-        assert_eq!(label(1_500_000.0), "1.5M");
-        assert_eq!(label(250_000.0), "250k");
-        assert_eq!(label(12.0), "12");
-        assert_eq!(label(0.004), "0.004");
+        assert_eq!(tick_label(1_500_000.0, 500_000.0), "1.5M");
+        assert_eq!(tick_label(250_000.0, 50_000.0), "250k");
+        assert_eq!(tick_label(12.0, 2.0), "12");
+        assert_eq!(tick_label(0.004, 0.001), "0.004");
+        assert_eq!(tick_label(0.0005, 0.0001), "0.0005");
+        assert_eq!(tick_label(1500.0, 500.0), "1.5k");
+        assert_eq!(tick_label(1000.0, 500.0), "1k");
+        assert_eq!(tick_label(100.0, 50.0), "100");
+        assert_eq!(tick_label(0.0, 0.2), "0");
+        assert_eq!(tick_label(0.30000000000000004, 0.1), "0.3");
+    }
+
+    #[test]
+    fn text_wraps_and_is_cut_with_an_ellipsis() {
+        let w = wrap("one two three four", 10.0, 50.0, 3);
+        assert_eq!(w.lines, ["one two", "three", "four"]);
+        assert!(!w.cut && !w.broke);
+        let w = wrap("one two three four five six", 10.0, 50.0, 2);
+        assert_eq!(w.lines.len(), 2);
+        assert!(w.cut && w.lines[1].ends_with('…'), "{w:?}");
+        assert!(wrap("abcdefghijklmnop", 10.0, 60.0, 3).broke);
+        assert_eq!(truncate("abc", 3), ("abc".into(), false));
+        assert_eq!(truncate("abcdef", 4), ("abc…".into(), true));
+    }
+
+    /// `(x, y, width, height)` of every `<text>` of `svg` as drawn
+    /// unrotated, estimated like the layout does, with its content.
+    pub(crate) fn text_boxes(svg: &str) -> Vec<(f64, f64, f64, f64, String)> {
+        let attr = |tag: &str, name: &str| -> Option<f64> {
+            let i = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[i..].split('"').next()?.parse().ok()
+        };
+        let mut out = Vec::new();
+        for piece in svg.split("<text ").skip(1) {
+            let tag = &format!(" {}", &piece[..piece.find('>').unwrap()]);
+            if tag.contains("rotate(") {
+                continue;
+            }
+            let body = &piece[piece.find('>').unwrap() + 1..piece.find("</text>").unwrap()];
+            let body = match body.find("</title>") {
+                Some(i) => &body[i + 8..],
+                None => body,
+            };
+            let size = attr(tag, "font-size").unwrap();
+            let (x, y) = (attr(tag, "x").unwrap(), attr(tag, "y").unwrap());
+            let w = text_width(body, size);
+            let x0 = if tag.contains("text-anchor=\"middle\"") {
+                x - w / 2.0
+            } else if tag.contains("text-anchor=\"end\"") {
+                x - w
+            } else {
+                x
+            };
+            out.push((x0, y - size * 0.8, w, size, body.to_string()));
+        }
+        out
+    }
+
+    /// Panics if two unrotated texts of `svg` overlap or one leaves the
+    /// figure.
+    pub(crate) fn assert_no_text_overlaps(svg: &str) {
+        let boxes = text_boxes(svg);
+        for (i, a) in boxes.iter().enumerate() {
+            assert!(a.0 >= -0.5 && a.0 + a.2 <= WIDTH + 0.5, "{:?} leaves the figure", a.4);
+            for b in &boxes[i + 1..] {
+                let apart = a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + a.3 <= b.1 || b.1 + b.3 <= a.1;
+                assert!(apart, "{:?} overlaps {:?}", a.4, b.4);
+            }
+        }
     }
 
     #[test]
@@ -266,8 +742,15 @@ mod tests {
             x_label: "cores".into(),
             y_label: "round trips/s".into(),
             series: vec![
-                Series { label: "measured".into(), points: vec![(1.0, 10.0), (2.0, 15.0)], line: false, colour: 0 },
                 Series {
+                    style: 0,
+                    label: "measured".into(),
+                    points: vec![(1.0, 10.0), (2.0, 15.0)],
+                    line: false,
+                    colour: 0,
+                },
+                Series {
+                    style: 0,
                     label: "model".into(),
                     points: vec![(1.0, 10.0), (2.0, 16.0), (3.0, f64::NAN)],
                     line: true,
@@ -281,5 +764,58 @@ mod tests {
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("a &lt; b &amp; c") && !svg.contains("a < b"));
         assert!(!svg.contains("NaN"));
+        assert_no_text_overlaps(&svg);
+    }
+
+    #[test]
+    fn long_legends_wrap_or_are_cut_and_never_overlap() {
+        let series = (0..12)
+            .map(|i| Series {
+                style: 0,
+                label: if i == 3 {
+                    "a very long legend label that goes on and on about what this series is, well past any \
+                     reasonable width for a legend entry"
+                        .into()
+                } else {
+                    format!("ticket lock, this-machine (simulated) {i}")
+                },
+                points: vec![(1.0, i as f64), (56.0, 2.0 * i as f64)],
+                line: i % 2 == 0,
+                colour: i,
+            })
+            .collect();
+        let chart = Chart {
+            title: "A title long enough to need two lines when drawn at fifteen units a character, which is long \
+                    indeed, really quite long"
+                .into(),
+            x_label: "cores".into(),
+            y_label: "lock acquisitions per cycle".into(),
+            series,
+        };
+        let svg = Figure { charts: vec![chart] }.svg();
+        assert_no_text_overlaps(&svg);
+        assert!(svg.contains("<title>a very long legend label"), "the cut label's full text is in a title");
+        // The legend is right of the plot area.
+        let frame = svg.split("<rect x=\"").nth(1).unwrap();
+        let (x, rest) = frame.split_once('"').unwrap();
+        let w: f64 = rest.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        let right_edge = x.parse::<f64>().unwrap() + w;
+        for (x0, _, _, _, text) in text_boxes(&svg) {
+            if text.starts_with("ticket lock") {
+                assert!(x0 > right_edge, "legend text {text:?} inside the plot");
+            }
+        }
+        assert!(!svg.contains("font-size=\"10\""), "no font below 11 units");
+    }
+
+    #[test]
+    fn regimes_and_other_series_have_separate_colours() {
+        for r in crate::regimes::COLOURS.iter().map(|(n, _)| n).chain(&["some-new-regime"]) {
+            let c = colour(crate::regimes::colour(r));
+            assert!(!other_palette().contains(&c), "{r}'s colour {c} is also a non-regime colour");
+        }
+        for i in 0..50 {
+            assert!(other_palette().contains(&colour(i)));
+        }
     }
 }

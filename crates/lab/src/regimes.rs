@@ -68,10 +68,42 @@ pub fn parser(
     clap::builder::PossibleValuesParser::new(values)
 }
 
-/// A regime's place in [`REGIMES`] (tables, figures and palettes order
-/// regimes by it); unknown names come last.
+/// A regime's place in [`REGIMES`] (tables and figures order regimes by
+/// it); unknown names come last. Colours come from [`colour`].
 pub fn rank(name: &str) -> usize {
     REGIMES.iter().position(|r| *r == name).unwrap_or(REGIMES.len())
+}
+
+/// The fixed colour of every regime in every figure, by name: the
+/// regimes of [`REGISTRY`], `rtm-fallback` (`granule verify`'s) and
+/// `linux` (real Redis on Linux in the KV figures). The big locks share a
+/// warm family, the rtm pair a purple one.
+pub const COLOURS: [(&str, &str); 9] = [
+    ("none", "#7f7f7f"),
+    ("bkl", "#d62728"),
+    ("bkl-ticket", "#ff7f0e"),
+    ("bkl-mcs", "#8c564b"),
+    ("fine", "#2ca02c"),
+    ("rtm", "#9467bd"),
+    ("rtm-fallback", "#e377c2"),
+    ("lockfree", "#1f77b4"),
+    ("linux", "#17becf"),
+];
+
+/// The colour of a regime missing from [`COLOURS`].
+const UNKNOWN_COLOUR: &str = "#c7c7c7";
+
+/// The palette index of regime `name`'s colour (for
+/// [`crate::plot::Series::colour`] and the report's bars): the same in
+/// every figure, and never the colour of a series that is not a regime.
+pub fn colour(name: &str) -> usize {
+    crate::plot::REGIME_COLOURS + COLOURS.iter().position(|(n, _)| *n == name).unwrap_or(COLOURS.len())
+}
+
+/// The colour of entry `k` of [`COLOURS`] (past its end: an unknown
+/// regime's).
+pub fn hex(k: usize) -> &'static str {
+    COLOURS.get(k).map_or(UNKNOWN_COLOUR, |(_, c)| c)
 }
 
 /// The regimes named by a comma-separated command-line list (`all` = every
@@ -321,6 +353,19 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_regime_has_its_own_colour() {
+        let mut seen: Vec<&str> = Vec::new();
+        for r in REGIMES.iter().chain(&["rtm-fallback", "linux"]) {
+            let c = crate::plot::colour(colour(r));
+            assert!(!seen.contains(&c), "{r} shares colour {c}");
+            assert_ne!(c, UNKNOWN_COLOUR, "{r} has no colour of its own");
+            seen.push(c);
+        }
+        assert_eq!(colour("bkl"), colour("bkl"));
+        assert_eq!(crate::plot::colour(colour("no-such-regime")), UNKNOWN_COLOUR);
+    }
 
     #[test]
     fn big_lock_regimes_are_registered() {

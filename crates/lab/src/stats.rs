@@ -17,6 +17,11 @@ pub struct Summary {
     pub max: f64,
 }
 
+/// The median of `xs` (`None` if empty).
+pub fn median(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| Data::new(xs.to_vec()).median())
+}
+
 /// Summarise `xs` (an empty sample summarises to zeros).
 pub fn summarize(xs: &[f64]) -> Summary {
     if xs.is_empty() {

@@ -271,6 +271,7 @@ const TABLE: Table = &[
         ],
     ),
     (&["suite"], &[], &[("--regimes", REGIMES), ("--out", Output)]),
+    (&["report"], &[], &[("--out", Output)]),
 ];
 
 /// The wrong values of one kind.

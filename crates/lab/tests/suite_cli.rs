@@ -102,8 +102,10 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     assert_eq!(
         ids,
         [
+            "fig-frontier",
             "fig-ipc",
             "fig-scale",
+            "fig-predict-delays",
             "fig-predict",
             "fig-kv",
             "fig-kv-xput",
@@ -147,6 +149,16 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
         assert_eq!(svg.contains("Linux redis-server (measured)"), !linux.is_empty(), "{id}");
     }
     assert!(html.contains("KV macrobenchmark (measured on this machine)"));
+    // The page opens with the answer: a verdict of three to five sentences,
+    // each naming its lines, in ordinary units; then the frontier figure.
+    let verdict = &html[html.find("<ul class=\"verdict\">").expect("a verdict")..];
+    let verdict = &verdict[..verdict.find("</ul>").unwrap()];
+    let items = verdict.matches("<li>").count();
+    assert!((3..=5).contains(&items), "{items} verdict sentences: {verdict}");
+    assert_eq!(verdict.matches("(results.jsonl line").count(), items, "{verdict}");
+    assert!(!verdict.contains("e6") && !verdict.contains("e+"), "{verdict}");
+    assert!(html.find("<ul class=\"verdict\">") < html.find("id=\"fig-frontier\""));
+    assert!(html.find("id=\"fig-frontier\"") < html.find("id=\"fig-ipc\""));
     // Every step's command line is recorded for repetition.
     let commands = std::fs::read_to_string(dir.join("commands.txt")).unwrap();
     for step in [

@@ -6,6 +6,7 @@ pub mod kv;
 pub mod locks;
 pub mod model;
 pub mod quaject;
+pub mod report;
 pub mod scale;
 pub mod serve;
 pub mod serve_bench;

@@ -13,7 +13,7 @@ use crate::output::{json_lines, Record};
 use crate::suite::plan::{measurement_steps, Profile};
 use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
-use crate::suite::{build_figures, build_page, fit_step, simulate_steps, summary, write_step, SuiteRun};
+use crate::suite::{fit_step, frontier, simulate_steps, verdict, write_step};
 
 /// Options of `granule suite`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -61,6 +61,10 @@ pub struct SuiteRecord<'a> {
     pub seconds: f64,
     /// The command line of every step, in the order they ran.
     pub steps: Vec<String>,
+    /// Their names (each step's records carry it as `experiment`).
+    pub step_names: Vec<String>,
+    /// The wall-clock seconds each took.
+    pub step_seconds: Vec<f64>,
 }
 
 impl Record for SuiteRecord<'_> {
@@ -109,6 +113,8 @@ pub fn run(a: &Args) -> Result<()> {
         command: &command,
         seconds: t0.elapsed().as_secs_f64(),
         steps: done.iter().map(|s| s.step.command_line()).collect(),
+        step_names: done.iter().map(|s| s.step.name.clone()).collect(),
+        step_seconds: done.iter().map(|s| s.seconds).collect(),
     };
     let mut records = vec![machine_record, suite.to_map()];
     for s in &done {
@@ -122,16 +128,14 @@ pub fn run(a: &Args) -> Result<()> {
         commands.push('\n');
     }
     std::fs::write(a.out.join("commands.txt"), commands).context("writing commands.txt")?;
-    let run = SuiteRun { records, steps: done };
-    let rs = Records::new(&run.records);
-    let figs = build_figures(&rs);
-    for f in &figs {
-        std::fs::write(a.out.join(format!("{}.svg", f.id)), &f.svg).with_context(|| format!("writing {}.svg", f.id))?;
-    }
-    let page = build_page(&run, profile, &command, &figs);
+    // The page is drawn from results.jsonl as written, exactly as `granule
+    // report` draws it again later.
+    let written = crate::cmd::report::read_results(&a.out.join("results.jsonl"))?;
+    let records = written.records;
+    let rs = Records::new(&records);
+    let figs = crate::cmd::report::write_report(&a.out, &records)?;
     let index = a.out.join("index.html");
-    std::fs::write(&index, page).context("writing index.html")?;
-    if figs.is_empty() {
+    if figs == 0 {
         bail!("the suite produced no figure: see {}", a.out.join("results.jsonl").display());
     }
 
@@ -143,9 +147,10 @@ pub fn run(a: &Args) -> Result<()> {
         machine.cpu_model,
         machine.cores
     );
-    for f in summary::all(&rs) {
+    for f in verdict::verdict(&rs, &frontier::compute(&rs)) {
         println!("  - {}", f.text);
     }
+    println!("\n  (the detailed findings, figures and tables are in the report)");
     println!("\nreport: {}", index.display());
     Ok(())
 }

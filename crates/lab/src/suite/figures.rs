@@ -9,7 +9,7 @@ use super::kv;
 use super::records::{Rec, Records, Source};
 use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
-use crate::regimes::rank;
+use crate::regimes::{colour, rank};
 
 /// A figure of the report.
 #[derive(Clone, Debug)]
@@ -20,10 +20,30 @@ pub struct Fig {
     pub title: String,
     /// What it shows and where its numbers come from.
     pub caption: String,
-    /// The SVG document.
-    pub svg: String,
+    /// What it draws (its SVG document is [`Fig::svg`]).
+    pub plot: Plot,
     /// Every plotted number's record and field.
     pub sources: Vec<Source>,
+}
+
+/// A figure's drawing, kept as data so figures of several machines can be
+/// merged (`granule report` comparing machines).
+#[derive(Clone, Debug)]
+pub enum Plot {
+    /// Charts of lines and dots, stacked.
+    Lines(Figure),
+    /// A bar chart.
+    Bars(BarChart),
+}
+
+impl Fig {
+    /// The SVG document.
+    pub fn svg(&self) -> String {
+        match &self.plot {
+            Plot::Lines(f) => f.svg(),
+            Plot::Bars(b) => b.svg(),
+        }
+    }
 }
 
 /// Regimes in the order the seeds list them (others follow, sorted).
@@ -42,7 +62,13 @@ pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
         else {
             continue;
         };
-        bars.push(Bar { label: regime.into(), value: mean.value, error: std.value, colour: rank(regime) });
+        bars.push(Bar {
+            label: regime.into(),
+            value: mean.value,
+            error: std.value,
+            colour: colour(regime),
+            group: String::new(),
+        });
         sources.extend([mean, std]);
     }
     let runs = rows.first().and_then(|r| r.num("runs")).unwrap_or(0.0);
@@ -60,7 +86,7 @@ pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
              deviation over {runs:.0} runs, each on a freshly booted machine (records `ipc` of experiment `ipc`; \
              the seeds' Figure 3 / Figure 1)."
         ),
-        svg: chart.svg(),
+        plot: Plot::Bars(chart),
         sources,
     })
 }
@@ -104,7 +130,13 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                     sources.extend([c, t]);
                 }
             }
-            series.push(Series { label: format!("{regime} (measured)"), points, line: false, colour: rank(regime) });
+            series.push(Series {
+                style: 0,
+                label: format!("{regime} (measured)"),
+                points,
+                line: false,
+                colour: colour(regime),
+            });
         }
         // The fitted line over the measured cores only: larger machines are
         // the prediction figure's.
@@ -118,10 +150,11 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                 }
             }
             series.push(Series {
+                style: 0,
                 label: format!("{} (fitted model)", f.regime),
                 points,
                 line: true,
-                colour: rank(f.regime),
+                colour: colour(f.regime),
             });
         }
         charts.push(Chart {
@@ -139,7 +172,7 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                   measured big-lock points (records `model_curve` of the fit steps), drawn over the measured cores; \
                   the next figure extends it to larger machines. The seeds' Figures 4–5."
             .into(),
-        svg: Figure { charts }.svg(),
+        plot: Plot::Lines(Figure { charts }),
         sources,
     })
 }
@@ -161,7 +194,7 @@ pub fn prediction(curves: &[(String, Vec<Rec<'_>>)], x_field: &str, y_field: &st
                     sources.extend([x, y]);
                 }
             }
-            Series { label: label.clone(), points, line: true, colour: i }
+            Series { style: 0, label: label.clone(), points, line: true, colour: i }
         })
         .collect();
     let chart = Chart {
@@ -178,7 +211,7 @@ pub fn prediction(curves: &[(String, Vec<Rec<'_>>)], x_field: &str, y_field: &st
                   two-socket and quad-core ARM machines, and this machine with the core-to-core latencies `granule \
                   info` measured. These are predictions, not measurements."
             .into(),
-        svg: Figure { charts: vec![chart] }.svg(),
+        plot: Plot::Lines(Figure { charts: vec![chart] }),
         sources,
     })
 }
@@ -194,7 +227,13 @@ pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
     let mut bars = Vec::new();
     for (i, r) in rows.iter().enumerate() {
         if let Some(s) = Source::of(r, "cycles_per_pair") {
-            bars.push(Bar { label: r.str("lock").unwrap_or("?").into(), value: s.value, error: 0.0, colour: i });
+            bars.push(Bar {
+                label: r.str("lock").unwrap_or("?").into(),
+                value: s.value,
+                error: 0.0,
+                colour: i,
+                group: String::new(),
+            });
             sources.push(s);
         }
     }
@@ -209,7 +248,12 @@ pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
             sources.push(s);
         }
     }
-    let chart = BarChart { title: "Uncontended acquire + release".into(), y_label: "cycles".into(), bars, references };
+    let chart = BarChart {
+        title: "Uncontended acquire + release".into(),
+        y_label: "cycles per acquire + release pair".into(),
+        bars,
+        references,
+    };
     Some(Fig {
         id: "fig-locks",
         title: "Lock costs next to the machine's limits".into(),
@@ -217,14 +261,14 @@ pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
                   `lock_uncontended`, median over runs), with the cost of one uncontended atomic instruction \
                   measured by `granule info` as dashed lines (records `atomic_cost`)."
             .into(),
-        svg: chart.svg(),
+        plot: Plot::Bars(chart),
         sources,
     })
 }
 
 /// The KV macrobenchmark's `field` against cores, one chart per workload:
 /// one series of median runs per regime, and real Redis on Linux.
-fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(String, Vec<Source>)> {
+fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(Figure, Vec<Source>)> {
     let workloads = kv::workloads(rs);
     if workloads.is_empty() {
         return None;
@@ -241,16 +285,16 @@ fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(Str
                     sources.extend([c, y]);
                 }
             }
-            series.push(Series { label: s.label(), points, line: false, colour: s.colour() });
+            series.push(Series { style: 0, label: s.label(), points, line: false, colour: s.colour() });
         }
         charts.push(Chart { title: w.title(), x_label: "cores".into(), y_label: y_label.into(), series });
     }
-    Some((Figure { charts }.svg(), sources))
+    Some((Figure { charts }, sources))
 }
 
 /// KV throughput against cores (seed `002` Figure 3, seed `001` Figure 7).
 pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
-    let (svg, sources) = kv_against_cores(rs, "ops_per_sec", "YCSB operations per second")?;
+    let (figure, sources) = kv_against_cores(rs, "ops_per_sec", "YCSB operations per second")?;
     Some(Fig {
         id: "fig-kv",
         title: "KV throughput against cores".into(),
@@ -261,14 +305,14 @@ pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
                   redis-server on Linux in the same layout over loopback TCP (records `kv_linux`); each dot is \
                   the median run. The seeds' Figure 3 (seed 002) and Figure 7 (seed 001)."
             .into(),
-        svg,
+        plot: Plot::Lines(figure),
         sources,
     })
 }
 
 /// KV throughput per unit of utilisation against cores (seed `002` Figure 4).
 pub fn kv_xput(rs: &Records<'_>) -> Option<Fig> {
-    let (svg, sources) = kv_against_cores(rs, "xput", "operations per second ÷ utilisation")?;
+    let (figure, sources) = kv_against_cores(rs, "xput", "operations per second ÷ utilisation")?;
     Some(Fig {
         id: "fig-kv-xput",
         title: "KV Xput against cores".into(),
@@ -277,7 +321,7 @@ pub fn kv_xput(rs: &Records<'_>) -> Option<Fig> {
                   on this machine (field `xput` of records `kv` and `kv_linux` of experiment `kv`, the median \
                   run of each point). The seeds' Figure 4 (seed 002)."
             .into(),
-        svg,
+        plot: Plot::Lines(figure),
         sources,
     })
 }

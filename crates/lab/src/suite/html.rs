@@ -50,7 +50,7 @@ pub fn figure(f: &Fig) -> String {
          <script type=\"application/json\" class=\"figure-data\" data-figure=\"{id}\">{sources}</script>\n</figure>\n",
         id = f.id,
         title = esc(&f.title),
-        svg = f.svg,
+        svg = f.svg(),
         caption = esc(&f.caption),
         sources = sources.replace("</", "<\\/"),
     )
@@ -71,7 +71,7 @@ h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom:
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; }
 td, th { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
 th { background: #f3f3f3; } td.line { color: #888; }
-figure { margin: 1.5em 0; } figure svg { max-width: 100%; height: auto; }
+figure { margin: 1.5em 0; } figure svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #444; }
 .summary li { margin: 0.4em 0; } .none { color: #888; }
 .note { background: #fff8e0; border-left: 4px solid #e0b000; padding: 0.5em 1em; }

@@ -46,9 +46,9 @@ impl<'a> Series<'a> {
         }
     }
 
-    /// Palette index: the regime's, and the one after the regimes' for Linux.
+    /// Palette index: the regime's fixed colour (Linux has its own).
     pub fn colour(&self) -> usize {
-        rank(self.regime)
+        crate::regimes::colour(self.regime)
     }
 
     /// The median run of each core count by `field`, in core order.

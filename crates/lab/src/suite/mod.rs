@@ -9,16 +9,22 @@
 //! [`figures`], [`summary`]) is drawn from those records only, and every
 //! figure lists the `results.jsonl` line and field of each number it plots.
 
+pub mod answer;
 pub mod bars;
+pub mod compare;
 pub mod figures;
+pub mod frontier;
 pub mod html;
 pub mod kv;
 pub mod plan;
+pub mod prediction;
 pub mod records;
 pub mod run;
 pub mod subsystems;
 pub mod summary;
 pub mod synthesis;
+pub mod units;
+pub mod verdict;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -114,13 +120,62 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
         .collect()
 }
 
-/// Everything a suite run produced.
-#[derive(Debug)]
-pub struct SuiteRun {
-    /// Every record, machine record first (the lines of `results.jsonl`).
-    pub records: Vec<Map<String, Value>>,
-    /// The steps that ran.
-    pub steps: Vec<StepRun>,
+/// The machine record's CPU, cores, TSC GHz, RTM status, granule version
+/// and git revision, as escaped page text (empty where missing).
+pub fn machine_fields(rs: &Records<'_>) -> [String; 6] {
+    let m = rs.machine();
+    ["cpu_model", "cores", "tsc_ghz", "rtm", "granule_version", "git_revision"]
+        .map(|f| esc(&m.and_then(|m| m.field(f)).map(|v| html::cell(Some(v))).unwrap_or_default()))
+}
+
+/// How the suite ran, as its `suite` record (line 2 of `results.jsonl`)
+/// says: what the page's header and "Repeat this run" show.
+#[derive(Clone, Debug, Default)]
+pub struct RunInfo {
+    /// `quick`, `full` or `smoke` (empty if unknown).
+    pub profile: String,
+    /// The suite's command line.
+    pub command: String,
+    /// The steps in the order they ran.
+    pub steps: Vec<StepInfo>,
+}
+
+/// One step of a suite run.
+#[derive(Clone, Debug, Default)]
+pub struct StepInfo {
+    /// Its name (the experiment tag, and `<name>.csv`).
+    pub name: String,
+    /// Its command line.
+    pub command: String,
+    /// Wall-clock seconds it took.
+    pub seconds: f64,
+}
+
+impl RunInfo {
+    /// From the `suite` record of `rs`.
+    pub fn of(rs: &Records<'_>) -> Self {
+        let Some(r) = rs.iter().find(|r| r.kind() == "suite") else { return Self::default() };
+        let strings = |f: &str| -> Vec<String> {
+            r.field(f)
+                .and_then(Value::as_array)
+                .map_or(Vec::new(), |a| a.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect())
+        };
+        let seconds: Vec<f64> = r
+            .field("step_seconds")
+            .and_then(Value::as_array)
+            .map_or(Vec::new(), |a| a.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect());
+        let steps = strings("step_names")
+            .into_iter()
+            .zip(strings("steps"))
+            .enumerate()
+            .map(|(i, (name, command))| StepInfo { name, command, seconds: seconds.get(i).copied().unwrap_or(0.0) })
+            .collect();
+        Self {
+            profile: r.str("profile").unwrap_or("").to_string(),
+            command: r.str("command").unwrap_or("").to_string(),
+            steps,
+        }
+    }
 }
 
 /// Write one step's records: `<name>.jsonl` (machine record first) and
@@ -161,8 +216,10 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
             .collect()
     };
     let mut out = Vec::new();
+    out.extend(answer::figure(rs, &frontier::compute(rs)));
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
+    out.extend(prediction::figure(rs));
     let mut curves: Vec<(String, Vec<_>)> = Vec::new();
     for (topology, _) in SIMULATED {
         let sims = rs.of(&simulate_step_name(topology), "model_simulate");
@@ -183,24 +240,19 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
 }
 
 /// The report page.
-pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig]) -> String {
-    let rs = Records::new(&run.records);
+pub fn build_page(records: &[Map<String, Value>], figs: &[Fig]) -> String {
+    let rs = Records::new(records);
+    let run = RunInfo::of(&rs);
     let mut b = String::new();
     let m = rs.machine();
-    let get = |f: &str| m.and_then(|m| m.field(f)).map(|v| html::cell(Some(v))).unwrap_or_default();
+    let [cpu, cores, tsc, rtm, version, revision] = machine_fields(&rs);
     let _ = writeln!(b, "<h1>granule suite: how coarse can kernel locking be on this machine?</h1>");
     let _ = writeln!(
         b,
-        "<p>{} · {} cores · TSC {} GHz · RTM: {} · granule {} ({}) · profile <b>{}</b></p>",
-        esc(&get("cpu_model")),
-        esc(&get("cores")),
-        esc(&get("tsc_ghz")),
-        esc(&get("rtm")),
-        esc(&get("granule_version")),
-        esc(&get("git_revision")),
-        profile.name()
+        "<p>{cpu} · {cores} cores · TSC {tsc} GHz · RTM: {rtm} · granule {version} ({revision}) · profile <b>{}</b></p>",
+        esc(&run.profile)
     );
-    if profile == Profile::Smoke {
+    if run.profile == Profile::Smoke.name() {
         let _ =
             writeln!(b, "<p class=\"note\">Smoke profile: tiny durations for testing; the numbers mean nothing.</p>");
     }
@@ -210,19 +262,25 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
         "<p class=\"note\">Measured on {cores:.0} cores. Every number for more cores comes from the queueing model \
          or the simulator, fitted to these measurements, and is marked as a prediction.</p>"
     );
-    let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
-    for f in summary::all(&rs) {
-        let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
-        let _ = writeln!(
-            b,
-            "<li>{} <span class=\"none\">(results.jsonl line{} {})</span></li>",
-            esc(&f.text),
-            if lines.len() == 1 { "" } else { "s" },
-            lines.join(", ")
-        );
+    let frontier = frontier::compute(&rs);
+    let _ = writeln!(b, "<h2>The answer for this machine</h2>\n<ul class=\"verdict\">");
+    findings(&mut b, &verdict::verdict(&rs, &frontier));
+    let _ = writeln!(b, "</ul>");
+    // The frontier first, then its table; the other figures after the findings.
+    let (first, rest) = figs.split_at(usize::from(figs.first().is_some_and(|f| f.id == "fig-frontier")));
+    for f in first {
+        b.push_str(&html::figure(f));
     }
+    let _ = writeln!(
+        b,
+        "<h3>The frontier and the crossover, per delay</h3>\n<p class=\"note\">Measured: on this machine's cores. \
+         Predicted: the fitted model, for cores this machine does not have.</p>"
+    );
+    b.push_str(&answer::table(&frontier));
+    let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
+    findings(&mut b, &summary::all(&rs));
     let _ = writeln!(b, "</ul>\n<h2>Figures</h2>");
-    for f in figs {
+    for f in rest {
         b.push_str(&html::figure(f));
     }
     let _ = writeln!(b, "<h2>Tables</h2>\n<h3>Single-core IPC</h3>");
@@ -343,18 +401,32 @@ pub fn build_page(run: &SuiteRun, profile: Profile, command: &str, figs: &[Fig])
             ("fallbacks", "fallbacks"),
         ],
     ));
-    let _ = writeln!(b, "<h2>Repeat this run</h2>\n<pre>{}\n", esc(command));
+    let _ = writeln!(b, "<h2>Repeat this run</h2>\n<pre>{}\n", esc(&run.command));
     for s in &run.steps {
-        let _ = writeln!(b, "{}   # {:.1} s", esc(&s.step.command_line()), s.seconds);
+        let _ = writeln!(b, "{}   # {:.1} s", esc(&s.command), s.seconds);
     }
     let _ = writeln!(b, "</pre>");
     let _ = writeln!(b, "<p>Files: <a href=\"results.jsonl\">results.jsonl</a> (every record, machine record first)");
     for s in &run.steps {
-        let n = &s.step.name;
+        let n = &s.name;
         let _ = write!(b, " · <a href=\"{n}.csv\">{n}.csv</a>");
     }
     let _ = writeln!(b, " · <a href=\"commands.txt\">commands.txt</a></p>");
     html::page("granule suite report", &b)
+}
+
+/// Findings as list items, each naming its `results.jsonl` lines.
+fn findings(b: &mut String, fs: &[summary::Finding]) {
+    for f in fs {
+        let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
+        let _ = writeln!(
+            b,
+            "<li>{} <span class=\"none\">(results.jsonl line{} {})</span></li>",
+            esc(&f.text),
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join(", ")
+        );
+    }
 }
 
 /// The KV macrobenchmark's tables: the kernel's records, Linux's, and what

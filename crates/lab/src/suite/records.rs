@@ -66,12 +66,48 @@ pub struct Source {
     pub field: String,
     /// The value as the record has it.
     pub value: f64,
+    /// The results file, where a page draws from several (`granule report`
+    /// comparing machines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl Source {
     /// The source of field `field` of `r`, if it is a number.
     pub fn of(r: &Rec<'_>, field: &str) -> Option<Self> {
-        Some(Self { line: r.line, field: field.into(), value: r.num(field)? })
+        Some(Self { line: r.line, field: field.into(), value: r.num(field)?, file: None })
+    }
+}
+
+/// Hand-made records for the report's unit tests.
+#[cfg(test)]
+pub mod testing {
+    use serde_json::{Map, Value};
+
+    use crate::output::record;
+
+    /// A record of `kind` from step `exp` with `fields`.
+    pub fn rec(kind: &str, exp: &str, fields: &[(&str, Value)]) -> Map<String, Value> {
+        let mut m = record(kind);
+        m.insert("experiment".into(), exp.into());
+        for (k, v) in fields {
+            m.insert((*k).into(), v.clone());
+        }
+        m
+    }
+
+    /// A `scale` record: `regime` at `delay` on `cores`, `t` round trips/s.
+    pub fn scale_point(regime: &str, delay: u64, cores: u64, t: f64) -> Map<String, Value> {
+        rec(
+            "scale",
+            "scale",
+            &[
+                ("regime", regime.into()),
+                ("delay_cycles", delay.into()),
+                ("cores", cores.into()),
+                ("round_trips_per_sec", t.into()),
+            ],
+        )
     }
 }
 

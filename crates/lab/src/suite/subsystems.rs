@@ -6,16 +6,14 @@
 use std::fmt::Write as _;
 
 use super::bars::{Bar, BarChart};
-use super::figures::Fig;
+use super::figures::{Fig, Plot};
 use super::html::table;
 use super::records::{Records, Source};
 use crate::fields::Fields;
+use crate::regimes::colour;
 
 /// The suite step that runs `granule subsystems`.
 pub const STEP: &str = "subsystems";
-
-/// The policies in the order the study reports them.
-const POLICIES: [&str; 4] = ["giant", "sx", "improper", "lockfree"];
 
 /// Jobs per second per (regime, policy), mean ± standard deviation.
 pub fn figure(rs: &Records<'_>) -> Option<Fig> {
@@ -32,10 +30,11 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         };
         let cores = r.num("cores").unwrap_or(0.0);
         bars.push(Bar {
-            label: format!("{regime} {policy} ({cores:.0}c)"),
+            label: format!("{regime}, {cores:.0} cores"),
             value: mean.value,
             error: std.value,
-            colour: POLICIES.iter().position(|p| *p == policy).unwrap_or(POLICIES.len()),
+            colour: colour(regime),
+            group: format!("{policy} policy"),
         });
         sources.extend([mean, std]);
     }
@@ -55,7 +54,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
              deviation over {runs:.0} runs (records `subsystems` of experiment `subsystems`; seed 003 §5.2 found \
              +0.5 % for sx over giant on a real build)."
         ),
-        svg: chart.svg(),
+        plot: Plot::Bars(chart),
         sources,
     })
 }

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use super::kv::{self, LINUX, SEED_USER_CYCLES_CORE0, SEED_USER_CYCLES_SERVERS};
 use super::records::{Rec, Records};
+use super::units::{count, quantity};
 use crate::fields::Fields;
+use crate::stats::median;
 
 /// One finding and the lines of the records it quotes.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,14 +18,6 @@ pub struct Finding {
     pub lines: Vec<usize>,
 }
 
-fn median(xs: &mut [f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    Some(if xs.len() % 2 == 1 { xs[m] } else { (xs[m - 1] + xs[m]) / 2.0 })
-}
 
 /// Single-core findings: what each regime adds per system call.
 pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
@@ -128,29 +122,42 @@ pub fn scaling(rs: &Records<'_>) -> Vec<Finding> {
     out
 }
 
-/// Model findings: the fitted service time, the knee, and the prediction.
+/// Model findings: one sentence per fit — the fitted service time and
+/// where the big lock saturates at each delay (the joint fit's peak is the
+/// same at every delay, so it is said once).
 pub fn model(rs: &Records<'_>) -> Vec<Finding> {
+    let knees = rs.of("model_fit", "model_knee");
+    let mut keys: Vec<(&str, &str)> = knees.iter().filter_map(|r| Some((r.str("regime")?, r.str("scope")?))).collect();
+    keys.dedup();
     let mut out = Vec::new();
-    for r in rs.of("model_fit", "model_knee") {
-        let (Some(regime), Some(knee)) = (r.str("regime"), r.num("knee_cores")) else { continue };
-        let delay = r.num("delay").map(|d| format!("{d:.0}")).unwrap_or_else(|| "every".into());
-        let at = r.num("predicted_at_cores");
-        let predicted = r.map.iter().find(|(k, _)| k.starts_with("predicted_") && *k != "predicted_at_cores");
-        let tail = match (at, predicted.and_then(|(k, v)| Some((k, v.as_f64()?)))) {
-            (Some(n), Some((k, v))) => {
-                format!(
-                    "; at {n:.0} cores it predicts {v:.3e} {}",
-                    k.trim_start_matches("predicted_").replace('_', " ")
-                )
+    for (regime, scope) in keys {
+        let rows: Vec<&Rec<'_>> =
+            knees.iter().filter(|r| r.str("regime") == Some(regime) && r.str("scope") == Some(scope)).collect();
+        let at: Vec<String> = rows
+            .iter()
+            .filter_map(|r| {
+                let knee = r.num("knee_cores")?;
+                let d = r.num("delay").map_or("every delay".to_string(), |d| format!("{} cycles", count(d as u64)));
+                Some(format!("{knee:.1} cores at {d}"))
+            })
+            .collect();
+        if at.is_empty() {
+            continue;
+        }
+        let peaks: Vec<f64> = rows.iter().filter_map(|r| r.num("peak_round_trips_per_sec")).collect();
+        let peak = match peaks.first() {
+            Some(p) if peaks.iter().all(|q| (q - p).abs() <= 1e-9 * p.abs()) => {
+                format!("; whatever the delay, it never passes {}", quantity(*p, "round trips/s"))
             }
             _ => String::new(),
         };
         out.push(Finding {
             text: format!(
-                "Model (fitted to the measured `{regime}` curve, delay {delay} cycles): the big lock saturates at \
-                 about {knee:.1} cores{tail}. This is a prediction, not a measurement."
+                "Fitted to the measured `{regime}` curves, the model puts the big lock's saturation point at {}{peak} \
+                 (predictions, not measurements).",
+                at.join(", ")
             ),
-            lines: vec![r.line],
+            lines: rows.iter().map(|r| r.line).collect(),
         });
     }
     out
@@ -188,13 +195,13 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
             let tail = if last.2 == peak.2 {
                 String::from(", the most simulated")
             } else {
-                format!(", and {:.3e} at {}", last.1, cores(last.0))
+                format!(", and {} at {}", quantity(last.1, "per second"), cores(last.0))
             };
             out.push(Finding {
                 text: format!(
-                    "Simulated {machine}, {lock} lock with the fitted s and a: at most {:.3e} lock acquisitions per \
-                     second, at {}{tail}. This is a simulation, not a measurement.",
-                    peak.1,
+                    "Simulated {machine}, {lock} lock with the fitted s and a: at most {}, at {}{tail}. This is a \
+                     simulation, not a measurement.",
+                    quantity(peak.1, "lock acquisitions per second"),
                     cores(peak.0)
                 ),
                 lines: if last.2 == peak.2 { vec![peak.2] } else { vec![peak.2, last.2] },
@@ -302,16 +309,7 @@ pub fn kv(rs: &Records<'_>) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::output::record;
-    use serde_json::{Map, Value};
-
-    fn rec(kind: &str, exp: &str, fields: &[(&str, Value)]) -> Map<String, Value> {
-        let mut m = record(kind);
-        m.insert("experiment".into(), exp.into());
-        for (k, v) in fields {
-            m.insert((*k).into(), v.clone());
-        }
-        m
-    }
+    use crate::suite::records::testing::{rec, scale_point};
 
     #[test]
     fn ipc_findings_quote_their_records() {
@@ -340,18 +338,7 @@ mod tests {
 
     #[test]
     fn scaling_findings_are_speedups_of_medians() {
-        let p = |regime: &str, cores: u64, t: f64| {
-            rec(
-                "scale",
-                "scale",
-                &[
-                    ("regime", regime.into()),
-                    ("cores", cores.into()),
-                    ("delay_cycles", 0u64.into()),
-                    ("round_trips_per_sec", t.into()),
-                ],
-            )
-        };
+        let p = |regime: &str, cores: u64, t: f64| scale_point(regime, 0, cores, t);
         let all = vec![record("machine"), p("none", 1, 10.0), p("none", 2, 19.0), p("bkl", 1, 10.0), p("bkl", 2, 5.0)];
         let f = scaling(&Records::new(&all));
         assert_eq!(f.len(), 1);

@@ -5,11 +5,11 @@
 use std::fmt::Write as _;
 
 use super::bars::{Bar, BarChart};
-use super::figures::Fig;
+use super::figures::{Fig, Plot};
 use super::html::table;
 use super::records::{Records, Source};
 use crate::fields::Fields;
-use crate::regimes::rank;
+use crate::regimes::colour;
 
 /// The suite step that runs `granule synthesis`.
 pub const STEP: &str = "synthesis";
@@ -28,12 +28,18 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         };
         let Some(v) = Source::of(r, "cycles_trimmed_mean") else { continue };
         let part = if part == "whole" { String::new() } else { format!(" ({part})") };
-        bars.push(Bar { label: format!("{op}{part}: {regime}"), value: v.value, error: 0.0, colour: rank(regime) });
+        bars.push(Bar {
+            label: regime.into(),
+            value: v.value,
+            error: 0.0,
+            colour: colour(regime),
+            group: format!("{op}{part}"),
+        });
         sources.push(v);
     }
     let chart = BarChart {
         title: "Thread operations (Synthesis Table 3), per regime".into(),
-        y_label: "cycles".into(),
+        y_label: "cycles per operation".into(),
         bars,
         references: Vec::new(),
     };
@@ -45,7 +51,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
                   table 3). The seed's Synthesis V.1 figures are in the table below, normalised to each machine's \
                   null procedure call."
             .into(),
-        svg: chart.svg(),
+        plot: Plot::Bars(chart),
         sources,
     })
 }

@@ -384,6 +384,7 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
                 if plotted {
                     let colour = delays.iter().position(|&x| x == d).unwrap_or(0);
                     chart.series.push(Series {
+                        style: 0,
                         label: format!("D = {}: measured", Delay(d)),
                         points: shown
                             .iter()
@@ -394,6 +395,7 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
                         colour,
                     });
                     chart.series.push(Series {
+                        style: 0,
                         label: format!("model, knee {:.1}", fitted.knee(known)),
                         points: (1..=n_max).map(|n| (n as f64, units.to_input(fitted.predict(n, known)))).collect(),
                         line: true,

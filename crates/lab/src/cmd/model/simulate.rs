@@ -226,9 +226,10 @@ pub fn run(a: &Args) -> Result<()> {
                 model_line.push((n as f64, analytic * unit));
             }
         }
-        chart.series.push(Series { label: name.clone(), points: line, line: true, colour: i });
+        chart.series.push(Series { style: 0, label: name.clone(), points: line, line: true, colour: i });
     }
     chart.series.push(Series {
+        style: 0,
         label: "model, no hand-off".into(),
         points: model_line,
         line: true,

@@ -95,12 +95,14 @@ pub fn run(a: &Args) -> Result<()> {
                 rows.iter().filter(|r| r.law == law).map(|r| (r.cores as f64, f(r))).collect::<Vec<_>>()
             };
             chart.series.push(Series {
+                style: 0,
                 label: format!("{} analytic", law.name()),
                 points: of(|r| r.analytic),
                 line: true,
                 colour: i,
             });
             chart.series.push(Series {
+                style: 0,
                 label: format!("{} simulated", law.name()),
                 points: of(|r| r.simulated),
                 line: false,
@@ -110,6 +112,7 @@ pub fn run(a: &Args) -> Result<()> {
         if v.laws.contains(&ServiceLaw::Constant) {
             let seeds = rows.iter().filter(|r| r.law == ServiceLaw::Constant).map(|r| (r.cores as f64, r.seeds_model));
             chart.series.push(Series {
+                style: 0,
                 label: "seeds' M/M/1//n".into(),
                 points: seeds.collect(),
                 line: true,

@@ -1,0 +1,86 @@
+//! Numbers in the report's sentences as people write them: `4.4 M round
+//! trips/s`, `12,000 cycles`, `85 %` — never `4.377e6`. The records keep
+//! every digit; the sentence names the line to find them.
+
+/// `v` with two or three significant digits and a k / M / G prefix, then
+/// `unit`: `4.4 M round trips/s`, `850 k lock acquisitions/s`, `12 cycles`.
+pub fn quantity(v: f64, unit: &str) -> String {
+    if !v.is_finite() {
+        return format!("— {unit}");
+    }
+    let a = v.abs();
+    let (x, prefix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let whole = x.abs() >= 10.0 || (prefix.is_empty() && x.fract() == 0.0);
+    let digits = if whole { 0 } else { 1 };
+    let n = format!("{x:.digits$}");
+    if prefix.is_empty() {
+        format!("{} {unit}", thousands(&n))
+    } else {
+        format!("{n} {prefix} {unit}")
+    }
+}
+
+/// A whole number with thousands separators: `32,000`.
+pub fn count(v: u64) -> String {
+    thousands(&v.to_string())
+}
+
+/// `0.853` as `85 %`.
+pub fn percent(ratio: f64) -> String {
+    format!("{:.0} %", ratio * 100.0)
+}
+
+/// `1.96` as `1.96×` (two decimals below 10, none above).
+pub fn times(ratio: f64) -> String {
+    if ratio.abs() >= 10.0 {
+        format!("{ratio:.0}×")
+    } else {
+        format!("{ratio:.2}×")
+    }
+}
+
+/// Commas between groups of three digits of a decimal numeral's integer part.
+fn thousands(n: &str) -> String {
+    let (sign, rest) = n.strip_prefix('-').map_or(("", n), |r| ("-", r));
+    let (int, frac) = rest.split_once('.').map_or((rest, None), |(i, f)| (i, Some(f)));
+    let mut out = String::new();
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    match frac {
+        Some(f) => format!("{sign}{out}.{f}"),
+        None => format!("{sign}{out}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_people_write_them() {
+        assert_eq!(quantity(4.377e6, "round trips/s"), "4.4 M round trips/s");
+        assert_eq!(quantity(12_270_000.0, "lock acquisitions/s"), "12 M lock acquisitions/s");
+        assert_eq!(quantity(850_000.0, "ops/s"), "850 k ops/s");
+        assert_eq!(quantity(4_000.0, "cycles"), "4,000 cycles");
+        assert_eq!(quantity(238.4, "cycles"), "238 cycles");
+        assert_eq!(quantity(2.4, "cycles"), "2.4 cycles");
+        assert_eq!(quantity(f64::NAN, "cycles"), "— cycles");
+        assert_eq!(count(32000), "32,000");
+        assert_eq!(count(500), "500");
+        assert_eq!(percent(0.853), "85 %");
+        assert_eq!(times(1.955), "1.96×");
+        assert_eq!(times(13.2), "13×");
+    }
+}

@@ -1,0 +1,189 @@
+//! The verdict at the top of the page: three to five plain sentences that
+//! answer the suite's question for this machine, each computed from the
+//! records and naming the `results.jsonl` lines it quotes. Each sentence has
+//! its own shape (what was measured, what the model predicts, what finer
+//! locking costs, what one system call costs); the detailed findings follow
+//! below it on the page.
+
+use super::answer::cores_text;
+use super::frontier::{Frontier, SEED_POINTS};
+use super::records::Records;
+use super::summary::Finding;
+use super::units::{count, percent, quantity};
+use crate::fields::Fields;
+
+/// The delays the verdict quotes (the seeds' own: 4,000 and 16,000 cycles).
+const QUOTED: [u64; 2] = [4000, 16000];
+
+/// The verdict's sentences (at most five; fewer when records are missing).
+pub fn verdict(rs: &Records<'_>, f: &Frontier) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(measured(f));
+    out.extend(predicted(f));
+    out.extend(crossover(f));
+    out.extend(entry_cost(rs));
+    out.truncate(5);
+    out
+}
+
+/// What this machine's own cores showed.
+fn measured(f: &Frontier) -> Option<Finding> {
+    let rows: Vec<_> = f.rows.iter().filter_map(|r| Some((r, r.measured.as_ref()?))).collect();
+    let (first, m0) = rows.first()?;
+    let (last, m1) = rows.last()?;
+    let mut lines: Vec<usize> = m0.lines.iter().chain(&m1.lines).copied().collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let text = if first.delay == last.delay {
+        format!(
+            "Measured on this machine's {} cores, one big lock delivers {} of perfect scaling when system calls \
+             are {} cycles apart.",
+            m0.most_cores,
+            percent(m0.efficiency_at_most),
+            count(first.delay)
+        )
+    } else {
+        format!(
+            "Measured on this machine's {} cores, one big lock delivers {} of perfect scaling when system calls \
+             come back to back ({} cycles apart) and {} when they are {} cycles apart.",
+            m0.most_cores.max(m1.most_cores),
+            percent(m0.efficiency_at_most),
+            count(first.delay),
+            percent(m1.efficiency_at_most),
+            count(last.delay)
+        )
+    };
+    Some(Finding { text, lines })
+}
+
+/// What the fitted model predicts at the seeds' delays.
+fn predicted(f: &Frontier) -> Option<Finding> {
+    let model = f.model?;
+    let at: Vec<(u64, usize)> =
+        QUOTED.iter().filter_map(|d| Some((*d, f.rows.iter().find(|r| r.delay == *d)?.predicted[0]?))).collect();
+    if at.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> =
+        at.iter().map(|(d, n)| format!("{} cores at {} cycles", cores_text(*n, false), count(*d))).collect();
+    let seeds: Vec<String> = SEED_POINTS
+        .iter()
+        .filter(|(d, _, _)| QUOTED.contains(d))
+        .map(|(d, n, _)| format!("{n} at {}", count(*d)))
+        .collect();
+    Some(Finding {
+        text: format!(
+            "The model fitted to those measurements (a lock held {} per acquisition) predicts that the big lock \
+             stays within 90 % of perfect scaling up to {} between system calls — a prediction for cores this \
+             machine does not have; seed 001's two-socket Xeon reached {}.",
+            quantity(model.s, "cycles"),
+            parts.join(" and "),
+            seeds.join(" and ")
+        ),
+        lines: vec![model.line],
+    })
+}
+
+/// What finer locking costs, and from where it pays.
+fn crossover(f: &Frontier) -> Option<Finding> {
+    let [Some(b), Some(fine)] = f.single_core_cycles else { return None };
+    let row = f.rows.iter().find(|r| r.delay == QUOTED[0])?;
+    let short = f.rows.iter().filter(|r| r.delay > 0).find(|r| r.crossover.is_some());
+    let when = |r: &super::frontier::FrontierRow| match r.crossover {
+        Some(1) => "from a single core".to_string(),
+        Some(n) => format!("only from {} cores", count(n as u64)),
+        None => "on no machine up to 4,096 cores".to_string(),
+    };
+    let also = short
+        .filter(|s| s.delay != row.delay)
+        .map(|s| format!(" ({} when they are {} cycles apart)", when(s), count(s.delay)))
+        .unwrap_or_default();
+    Some(Finding {
+        text: format!(
+            "Fine-grained locking costs {} per round trip on one core where the big lock costs {}, so on this \
+             machine it pays {} when system calls are {} cycles apart{also}.",
+            quantity(fine, "cycles"),
+            quantity(b, "cycles"),
+            when(row),
+            count(row.delay)
+        ),
+        lines: row.lines.clone(),
+    })
+}
+
+/// What the lock costs one system call.
+fn entry_cost(rs: &Records<'_>) -> Option<Finding> {
+    let rows: Vec<_> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
+    let none = rows.iter().find(|r| r.str("regime") == Some("none"))?;
+    let base = none.num("round_trip_cycles_mean")?;
+    let extra = |g: &str| {
+        let r = rows.iter().find(|r| r.str("regime") == Some(g))?;
+        Some((r.num("extra_cycles_per_call")?, r.line))
+    };
+    let mut parts = Vec::new();
+    let mut lines = vec![none.line];
+    for g in ["bkl", "fine", "lockfree"] {
+        if let Some((e, l)) = extra(g) {
+            parts.push(format!("`{g}` {}", quantity(e, "cycles")));
+            lines.push(l);
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(Finding {
+        text: format!(
+            "Each lock is paid on every call: an IPC round trip costs {} with no lock, and per system call {} \
+             more.",
+            quantity(base, "cycles"),
+            parts.join(", ")
+        ),
+        lines,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::record;
+    use crate::suite::frontier::compute;
+    use crate::suite::records::testing::{rec, scale_point};
+
+    #[test]
+    fn the_verdict_answers_in_plain_numbers_and_names_its_lines() {
+        let p = scale_point;
+        let all = vec![
+            record("machine"),
+            rec("fit_input", "model_fit", &[("tsc_ghz", 2.0.into()), ("locks_per_round_trip", 2.0.into())]),
+            rec(
+                "model_fit",
+                "model_fit",
+                &[("regime", "bkl".into()), ("scope", "all delays".into()), ("s", 300.0.into()), ("a", 100.0.into())],
+            ),
+            p("bkl", 0, 1, 5e6),
+            p("bkl", 0, 2, 6e6),
+            p("fine", 0, 1, 4e6),
+            p("bkl", 4000, 1, 2e9 / 4400.0),
+            p("bkl", 4000, 2, 1.9 * 2e9 / 4400.0),
+            rec("ipc", "ipc", &[("regime", "none".into()), ("round_trip_cycles_mean", 380.0.into())]),
+            rec("ipc", "ipc", &[("regime", "bkl".into()), ("extra_cycles_per_call", 12.0.into())]),
+        ];
+        let rs = Records::new(&all);
+        let v = verdict(&rs, &compute(&rs));
+        assert!((3..=5).contains(&v.len()), "{v:?}");
+        for f in &v {
+            assert!(!f.lines.is_empty(), "{f:?}");
+            assert!(!f.text.contains("e6") && !f.text.contains("e+"), "{}", f.text);
+        }
+        assert!(v[0].text.contains("60 %") && v[0].text.contains("95 %"), "{}", v[0].text);
+        assert_eq!(v[1].lines, [3]);
+        assert!(v[1].text.contains("300 cycles per acquisition"), "{}", v[1].text);
+        assert!(v[2].text.contains("500 cycles") && v[2].text.contains("400 cycles"), "{}", v[2].text);
+        assert!(v[3].text.contains("380 cycles") && v[3].text.contains("`bkl` 12 cycles"), "{}", v[3].text);
+        // No two sentences share an opening.
+        let starts: Vec<&str> = v.iter().map(|f| f.text.split(' ').next().unwrap()).collect();
+        let mut unique = starts.clone();
+        unique.dedup();
+        assert_eq!(starts, unique);
+    }
+}

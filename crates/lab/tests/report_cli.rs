@@ -1,0 +1,123 @@
+//! `granule report` end to end, on the smoke suite's output: the page it
+//! regenerates is the page the suite wrote; two results files give one
+//! page with two series (one per machine) in every figure; a damaged file
+//! is read line by line, each bad line named and skipped.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{granule, of_kind, records};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("granule-report-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Run the smoke suite into `dir`.
+fn smoke(dir: &Path) {
+    let (ok, _, err) = granule(&["suite", "--smoke", "--out", dir.to_str().unwrap()]);
+    assert!(ok, "granule suite failed: {err}");
+}
+
+/// The `<svg>` elements of `html` with their legend texts, per figure id.
+fn legend_texts(svg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find("<text") {
+        rest = &rest[i..];
+        let start = rest.find('>').unwrap() + 1;
+        let end = rest.find("</text>").unwrap();
+        out.push(rest[start..end].to_string());
+        rest = &rest[end..];
+    }
+    out
+}
+
+#[test]
+fn report_regenerates_the_suites_page_and_compares_two_machines() {
+    let a = temp("a");
+    smoke(&a);
+    let suite_page = std::fs::read_to_string(a.join("index.html")).unwrap();
+    let results = a.join("results.jsonl");
+    let recs = records(&std::fs::read_to_string(&results).unwrap());
+    assert_eq!(of_kind(&recs, "machine").len(), 1);
+
+    // The same page from the records alone, into another directory...
+    let again = temp("again");
+    let (ok, out, err) = granule(&["report", results.to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert!(ok, "granule report failed: {err}");
+    assert!(out.contains("report: "), "{out}");
+    assert_eq!(std::fs::read_to_string(again.join("index.html")).unwrap(), suite_page);
+    for f in std::fs::read_dir(&a).unwrap().flatten() {
+        let name = f.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".svg") {
+            let here = std::fs::read_to_string(again.join(&name)).unwrap_or_default();
+            assert_eq!(here, std::fs::read_to_string(f.path()).unwrap(), "{name}");
+        }
+    }
+    // ... and in place by default (the file's own directory).
+    let (ok, _, err) = granule(&["report", results.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(a.join("index.html")).unwrap(), suite_page);
+
+    // A second machine's results: every figure of the comparison has
+    // series of both.
+    let b = temp("b");
+    std::fs::create_dir_all(&b).unwrap();
+    let other = std::fs::read_to_string(&results).unwrap().replacen("\"cpu_model\":\"", "\"cpu_model\":\"Other ", 1);
+    std::fs::write(b.join("results.jsonl"), other).unwrap();
+    let cmp = temp("cmp");
+    let (ok, out, err) = granule(&[
+        "report",
+        results.to_str().unwrap(),
+        b.join("results.jsonl").to_str().unwrap(),
+        "--out",
+        cmp.to_str().unwrap(),
+    ]);
+    assert!(ok, "granule report (compare) failed: {err}");
+    assert!(out.contains("comparison of 2 machines"), "{out}");
+    let page = std::fs::read_to_string(cmp.join("index.html")).unwrap();
+    assert!(page.contains("Other "), "the second machine is named");
+    let mut figures = 0;
+    for f in std::fs::read_dir(&cmp).unwrap().flatten() {
+        let name = f.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".svg") {
+            continue;
+        }
+        figures += 1;
+        let texts = legend_texts(&std::fs::read_to_string(f.path()).unwrap());
+        for m in ["A: ", "B: "] {
+            assert!(texts.iter().any(|t| t.starts_with(m)), "{name} has no series of machine {m}: {texts:?}");
+        }
+    }
+    assert!(figures >= 8, "{figures} figures");
+    // Comparing needs somewhere to write.
+    let (ok, _, err) = granule(&["report", results.to_str().unwrap(), results.to_str().unwrap()]);
+    assert!(!ok && err.contains("--out"), "{err}");
+    for d in [a, again, b, cmp] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
+    let d = temp("damaged");
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("results.jsonl");
+    std::fs::write(&p, "{\"record\":\"machine\",\"cores\":2}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n")
+        .unwrap();
+    let (ok, out, err) = granule(&["report", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("report: "), "{out}");
+    let name = p.display().to_string();
+    for line in [2, 3, 4, 5] {
+        assert!(err.contains(&format!("{name}:{line}: ")), "line {line} not named: {err}");
+    }
+    assert!(d.join("index.html").is_file());
+    // A missing file is an error, not a panic.
+    let (ok, _, err) = granule(&["report", d.join("missing.jsonl").to_str().unwrap()]);
+    assert!(!ok && err.contains("missing.jsonl"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}

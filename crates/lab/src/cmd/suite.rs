@@ -13,7 +13,7 @@ use crate::output::{json_lines, Record};
 use crate::suite::plan::{measurement_steps, Profile};
 use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
-use crate::suite::{fit_step, frontier, simulate_steps, verdict, write_step};
+use crate::suite::{fit_step, frontier, frontier_sim, simulate_steps, verdict, write_step};
 
 /// Options of `granule suite`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -81,8 +81,8 @@ pub fn run(a: &Args) -> Result<()> {
     let command = std::iter::once("granule".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
     let steps = measurement_steps(profile, machine.cores, &a.regimes.join(","));
     let fit = fit_step(&a.out);
-    // The simulations (planned once the fit is known) take about 6 s.
-    let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 6.0;
+    // The simulations (planned once the fit is known) take about 10 s.
+    let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 10.0;
     let pb = crate::progress::bar((total * 10.0).ceil() as u64, "suite");
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
     let t0 = Instant::now();
@@ -103,6 +103,7 @@ pub fn run(a: &Args) -> Result<()> {
         pb.set_position((estimated * 10.0) as u64);
         if step.name == "model_fit" {
             queue.extend(simulate_steps(profile, &r.records, &a.out, machine.cores));
+            queue.extend(frontier_sim::steps(profile, &Records::new(&r.records)));
         }
         done.push(r);
     }

@@ -33,7 +33,7 @@ fn sources(rs: &Records<'_>, f: &Frontier) -> Vec<Source> {
     lines.dedup();
     let mut out = Vec::new();
     for r in rs.iter().filter(|r| lines.binary_search(&r.line).is_ok()) {
-        for field in ["s", "a", "round_trips_per_sec"] {
+        for field in ["s", "a", "round_trips_per_sec", "throughput"] {
             out.extend(Source::of(&r, field));
         }
     }
@@ -62,6 +62,16 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
                 colour: if i == 0 { colour("bkl") } else { HALF_COLOUR },
             });
         }
+    }
+    let simulated = pts(&|r| r.simulated.map(|s| s[0].0));
+    if !simulated.is_empty() {
+        series.push(Series {
+            label: "≥ 90 % of ideal, simulated two-socket x86 (CLH)".into(),
+            points: simulated,
+            line: true,
+            colour: colour("bkl"),
+            style: 1,
+        });
     }
     let measured = pts(&|r| r.measured.as_ref().map(|m| m.cores[0]));
     if !measured.is_empty() {
@@ -110,7 +120,9 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
              are predictions of the machine-repairman model fitted to this machine's big-lock measurements (record \
              `model_fit`, scanned up to {MAX_CORES} cores); dots marked 'measured here' come from the `scale` \
              records (medians), where this machine has the cores — a dot at the most cores measured means the \
-             machine ran out of cores first. The seeds' own points (seed 001 §5.1.2–5.1.3) are on their 28-thread \
+             machine ran out of cores first. The dashed line is the discrete-event simulator on the seeds' \
+             56-thread two-socket x86 with the same fitted times and its cache-line hand-off latencies (records \
+             `model_simulate` of the `frontier_sim_*` steps; 56 means at least 56). The seeds' own points (seed 001 §5.1.2–5.1.3) are on their 28-thread \
              Xeon. Bottom: the first core count at which fine-grained locking, dearer per call but sharing no \
              lock, overtakes the big lock, from the measured one-core costs and the fitted model."
         ),
@@ -126,7 +138,7 @@ pub fn table(f: &Frontier) -> String {
     }
     let mut b = String::from(
         "<table>\n<tr><th>delay (cycles)</th><th>measured: cores at ≥ 90 %</th><th>predicted: cores at ≥ 90 %</th>\
-         <th>predicted: cores at ≥ 50 %</th><th>fine overtakes bkl from (cores)</th><th>fine ÷ bkl, one core</th>\
+         <th>predicted: cores at ≥ 50 %</th><th>simulated x86-2s: cores at ≥ 90 %</th><th>fine overtakes bkl from (cores)</th><th>fine ÷ bkl, one core</th>\
          <th>fine ÷ bkl, measured</th><th>lines</th></tr>\n",
     );
     for r in &f.rows {
@@ -139,6 +151,7 @@ pub fn table(f: &Frontier) -> String {
             )
         });
         let predicted = |i: usize| r.predicted[i].map_or("—".to_string(), |n| cores_text(n, false));
+        let simulated = r.simulated.map_or("—".to_string(), |s| cores_text(s[0].0, s[0].1));
         let cross = match (r.crossover, r.fine_over_bkl_one_core) {
             (Some(n), _) => count(n as u64),
             (None, Some(_)) if f.model.is_some() => format!("> {}", count(MAX_CORES as u64)),
@@ -149,11 +162,13 @@ pub fn table(f: &Frontier) -> String {
         let lines: Vec<String> = r.lines.iter().map(usize::to_string).collect();
         let _ = writeln!(
             b,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"line\">{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"line\">{}</td></tr>",
             count(r.delay),
             esc(&measured),
             esc(&predicted(0)),
             esc(&predicted(1)),
+            esc(&simulated),
             esc(&cross),
             esc(&one),
             esc(&at),

@@ -12,6 +12,8 @@
 //!   largest measured core count up to which every measured `E` holds the
 //!   threshold; when all of them do, the machine ran out of cores first
 //!   and the figure is a lower bound ("at least 2");
+//! - **simulated**, where the topology is known: the discrete-event
+//!   simulator on the seeds' two-socket x86 ([`super::frontier_sim`]);
 //! - **predicted**, from the machine-repairman model with the service time
 //!   `s` and think time `a` the suite's fit found (`model_fit`, cycles per
 //!   lock acquisition): think time `a + D / L` at delay `D` (`L` locks per
@@ -196,7 +198,6 @@ impl Measured {
     }
 }
 
-
 /// What was measured of the big lock at one delay.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeasuredFrontier {
@@ -225,6 +226,9 @@ pub struct FrontierRow {
     /// From the fitted model, per threshold ([`MAX_CORES`] means "at
     /// least that").
     pub predicted: [Option<usize>; 2],
+    /// From the simulator on the seeds' two-socket x86, per threshold, with
+    /// whether it held to its last core (`super::frontier_sim`).
+    pub simulated: Option<super::frontier_sim::Simulated>,
     /// From the model and the measured single-core costs: the first core
     /// count at which `fine` overtakes `bkl` (`None`: not up to
     /// [`MAX_CORES`], or not computable).
@@ -278,6 +282,10 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 lines.extend(f.lines.iter().copied());
             }
             let predicted = THRESHOLDS.map(|t| model.and_then(|k| k.frontier(delay as f64, t)));
+            let simulated = super::frontier_sim::frontier(rs, delay).map(|(f, l)| {
+                lines.extend(l);
+                f
+            });
             let ratio = match (&bkl_c, &fine_c) {
                 (Some((b, bl)), Some((f, fl))) => {
                     lines.extend(bl.iter().chain(fl).copied());
@@ -301,6 +309,7 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 delay,
                 measured,
                 predicted,
+                simulated,
                 crossover,
                 fine_over_bkl_one_core: ratio,
                 fine_over_bkl_measured,
@@ -449,6 +458,9 @@ mod tests {
         let all = vec![record("machine")];
         let f = compute(&Records::new(&all));
         assert!(f.model.is_none());
-        assert!(f.rows.iter().all(|r| r.predicted == [None, None] && r.crossover.is_none() && r.measured.is_none()));
+        assert!(f.rows.iter().all(|r| r.predicted == [None, None]
+            && r.crossover.is_none()
+            && r.measured.is_none()
+            && r.simulated.is_none()));
     }
 }

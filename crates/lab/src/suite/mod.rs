@@ -14,6 +14,7 @@ pub mod bars;
 pub mod compare;
 pub mod figures;
 pub mod frontier;
+pub mod frontier_sim;
 pub mod html;
 pub mod kv;
 pub mod plan;

@@ -2,10 +2,11 @@
 //! the records (by `results.jsonl` line) it rests on.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use super::kv::{self, LINUX, SEED_USER_CYCLES_CORE0, SEED_USER_CYCLES_SERVERS};
 use super::records::{Rec, Records};
-use super::units::{count, quantity};
+use super::units::{count, number, quantity};
 use crate::fields::Fields;
 use crate::stats::median;
 
@@ -18,7 +19,6 @@ pub struct Finding {
     pub lines: Vec<usize>,
 }
 
-
 /// Single-core findings: what each regime adds per system call.
 pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
     let rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
@@ -28,31 +28,40 @@ pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
         text: format!("With no lock at all, one IPC round trip (Call + ReplyRecv) costs {base:.0} cycles on one core."),
         lines: vec![none.line],
     }];
+    // One sentence for every regime: its extra cycles, and whether they are
+    // within 1.5× of what its atomic instructions cost.
+    let (mut within, mut beyond, mut lines) = (Vec::new(), Vec::new(), vec![none.line]);
     for r in rows.iter().filter(|r| r.str("regime") != Some("none")) {
         let (Some(regime), Some(extra)) = (r.str("regime"), r.num("extra_cycles_per_call")) else { continue };
-        let atomics = r.num("atomics_per_call");
-        let floor = r.num("atomic_floor_cycles");
-        let how = match r.str("atomics_source") {
-            Some("derived") => " (derived from its lock profile)",
-            _ => "",
-        };
-        let verdict = match (r.bool("meets_target"), atomics, floor) {
-            (Some(true), Some(n), Some(f)) => {
-                format!(
-                    ", within 1.5× of what its {n:.1} atomic instructions per call{how} cost uncontended ({f:.0} \
-                     cycles)"
-                )
-            }
-            (Some(false), Some(n), Some(f)) => format!(
-                ", more than 1.5× what its {n:.1} atomic instructions per call{how} cost uncontended ({f:.0} \
-                 cycles): the rest is its own bookkeeping"
-            ),
+        let derived = if r.str("atomics_source") == Some("derived") { ", derived" } else { "" };
+        let atoms = match (r.num("atomics_per_call"), r.num("atomic_floor_cycles")) {
+            (Some(n), Some(f)) => format!(" ({n:.1} atomics{derived}, floor {})", quantity(f, "cycles")),
             _ => String::new(),
         };
-        out.push(Finding {
-            text: format!("`{regime}` adds {extra:.0} cycles per system call{verdict}."),
-            lines: vec![none.line, r.line],
-        });
+        let part = format!("`{regime}` {}{atoms}", quantity(extra, "cycles"));
+        match r.bool("meets_target") {
+            Some(false) => beyond.push(part),
+            _ => within.push(part),
+        }
+        lines.push(r.line);
+    }
+    let mut text = String::new();
+    if !within.is_empty() {
+        text = format!(
+            "Within 1.5× of what their atomic instructions cost uncontended, per system call: {}.",
+            within.join(", ")
+        );
+    }
+    if !beyond.is_empty() {
+        let _ = write!(
+            text,
+            "{}Beyond it, the rest being their own bookkeeping: {}.",
+            if text.is_empty() { "" } else { " " },
+            beyond.join(", ")
+        );
+    }
+    if !text.is_empty() {
+        out.push(Finding { text, lines });
     }
     out
 }
@@ -113,7 +122,8 @@ pub fn scaling(rs: &Records<'_>) -> Vec<Finding> {
         let top = parts[0].1;
         out.push(Finding {
             text: format!(
-                "At a mean delay of {delay} cycles, {top} cores give over 1 core: {} (measured; best first).",
+                "At a mean delay of {} cycles, {top} cores give over 1 core: {} (measured; best first).",
+                count(delay),
                 list.join(", ")
             ),
             lines,
@@ -182,6 +192,7 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
         let sims = rs.of(&super::simulate_step_name(topology), "model_simulate");
         let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
         locks.dedup();
+        let (mut parts, mut lines) = (Vec::new(), Vec::new());
         for lock in locks {
             let rows: Vec<_> = sims
                 .iter()
@@ -192,21 +203,25 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
             let last = rows.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0));
             let (Some(peak), Some(last)) = (peak, last) else { continue };
             let cores = |n: f64| if n == 1.0 { "1 core".to_string() } else { format!("{n:.0} cores") };
-            let tail = if last.2 == peak.2 {
-                String::from(", the most simulated")
-            } else {
-                format!(", and {} at {}", quantity(last.1, "per second"), cores(last.0))
-            };
-            out.push(Finding {
-                text: format!(
-                    "Simulated {machine}, {lock} lock with the fitted s and a: at most {}, at {}{tail}. This is a \
-                     simulation, not a measurement.",
-                    quantity(peak.1, "lock acquisitions per second"),
-                    cores(peak.0)
-                ),
-                lines: if last.2 == peak.2 { vec![peak.2] } else { vec![peak.2, last.2] },
-            });
+            let tail =
+                if last.2 == peak.2 { String::new() } else { format!(", {} at {}", number(last.1), cores(last.0)) };
+            parts.push(format!("the {lock} lock peaks at {} at {}{tail}", number(peak.1), cores(peak.0)));
+            lines.push(peak.2);
+            if last.2 != peak.2 {
+                lines.push(last.2);
+            }
         }
+        if parts.is_empty() {
+            continue;
+        }
+        out.push(Finding {
+            text: format!(
+                "Simulated on {machine} with the fitted s and a (lock acquisitions per second; a simulation, not a \
+                 measurement): {}.",
+                parts.join("; ")
+            ),
+            lines,
+        });
     }
     out
 }
@@ -246,15 +261,13 @@ pub fn kv(rs: &Records<'_>) -> Vec<Finding> {
         if !ranked.is_empty() {
             let list: Vec<String> = ranked
                 .iter()
-                .map(
-                    |(g, t, _)| {
-                        if *g == LINUX {
-                            format!("Linux redis-server {t:.0}")
-                        } else {
-                            format!("`{g}` {t:.0}")
-                        }
-                    },
-                )
+                .map(|(g, t, _)| {
+                    if *g == LINUX {
+                        format!("Linux redis-server {}", number(*t))
+                    } else {
+                        format!("`{g}` {}", number(*t))
+                    }
+                })
                 .collect();
             // The big locks (`bkl`, `bkl-ticket`, `bkl-mcs`) against the
             // finer-grained regimes; `ranked` is best first.
@@ -332,7 +345,12 @@ mod tests {
         let f = ipc(&Records::new(&all));
         assert_eq!(f.len(), 2);
         assert!(f[0].text.contains("200 cycles"));
-        assert!(f[1].text.contains("`bkl` adds 15 cycles") && f[1].text.contains("within 1.5×"), "{}", f[1].text);
+        assert!(
+            f[1].text.starts_with("Within 1.5×")
+                && f[1].text.contains("`bkl` 15 cycles (1.0 atomics, floor 14 cycles)"),
+            "{}",
+            f[1].text
+        );
         assert_eq!(f[1].lines, [2, 3]);
     }
 

@@ -5,8 +5,13 @@
 /// `v` with two or three significant digits and a k / M / G prefix, then
 /// `unit`: `4.4 M round trips/s`, `850 k lock acquisitions/s`, `12 cycles`.
 pub fn quantity(v: f64, unit: &str) -> String {
+    format!("{} {unit}", number(v))
+}
+
+/// `v` as [`quantity`] writes it, without a unit: `4.4 M`, `4,000`, `2.4`.
+pub fn number(v: f64) -> String {
     if !v.is_finite() {
-        return format!("— {unit}");
+        return "—".into();
     }
     let a = v.abs();
     let (x, prefix) = if a >= 1e9 {
@@ -22,9 +27,9 @@ pub fn quantity(v: f64, unit: &str) -> String {
     let digits = if whole { 0 } else { 1 };
     let n = format!("{x:.digits$}");
     if prefix.is_empty() {
-        format!("{} {unit}", thousands(&n))
+        thousands(&n)
     } else {
-        format!("{n} {prefix} {unit}")
+        format!("{n} {prefix}")
     }
 }
 
@@ -77,6 +82,7 @@ mod tests {
         assert_eq!(quantity(238.4, "cycles"), "238 cycles");
         assert_eq!(quantity(2.4, "cycles"), "2.4 cycles");
         assert_eq!(quantity(f64::NAN, "cycles"), "— cycles");
+        assert_eq!(number(12.3e6), "12 M");
         assert_eq!(count(32000), "32,000");
         assert_eq!(count(500), "500");
         assert_eq!(percent(0.853), "85 %");

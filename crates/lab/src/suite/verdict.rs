@@ -66,6 +66,18 @@ fn predicted(f: &Frontier) -> Option<Finding> {
     }
     let parts: Vec<String> =
         at.iter().map(|(d, n)| format!("{} cores at {} cycles", cores_text(*n, false), count(*d))).collect();
+    let sim: Vec<String> = QUOTED
+        .iter()
+        .filter_map(|d| {
+            let s = f.rows.iter().find(|r| r.delay == *d)?.simulated?;
+            Some(cores_text(s[0].0, s[0].1))
+        })
+        .collect();
+    let sim = if sim.len() == at.len() {
+        format!(" (simulated on the seeds' two-socket topology: {})", sim.join(" and "))
+    } else {
+        String::new()
+    };
     let seeds: Vec<String> = SEED_POINTS
         .iter()
         .filter(|(d, _, _)| QUOTED.contains(d))
@@ -74,13 +86,23 @@ fn predicted(f: &Frontier) -> Option<Finding> {
     Some(Finding {
         text: format!(
             "The model fitted to those measurements (a lock held {} per acquisition) predicts that the big lock \
-             stays within 90 % of perfect scaling up to {} between system calls — a prediction for cores this \
-             machine does not have; seed 001's two-socket Xeon reached {}.",
+             stays within 90 % of perfect scaling up to {} between system calls{sim} — a prediction for cores \
+             this machine does not have; seed 001's two-socket Xeon reached {}.",
             quantity(model.s, "cycles"),
             parts.join(" and "),
             seeds.join(" and ")
         ),
-        lines: vec![model.line],
+        lines: {
+            let mut l = vec![model.line];
+            for d in QUOTED {
+                if let Some(r) = f.rows.iter().find(|r| r.delay == d && r.simulated.is_some()) {
+                    l.extend(r.lines.iter().copied().filter(|x| *x != model.line));
+                }
+            }
+            l.sort_unstable();
+            l.dedup();
+            l
+        },
     })
 }
 

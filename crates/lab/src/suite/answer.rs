@@ -8,7 +8,7 @@ use super::figures::{Fig, Plot};
 use super::frontier::{Frontier, FrontierRow, MAX_CORES, SEED_POINTS, THRESHOLDS};
 use super::html::esc;
 use super::records::{Records, Source};
-use super::units::{count, percent, times};
+use super::units::{count, line_list, percent, times};
 use crate::plot::{Chart, Figure, Series};
 use crate::regimes::colour;
 
@@ -159,7 +159,6 @@ pub fn table(f: &Frontier) -> String {
         };
         let one = r.fine_over_bkl_one_core.map_or("—".to_string(), times);
         let at = r.fine_over_bkl_measured.map_or("—".to_string(), |(c, x)| format!("{} at {c} cores", times(x)));
-        let lines: Vec<String> = r.lines.iter().map(usize::to_string).collect();
         let _ = writeln!(
             b,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -172,7 +171,7 @@ pub fn table(f: &Frontier) -> String {
             esc(&cross),
             esc(&one),
             esc(&at),
-            lines.join(", ")
+            line_list(&r.lines)
         );
     }
     b.push_str("</table>\n");

@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use super::figures::{Fig, Plot};
 use super::html::{self, esc};
 use super::records::Records;
+use super::units::line_list;
 use super::{build_figures, frontier, machine_fields, verdict};
 use crate::cmd::report::Results;
 use crate::fields::Fields;
@@ -216,13 +217,12 @@ fn page(many: &[Results], labels: &[MachineLabel], figs: &[Fig]) -> String {
         let rs = Records::new(&r.records);
         let _ = writeln!(b, "<h3>{} — {}</h3>\n<ul class=\"verdict\">", l.letter, esc(&l.text));
         for f in verdict::verdict(&rs, &frontier::compute(&rs)) {
-            let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
             let _ = writeln!(
                 b,
                 "<li>{} <span class=\"none\">({} lines {})</span></li>",
                 esc(&f.text),
                 esc(&r.path.display().to_string()),
-                lines.join(", ")
+                line_list(&f.lines)
             );
         }
         let _ = writeln!(b, "</ul>");

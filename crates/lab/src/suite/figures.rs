@@ -209,7 +209,9 @@ pub fn prediction(curves: &[(String, Vec<Rec<'_>>)], x_field: &str, y_field: &st
         caption: "Discrete-event simulations of the big lock with the service time s and think time a fitted to \
                   this machine's measurements (records `model_simulate` of the simulate steps): the seeds' x86 \
                   two-socket and quad-core ARM machines, and this machine with the core-to-core latencies `granule \
-                  info` measured. These are predictions, not measurements."
+                  info` measured. The think time is the fit's a alone, i.e. system calls back to back, the big \
+                  lock's worst case (the previous figure and the frontier give every delay). These are predictions, \
+                  not measurements."
             .into(),
         plot: Plot::Lines(Figure { charts: vec![chart] }),
         sources,

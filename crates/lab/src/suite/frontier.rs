@@ -239,6 +239,8 @@ pub struct FrontierRow {
     pub fine_over_bkl_measured: Option<(usize, f64)>,
     /// The lines of every record this row rests on.
     pub lines: Vec<usize>,
+    /// The lines the crossover rests on: the one-core costs and the fit.
+    pub crossover_lines: Vec<usize>,
 }
 
 /// The whole answer.
@@ -286,17 +288,21 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 lines.extend(l);
                 f
             });
+            let mut crossover_lines = Vec::new();
             let ratio = match (&bkl_c, &fine_c) {
                 (Some((b, bl)), Some((f, fl))) => {
-                    lines.extend(bl.iter().chain(fl).copied());
+                    crossover_lines.extend(bl.iter().chain(fl).copied());
                     Some((b + delay as f64) / (f + delay as f64))
                 }
                 _ => None,
             };
             let crossover = model.zip(ratio).and_then(|(k, r)| k.crossover(delay as f64, r));
             if let Some(k) = &model {
-                lines.push(k.line);
+                crossover_lines.push(k.line);
             }
+            crossover_lines.sort_unstable();
+            crossover_lines.dedup();
+            lines.extend(crossover_lines.iter().copied());
             let fine_over_bkl_measured = m.cores("bkl", delay).into_iter().rfind(|c| *c > 1).and_then(|c| {
                 let (b, bl) = m.at("bkl", delay, c)?;
                 let (f, fl) = m.at("fine", delay, c)?;
@@ -314,6 +320,7 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 fine_over_bkl_one_core: ratio,
                 fine_over_bkl_measured,
                 lines,
+                crossover_lines,
             }
         })
         .collect();

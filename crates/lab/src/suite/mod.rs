@@ -419,13 +419,12 @@ pub fn build_page(records: &[Map<String, Value>], figs: &[Fig]) -> String {
 /// Findings as list items, each naming its `results.jsonl` lines.
 fn findings(b: &mut String, fs: &[summary::Finding]) {
     for f in fs {
-        let lines: Vec<String> = f.lines.iter().map(usize::to_string).collect();
         let _ = writeln!(
             b,
             "<li>{} <span class=\"none\">(results.jsonl line{} {})</span></li>",
             esc(&f.text),
-            if lines.len() == 1 { "" } else { "s" },
-            lines.join(", ")
+            if f.lines.len() == 1 { "" } else { "s" },
+            units::line_list(&f.lines)
         );
     }
 }

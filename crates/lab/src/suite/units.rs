@@ -52,6 +52,29 @@ pub fn times(ratio: f64) -> String {
     }
 }
 
+/// Line numbers as a reader scans them: ascending, runs of three or more
+/// as a range (`231, 234, 634–689`).
+pub fn line_list(lines: &[usize]) -> String {
+    let mut l = lines.to_vec();
+    l.sort_unstable();
+    l.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < l.len() {
+        let mut j = i;
+        while j + 1 < l.len() && l[j + 1] == l[j] + 1 {
+            j += 1;
+        }
+        if j >= i + 2 {
+            out.push(format!("{}–{}", l[i], l[j]));
+        } else {
+            out.extend(l[i..=j].iter().map(usize::to_string));
+        }
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
 /// Commas between groups of three digits of a decimal numeral's integer part.
 fn thousands(n: &str) -> String {
     let (sign, rest) = n.strip_prefix('-').map_or(("", n), |r| ("-", r));
@@ -88,5 +111,7 @@ mod tests {
         assert_eq!(percent(0.853), "85 %");
         assert_eq!(times(1.955), "1.96×");
         assert_eq!(times(13.2), "13×");
+        assert_eq!(line_list(&[689, 231, 634, 635, 636, 234, 235, 231]), "231, 234, 235, 634–636, 689");
+        assert_eq!(line_list(&[]), "");
     }
 }

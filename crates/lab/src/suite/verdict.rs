@@ -19,7 +19,7 @@ const QUOTED: [u64; 2] = [4000, 16000];
 pub fn verdict(rs: &Records<'_>, f: &Frontier) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(measured(f));
-    out.extend(predicted(f));
+    out.extend(predicted(rs, f));
     out.extend(crossover(f));
     out.extend(entry_cost(rs));
     out.truncate(5);
@@ -57,7 +57,7 @@ fn measured(f: &Frontier) -> Option<Finding> {
 }
 
 /// What the fitted model predicts at the seeds' delays.
-fn predicted(f: &Frontier) -> Option<Finding> {
+fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
     let model = f.model?;
     let at: Vec<(u64, usize)> =
         QUOTED.iter().filter_map(|d| Some((*d, f.rows.iter().find(|r| r.delay == *d)?.predicted[0]?))).collect();
@@ -94,10 +94,8 @@ fn predicted(f: &Frontier) -> Option<Finding> {
         ),
         lines: {
             let mut l = vec![model.line];
-            for d in QUOTED {
-                if let Some(r) = f.rows.iter().find(|r| r.delay == d && r.simulated.is_some()) {
-                    l.extend(r.lines.iter().copied().filter(|x| *x != model.line));
-                }
+            for d in QUOTED.iter().filter(|_| !sim.is_empty()) {
+                l.extend(super::frontier_sim::frontier(rs, *d).map(|(_, lines)| lines).unwrap_or_default());
             }
             l.sort_unstable();
             l.dedup();
@@ -129,7 +127,7 @@ fn crossover(f: &Frontier) -> Option<Finding> {
             when(row),
             count(row.delay)
         ),
-        lines: row.lines.clone(),
+        lines: row.crossover_lines.clone(),
     })
 }
 

@@ -92,6 +92,16 @@ impl Record {
 /// The text of `path` (`-`: standard input), at most [`MAX_INPUT_BYTES`].
 pub fn read_text(path: &Path) -> Result<String> {
     let name = path.display();
+    let bytes = read_bytes(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        anyhow::anyhow!("{name}:{line}: not UTF-8 text")
+    })
+}
+
+/// The bytes of `path` (`-`: standard input), at most [`MAX_INPUT_BYTES`].
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    let name = path.display();
     let mut bytes = Vec::new();
     let limit = MAX_INPUT_BYTES + 1;
     if path.as_os_str() == "-" {
@@ -103,10 +113,7 @@ pub fn read_text(path: &Path) -> Result<String> {
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         bail!("{name}: larger than {} MiB, the most an input file may be", MAX_INPUT_BYTES >> 20);
     }
-    String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
-        anyhow::anyhow!("{name}:{line}: not UTF-8 text")
-    })
+    Ok(bytes)
 }
 
 /// The records of the file at `path`.

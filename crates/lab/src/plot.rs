@@ -503,7 +503,16 @@ pub(crate) fn svg_open(height: f64) -> String {
 
 /// The finite points of a series.
 fn finite(s: &Series) -> impl Iterator<Item = (f64, f64)> + '_ {
-    s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite())
+    s.points.iter().copied().filter(|(x, y)| plottable(*x) && plottable(*y))
+}
+
+/// The largest magnitude drawn: beyond it a point is left out (its record
+/// keeps it), so the axes' arithmetic stays finite.
+pub(crate) const PLOTTABLE: f64 = 1e300;
+
+/// Whether `v` can be drawn: finite, and within [`PLOTTABLE`].
+pub(crate) fn plottable(v: f64) -> bool {
+    v.is_finite() && v.abs() <= PLOTTABLE
 }
 
 /// A chart's scales and labels, before its horizontal layout is known.

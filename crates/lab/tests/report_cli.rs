@@ -106,8 +106,17 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
     let d = temp("damaged");
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join("results.jsonl");
-    std::fs::write(&p, "{\"record\":\"machine\",\"cores\":2}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n")
-        .unwrap();
+    let ipc = |g: &str| {
+        format!(
+            "{{\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"{g}\",\"round_trip_cycles_mean\":250,\
+             \"round_trip_cycles_std\":3}}\n"
+        )
+    };
+    let mut text =
+        "{\"record\":\"machine\",\"cores\":2}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n".to_string();
+    text.push_str(&ipc("none"));
+    text.push_str(&ipc("bkl"));
+    std::fs::write(&p, &text).unwrap();
     let (ok, out, err) = granule(&["report", p.to_str().unwrap()]);
     assert!(ok, "{err}");
     assert!(out.contains("report: "), "{out}");
@@ -115,6 +124,14 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
     for line in [2, 3, 4, 5] {
         assert!(err.contains(&format!("{name}:{line}: ")), "line {line} not named: {err}");
     }
+    // The ipc records after the bad lines are still lines 6 and 7.
+    let page = std::fs::read_to_string(d.join("index.html")).unwrap();
+    assert!(page.contains("<td class=\"line\">6</td><td>none</td>"), "line numbers kept");
+    // Nothing to draw: an error that says so, with the page written anyway.
+    std::fs::write(&p, b"{\"record\":\"machine\",\"cores\":2}\n\xff\n").unwrap();
+    let (ok, _, err) = granule(&["report", p.to_str().unwrap()]);
+    assert!(!ok && err.contains("no record the report draws"), "{err}");
+    assert!(err.contains(&format!("{name}:2: not UTF-8")), "{err}");
     assert!(d.join("index.html").is_file());
     // A missing file is an error, not a panic.
     let (ok, _, err) = granule(&["report", d.join("missing.jsonl").to_str().unwrap()]);

@@ -48,11 +48,21 @@ pub struct Results {
 
 /// Read `path`: every line a record, or skipped with a reason.
 pub fn read_results(path: &Path) -> Result<Results> {
-    let text = crate::input::read_text(path)?;
+    let bytes = crate::input::read_bytes(path)?;
     let name = path.display().to_string();
     let mut records = Vec::new();
     let mut skipped = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    let mut raw: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    if raw.last().is_some_and(|l| l.is_empty()) {
+        raw.pop();
+    }
+    for (i, raw) in raw.into_iter().enumerate() {
+        let Ok(line) = std::str::from_utf8(raw) else {
+            skipped.push(format!("{name}:{}: not UTF-8 text; skipped", i + 1));
+            records.push(crate::output::record("skipped"));
+            continue;
+        };
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let why = match serde_json::from_str::<Value>(line) {
             _ if line.trim().is_empty() => Some("an empty line".to_string()),
             Err(e) => Some(format!("not JSON ({e})")),
@@ -110,6 +120,13 @@ pub fn run(a: &Args) -> Result<()> {
     match all.as_slice() {
         [one] => {
             let n = write_report(&out, &one.records)?;
+            if n == 0 {
+                bail!(
+                    "{}: no record the report draws (wrote {} with its tables empty)",
+                    one.path.display(),
+                    index.display()
+                );
+            }
             println!("report: {} ({n} figures, from {})", index.display(), one.path.display());
         }
         many => {
@@ -135,9 +152,12 @@ mod tests {
         let p = temp("results.jsonl");
         let text = "{\"record\":\"machine\",\"cores\":2}\n{\"record\":\"ipc\",\"regime\":\"bkl\"}\nnot json\n[1,2]\n\
                     {\"name\":\"x\"}\n{\"record\":\"ipc\",\"regime\":\"none\"\n\n{\"record\":\"ipc\",\"regime\":\"fine\"}\n";
-        std::fs::write(&p, text).unwrap();
+        let mut bytes = text.as_bytes().to_vec();
+        // Line 9: a byte that is not UTF-8.
+        bytes.extend_from_slice(b"{\"record\":\"ipc\",\"regime\":\"\xff\"}\n");
+        std::fs::write(&p, bytes).unwrap();
         let r = read_results(&p).unwrap();
-        assert_eq!(r.records.len(), 8);
+        assert_eq!(r.records.len(), 9);
         let name = p.display().to_string();
         let lines: Vec<&str> = r.skipped.iter().map(|s| s.strip_prefix(&format!("{name}:")).unwrap()).collect();
         assert!(lines[0].starts_with("3: not JSON"), "{lines:?}");
@@ -145,7 +165,8 @@ mod tests {
         assert!(lines[2].starts_with("5: a JSON object without a \"record\" field"), "{lines:?}");
         assert!(lines[3].starts_with("6: not JSON"), "{lines:?}");
         assert!(lines[4].starts_with("7: an empty line"), "{lines:?}");
-        assert_eq!(lines.len(), 5);
+        assert!(lines[5].starts_with("9: not UTF-8 text"), "{lines:?}");
+        assert_eq!(lines.len(), 6);
         // The fine record is still line 8 of the file.
         let rs = Records::new(&r.records);
         let fine = rs.iter().find(|x| crate::fields::Fields::str(*x, "regime") == Some("fine")).unwrap();

@@ -25,6 +25,17 @@ pub fn cores_text(n: usize, at_least: bool) -> String {
     }
 }
 
+/// Cores in a sentence: `1 core`, `12 cores`, `at least 56 cores`.
+pub fn cores_phrase(n: usize, at_least: bool) -> String {
+    let n_text = count(n as u64);
+    let unit = if n == 1 { "core" } else { "cores" };
+    if at_least || n >= MAX_CORES {
+        format!("at least {n_text} {unit}")
+    } else {
+        format!("{n_text} {unit}")
+    }
+}
+
 /// The sources every frontier number rests on: the fit's `s` and `a`, and
 /// the throughputs of the `scale` records used.
 fn sources(rs: &Records<'_>, f: &Frontier) -> Vec<Source> {

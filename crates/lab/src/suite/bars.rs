@@ -12,8 +12,8 @@
 use std::fmt::Write as _;
 
 use crate::plot::{
-    colour, escape, nice_step, svg_open, text_width, truncate, value_label, wrap, Legend, Mark, Title, YAxis, MIN_LEFT,
-    TICK_FONT, VALUE_FONT, WIDTH,
+    colour, escape, nice_step, plottable, svg_open, text_width, truncate, value_label, wrap, Legend, Mark, Title,
+    YAxis, MIN_LEFT, TICK_FONT, VALUE_FONT, WIDTH,
 };
 
 /// One bar.
@@ -169,8 +169,8 @@ impl BarChart {
         }
         .min(ph / 2.0);
         let highest =
-            self.bars.iter().map(|b| b.value + b.error.max(0.0)).filter(|v| v.is_finite()).fold(0.0, f64::max);
-        let highest_ref = self.references.iter().map(|r| r.value).filter(|v| v.is_finite()).fold(0.0, f64::max);
+            self.bars.iter().map(|b| b.value + b.error.max(0.0)).filter(|v| plottable(*v)).fold(0.0, f64::max);
+        let highest_ref = self.references.iter().map(|r| r.value).filter(|v| plottable(*v)).fold(0.0, f64::max);
         // Room above the highest bar for its value label.
         let need = (highest * ph / (ph - headroom - 4.0)).max(highest * 1.02).max(highest_ref * 1.05);
         let need = need.max(f64::MIN_POSITIVE);
@@ -234,7 +234,9 @@ impl BarChart {
         let Plan { left, right, top, pw, slot, pitch, bar_w, .. } = p;
         let ph = PLOT_HEIGHT;
         let y_top = p.y.top();
-        let py = |y: f64| top + ph - y.max(0.0) / y_top * ph;
+        // A value past the drawable range (or not a number) stands at the
+        // frame's edge; its label and tooltip keep the value.
+        let py = |y: f64| top + ph - if y.is_nan() { 0.0 } else { y.clamp(0.0, y_top) } / y_top * ph;
         let mut out = svg_open(p.height.ceil());
         title.draw(&mut out, (left, left + pw), 0.0);
         p.y.draw(&mut out, (left, left + pw), py);

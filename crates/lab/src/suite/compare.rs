@@ -128,7 +128,9 @@ fn merge_one(of: &[(usize, &Fig)], labels: &[MachineLabel]) -> Option<Fig> {
                             }
                             let mut s = s.clone();
                             s.label = format!("{}: {}", labels[*k].letter, s.label);
-                            s.style = *k;
+                            // Machine k's styles follow its series' own (solid and
+                            // dashed on A, dotted and dash-dot on B, …).
+                            s.style += 2 * *k;
                             merged.series.push(s);
                         }
                     }
@@ -164,7 +166,12 @@ fn merge_one(of: &[(usize, &Fig)], labels: &[MachineLabel]) -> Option<Fig> {
     Some(Fig {
         id: first.id,
         title: first.title.clone(),
-        caption: format!("Machines: {}. {}", legend.join("; "), first.caption),
+        caption: format!(
+            "Machines: {}. Each machine draws in its own line and mark styles, so read every series' style from \
+             the legend (a caption below that names a line style speaks of one machine's figure). {}",
+            legend.join("; "),
+            first.caption
+        ),
         plot,
         sources,
     })
@@ -305,6 +312,6 @@ mod tests {
         let scale = merged.iter().find(|f| f.id == "fig-scale").unwrap();
         let Plot::Lines(fig) = &scale.plot else { panic!("lines") };
         let styles: Vec<usize> = fig.charts[0].series.iter().map(|s| s.style).collect();
-        assert_eq!(styles, [0, 1], "each machine in its own style");
+        assert_eq!(styles, [0, 2], "each machine in its own style");
     }
 }

@@ -7,7 +7,7 @@
 //! its own throughput on one, i.e. the share of the lock-free ideal
 //! (perfect scaling, nobody waiting) it delivers. The single-core price of
 //! the lock is left to the crossover below, so the frontier isolates
-//! contention. Two sources, never mixed:
+//! contention. Three sources, never mixed:
 //! - **measured**, from the `scale` records (medians of the runs): the
 //!   largest measured core count up to which every measured `E` holds the
 //!   threshold; when all of them do, the machine ran out of cores first
@@ -44,6 +44,14 @@ pub const DELAYS: [u64; 7] = [500, 1000, 2000, 4000, 8000, 16000, 32000];
 /// The most cores the prediction scans (the model's own limit).
 pub const MAX_CORES: usize = 4096;
 
+/// The longest service or think time taken from a fit (cycles): `model
+/// fit` refuses times past 10^12 anyway.
+const MAX_TIME: f64 = 1e12;
+
+/// The most measured delays a frontier has rows for (beyond the seeds'
+/// sweep, the smallest ones).
+pub const MAX_MEASURED_DELAYS: usize = 64;
+
 /// The thresholds: share of the lock-free ideal the big lock must keep.
 pub const THRESHOLDS: [f64; 2] = [0.9, 0.5];
 
@@ -68,25 +76,39 @@ pub struct Model {
     pub locks_per_round_trip: f64,
     /// The `model_fit` record's line.
     pub line: usize,
+    /// The `fit_input` record's line (locks per round trip), if any.
+    pub input_line: Option<usize>,
 }
 
 impl Model {
     /// The big lock's fitted model: the `bkl` joint fit over every delay
-    /// (`scope` "all delays"), with the fit input's locks per round trip.
+    /// (`scope` "all delays"), with the fit input's locks per round trip. A
+    /// fit that did not converge, or whose times are not positive numbers of
+    /// a sane size, is no model.
     pub fn of(rs: &Records<'_>) -> Option<Self> {
         let input = rs.of("model_fit", "fit_input").into_iter().next();
-        let l = input.and_then(|r| r.num("locks_per_round_trip")).filter(|l| *l > 0.0).unwrap_or(1.0);
+        let l = input.and_then(|r| r.num("locks_per_round_trip")).filter(|l| l.is_finite() && *l > 0.0);
         let fit = rs
             .of("model_fit", "model_fit")
             .into_iter()
             .find(|r| r.str("regime") == Some("bkl") && r.str("scope") == Some("all delays"))?;
+        if fit.bool("converged") == Some(false) {
+            return None;
+        }
         let (s, a) = (fit.num("s")?, fit.num("a")?);
-        (s.is_finite() && s > 0.0 && a.is_finite() && a >= 0.0).then_some(Self {
+        let sane = |v: f64| v.is_finite() && v <= MAX_TIME;
+        (sane(s) && s > 0.0 && sane(a) && a >= 0.0).then_some(Self {
             s,
             a,
-            locks_per_round_trip: l,
+            locks_per_round_trip: l.unwrap_or(1.0),
             line: fit.line,
+            input_line: l.and(input.map(|r| r.line)),
         })
+    }
+
+    /// The lines of the records the model rests on.
+    pub fn lines(&self) -> Vec<usize> {
+        std::iter::once(self.line).chain(self.input_line).collect()
     }
 
     /// Think time per acquisition at `delay` cycles per round trip.
@@ -160,7 +182,7 @@ impl Measured {
             else {
                 continue;
             };
-            if !(t.is_finite() && t > 0.0 && c >= 1.0) {
+            if !(t.is_finite() && t > 0.0 && c >= 1.0 && c <= MAX_CORES as f64 && (0.0..=MAX_TIME).contains(&d)) {
                 continue;
             }
             let e = raw.entry((g.to_string(), d as u64, c as usize)).or_default();
@@ -254,14 +276,11 @@ pub struct Frontier {
     pub single_core_cycles: [Option<f64>; 2],
 }
 
-/// The TSC frequency the suite measured, in Hz.
-pub fn tsc_hz(rs: &Records<'_>) -> Option<f64> {
-    let ghz = rs
-        .of("model_fit", "fit_input")
-        .into_iter()
-        .find_map(|r| r.num("tsc_ghz"))
-        .or_else(|| rs.machine().and_then(|m: Rec<'_>| m.num("tsc_ghz")))?;
-    (ghz.is_finite() && ghz > 0.0).then_some(ghz * 1e9)
+/// The TSC frequency the suite measured, in Hz, and the line it is from
+/// (the fit's input, else the machine record).
+pub fn tsc_hz(rs: &Records<'_>) -> Option<(f64, usize)> {
+    let ok = |r: Rec<'_>| r.num("tsc_ghz").filter(|g| g.is_finite() && *g > 0.0 && *g < 1e3).map(|g| (g * 1e9, r.line));
+    rs.of("model_fit", "fit_input").into_iter().find_map(ok).or_else(|| rs.machine().and_then(ok))
 }
 
 /// The frontier and crossover of a suite's records.
@@ -269,10 +288,16 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
     let model = Model::of(rs);
     let m = Measured::of(rs);
     let hz = tsc_hz(rs);
-    let cost = |g: &str| hz.and_then(|hz| m.single_core_cycles(g, hz));
+    let cost = |g: &str| {
+        hz.and_then(|(hz, line)| {
+            let (c, mut lines) = m.single_core_cycles(g, hz)?;
+            lines.push(line);
+            Some((c, lines))
+        })
+    };
     let (bkl_c, fine_c) = (cost("bkl"), cost("fine"));
     let mut delays: Vec<u64> = DELAYS.to_vec();
-    delays.extend(m.delays("bkl"));
+    delays.extend(m.delays("bkl").into_iter().take(MAX_MEASURED_DELAYS));
     delays.sort_unstable();
     delays.dedup();
     let rows = delays
@@ -298,7 +323,7 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
             };
             let crossover = model.zip(ratio).and_then(|(k, r)| k.crossover(delay as f64, r));
             if let Some(k) = &model {
-                crossover_lines.push(k.line);
+                crossover_lines.extend(k.lines());
             }
             crossover_lines.sort_unstable();
             crossover_lines.dedup();

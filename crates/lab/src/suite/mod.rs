@@ -257,11 +257,14 @@ pub fn build_page(records: &[Map<String, Value>], figs: &[Fig]) -> String {
         let _ =
             writeln!(b, "<p class=\"note\">Smoke profile: tiny durations for testing; the numbers mean nothing.</p>");
     }
-    let cores = m.and_then(|m| m.num("cores")).unwrap_or(0.0);
+    let on = match m.and_then(|m| m.num("cores")).filter(|c| c.is_finite() && *c >= 1.0) {
+        Some(c) => format!("Measured on {c:.0} cores."),
+        None => "Measured on a machine this file does not describe (no machine record).".into(),
+    };
     let _ = writeln!(
         b,
-        "<p class=\"note\">Measured on {cores:.0} cores. Every number for more cores comes from the queueing model \
-         or the simulator, fitted to these measurements, and is marked as a prediction.</p>"
+        "<p class=\"note\">{on} Every number for more cores comes from the queueing model or the simulator, \
+         fitted to these measurements, and is marked as a prediction.</p>"
     );
     let frontier = frontier::compute(&rs);
     let _ = writeln!(b, "<h2>The answer for this machine</h2>\n<ul class=\"verdict\">");

@@ -22,16 +22,17 @@ const BOUNDARY_COLOUR: usize = 6;
 /// The figure, if the suite fitted the model and measured `bkl`.
 pub fn figure(rs: &Records<'_>) -> Option<Fig> {
     let model = Model::of(rs)?;
-    let hz = tsc_hz(rs)?;
+    let (hz, hz_line) = tsc_hz(rs)?;
     let m = Measured::of(rs);
-    let delays = m.delays("bkl");
+    let mut delays = m.delays("bkl");
+    delays.truncate(super::frontier::MAX_MEASURED_DELAYS);
     if delays.is_empty() {
         return None;
     }
     let mut sources: Vec<Source> = rs
         .iter()
-        .filter(|r| r.line == model.line)
-        .flat_map(|r| ["s", "a"].into_iter().filter_map(move |f| Source::of(&r, f)))
+        .filter(|r| model.lines().contains(&r.line) || r.line == hz_line)
+        .flat_map(|r| ["s", "a", "locks_per_round_trip", "tsc_ghz"].into_iter().filter_map(move |f| Source::of(&r, f)))
         .collect();
     let mut series = Vec::new();
     let mut top: f64 = 0.0;
@@ -82,12 +83,13 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         caption: format!(
             "Seed 001's Figure 4 for this machine: for every delay the suite measured, the machine-repairman \
              model with the service time s = {:.0} and think time a = {:.0} cycles per lock acquisition that the \
-             suite fitted to the big lock (record `model_fit`, line {}), plus the delay, drawn from 1 to {CORES} \
-             cores (lines: predictions), with the medians measured on this machine's cores on top (dots: \
+             suite fitted to the big lock (record `model_fit`, line {}), plus the delay's share of each \
+             acquisition (the delay over {} locks per round trip), drawn from 1 to {CORES} cores (lines: \
+             predictions), in round trips per second at the measured TSC frequency, with the medians measured on this machine's cores on top (dots: \
              measurements, records `scale`). The vertical line marks where the seeds' two-socket x86 (simulated \
              as `x86-2s`) crosses into its second socket, where seed 001 saw the service time double: the model \
              assumes one service time throughout, so beyond it the lines are an upper bound.",
-            model.s, model.a, model.line
+            model.s, model.a, model.line, model.locks_per_round_trip
         ),
         plot: Plot::Lines(Figure { charts: vec![chart] }),
         sources,

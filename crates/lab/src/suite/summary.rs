@@ -78,6 +78,10 @@ pub fn scaling(rs: &Records<'_>) -> Vec<Finding> {
         else {
             continue;
         };
+        // A delay or core count no run can have is left out, not rounded.
+        if !((0.0..=1e12).contains(&d) && (1.0..=4096.0).contains(&c) && t.is_finite()) {
+            continue;
+        }
         let e = by.entry((regime.to_string(), d as u64)).or_default().entry(c as usize).or_default();
         e.0.push(t);
         e.1.push(r.line);
@@ -118,11 +122,22 @@ pub fn scaling(rs: &Records<'_>) -> Vec<Finding> {
             continue;
         }
         parts.sort_by(|a, b| b.2.total_cmp(&a.2));
-        let list: Vec<String> = parts.iter().map(|(r, _, x)| format!("`{r}` {x:.2}×")).collect();
         let top = parts[0].1;
+        let same = parts.iter().all(|p| p.1 == top);
+        // Each regime's own core count when they were not all measured on
+        // the same number.
+        let list: Vec<String> = parts
+            .iter()
+            .map(|(r, n, x)| if same { format!("`{r}` {x:.2}×") } else { format!("`{r}` {x:.2}× on {n} cores") })
+            .collect();
+        let head = if same {
+            format!("{top} cores give over 1 core")
+        } else {
+            "the most cores measured give over 1 core".into()
+        };
         out.push(Finding {
             text: format!(
-                "At a mean delay of {} cycles, {top} cores give over 1 core: {} (measured; best first).",
+                "At a mean delay of {} cycles, {head}: {} (measured; best first).",
                 count(delay),
                 list.join(", ")
             ),

@@ -13,8 +13,22 @@ pub fn number(v: f64) -> String {
     if !v.is_finite() {
         return "—".into();
     }
+    // Rounded first (three significant digits), so 999,950 is `1.0 M`, not
+    // `1000 k`.
+    let v = if v == 0.0 {
+        0.0
+    } else {
+        let scale = 10f64.powi(2 - v.abs().log10().floor() as i32);
+        (v * scale).round() / scale
+    };
     let a = v.abs();
-    let (x, prefix) = if a >= 1e9 {
+    if a >= 1e15 {
+        let e = a.log10().floor() as i32;
+        return format!("{:.1} × 10^{e}", v / 10f64.powi(e));
+    }
+    let (x, prefix) = if a >= 1e12 {
+        (v / 1e12, "T")
+    } else if a >= 1e9 {
         (v / 1e9, "G")
     } else if a >= 1e6 {
         (v / 1e6, "M")
@@ -23,9 +37,13 @@ pub fn number(v: f64) -> String {
     } else {
         (v, "")
     };
-    let whole = x.abs() >= 10.0 || (prefix.is_empty() && x.fract() == 0.0);
-    let digits = if whole { 0 } else { 1 };
-    let n = format!("{x:.digits$}");
+    // One decimal below 10 (unless it rounds to a whole number there).
+    let one = format!("{x:.1}");
+    let n = if x.abs() >= 10.0 || one.ends_with(".0") && prefix.is_empty() || one.trim_start_matches('-').len() > 3 {
+        format!("{x:.0}")
+    } else {
+        one
+    };
     if prefix.is_empty() {
         thousands(&n)
     } else {
@@ -106,6 +124,13 @@ mod tests {
         assert_eq!(quantity(2.4, "cycles"), "2.4 cycles");
         assert_eq!(quantity(f64::NAN, "cycles"), "— cycles");
         assert_eq!(number(12.3e6), "12 M");
+        assert_eq!(number(999_950.0), "1.0 M");
+        assert_eq!(number(9.96), "10");
+        assert_eq!(number(9.94), "9.9");
+        assert_eq!(number(2.5e12), "2.5 T");
+        assert_eq!(number(1e300), "1.0 × 10^300");
+        assert_eq!(number(-4_377_000.0), "-4.4 M");
+        assert_eq!(number(0.0), "0");
         assert_eq!(count(32000), "32,000");
         assert_eq!(count(500), "500");
         assert_eq!(percent(0.853), "85 %");

@@ -5,7 +5,7 @@
 //! locking costs, what one system call costs); the detailed findings follow
 //! below it on the page.
 
-use super::answer::cores_text;
+use super::answer::{cores_phrase, cores_text};
 use super::frontier::{Frontier, SEED_POINTS};
 use super::records::Records;
 use super::summary::Finding;
@@ -34,23 +34,29 @@ fn measured(f: &Frontier) -> Option<Finding> {
     let mut lines: Vec<usize> = m0.lines.iter().chain(&m1.lines).copied().collect();
     lines.sort_unstable();
     lines.dedup();
+    let when = |d: u64| if d == 0 { "come back to back".to_string() } else { format!("are {} cycles apart", count(d)) };
     let text = if first.delay == last.delay {
         format!(
-            "Measured on this machine's {} cores, one big lock delivers {} of perfect scaling when system calls \
-             are {} cycles apart.",
-            m0.most_cores,
+            "Measured here on {}, one big lock keeps {} of perfect scaling when system calls {}.",
+            cores_phrase(m0.most_cores, false),
             percent(m0.efficiency_at_most),
-            count(first.delay)
+            when(first.delay)
         )
     } else {
+        // The second figure names its core count only where it differs.
+        let on = if m1.most_cores == m0.most_cores {
+            String::new()
+        } else {
+            format!(" (on {})", cores_phrase(m1.most_cores, false))
+        };
         format!(
-            "Measured on this machine's {} cores, one big lock delivers {} of perfect scaling when system calls \
-             come back to back ({} cycles apart) and {} when they are {} cycles apart.",
-            m0.most_cores.max(m1.most_cores),
+            "Measured here on {}, one big lock keeps {} of perfect scaling when system calls {}, and {}{on} when \
+             they {}.",
+            cores_phrase(m0.most_cores, false),
             percent(m0.efficiency_at_most),
-            count(first.delay),
+            when(first.delay),
             percent(m1.efficiency_at_most),
-            count(last.delay)
+            when(last.delay)
         )
     };
     Some(Finding { text, lines })
@@ -65,7 +71,7 @@ fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
         return None;
     }
     let parts: Vec<String> =
-        at.iter().map(|(d, n)| format!("{} cores at {} cycles", cores_text(*n, false), count(*d))).collect();
+        at.iter().map(|(d, n)| format!("{} at {} cycles", cores_phrase(*n, false), count(*d))).collect();
     let sim: Vec<String> = QUOTED
         .iter()
         .filter_map(|d| {
@@ -85,7 +91,7 @@ fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
         .collect();
     Some(Finding {
         text: format!(
-            "The model fitted to those measurements (a lock held {} per acquisition) predicts that the big lock \
+            "The model fitted to this machine's big-lock measurements (a lock held {} per acquisition) predicts that the big lock \
              stays within 90 % of perfect scaling up to {} between system calls{sim} — a prediction for cores \
              this machine does not have; seed 001's two-socket Xeon reached {}.",
             quantity(model.s, "cycles"),
@@ -93,7 +99,7 @@ fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
             seeds.join(" and ")
         ),
         lines: {
-            let mut l = vec![model.line];
+            let mut l = model.lines();
             for d in QUOTED.iter().filter(|_| !sim.is_empty()) {
                 l.extend(super::frontier_sim::frontier(rs, *d).map(|(_, lines)| lines).unwrap_or_default());
             }
@@ -107,12 +113,13 @@ fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
 /// What finer locking costs, and from where it pays.
 fn crossover(f: &Frontier) -> Option<Finding> {
     let [Some(b), Some(fine)] = f.single_core_cycles else { return None };
+    f.model?;
     let row = f.rows.iter().find(|r| r.delay == QUOTED[0])?;
     let short = f.rows.iter().filter(|r| r.delay > 0).find(|r| r.crossover.is_some());
     let when = |r: &super::frontier::FrontierRow| match r.crossover {
         Some(1) => "from a single core".to_string(),
-        Some(n) => format!("only from {} cores", count(n as u64)),
-        None => "on no machine up to 4,096 cores".to_string(),
+        Some(n) => format!("only from {}", cores_phrase(n, false)),
+        None => format!("on no machine up to {}", cores_phrase(super::frontier::MAX_CORES, false)),
     };
     let also = short
         .filter(|s| s.delay != row.delay)
@@ -120,8 +127,8 @@ fn crossover(f: &Frontier) -> Option<Finding> {
         .unwrap_or_default();
     Some(Finding {
         text: format!(
-            "Fine-grained locking costs {} per round trip on one core where the big lock costs {}, so on this \
-             machine it pays {} when system calls are {} cycles apart{also}.",
+            "Fine-grained locking costs {} per round trip on one core where the big lock costs {}, so by the \
+             fitted model it pays {} when system calls are {} cycles apart{also}.",
             quantity(fine, "cycles"),
             quantity(b, "cycles"),
             when(row),
@@ -196,7 +203,7 @@ mod tests {
             assert!(!f.text.contains("e6") && !f.text.contains("e+"), "{}", f.text);
         }
         assert!(v[0].text.contains("60 %") && v[0].text.contains("95 %"), "{}", v[0].text);
-        assert_eq!(v[1].lines, [3]);
+        assert_eq!(v[1].lines, [2, 3], "the fit and its input");
         assert!(v[1].text.contains("300 cycles per acquisition"), "{}", v[1].text);
         assert!(v[2].text.contains("500 cycles") && v[2].text.contains("400 cycles"), "{}", v[2].text);
         assert!(v[3].text.contains("380 cycles") && v[3].text.contains("`bkl` 12 cycles"), "{}", v[3].text);
@@ -205,5 +212,25 @@ mod tests {
         let mut unique = starts.clone();
         unique.dedup();
         assert_eq!(starts, unique);
+    }
+
+    #[test]
+    fn without_a_fit_the_verdict_claims_nothing_it_did_not_compute() {
+        let all = vec![
+            record("machine"),
+            scale_point("bkl", 0, 1, 5e6),
+            scale_point("bkl", 0, 2, 6e6),
+            scale_point("fine", 0, 1, 4e6),
+            // A delay no run can have is left out, not read as 0.
+            scale_point("bkl", 0, 2, 1e3)
+                .into_iter()
+                .map(|(k, v)| (k.clone(), if k == "delay_cycles" { (-5).into() } else { v }))
+                .collect(),
+        ];
+        let rs = Records::new(&all);
+        let v = verdict(&rs, &compute(&rs));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].text.contains("60 %") && v[0].text.contains("on 2 cores"), "{}", v[0].text);
+        assert_eq!(v[0].lines, [2, 3]);
     }
 }

@@ -145,6 +145,8 @@ impl Units {
         }
     }
 
+    /// The throughput field's name in the records.
+    #[cfg(test)]
     fn throughput_name(self) -> &'static str {
         match self {
             Units::Scale { .. } => "round_trips_per_sec",
@@ -323,7 +325,10 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
         let mut chart = Chart {
             title: format!("{regime}: measured (dots) and fitted machine-repairman model (lines)"),
             x_label: "cores".into(),
-            y_label: units.throughput_name().replace('_', " "),
+            y_label: match units {
+                Units::Scale { .. } => "round trips per second".into(),
+                Units::Generic => "throughput (critical sections per input time unit)".into(),
+            },
             series: Vec::new(),
         };
         for scope in scopes {

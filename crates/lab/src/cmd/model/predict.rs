@@ -94,7 +94,8 @@ pub fn run(a: &Args) -> Result<()> {
         let chart = Chart {
             title: format!("machine-repairman model ({}): s = {s}, a = {d}, knee {:.1} cores", law.name(), knee(s, d)),
             x_label: "cores".into(),
-            y_label: if per_sec.is_some() { "lock throughput / s" } else { "lock throughput / cycle" }.into(),
+            y_label: if per_sec.is_some() { "lock acquisitions per second" } else { "lock acquisitions per cycle" }
+                .into(),
             series: vec![Series { style: 0, label: format!("model, a = {d}"), points: curve, line: true, colour: 0 }],
         };
         Figure { charts: vec![chart] }.write(path)?;

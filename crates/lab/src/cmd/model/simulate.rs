@@ -205,7 +205,7 @@ pub fn run(a: &Args) -> Result<()> {
     let mut chart = Chart {
         title: format!("simulated on {}: s = {s}, a = {}", topo.name(), think.mean()),
         x_label: "cores".into(),
-        y_label: if per_sec.is_some() { "critical sections / s" } else { "critical sections / cycle" }.into(),
+        y_label: if per_sec.is_some() { "critical sections per second" } else { "critical sections per cycle" }.into(),
         series: Vec::new(),
     };
     let unit = per_sec.unwrap_or(1.0);

@@ -87,7 +87,7 @@ pub fn run(a: &Args) -> Result<()> {
         let mut chart = Chart {
             title: format!("simulator vs analytic model: s = {}, a = {}, no hand-off", v.s, v.a),
             x_label: "cores".into(),
-            y_label: "critical sections / cycle".into(),
+            y_label: "critical sections per cycle".into(),
             series: Vec::new(),
         };
         for (i, &law) in v.laws.iter().enumerate() {

@@ -167,7 +167,7 @@ impl<W: Waits> State<W> {
         check_capacity(c.max_threads, 1)?;
         check_capacity(c.max_cnodes, 1)?;
         check_capacity(c.max_vspaces, 1)?;
-        if c.max_vspaces > crate::object::vspace::MAX_VSPACES {
+        if c.max_vspaces > crate::object::page_tables::MAX_VSPACES {
             return Err(BootError::Capacity);
         }
         check_capacity(c.max_page_tables, 0)?;
@@ -210,7 +210,7 @@ impl<W: Waits> State<W> {
             irqs: irqs.into_boxed_slice(),
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
-            mappings: crate::object::vspace::new_mappings(c),
+            mappings: crate::object::page_tables::new_mappings(c),
             waits,
             subsys: crate::subsys::Subsystems::boot(c),
         };

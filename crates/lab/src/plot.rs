@@ -63,11 +63,7 @@ pub struct Figure {
     pub charts: Vec<Chart>,
 }
 
-/// The first palette index of the regimes' colours: index
-/// `REGIME_COLOURS + k` is regime `k` of [`crate::regimes::COLOURS`]
-/// (past its end: the colour of an unknown regime). Smaller indices are
-/// the other palette's.
-pub const REGIME_COLOURS: usize = 1 << 20;
+pub use crate::regimes::REGIME_COLOURS;
 
 /// Colours for series and bars that are not regimes (locks, machines,
 /// delays, policies): none of them is a regime's colour.

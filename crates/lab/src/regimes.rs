@@ -74,6 +74,12 @@ pub fn rank(name: &str) -> usize {
     REGIMES.iter().position(|r| *r == name).unwrap_or(REGIMES.len())
 }
 
+/// The first palette index of the regimes' colours: index
+/// `REGIME_COLOURS + k` is regime `k` of [`COLOURS`]
+/// (past its end: the colour of an unknown regime). Smaller indices are
+/// the other palette's (`crate::plot`).
+pub const REGIME_COLOURS: usize = 1 << 20;
+
 /// The fixed colour of every regime in every figure, by name: the
 /// regimes of [`REGISTRY`], `rtm-fallback` (`granule verify`'s) and
 /// `linux` (real Redis on Linux in the KV figures). The big locks share a
@@ -97,7 +103,7 @@ const UNKNOWN_COLOUR: &str = "#c7c7c7";
 /// [`crate::plot::Series::colour`] and the report's bars): the same in
 /// every figure, and never the colour of a series that is not a regime.
 pub fn colour(name: &str) -> usize {
-    crate::plot::REGIME_COLOURS + COLOURS.iter().position(|(n, _)| *n == name).unwrap_or(COLOURS.len())
+    REGIME_COLOURS + COLOURS.iter().position(|(n, _)| *n == name).unwrap_or(COLOURS.len())
 }
 
 /// The colour of entry `k` of [`COLOURS`] (past its end: an unknown

@@ -17,6 +17,7 @@ pub(crate) mod endpoint;
 pub(crate) mod frame;
 pub(crate) mod irq;
 pub(crate) mod notification;
+pub(crate) mod page_tables;
 pub(crate) mod reply;
 pub(crate) mod tcb;
 pub(crate) mod thread;

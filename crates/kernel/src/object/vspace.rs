@@ -4,36 +4,24 @@
 //! bitmap only decides which cores must be stalled).
 //!
 //! The page tables and each frame's record of where it is mapped live
-//! beside the slabs in one [`Mappings`] (`granule_sync::lockfree`), for
+//! beside the slabs in one `Mappings` (`granule_sync::lockfree`, made by
+//! `page_tables.rs`), for
 //! every regime: Synthesis's lock-free mapping (seed `004` §5.3), which
 //! `lockfree` runs on its shared paths and the lock regimes run under their
 //! locks, so there is one mapping logic. The geometry is x86-64's lower two
 //! levels: a root of 512 entries, each a 2 MiB page or a table of 512 4 KiB
-//! pages, 1 GiB per space ([`VSPACE_BYTES`]). Tables come from a pool of
+//! pages, 1 GiB per space (`abi::VSPACE_BYTES`). Tables come from a pool of
 //! `max_page_tables` (plus one per core, see "Tables" in `mapping.rs`);
 //! a table stays with its space until the space is destroyed.
 
 use core::sync::atomic::Ordering;
 
-use granule_sync::lockfree::{Geometry, Mapped, Mappings, Rmw, MAPPING_MAX_CORES, MAX_SPACES};
+use granule_sync::lockfree::{Mapped, Rmw};
 
-use crate::abi::VSPACE_BYTES;
-use crate::config::BootConfig;
 use crate::exit::CoreMask;
 use crate::object::{Frame, Ref};
 use crate::state::{Ctx, IPI_STALL};
 use crate::waits::Waits;
-
-/// Most VSpaces a kernel can have (the mapping word's space field).
-pub(crate) const MAX_VSPACES: usize = MAX_SPACES;
-
-const _: () = assert!(crate::abi::MAX_CORES <= MAPPING_MAX_CORES);
-const _: () = assert!(Geometry::X86_64.space_bytes() == VSPACE_BYTES);
-
-/// The mappings of a kernel booted with `c` (checked by `State::boot`).
-pub(crate) fn new_mappings(c: &BootConfig) -> Mappings {
-    Mappings::new(Geometry::X86_64, c.cores, c.max_vspaces, c.max_page_tables + c.cores, c.max_frames)
-}
 
 /// An address space. Its page table is in `State::mappings`, and the cores
 /// that have run a thread of it since the last shoot-down beside the slab

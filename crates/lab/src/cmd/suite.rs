@@ -131,10 +131,10 @@ pub fn run(a: &Args) -> Result<()> {
     std::fs::write(a.out.join("commands.txt"), commands).context("writing commands.txt")?;
     // The page is drawn from results.jsonl as written, exactly as `granule
     // report` draws it again later.
-    let written = crate::cmd::report::read_results(&a.out.join("results.jsonl"))?;
+    let written = crate::suite::results_file::read_results(&a.out.join("results.jsonl"))?;
     let records = written.records;
     let rs = Records::new(&records);
-    let figs = crate::cmd::report::write_report(&a.out, &records)?;
+    let figs = crate::suite::results_file::write_report(&a.out, &records)?;
     let index = a.out.join("index.html");
     if figs == 0 {
         bail!("the suite produced no figure: see {}", a.out.join("results.jsonl").display());

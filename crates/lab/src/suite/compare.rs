@@ -21,9 +21,9 @@ use anyhow::{Context, Result};
 use super::figures::{Fig, Plot};
 use super::html::{self, esc};
 use super::records::Records;
+use super::results_file::Results;
 use super::units::line_list;
 use super::{build_figures, frontier, machine_fields, verdict};
-use crate::cmd::report::Results;
 use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
 

@@ -6,7 +6,7 @@
 //! cache-line latency, so its frontier bends where the second socket
 //! starts. One suite step per delay, planned once the fit is known.
 
-use super::frontier::{Model, DELAYS, THRESHOLDS};
+use super::lock_model::{Model, DELAYS, THRESHOLDS};
 use super::plan::{Profile, Step};
 use super::records::Records;
 use crate::fields::Fields;

@@ -61,7 +61,10 @@ const PROBE: &str = r#"<script>
     });
     var pre = document.createElement('pre');
     pre.id = 'PROBE_ID';
-    pre.textContent = JSON.stringify({ figures: figures, errors: errors });
+    // Whether the page fits the window's width (wide tables scroll inside
+    // themselves): the probe's own element is not there yet.
+    var fits = document.documentElement.scrollWidth <= window.innerWidth;
+    pre.textContent = JSON.stringify({ figures: figures, errors: errors, fits_width: fits, width: window.innerWidth });
     document.body.appendChild(pre);
   });
 })();
@@ -198,6 +201,7 @@ fn the_smoke_report_renders_in_chromium_without_errors() {
     assert!(page_errors.is_empty(), "errors on the page: {page_errors:?}");
     let figures = probe["figures"].as_array().expect("figures");
     assert!(!figures.is_empty(), "no figure on the page");
+    assert_eq!(probe["fits_width"], true, "the page is wider than the {} px window", probe["width"]);
     assert_eq!(figures.len(), figures_in_page, "every figure of the report is in the DOM");
     for f in figures {
         let id = &f["id"];

@@ -68,7 +68,7 @@ pub fn page(title: &str, body: &str) -> String {
 const STYLE: &str =
     "body { font-family: sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em; color: #222; }
 h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; display: block; max-width: 100%; overflow-x: auto; }
 td, th { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
 th { background: #f3f3f3; } td.line { color: #888; }
 figure { margin: 1.5em 0; } figure svg { display: block; max-width: 100%; height: auto; }

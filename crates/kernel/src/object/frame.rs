@@ -108,7 +108,9 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// A VSpace capability argument, looked up reading only capability
     /// slots and generations: a null or dead capability is `FailedLookup`,
-    /// another object `InvalidCapability`.
+    /// another object `InvalidCapability`. Not `lookup_arg`: its liveness
+    /// check reads a TCB's state, which a shared path may not (the argument
+    /// may name another core's thread).
     fn vspace_arg(&self, caller: Ref<Tcb>, cptr: Word) -> Result<Ref<VSpace>, Error> {
         let cnode = self.cspace_of(caller).ok_or(Error::FailedLookup)?;
         let index = u32::try_from(cptr).map_err(|_| Error::FailedLookup)?;

@@ -50,7 +50,7 @@ pub fn run(a: &Args) -> Result<()> {
     let index = out.join("index.html");
     match all.as_slice() {
         [one] => {
-            let n = write_report(&out, &one.records)?;
+            let (n, _) = write_report(&out, &one.records)?;
             if n == 0 {
                 bail!(
                     "{}: no record the report draws (wrote {} with its tables empty)",

@@ -13,7 +13,7 @@ use crate::output::{json_lines, Record};
 use crate::suite::plan::{measurement_steps, Profile};
 use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
-use crate::suite::{fit_step, frontier, frontier_sim, simulate_steps, verdict, write_step};
+use crate::suite::{fit_step, frontier_sim, simulate_steps, verdict, write_step};
 
 /// Options of `granule suite`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -134,7 +134,7 @@ pub fn run(a: &Args) -> Result<()> {
     let written = crate::suite::results_file::read_results(&a.out.join("results.jsonl"))?;
     let records = written.records;
     let rs = Records::new(&records);
-    let figs = crate::suite::results_file::write_report(&a.out, &records)?;
+    let (figs, frontier) = crate::suite::results_file::write_report(&a.out, &records)?;
     let index = a.out.join("index.html");
     if figs == 0 {
         bail!("the suite produced no figure: see {}", a.out.join("results.jsonl").display());
@@ -148,7 +148,7 @@ pub fn run(a: &Args) -> Result<()> {
         machine.cpu_model,
         machine.cores
     );
-    for f in verdict::verdict(&rs, &frontier::compute(&rs)) {
+    for f in verdict::verdict(&rs, &frontier) {
         println!("  - {}", f.text);
     }
     println!("\n  (the detailed findings, figures and tables are in the report)");

@@ -16,6 +16,10 @@ use crate::regimes::colour;
 const SEED_COLOUR: usize = 6;
 const HALF_COLOUR: usize = 3;
 
+/// The legend of the seeds' points (a reference series: a comparison of
+/// machines draws it once).
+pub const SEED_SERIES: &str = "seed 001, 28-thread Xeon";
+
 /// Cores as a table cell or label: `14`, `≥ 2`, `≥ 4096`.
 pub fn cores_text(n: usize, at_least: bool) -> String {
     if at_least || n >= MAX_CORES {
@@ -96,7 +100,7 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
     }
     series.push(Series {
         style: 0,
-        label: "seed 001, 28-thread Xeon".into(),
+        label: SEED_SERIES.into(),
         points: SEED_POINTS.iter().map(|(d, c, _)| (*d as f64, *c as f64)).collect(),
         line: false,
         colour: SEED_COLOUR,

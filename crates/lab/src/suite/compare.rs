@@ -19,11 +19,12 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::figures::{Fig, Plot};
+use super::frontier::{self, Frontier};
 use super::html::{self, esc};
 use super::records::Records;
 use super::results_file::Results;
 use super::units::line_list;
-use super::{build_figures, frontier, machine_fields, verdict};
+use super::{build_figures, machine_fields, verdict};
 use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
 
@@ -58,11 +59,11 @@ pub fn labels(many: &[Results]) -> Vec<MachineLabel> {
 
 /// Labels of series that are references, not a machine's data: the
 /// seeds' published points and the seeds' socket boundary.
-pub const REFERENCES: [&str; 2] = ["seed ", "socket boundary"];
+pub const REFERENCES: [&str; 2] = [super::answer::SEED_SERIES, super::prediction::BOUNDARY_SERIES];
 
 /// Whether `s` is a reference series (drawn once in a comparison).
 fn is_reference(s: &Series) -> bool {
-    REFERENCES.iter().any(|p| s.label.starts_with(p))
+    REFERENCES.contains(&s.label.as_str())
 }
 
 /// The figures of several machines merged by id, in the order they first
@@ -182,19 +183,23 @@ fn merge_one(of: &[(usize, &Fig)], labels: &[MachineLabel]) -> Option<Fig> {
 pub fn write(dir: &Path, many: &[Results]) -> Result<usize> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let labels = labels(many);
-    let per: Vec<Vec<Fig>> = many.iter().map(|r| build_figures(&Records::new(&r.records))).collect();
+    // Each machine's frontier once, for its figures and its verdict.
+    let frontiers: Vec<Frontier> = many.iter().map(|r| frontier::compute(&Records::new(&r.records))).collect();
+    let per: Vec<Vec<Fig>> =
+        many.iter().zip(&frontiers).map(|(r, f)| build_figures(&Records::new(&r.records), f)).collect();
     let figs = merge(&per, &labels);
     for f in &figs {
         let p = dir.join(format!("{}.svg", f.id));
         std::fs::write(&p, f.svg()).with_context(|| format!("writing {}", p.display()))?;
     }
     let index = dir.join("index.html");
-    std::fs::write(&index, page(many, &labels, &figs)).with_context(|| format!("writing {}", index.display()))?;
+    std::fs::write(&index, page(many, &labels, &frontiers, &figs))
+        .with_context(|| format!("writing {}", index.display()))?;
     Ok(figs.len())
 }
 
 /// The comparison page: the machines, each one's verdict, the merged figures.
-fn page(many: &[Results], labels: &[MachineLabel], figs: &[Fig]) -> String {
+fn page(many: &[Results], labels: &[MachineLabel], frontiers: &[Frontier], figs: &[Fig]) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "<h1>granule report: how coarse can kernel locking be, on {} machines</h1>", many.len());
     let _ = writeln!(
@@ -220,10 +225,10 @@ fn page(many: &[Results], labels: &[MachineLabel], figs: &[Fig]) -> String {
         let _ = writeln!(b, "<p class=\"note\">A smoke-profile run is among these: its numbers mean nothing.</p>");
     }
     let _ = writeln!(b, "<h2>The answer on each machine</h2>");
-    for (r, l) in many.iter().zip(labels) {
+    for ((r, l), fr) in many.iter().zip(labels).zip(frontiers) {
         let rs = Records::new(&r.records);
         let _ = writeln!(b, "<h3>{} — {}</h3>\n<ul class=\"verdict\">", l.letter, esc(&l.text));
-        for f in verdict::verdict(&rs, &frontier::compute(&rs)) {
+        for f in verdict::verdict(&rs, fr) {
             let _ = writeln!(
                 b,
                 "<li>{} <span class=\"none\">({} lines {})</span></li>",
@@ -292,7 +297,13 @@ mod tests {
         let l = labels(&many);
         assert_eq!(l[0].text, "Alpha, 2 cores");
         assert_eq!((l[0].letter, l[1].letter), ('A', 'B'));
-        let per: Vec<Vec<Fig>> = many.iter().map(|r| build_figures(&Records::new(&r.records))).collect();
+        let per: Vec<Vec<Fig>> = many
+            .iter()
+            .map(|r| {
+                let rs = Records::new(&r.records);
+                build_figures(&rs, &frontier::compute(&rs))
+            })
+            .collect();
         let merged = merge(&per, &l);
         assert!(!merged.is_empty());
         for f in &merged {

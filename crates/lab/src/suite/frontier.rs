@@ -31,6 +31,7 @@
 
 use std::collections::BTreeMap;
 
+use super::lock_model::held;
 pub use super::lock_model::{Model, DELAYS, MAX_CORES, MAX_MEASURED_DELAYS, MAX_TIME, THRESHOLDS};
 use super::records::{Rec, Records};
 use crate::fields::Fields;
@@ -133,7 +134,9 @@ pub struct FrontierRow {
     pub predicted: [Option<usize>; 2],
     /// From the simulator on the seeds' two-socket x86, per threshold, with
     /// whether it held to its last core (`super::frontier_sim`).
-    pub simulated: Option<super::frontier_sim::Simulated>,
+    pub simulated: Option<super::lock_model::Held>,
+    /// The lines of the simulation records behind `simulated`.
+    pub simulated_lines: Vec<usize>,
     /// From the model and the measured single-core costs: the first core
     /// count at which `fine` overtakes `bkl` (`None`: not up to
     /// [`MAX_CORES`], or not computable).
@@ -192,10 +195,11 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 lines.extend(f.lines.iter().copied());
             }
             let predicted = THRESHOLDS.map(|t| model.and_then(|k| k.frontier(delay as f64, t)));
-            let simulated = super::frontier_sim::frontier(rs, delay).map(|(f, l)| {
-                lines.extend(l);
-                f
-            });
+            let (simulated, simulated_lines) = match super::frontier_sim::frontier(rs, delay) {
+                Some((f, l)) => (Some(f), l),
+                None => (None, Vec::new()),
+            };
+            lines.extend(simulated_lines.iter().copied());
             let mut crossover_lines = Vec::new();
             let ratio = match (&bkl_c, &fine_c) {
                 (Some((b, bl)), Some((f, fl))) => {
@@ -224,6 +228,7 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 measured,
                 predicted,
                 simulated,
+                simulated_lines,
                 crossover,
                 fine_over_bkl_one_core: ratio,
                 fine_over_bkl_measured,
@@ -248,11 +253,7 @@ fn measured_frontier(m: &Measured, delay: u64) -> Option<MeasuredFrontier> {
         lines.extend_from_slice(l);
         eff.push((*c, t / (*c as f64 * one)));
     }
-    let held = |t: f64| {
-        let upto = eff.iter().take_while(|(_, e)| *e >= t).last().map_or(1, |(c, _)| *c);
-        (upto, upto == most)
-    };
-    let [(c90, l90), (c50, l50)] = THRESHOLDS.map(held);
+    let [(c90, l90), (c50, l50)] = held(&eff);
     Some(MeasuredFrontier {
         most_cores: most,
         efficiency_at_most: eff.last().map_or(1.0, |e| e.1),

@@ -6,7 +6,7 @@
 //! cache-line latency, so its frontier bends where the second socket
 //! starts. One suite step per delay, planned once the fit is known.
 
-use super::lock_model::{Model, DELAYS, THRESHOLDS};
+use super::lock_model::{held, Held, Model, DELAYS};
 use super::plan::{Profile, Step};
 use super::records::Records;
 use crate::fields::Fields;
@@ -61,14 +61,11 @@ pub fn steps(p: Profile, fit: &Records<'_>) -> Vec<Step> {
         .collect()
 }
 
-/// Per threshold: the most cores, and whether that is a lower bound.
-pub type Simulated = [(usize, bool); 2];
-
 /// The simulated frontier at delay `d`, per threshold: the most cores up
 /// to which every simulated efficiency `X(n) / (n · X(1))` holds it, and
 /// whether it held up to [`CORES`] (then a lower bound); with the lines of
 /// the records.
-pub fn frontier(rs: &Records<'_>, d: u64) -> Option<(Simulated, Vec<usize>)> {
+pub fn frontier(rs: &Records<'_>, d: u64) -> Option<(Held, Vec<usize>)> {
     let mut pts: Vec<(usize, f64, usize)> = rs
         .of(&step_name(d), "model_simulate")
         .into_iter()
@@ -81,12 +78,8 @@ pub fn frontier(rs: &Records<'_>, d: u64) -> Option<(Simulated, Vec<usize>)> {
     if first != 1 {
         return None;
     }
-    let most = pts.last()?.0;
-    let held = |t: f64| {
-        let upto = pts.iter().take_while(|p| p.1 / (p.0 as f64 * one) >= t).last().map_or(1, |p| p.0);
-        (upto, upto == most)
-    };
-    Some((THRESHOLDS.map(held), pts.iter().map(|p| p.2).collect()))
+    let eff: Vec<(usize, f64)> = pts.iter().map(|p| (p.0, p.1 / (p.0 as f64 * one))).collect();
+    Some((held(&eff), pts.iter().map(|p| p.2).collect()))
 }
 
 #[cfg(test)]

@@ -125,3 +125,19 @@ impl Model {
         }
     }
 }
+
+/// Per threshold of [`THRESHOLDS`]: the most cores, and whether that is a
+/// lower bound (the cores ran out before the efficiency did).
+pub type Held = [(usize, bool); 2];
+
+/// The frontier of efficiencies `eff` — `(cores, E)`, cores ascending, one
+/// core's `E = 1` implied — per threshold: the most cores up to which every
+/// efficiency holds it (1 if none does), and whether that is the last
+/// core count of `eff`. The measured and the simulated frontier both.
+pub fn held(eff: &[(usize, f64)]) -> Held {
+    let most = eff.last().map_or(1, |p| p.0);
+    THRESHOLDS.map(|t| {
+        let upto = eff.iter().take_while(|(_, e)| *e >= t).last().map_or(1, |(c, _)| *c);
+        (upto, upto == most)
+    })
+}

@@ -195,7 +195,7 @@ pub fn write_step(dir: &Path, machine: &Map<String, Value>, s: &StepRun) -> Resu
 }
 
 /// The report's figures.
-pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
+pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig> {
     let fits: Vec<FitLine<'_>> = {
         let curves = rs.of("model_fit", "model_curve");
         let mut keys: Vec<(String, u64)> = curves
@@ -219,7 +219,7 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
             .collect()
     };
     let mut out = Vec::new();
-    out.extend(answer::figure(rs, &frontier::compute(rs)));
+    out.extend(answer::figure(rs, frontier));
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
     out.extend(prediction::figure(rs));
@@ -243,7 +243,7 @@ pub fn build_figures(rs: &Records<'_>) -> Vec<Fig> {
 }
 
 /// The report page.
-pub fn build_page(records: &[Map<String, Value>], figs: &[Fig]) -> String {
+pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier, figs: &[Fig]) -> String {
     let rs = Records::new(records);
     let run = RunInfo::of(&rs);
     let mut b = String::new();
@@ -268,9 +268,8 @@ pub fn build_page(records: &[Map<String, Value>], figs: &[Fig]) -> String {
         "<p class=\"note\">{on} Every number for more cores comes from the queueing model or the simulator, \
          fitted to these measurements, and is marked as a prediction.</p>"
     );
-    let frontier = frontier::compute(&rs);
     let _ = writeln!(b, "<h2>The answer for this machine</h2>\n<ul class=\"verdict\">");
-    findings(&mut b, &verdict::verdict(&rs, &frontier));
+    findings(&mut b, &verdict::verdict(&rs, frontier));
     let _ = writeln!(b, "</ul>");
     // The frontier first, then its table; the other figures after the findings.
     let (first, rest) = figs.split_at(usize::from(figs.first().is_some_and(|f| f.id == "fig-frontier")));
@@ -282,7 +281,7 @@ pub fn build_page(records: &[Map<String, Value>], figs: &[Fig]) -> String {
         "<h3>The frontier and the crossover, per delay</h3>\n<p class=\"note\">Measured: on this machine's cores. \
          Predicted: the fitted model, for cores this machine does not have.</p>"
     );
-    b.push_str(&answer::table(&frontier));
+    b.push_str(&answer::table(frontier));
     let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
     findings(&mut b, &summary::all(&rs));
     let _ = writeln!(b, "</ul>\n<h2>Figures</h2>");

@@ -14,6 +14,10 @@ pub const CORES: usize = 56;
 /// Cores per socket of the simulated two-socket x86 (seed `001`'s Xeon).
 pub const SOCKET_CORES: f64 = 28.0;
 
+/// The legend of the socket boundary (a reference series: a comparison of
+/// machines draws it once).
+pub const BOUNDARY_SERIES: &str = "socket boundary, two-socket x86 (28 cores)";
+
 /// Palette entries (not a regime's: no delay looks like a regime) of the
 /// delays, and of the socket boundary.
 const DELAY_COLOURS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
@@ -66,7 +70,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
     }
     series.push(Series {
         style: 0,
-        label: "socket boundary, two-socket x86 (28 cores)".into(),
+        label: BOUNDARY_SERIES.into(),
         points: vec![(SOCKET_CORES, 0.0), (SOCKET_CORES, top)],
         line: true,
         colour: BOUNDARY_COLOUR,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::{Map, Value};
 
+use super::frontier::{self, Frontier};
 use super::records::Records;
 use super::{build_figures, build_page};
 
@@ -65,17 +66,21 @@ pub fn read_results(path: &Path) -> Result<Results> {
 }
 
 /// Write one run's page: `index.html` and one SVG per figure in `dir`.
-/// Returns the number of figures.
-pub fn write_report(dir: &Path, records: &[Map<String, Value>]) -> Result<usize> {
+/// Returns the number of figures, and the frontier the page answers with
+/// (computed once, for the figures, the page and the caller).
+pub fn write_report(dir: &Path, records: &[Map<String, Value>]) -> Result<(usize, Frontier)> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let figs = build_figures(&Records::new(records));
+    let rs = Records::new(records);
+    let frontier = frontier::compute(&rs);
+    let figs = build_figures(&rs, &frontier);
     for f in &figs {
         let p = dir.join(format!("{}.svg", f.id));
         std::fs::write(&p, f.svg()).with_context(|| format!("writing {}", p.display()))?;
     }
     let index = dir.join("index.html");
-    std::fs::write(&index, build_page(records, &figs)).with_context(|| format!("writing {}", index.display()))?;
-    Ok(figs.len())
+    let page = build_page(records, &frontier, &figs);
+    std::fs::write(&index, page).with_context(|| format!("writing {}", index.display()))?;
+    Ok((figs.len(), frontier))
 }
 
 #[cfg(test)]

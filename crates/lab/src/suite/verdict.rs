@@ -19,7 +19,7 @@ const QUOTED: [u64; 2] = [4000, 16000];
 pub fn verdict(rs: &Records<'_>, f: &Frontier) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(measured(f));
-    out.extend(predicted(rs, f));
+    out.extend(predicted(f));
     out.extend(crossover(f));
     out.extend(entry_cost(rs));
     out.truncate(5);
@@ -63,7 +63,7 @@ fn measured(f: &Frontier) -> Option<Finding> {
 }
 
 /// What the fitted model predicts at the seeds' delays.
-fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
+fn predicted(f: &Frontier) -> Option<Finding> {
     let model = f.model?;
     let at: Vec<(u64, usize)> =
         QUOTED.iter().filter_map(|d| Some((*d, f.rows.iter().find(|r| r.delay == *d)?.predicted[0]?))).collect();
@@ -100,8 +100,8 @@ fn predicted(rs: &Records<'_>, f: &Frontier) -> Option<Finding> {
         ),
         lines: {
             let mut l = model.lines();
-            for d in QUOTED.iter().filter(|_| !sim.is_empty()) {
-                l.extend(super::frontier_sim::frontier(rs, *d).map(|(_, lines)| lines).unwrap_or_default());
+            for r in f.rows.iter().filter(|r| !sim.is_empty() && QUOTED.contains(&r.delay)) {
+                l.extend(r.simulated_lines.iter().copied());
             }
             l.sort_unstable();
             l.dedup();

@@ -31,6 +31,7 @@ use crate::abi::{CapRights, Error, InvocationLabel, MessageInfo, Sysno, Word};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::ipc::Msg;
 use crate::object::frame::FrameOp;
+use crate::object::shared_pages::PageOp;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::Ctx;
 use crate::waits::Waits;
@@ -132,6 +133,10 @@ pub(crate) enum Decoded {
     /// scope: it changes only the lock-free mapping words
     /// (`object/frame.rs`). A whole scope decodes it as an invocation.
     Frame(FrameOp),
+    /// A 4 KiB frame allocated or freed on a shared path
+    /// (`object/shared_pages.rs`). A whole scope decodes it as an
+    /// invocation.
+    Page(PageOp),
 }
 
 /// The receive half of `ReplyRecv`.
@@ -210,7 +215,7 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     fn slot_cap(&self, c: &CallerView, cptr: Word) -> Option<Cap> {
         let cn = self.read(c.cspace?)?;
-        Some(cn.slots.get(usize::try_from(cptr).ok()?)?.cap)
+        Some(cn.slots.get(usize::try_from(cptr).ok()?)?.cap.get())
     }
 
     /// Look up `cptr` in the caller's CSpace: in a whole scope as `lookup`
@@ -358,15 +363,28 @@ impl<W: Waits> Ctx<'_, W> {
                 Some(Decoded::Control { t, resume: label == InvocationLabel::TcbResume })
             }
             (CapObj::Frame(f), _) if self.live(f) => {
-                let len = (info.length() as usize).min(crate::abi::MSG_MAX_WORDS);
-                let args = crate::args::Args::copied(&self.ipc(caller.t.index()).msg, len);
+                let args = self.invocation_args(caller, info);
                 Some(match self.decode_frame(caller.t, f, label, &args) {
                     Ok(op) => Decoded::Frame(op),
                     Err(e) => Decoded::Fail(e),
                 })
             }
+            (CapObj::Untyped(u), _) if self.live(u) => {
+                let args = self.invocation_args(caller, info);
+                self.decode_shared_alloc(caller, u, a.cptr, label, &args)
+            }
+            (CapObj::CNode(c), InvocationLabel::CNodeDelete) if self.live(c) => {
+                let args = self.invocation_args(caller, info);
+                self.decode_shared_free(caller, c, label, &args)
+            }
             _ => None,
         }
+    }
+
+    /// An invocation's arguments: the caller's message words.
+    fn invocation_args(&mut self, caller: &CallerView, info: MessageInfo) -> crate::args::Args {
+        let len = (info.length() as usize).min(crate::abi::MSG_MAX_WORDS);
+        crate::args::Args::copied(&self.ipc(caller.t.index()).msg, len)
     }
 
     /// Decode the receive half; `reply` is the reply argument if the caller

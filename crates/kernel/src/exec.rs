@@ -126,6 +126,14 @@ pub(crate) trait Exec<W: Waits> {
         ctx.invoke_frame(caller, op, &|_| {})
     }
 
+    /// A frame allocation or free decoded by a shared scope
+    /// ([`crate::decode::Decoded::Page`]): the one executor, with the
+    /// regime's count of read-modify-writes where it keeps one.
+    #[inline(always)]
+    fn page(&self, ctx: &mut Ctx<'_, W>, op: crate::object::shared_pages::PageOp) -> crate::outcome::Outcome {
+        ctx.invoke_page(op, &|_| {})
+    }
+
     /// Consume `n`'s word if it is active (`Some`), else make `me`
     /// (prepared as blocked) wait on it.
     fn wait(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>, me: Ref<Tcb>) -> Option<Word>;

@@ -77,6 +77,9 @@ pub struct CoreStats {
     /// System calls completed by the IPC fast path (under `lockfree`: IPC
     /// and notification calls completed on the shared, lock-free path).
     pub fastpath: u64,
+    /// 4 KiB frames allocated or freed on `lockfree`'s shared path
+    /// (`object/shared_pages.rs`; 0 under every other regime).
+    pub shared_pages: u64,
     /// Idle cycles reported by the platform.
     pub idle_cycles: u64,
 }

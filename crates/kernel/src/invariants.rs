@@ -18,6 +18,9 @@
 //! 6. Bindings and mappings are symmetric (TCB ↔ notification, frame ↔
 //!    address space, reply object ↔ caller/receiver); stall holds agree with
 //!    the cores' held counts.
+//! 7. **Frame free lists** (`object/frame_pool.rs`): each list belongs to a
+//!    live untyped and holds only live 4 KiB frames carved from it, with no
+//!    capability and no mapping, each on one list once.
 
 use alloc::format;
 use alloc::string::String;
@@ -221,6 +224,68 @@ impl<W: Waits> Ctx<'_, W> {
 
         self.check_caps()?;
         self.check_memory()?;
+        self.check_frame_pools()?;
+        self.check_detached()?;
+        Ok(())
+    }
+
+    /// Every detached slot (`object/detached.rs`) holds the only
+    /// capability to a frame of its untyped, as a lone root, and its
+    /// parent slot holds a capability to that untyped.
+    fn check_detached(&mut self) -> Result<(), InvariantViolation> {
+        for c in 0..self.s.config.cores {
+            let entries: Vec<_> = self.cs(c).detached.iter().collect();
+            for e in entries {
+                let s = self.cap_slot(e.slot).cloned();
+                let lone = s.as_ref().is_some_and(|s| s.prev.is_none() && s.next.is_none() && s.depth == 0);
+                ensure!(lone, "detached", "core {c}: detached slot {:?} is linked", e.slot);
+                let CapObj::Frame(f) = self.cap_at(e.slot).obj else {
+                    return fail("detached", format!("core {c}: detached slot {:?} holds no frame", e.slot));
+                };
+                let hdr = self.slot(f).map(|s| s.hdr);
+                ensure!(
+                    hdr.is_some_and(|h| h.caps == 1 && h.parent == Some(e.untyped)),
+                    "detached",
+                    "core {c}: detached frame {f:?} has header {hdr:?}"
+                );
+                let parent = self.cap_at(e.parent).obj;
+                ensure!(
+                    parent == CapObj::Untyped(e.untyped),
+                    "detached",
+                    "core {c}: detached frame {f:?}'s parent slot holds {parent:?}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn check_frame_pools(&mut self) -> Result<(), InvariantViolation> {
+        let mut seen = vec![false; capacity::<Frame>(self) as usize];
+        for u in 0..self.s.frame_pools.lists() as u32 {
+            let nodes = self.s.frame_pools.quiescent_nodes(u);
+            if nodes.is_empty() {
+                continue;
+            }
+            let Some(owner) = self.ref_at::<Untyped>(u) else {
+                return fail("frame-pool", format!("free list of dead untyped {u} holds {nodes:?}"));
+            };
+            for i in nodes {
+                let first = seen.get_mut(i as usize).map(|s| !core::mem::replace(s, true));
+                ensure!(first == Some(true), "frame-pool", "frame {i} is on a free list twice (or out of range)");
+                let Some((f, x)) = self.at::<Frame>(i) else {
+                    return fail("frame-pool", format!("free frame slot {i} on untyped {u}'s list"));
+                };
+                let size = x.size();
+                let hdr = self.slot(f).map(|s| s.hdr);
+                ensure!(size == 1 << 12, "frame-pool", "frame {i} of {size} bytes on a free list");
+                ensure!(
+                    hdr.is_some_and(|h| h.caps == 0 && h.parent == Some(owner)),
+                    "frame-pool",
+                    "frame {i} on untyped {u}'s list has header {hdr:?}"
+                );
+                ensure!(self.s.mappings.mapped(i, &|_| {}).is_none(), "frame-pool", "pooled frame {i} is mapped");
+            }
+        }
         Ok(())
     }
 
@@ -235,25 +300,31 @@ impl<W: Waits> Ctx<'_, W> {
             let n = x.slots.len() as u32;
             for i in 0..n {
                 let a = SlotAddr { cnode: cn, index: i };
-                let Some(s) = self.cap_slot(a).copied() else { continue };
-                if s.cap.obj.is_null() {
+                let Some(s) = self.cap_slot(a).cloned() else { continue };
+                if s.cap.get().obj.is_null() {
                     ensure!(s.prev.is_none() && s.next.is_none(), "cap-links", "empty slot {ci}/{i} has links");
                     continue;
                 }
-                ensure!(self.cap_live(s.cap.obj), "no-stale-cap", "slot {ci}/{i} names dead {:?}", s.cap.obj);
-                bump(s.cap.obj);
+                ensure!(
+                    self.cap_live(s.cap.get().obj),
+                    "no-stale-cap",
+                    "slot {ci}/{i} names dead {:?}",
+                    s.cap.get().obj
+                );
+                bump(s.cap.get().obj);
                 match s.prev {
                     None => ensure!(s.depth == 0, "cap-links", "slot {ci}/{i}: head at depth {}", s.depth),
                     Some(p) => {
-                        let ps = self.cap_slot(p).copied();
-                        let ok =
-                            ps.is_some_and(|ps| ps.next == Some(a) && !ps.cap.obj.is_null() && s.depth <= ps.depth + 1);
+                        let ps = self.cap_slot(p).cloned();
+                        let ok = ps.is_some_and(|ps| {
+                            ps.next == Some(a) && !ps.cap.get().obj.is_null() && s.depth <= ps.depth + 1
+                        });
                         ensure!(ok, "cap-links", "slot {ci}/{i}: bad prev {p:?}");
                     }
                 }
                 if let Some(nx) = s.next {
-                    let ns = self.cap_slot(nx).copied();
-                    let ok = ns.is_some_and(|ns| ns.prev == Some(a) && !ns.cap.obj.is_null());
+                    let ns = self.cap_slot(nx).cloned();
+                    let ok = ns.is_some_and(|ns| ns.prev == Some(a) && !ns.cap.get().obj.is_null());
                     ensure!(ok, "cap-links", "slot {ci}/{i}: bad next {nx:?}");
                 }
             }
@@ -315,10 +386,14 @@ impl<W: Waits> Ctx<'_, W> {
         Ok(())
     }
 
-    /// Objects allowed to exist without capabilities: zombie TCBs.
+    /// Objects allowed to exist without capabilities: zombie TCBs, and
+    /// frames on their untyped's free list.
     fn zombie_ok(&mut self, o: CapObj) -> bool {
         match o {
             CapObj::Tcb(t) => self.get(t).is_some_and(|t| t.state == ThreadState::Zombie),
+            CapObj::Frame(f) => {
+                self.slot(f).and_then(|s| s.hdr.parent).is_some_and(|u| self.pooled_frames(u).contains(&f.index()))
+            }
             _ => false,
         }
     }

@@ -75,6 +75,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             Decoded::Control { t, resume } => e.control(self, t, resume),
             Decoded::Frame(op) => e.frame(self, caller, op),
+            Decoded::Page(op) => e.page(self, op),
             // Routed to the general path before execution.
             Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }

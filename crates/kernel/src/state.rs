@@ -18,7 +18,7 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crossbeam_utils::CachePadded;
-use granule_sync::lockfree::Mappings;
+use granule_sync::lockfree::{Mappings, Pools};
 
 pub(crate) use crate::counter::bump;
 
@@ -65,6 +65,7 @@ pub(crate) struct CoreCell {
     pub other_entries: AtomicU64,
     pub switches: AtomicU64,
     pub fastpath: AtomicU64,
+    pub shared_pages: AtomicU64,
 }
 
 /// All kernel state.
@@ -88,6 +89,11 @@ pub(crate) struct State<W: Waits> {
     /// (`object/vspace.rs`): lock-free words, which `lockfree`'s shared
     /// paths change and the lock regimes change under their locks.
     pub mappings: Mappings,
+    /// Per untyped (by slab index), the 4 KiB frames carved from it and
+    /// freed since, memory kept (`object/frame_pool.rs`): lock-free lists,
+    /// which `lockfree`'s shared paths pop and push and the lock regimes
+    /// use under their locks.
+    pub frame_pools: Pools,
     /// Where blocked threads wait beside the objects' own queues: the
     /// regime's [`Waits`] (nothing for the slab-linked queues, the CAS words
     /// under `lockfree`).
@@ -190,6 +196,7 @@ impl<W: Waits> State<W> {
                     other_entries: AtomicU64::new(0),
                     switches: AtomicU64::new(0),
                     fastpath: AtomicU64::new(0),
+                    shared_pages: AtomicU64::new(0),
                 })
             })
             .collect();
@@ -211,6 +218,7 @@ impl<W: Waits> State<W> {
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
             mappings: crate::object::page_tables::new_mappings(c),
+            frame_pools: Pools::new(c.max_untypeds, c.max_frames),
             waits,
             subsys: crate::subsys::Subsystems::boot(c),
         };
@@ -290,6 +298,7 @@ impl<W: Waits> State<W> {
             other_entries: c.other_entries.load(Ordering::Relaxed),
             switches: c.switches.load(Ordering::Relaxed),
             fastpath: c.fastpath.load(Ordering::Relaxed),
+            shared_pages: c.shared_pages.load(Ordering::Relaxed),
             idle_cycles: c.idle_cycles.load(Ordering::Relaxed),
         })
     }
@@ -363,6 +372,9 @@ impl<'k, W: Waits> Ctx<'k, W> {
         // SAFETY: allocation and freeing happen only where the regime grants
         // the whole kernel (`Regime`'s contract), never while this context
         // exists beside another core's, so the generation is stable here.
+        // The one exception, a frame renewed on `lockfree`'s shared path
+        // (`object/shared_pages.rs`), is renewed only after a grace period
+        // in which every core that could name it has left its entry.
         let gen = unsafe { T::slab(self.s).gen(r.index()) };
         gen == Some(r.gen())
     }
@@ -481,7 +493,7 @@ impl<'k, W: Waits> Ctx<'k, W> {
     /// The capability at `a` (null if the slot does not exist).
     #[inline(always)]
     pub fn cap_at(&self, a: SlotAddr) -> Cap {
-        self.cap_ref(a).map_or(Cap::NULL, |s| s.cap)
+        self.cap_ref(a).map_or(Cap::NULL, |s| s.cap.get())
     }
 
     /// The bitmap of cores that have run VSpace slot `i` (an atomic outside

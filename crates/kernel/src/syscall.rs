@@ -240,7 +240,9 @@ impl<W: Waits> Ctx<'_, W> {
             }
             Decoded::Fail(e) => return Ok(Outcome::Error(e)),
             // Only a shared scope decodes it; the whole one decodes an invocation.
-            Decoded::Control { .. } | Decoded::Frame(_) => return Ok(Outcome::Error(Error::IllegalOperation)),
+            Decoded::Control { .. } | Decoded::Frame(_) | Decoded::Page(_) => {
+                return Ok(Outcome::Error(Error::IllegalOperation))
+            }
             Decoded::Invocation { slot, cap } => {
                 guard.need_whole()?;
                 self.decode_invocation(caller, slot, cap, info).map_err(Halt::Fail)

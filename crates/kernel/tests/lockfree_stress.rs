@@ -10,6 +10,11 @@
 //!   shared endpoint to two receivers (one per core): every message must be
 //!   received exactly once, each sender's in order.
 //! * A notification ping-pong across the cores (signal, wait for the echo).
+//! * Two pagers (one per core) allocate a 4 KiB frame from one shared
+//!   untyped, map it, check that it is zeroed, write it, unmap and delete
+//!   it, over and over: under `lockfree` these run on the shared path
+//!   (`object/shared_pages.rs`) while the other core does the same, and
+//!   the manager's system calls link their frames into the derivation tree.
 //! * A manager on core 0 suspends and resumes servers, clients, senders and
 //!   receivers in turn, and now and then creates a victim thread on core 1
 //!   that calls the servers, and deletes it wherever it is.
@@ -33,6 +38,7 @@ use granule_kernel::{Kernel, LockFree, StartInfo, SyscallArgs, ThreadId};
 const CALLS: u64 = 3000;
 const SENDS: u64 = 3000;
 const PINGS: u64 = 1000;
+const PAGES: u64 = 1000;
 /// The manager counts as finished after this many rounds of its cycle.
 const MANAGER_ROUNDS: usize = 3;
 const VICTIM_ID: u64 = 99;
@@ -53,6 +59,9 @@ struct Caps {
     ping_sig: Word,
     pong_sig: Word,
     replies: [Word; 2],
+    /// The address space the pagers map into, and their slots.
+    space: Word,
+    pages: [Word; 2],
 }
 
 /// Programs by entry word (`spawn(entry, …)`; the argument is the entry).
@@ -63,6 +72,7 @@ const RECEIVER: Word = 40;
 const PINGER: Word = 50;
 const PONGER: Word = 51;
 const MANAGER: Word = 60;
+const PAGER: Word = 80;
 const VICTIM: Word = 70;
 
 #[derive(Clone, Debug)]
@@ -74,6 +84,7 @@ enum Prog {
     Pinger { rounds: u64 },
     Ponger,
     Manager { ops: Vec<(Word, Invocation)>, next: usize },
+    Pager { id: usize, done: u64 },
     Parked,
 }
 
@@ -97,7 +108,7 @@ struct Shared {
     done: AtomicBool,
 }
 
-const FINISHERS: usize = 4 + 1 + 1 + 1;
+const FINISHERS: usize = 4 + 1 + 1 + 1 + 2;
 
 impl Shared {
     fn finish(&self) {
@@ -116,6 +127,7 @@ impl Shared {
             PINGER => Prog::Pinger { rounds: 0 },
             PONGER => Prog::Ponger,
             VICTIM => Prog::Client { id: VICTIM_ID, seq: 0 },
+            PAGER => Prog::Pager { id: arg as usize, done: 0 },
             _ => Prog::Parked,
         }
     }
@@ -221,6 +233,48 @@ impl Threads<LockFree> for Shared {
                     encode::syscall(Sysno::Wait, c.ping, MessageInfo::default(), 0)
                 }
             }
+            Prog::Pager { id, done } => {
+                // Retype → map → (check, write) → unmap → delete, by the
+                // label of the last call.
+                let slot = c.pages[*id];
+                let last = th.last.map(|l| MessageInfo(l.info).label());
+                let inv = |label: InvocationLabel| label as Word;
+                if !first {
+                    assert_eq!(b.error, 0, "pager {id}: {last:?} failed");
+                }
+                match last {
+                    Some(l) if l == inv(InvocationLabel::UntypedRetype) => {
+                        let vaddr = 0x1000 * (*id as Word + 1);
+                        Invocation::new(InvocationLabel::FrameMap, &[c.space, vaddr]).write(b, slot)
+                    }
+                    Some(l) if l == inv(InvocationLabel::FrameMap) => {
+                        let p = b.msg[0] as usize as *mut u64;
+                        // SAFETY: the frame is mapped and alive, and only
+                        // this pager has a capability to it: its 4096 bytes
+                        // are this program's until it unmaps it.
+                        unsafe {
+                            assert_eq!(p.add(*done as usize % 512).read(), 0, "pager {id}: frame not zeroed");
+                            p.add(*done as usize % 512).write(*done + 1);
+                        }
+                        Invocation::new(InvocationLabel::FrameUnmap, &[]).write(b, slot)
+                    }
+                    Some(l) if l == inv(InvocationLabel::FrameUnmap) => {
+                        Invocation::delete(slot).write(b, CAP_INIT_CNODE)
+                    }
+                    _ => {
+                        if !first {
+                            *done += 1;
+                        }
+                        if *done == PAGES {
+                            self.finish();
+                            th.prog = Prog::Parked;
+                            th.last = Some(encode::syscall(Sysno::Recv, c.park, MessageInfo::default(), 0));
+                            return th.last.unwrap();
+                        }
+                        Invocation::retype(ObjectType::Frame, 12, slot, 1).write(b, CAP_FIRST_UNTYPED)
+                    }
+                }
+            }
             Prog::Manager { ops, next } => {
                 if !first {
                     assert_eq!(b.error, 0, "manager invocation {} failed", *next - 1);
@@ -263,7 +317,9 @@ fn lockfree_ipc_under_concurrent_management() {
     let ping_sig = sim.mint(ping, 5);
     let pong_sig = sim.mint(pong, 7);
     let victim_slot = sim.alloc_slot();
-    let caps = Caps { service, oneway, park, ping, pong, ping_sig, pong_sig, replies };
+    let space = sim.obj(ObjectType::VSpace);
+    let pages = [sim.alloc_slot(), sim.alloc_slot()];
+    let caps = Caps { service, oneway, park, ping, pong, ping_sig, pong_sig, replies, space, pages };
 
     let sh = Shared {
         caps,
@@ -302,6 +358,9 @@ fn lockfree_ipc_under_concurrent_management() {
     for id in 0..2u64 {
         spawn(&mut sim, SENDER, id, id as usize);
     }
+    for id in 0..2u64 {
+        spawn(&mut sim, PAGER, id, id as usize);
+    }
     spawn(&mut sim, PONGER, 0, 1);
     spawn(&mut sim, PINGER, 0, 0);
     let m = spawn(&mut sim, MANAGER, 0, 0);
@@ -338,4 +397,7 @@ fn lockfree_ipc_under_concurrent_management() {
     let fast = sim.k.core_stats(0).fastpath + sim.k.core_stats(1).fastpath;
     eprintln!("lock-free path calls: {fast}; victim calls answered: {}", sh.victims.load(Ordering::Relaxed));
     assert!(fast > CALLS, "the lock-free path was hardly used: {fast}");
+    let pages = [0, 1].map(|c| sim.k.core_stats(c).shared_pages);
+    eprintln!("frames allocated and freed on the shared path, per core: {pages:?}");
+    assert!(pages.iter().all(|&n| n > 0), "no core allocated or freed a frame on the shared path: {pages:?}");
 }

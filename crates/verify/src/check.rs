@@ -107,6 +107,8 @@ pub struct Stats {
     pub frame_ops: u64,
     /// Of those, maps refused (frame or page taken).
     pub maps_refused: u64,
+    /// 4 KiB frames allocated or freed on `lockfree`'s shared path.
+    pub shared_pages: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -135,6 +137,7 @@ impl Stats {
         self.faults_answered += o.faults_answered;
         self.frame_ops += o.frame_ops;
         self.maps_refused += o.maps_refused;
+        self.shared_pages += o.shared_pages;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -246,6 +249,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
         s.syscalls = rec.syscalls;
         s.entries = rec.entries;
         s.invariant_checks = rec.invariant_checks;
+        s.shared_pages = rec.shared_pages;
         if matches!(rec.stop, Stop::Steps | Stop::Wall) {
             s.bound_stops = 1;
         }

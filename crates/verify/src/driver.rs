@@ -296,6 +296,7 @@ impl<R: Regime> End<'_, R> {
             syscalls: 0,
             entries: 0,
             invariant_checks: 0,
+            shared_pages: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).shared_pages).sum(),
             klog: self.kernel.klog_counts(),
         };
         for (c, log) in logs.into_iter().enumerate() {

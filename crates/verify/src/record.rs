@@ -107,6 +107,8 @@ pub struct RunRecord {
     pub entries: u64,
     /// Invariant checks made.
     pub invariant_checks: u64,
+    /// 4 KiB frames allocated or freed on `lockfree`'s shared path.
+    pub shared_pages: u64,
     /// The kernel log's counters at the end.
     pub klog: KlogCounts,
 }

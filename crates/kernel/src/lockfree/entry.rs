@@ -24,6 +24,7 @@ use crate::drive::{Drive, Entry};
 use crate::exit::ExitPlan;
 use crate::hold::{AllHeld, Never};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
+use crate::object::shared_pages::PageOp;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
@@ -181,22 +182,49 @@ fn shared_syscall<const C: bool>(
         };
         ctx.lf_begin::<C>(lf, true);
         if let Some((t, op)) = op {
-            // A pending suspend stops the caller before its call runs.
+            let rmw = |r| lf.count::<C>(core, r);
+            // A pending suspend stops the caller before its call runs (a
+            // frame the decoder took goes back).
             if ctx.lf_stop_trapped::<C>(lf, t) {
+                if let Decoded::Page(p) = op {
+                    ctx.undo_page(p, &rmw);
+                }
                 return Some(ctx.lf_finish::<C>(lf));
             }
             let ipc = !matches!(
                 op,
-                Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_) | Decoded::Control { .. } | Decoded::Frame(_)
+                Decoded::Yield
+                    | Decoded::Fail(_)
+                    | Decoded::Subsys(_)
+                    | Decoded::Control { .. }
+                    | Decoded::Frame(_)
+                    | Decoded::Page(_)
             );
+            let freed = match op {
+                Decoded::Page(PageOp::Free { frame, untyped, .. }) => Some((frame, untyped)),
+                _ => None,
+            };
             let suspended = match op {
                 Decoded::Control { t, resume: false } => Some(t),
                 _ => None,
             };
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
+            let done = matches!(out, Outcome::Done);
             ctx.complete::<true>(t, out);
+            // A freed frame's grace period: every other core leaves the
+            // entry in which it may have read the frame's capability
+            // (`object/shared_pages.rs`).
+            if let (Some((frame, untyped)), true) = (freed, done) {
+                for other in (0..s.config.cores).filter(|&d| d != core) {
+                    let _ = gate.wait_out_of_entry(core, other);
+                }
+                ctx.retire_shared_frame(frame, untyped, &rmw);
+            }
             if ipc {
                 bump(&ctx.cell(core).fastpath);
+            }
+            if matches!(op, Decoded::Page(_)) && done {
+                bump(&ctx.cell(core).shared_pages);
             }
             // A call of the suspended thread its core checked before the
             // request completes before the suspend returns (`control.rs`).
@@ -313,6 +341,10 @@ impl Ctx<'_, LfState> {
     /// system calls routed to the lock-free operations, which then may also
     /// transfer capabilities, serve bound notifications and release holds).
     fn lf_exclusive_syscall(&mut self, args: SyscallArgs) {
+        // Only system calls change the derivation tree (invocations,
+        // capability transfer): frames allocated on shared paths join it
+        // first (`object/detached.rs`).
+        self.adopt_detached();
         let lf = self.lf();
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return };

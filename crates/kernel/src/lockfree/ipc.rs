@@ -29,6 +29,7 @@ use crate::exec::Exec;
 use crate::ipc::Msg;
 use crate::object::frame::FrameOp;
 use crate::object::reply::ReplyState;
+use crate::object::shared_pages::PageOp;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
 use crate::sched::Action;
@@ -207,6 +208,12 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     fn frame(&self, ctx: &mut Ctx<'_, LfState>, caller: Ref<Tcb>, op: FrameOp) -> Outcome {
         let (lf, core) = (self.lf, ctx.core);
         ctx.invoke_frame(caller, op, &|r| lf.count::<C>(core, r))
+    }
+
+    #[inline(always)]
+    fn page(&self, ctx: &mut Ctx<'_, LfState>, op: PageOp) -> Outcome {
+        let (lf, core) = (self.lf, ctx.core);
+        ctx.invoke_page(op, &|r| lf.count::<C>(core, r))
     }
 
     #[inline(always)]

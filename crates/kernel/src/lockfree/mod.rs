@@ -27,7 +27,9 @@
 //!   entry. Scheduler state is private to its core.
 //!
 //! `TcbSuspend` and `TcbResume` of a thread of *another* core run shared
-//! too: Synthesis's `STOPME` on the thread's stop word (`control.rs`).
+//! too: Synthesis's `STOPME` on the thread's stop word (`control.rs`); so
+//! do frame map, unmap and address queries, and allocating and freeing a
+//! 4 KiB frame (`object/shared_pages.rs`).
 //!
 //! Everything else — object invocations (retype, delete, revoke, copy,
 //! configure, suspend of a thread of the caller's core …), capability
@@ -69,7 +71,11 @@
 //!   it is published, so that the end of the entry does not look at it.
 //! * **Read-only while shared**: capability slots, endpoint / notification /
 //!   reply slab slots (liveness, bindings), IRQ slots. Only management
-//!   writes them. A shared path never reads another core's TCB: a
+//!   writes them — except a 4 KiB frame's allocation into an empty slot and
+//!   its free, which claim and clear the slot by CAS of its sequence lock
+//!   (`object/slot_cap.rs`), and the frame itself, owned by the core that
+//!   popped it from its untyped's free list or, after a grace period, by
+//!   the core that freed it (`object/shared_pages.rs`). A shared path never reads another core's TCB: a
 //!   capability to anything but an endpoint, notification or reply object
 //!   sends the call to the management path, except a suspend or resume of a
 //!   thread of another core, which reads only the TCB slot's generation

@@ -28,6 +28,7 @@ use crate::abi::{CapRights, Error, InvocationLabel, Word};
 use crate::args::Args;
 use crate::exec::Slab;
 use crate::exit::CoreMask;
+use crate::object::slot_cap::SlotCap;
 use crate::object::thread::ThreadState;
 use crate::object::{Cap, CapObj, Ref, Tcb};
 use crate::outcome::Outcome;
@@ -42,9 +43,9 @@ pub(crate) struct SlotAddr {
 }
 
 /// A capability slot with its derivation-list links.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct CapSlot {
-    pub cap: Cap,
+    pub cap: SlotCap,
     pub prev: Option<SlotAddr>,
     pub next: Option<SlotAddr>,
     pub depth: u32,
@@ -53,7 +54,7 @@ pub(crate) struct CapSlot {
 impl CapSlot {
     /// A derivation root holding `cap` (boot capabilities).
     pub fn root(cap: Cap) -> Self {
-        Self { cap, prev: None, next: None, depth: 0 }
+        Self { cap: SlotCap::new(cap), prev: None, next: None, depth: 0 }
     }
 }
 
@@ -112,7 +113,7 @@ impl<W: Waits> Ctx<'_, W> {
         let cnode = self.cspace_of(t).ok_or(Error::InvalidCapability)?;
         let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
         let slot = SlotAddr { cnode, index };
-        let cap = self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap;
+        let cap = self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap.get();
         if cap.obj.is_null() || !self.cap_live(cap.obj) {
             return Err(Error::InvalidCapability);
         }
@@ -198,7 +199,7 @@ impl<W: Waits> Ctx<'_, W> {
             *c += 1;
         }
         if let Some(s) = self.cap_slot(dest) {
-            *s = CapSlot { cap, prev: parent, next, depth };
+            *s = CapSlot { cap: SlotCap::new(cap), prev: parent, next, depth };
         }
         if let Some(p) = parent {
             if let Some(s) = self.cap_slot(p) {
@@ -215,10 +216,11 @@ impl<W: Waits> Ctx<'_, W> {
     /// Take the capability out of slot `a`: unlink it from the derivation
     /// list (lifting its descendants one level) and uncount it. Returns the
     /// capability and whether it was the last one to its object.
-    fn unlink_cap(&mut self, a: SlotAddr) -> (Cap, bool) {
+    pub(crate) fn unlink_cap(&mut self, a: SlotAddr) -> (Cap, bool) {
         let Some(s) = self.cap_slot(a) else { return (Cap::NULL, false) };
         let old = core::mem::take(s);
-        if old.cap.obj.is_null() {
+        let cap = old.cap.get();
+        if cap.obj.is_null() {
             return (Cap::NULL, false);
         }
         // Lift the descendants.
@@ -241,14 +243,14 @@ impl<W: Waits> Ctx<'_, W> {
                 s.prev = old.prev;
             }
         }
-        let last = match self.cap_count(old.cap.obj) {
+        let last = match self.cap_count(cap.obj) {
             Some(c) => {
                 *c = c.saturating_sub(1);
                 *c == 0
             }
             None => false,
         };
-        (old.cap, last)
+        (cap, last)
     }
 
     /// The first descendant of slot `a`, if any.
@@ -396,15 +398,16 @@ impl<W: Waits> Ctx<'_, W> {
     fn move_cap(&mut self, src: SlotAddr, dest: SlotAddr) {
         let Some(s) = self.cap_slot(src) else { return };
         let moved = core::mem::take(s);
+        let (prev, next) = (moved.prev, moved.next);
         if let Some(d) = self.cap_slot(dest) {
             *d = moved;
         }
-        if let Some(p) = moved.prev {
+        if let Some(p) = prev {
             if let Some(s) = self.cap_slot(p) {
                 s.next = Some(dest);
             }
         }
-        if let Some(n) = moved.next {
+        if let Some(n) = next {
             if let Some(s) = self.cap_slot(n) {
                 s.prev = Some(dest);
             }
@@ -435,7 +438,10 @@ impl<W: Waits> Ctx<'_, W> {
     fn destroy(&mut self, obj: CapObj, work: &mut Vec<Work>) {
         match obj {
             CapObj::Null | CapObj::IrqControl => {}
-            CapObj::Untyped(u) => self.free_object(u),
+            CapObj::Untyped(u) => {
+                self.drain_frame_pool(u);
+                self.free_object(u);
+            }
             CapObj::Tcb(t) => self.destroy_tcb(t),
             CapObj::Endpoint(e) => {
                 self.cancel_all_ipc(e);
@@ -461,7 +467,10 @@ impl<W: Waits> Ctx<'_, W> {
             }
             CapObj::Frame(f) => {
                 self.unmap_frame(f);
-                self.free_object(f);
+                match self.poolable(f) {
+                    Some(u) => self.pool_frame(f, u, &|_| {}),
+                    None => self.free_object(f),
+                }
             }
             CapObj::VSpace(v) => {
                 self.destroy_vspace(v);

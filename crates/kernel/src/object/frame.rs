@@ -59,6 +59,14 @@ impl Frame {
     pub fn addr(&self) -> Word {
         self.mem.as_ptr() as usize as Word
     }
+
+    /// Zero the frame's memory (a frame taken from a free list).
+    pub fn zero(&mut self) {
+        // SAFETY: `mem` is this frame's allocation of `size()` bytes, live
+        // until `drop`; the kernel owns it (`&mut self`), and a frame on a
+        // free list is mapped nowhere, so no user thread reaches it either.
+        unsafe { core::ptr::write_bytes(self.mem.as_ptr(), 0, self.size() as usize) }
+    }
 }
 
 impl Drop for Frame {
@@ -114,7 +122,7 @@ impl<W: Waits> Ctx<'_, W> {
     fn vspace_arg(&self, caller: Ref<Tcb>, cptr: Word) -> Result<Ref<VSpace>, Error> {
         let cnode = self.cspace_of(caller).ok_or(Error::FailedLookup)?;
         let index = u32::try_from(cptr).map_err(|_| Error::FailedLookup)?;
-        match self.cap_ref(crate::object::SlotAddr { cnode, index }).ok_or(Error::FailedLookup)?.cap.obj {
+        match self.cap_ref(crate::object::SlotAddr { cnode, index }).ok_or(Error::FailedLookup)?.cap.get().obj {
             CapObj::VSpace(v) if self.live(v) => Ok(v),
             CapObj::VSpace(_) | CapObj::Null => Err(Error::FailedLookup),
             _ => Err(Error::InvalidCapability),

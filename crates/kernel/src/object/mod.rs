@@ -13,12 +13,16 @@
 //! [`crate::state::Ctx`], the only caller).
 
 pub(crate) mod cnode;
+pub(crate) mod detached;
 pub(crate) mod endpoint;
 pub(crate) mod frame;
+pub(crate) mod frame_pool;
 pub(crate) mod irq;
 pub(crate) mod notification;
 pub(crate) mod page_tables;
 pub(crate) mod reply;
+pub(crate) mod shared_pages;
+pub(crate) mod slot_cap;
 pub(crate) mod tcb;
 pub(crate) mod thread;
 pub(crate) mod untyped;
@@ -224,6 +228,24 @@ impl<T> Slab<T> {
         slot.hdr = hdr;
         slot.next_free = NIL;
         Some(Ref::new(i, slot.gen))
+    }
+
+    /// Give the live slot `r` a new generation, keeping its object (whose
+    /// capability count goes to 0): every reference made before is stale.
+    /// Returns the new reference.
+    ///
+    /// # Safety
+    /// The caller has the regime's permission to write slot `r` and its
+    /// generation: nobody else reads or writes it meanwhile.
+    pub unsafe fn renew(&self, r: Ref<T>) -> Option<Ref<T>> {
+        // SAFETY: by the caller's contract.
+        let slot = unsafe { self.slot(r.index()) }?;
+        if slot.gen != r.gen() || slot.obj.is_none() {
+            return None;
+        }
+        slot.gen = slot.gen.wrapping_add(1).max(1);
+        slot.hdr.caps = 0;
+        Some(Ref::new(r.index(), slot.gen))
     }
 
     /// Free the live slot `r` (bumping its generation); returns its object.

@@ -5,6 +5,7 @@
 
 use crate::abi::{Error, InvocationLabel, ObjectType, Word, RETYPE_MAX_OBJECTS};
 use crate::args::Args;
+use crate::object::frame_pool::POOLED_BITS;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Frame, Header, Notification, Ref, Reply, SlotAddr, Tcb, VSpace};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
@@ -48,6 +49,22 @@ impl<W: Waits> Ctx<'_, W> {
         label: InvocationLabel,
         args: &Args,
     ) -> Result<RetypeOp, Error> {
+        let op = self.decode_retype_args(caller, untyped, src, label, args)?;
+        self.check_retype_memory(op)?;
+        Ok(op)
+    }
+
+    /// A retype's arguments and destination, checked in seL4's order up to
+    /// (not including) the memory: read-only, so `lockfree`'s shared path
+    /// decodes with it too (`object/shared_pages.rs`).
+    pub(crate) fn decode_retype_args(
+        &mut self,
+        caller: Ref<Tcb>,
+        untyped: Ref<Untyped>,
+        src: SlotAddr,
+        label: InvocationLabel,
+        args: &Args,
+    ) -> Result<RetypeOp, Error> {
         if label != InvocationLabel::UntypedRetype {
             return Err(Error::IllegalOperation);
         }
@@ -61,7 +78,7 @@ impl<W: Waits> Ctx<'_, W> {
             return Err(Error::RangeError);
         }
         let dest = self.lookup_cnode_arg(caller, dest_root)?;
-        let slots = self.get(dest).ok_or(Error::FailedLookup)?.slots.len() as Word;
+        let slots = self.read(dest).ok_or(Error::FailedLookup)?.slots.len() as Word;
         if first >= slots || count > slots - first {
             return Err(Error::RangeError);
         }
@@ -70,22 +87,8 @@ impl<W: Waits> Ctx<'_, W> {
                 return Err(Error::DeleteFirst);
             }
         }
-        let free = self.get(untyped).ok_or(Error::InvalidCapability)?.free;
-        if bytes.checked_mul(count).map_or(true, |b| b > free) {
-            return Err(Error::NotEnoughMemory);
-        }
-        let room = match ty {
-            ObjectType::Untyped => self.free_slots::<Untyped>(),
-            ObjectType::Tcb => self.free_slots::<Tcb>(),
-            ObjectType::Endpoint => self.free_slots::<Endpoint>(),
-            ObjectType::Notification => self.free_slots::<Notification>(),
-            ObjectType::CNode => self.free_slots::<CNode>(),
-            ObjectType::Reply => self.free_slots::<Reply>(),
-            ObjectType::Frame => self.free_slots::<Frame>(),
-            ObjectType::VSpace => self.free_slots::<VSpace>(),
-        };
-        if (room as Word) < count {
-            return Err(Error::NotEnoughMemory);
+        if !self.live(untyped) {
+            return Err(Error::InvalidCapability);
         }
         Ok(RetypeOp {
             untyped,
@@ -99,10 +102,44 @@ impl<W: Waits> Ctx<'_, W> {
         })
     }
 
+    /// Whether the untyped has the memory, and the slab the room, for `op`
+    /// (management: it counts the frames on free lists).
+    fn check_retype_memory(&mut self, op: RetypeOp) -> Result<(), Error> {
+        let (untyped, ty, bytes, count) = (op.untyped, op.ty, op.bytes, u64::from(op.count));
+        // Frames on free lists count as free memory and free slab slots
+        // (`frame_pool.rs`): the lists never change what succeeds.
+        let pooled = self.pooled_frames(untyped).len() as u64;
+        let free = self.get(untyped).ok_or(Error::InvalidCapability)?.free + (pooled << POOLED_BITS);
+        if bytes.checked_mul(count).map_or(true, |b| b > free) {
+            return Err(Error::NotEnoughMemory);
+        }
+        let room = match ty {
+            ObjectType::Untyped => self.free_slots::<Untyped>(),
+            ObjectType::Tcb => self.free_slots::<Tcb>(),
+            ObjectType::Endpoint => self.free_slots::<Endpoint>(),
+            ObjectType::Notification => self.free_slots::<Notification>(),
+            ObjectType::CNode => self.free_slots::<CNode>(),
+            ObjectType::Reply => self.free_slots::<Reply>(),
+            ObjectType::Frame => self.free_slots::<Frame>() + self.pooled_frame_count(),
+            ObjectType::VSpace => self.free_slots::<VSpace>(),
+        };
+        if (room as Word) < count {
+            return Err(Error::NotEnoughMemory);
+        }
+        Ok(())
+    }
+
     pub(crate) fn invoke_untyped(&mut self, caller: Ref<Tcb>, op: RetypeOp) -> Outcome {
         let core = self.get(caller).map_or(0, |t| t.core);
         let hdr = Header { caps: 0, parent: Some(op.untyped), bytes: op.bytes };
+        let pooled = op.ty == ObjectType::Frame && op.size_bits == POOLED_BITS;
         for i in 0..op.count {
+            let dest = SlotAddr { cnode: op.dest, index: op.first + i };
+            if let Some(f) = pooled.then(|| self.take_pooled_frame(op.untyped, &|_| {})).flatten() {
+                self.insert_cap(Some(op.src), dest, Cap::new(CapObj::Frame(f)));
+                continue;
+            }
+            self.make_room(&op);
             let obj = match op.ty {
                 ObjectType::Untyped => self.alloc(Untyped::new(op.bytes), hdr).map(CapObj::Untyped),
                 ObjectType::Tcb => {
@@ -129,15 +166,26 @@ impl<W: Waits> Ctx<'_, W> {
                     r.map(CapObj::VSpace)
                 }
             };
-            // Decode checked the slab has room; `None` cannot happen.
+            // Decode checked the memory and the slab's room; `None` cannot
+            // happen.
             let Some(obj) = obj else { break };
             if let Some(u) = self.get(op.untyped) {
                 u.free -= op.bytes;
                 u.live += 1;
             }
-            let dest = SlotAddr { cnode: op.dest, index: op.first + i };
             self.insert_cap(Some(op.src), dest, Cap::new(obj));
         }
         Outcome::Done
+    }
+
+    /// Before carving one object of `op`: give back the frames on free lists
+    /// that decode counted as the untyped's memory or as frame slots.
+    fn make_room(&mut self, op: &RetypeOp) {
+        if self.get(op.untyped).is_some_and(|u| u.free < op.bytes) {
+            self.drain_frame_pool(op.untyped);
+        }
+        if op.ty == ObjectType::Frame && self.free_slots::<Frame>() == 0 {
+            self.reclaim_frame_pools();
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! scheduling itself is `Ctx`'s (`sched/mod.rs`).
 
 use crate::abi::NUM_PRIORITIES;
+use crate::object::detached::Detached;
 use crate::object::{Ref, Tcb, NIL};
 
 /// What the end of the entry does with the current thread.
@@ -83,6 +84,9 @@ pub(crate) struct CoreState {
     /// core's scheduler lock instead of the current thread's TCB, which its
     /// own core may be using (see the `fine` regime).
     pub current_prio: u8,
+    /// Frame capabilities this core's shared paths allocated and not yet
+    /// linked into the derivation tree (`lockfree` only; `object/detached.rs`).
+    pub detached: Detached,
 }
 
 impl CoreState {
@@ -94,6 +98,7 @@ impl CoreState {
             held: 0,
             last_run: None,
             current_prio: 0,
+            detached: Detached::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ mod fault;
 mod ipc;
 mod irq_frame;
 mod notification;
+mod pages;
 mod random;
 mod stall;
 mod subsys;

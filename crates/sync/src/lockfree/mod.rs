@@ -80,6 +80,7 @@ mod link;
 mod list;
 mod log_ring;
 mod mapping;
+mod pools;
 mod queue;
 pub mod rcu_tree;
 mod refcount_list;
@@ -98,6 +99,7 @@ pub use log_ring::{Appended, LogRing, Taken};
 pub use mapping::{
     Geometry, MapError, Mapped, Mappings, MAX_CORES as MAPPING_MAX_CORES, MAX_PAGE_BITS, MAX_SPACES, PAGE_BITS,
 };
+pub use pools::Pools;
 pub use queue::{
     Callbacks, Kind, Mpmc, MpmcQueue, Mpsc, MpscQueue, NoCallbacks, Queue, SeqQueue, Spmc, SpmcQueue, Spsc, SpscQueue,
     MAX_CAPACITY,

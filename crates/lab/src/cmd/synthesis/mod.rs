@@ -129,11 +129,16 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         table: 4,
-        operation: "allocate page",
-        parts: &[(WHOLE, Some(2.4))],
-        note: "retype a 4 KiB frame; its memory comes zeroed from the allocator (the seed's pre-zeroed case; its 152 µs 'needs zeroing' is this plus a zero-fill)",
+        operation: "allocate page, needs zeroing",
+        parts: &[(WHOLE, Some(152.0))],
+        note: "retype a 4 KiB frame: the frame freed by the row below, popped from its untyped's free list and zeroed (the seed's pre-zeroed case, 2.4 µs, has no counterpart: no frame is zeroed ahead)",
     },
-    Spec { table: 4, operation: "free page", parts: &[(WHOLE, Some(1.6))], note: "delete the frame capability" },
+    Spec {
+        table: 4,
+        operation: "free page",
+        parts: &[(WHOLE, Some(1.6))],
+        note: "delete the frame capability: the frame goes on its untyped's free list",
+    },
     Spec {
         table: 4,
         operation: "zero-fill 4 KiB",

@@ -153,7 +153,9 @@ pub fn signal<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<Sam
     Ok(vec![req, disp])
 }
 
-/// Allocate a 4 KiB frame (retype) and free it (delete).
+/// Allocate a 4 KiB frame (retype) and free it (delete). After the first
+/// iteration every allocation takes the frame the last free put on the
+/// untyped's free list, and zeroes it.
 pub fn page_alloc_free<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<(Samples, Samples)> {
     let s = d.slot();
     let (mut a, mut f) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -186,8 +188,8 @@ pub fn map_unmap<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<
     Ok((vec![m], vec![u]))
 }
 
-/// Zero-fill 4 KiB of memory (user code: the kernel never zeroes frames
-/// itself; its allocator hands out zeroed memory).
+/// Zero-fill 4 KiB of memory in user code (the kernel's own zeroing of a
+/// frame from a free list is part of "allocate page").
 pub fn zero_fill(n: usize, oh: u64) -> Samples {
     let mut page = vec![1u8; 8192];
     let off = page.as_ptr().align_offset(4096);

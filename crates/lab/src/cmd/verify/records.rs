@@ -39,6 +39,9 @@ pub struct VerifyRecord {
     pub frame_ops_checked: u64,
     /// Of those, maps refused because the frame or the page was taken.
     pub maps_refused: u64,
+    /// 4 KiB frames allocated or freed on `lockfree`'s shared path
+    /// (frame free lists, `docs/synthesis.md`); 0 under every other regime.
+    pub shared_pages: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -74,6 +77,7 @@ impl VerifyRecord {
             faults_answered: s.faults_answered,
             frame_ops_checked: s.frame_ops,
             maps_refused: s.maps_refused,
+            shared_pages: s.shared_pages,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

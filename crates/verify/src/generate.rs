@@ -90,6 +90,7 @@ enum Kind {
     Delete,
     Revoke,
     Retype,
+    Page,
     Suspend,
     Resume,
     SetPriority,
@@ -131,6 +132,7 @@ const WEIGHTS: &[(Kind, u32, u32)] = &[
     (Kind::Delete, 2, 3),
     (Kind::Revoke, 1, 2),
     (Kind::Retype, 1, 2),
+    (Kind::Page, 2, 3),
     (Kind::Suspend, 2, 3),
     (Kind::Resume, 3, 4),
     (Kind::SetPriority, 1, 2),
@@ -203,6 +205,11 @@ fn draw(rng: &mut ChaCha8Rng, p: &Program, me: usize, k: Kind) -> Option<Op> {
                 _ => CapRef::Scratch(scratch),
             },
         },
+        // A 4 KiB frame allocated into, or deleted from, one of two scratch
+        // slots: freed frames go on the untyped's free list and the next
+        // allocation takes one (under `lockfree` on the shared path).
+        Kind::Page if rng.gen_bool(0.5) => Op::Retype { kind: RetypeKind::Frame, dest: scratch % 2 },
+        Kind::Page => Op::Delete { slot: CapRef::Scratch(scratch % 2) },
         Kind::Retype => {
             let kinds = [
                 RetypeKind::Endpoint,

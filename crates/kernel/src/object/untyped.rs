@@ -107,10 +107,14 @@ impl<W: Waits> Ctx<'_, W> {
     fn check_retype_memory(&mut self, op: RetypeOp) -> Result<(), Error> {
         let (untyped, ty, bytes, count) = (op.untyped, op.ty, op.bytes, u64::from(op.count));
         // Frames on free lists count as free memory and free slab slots
-        // (`frame_pool.rs`): the lists never change what succeeds.
-        let pooled = self.pooled_frames(untyped).len() as u64;
-        let free = self.get(untyped).ok_or(Error::InvalidCapability)?.free + (pooled << POOLED_BITS);
-        if bytes.checked_mul(count).map_or(true, |b| b > free) {
+        // (`frame_pool.rs`): the lists never change what succeeds. They are
+        // walked only when the rest does not suffice.
+        let need = bytes.checked_mul(count).ok_or(Error::NotEnoughMemory)?;
+        let mut free = self.get(untyped).ok_or(Error::InvalidCapability)?.free;
+        if need > free {
+            free += (self.pooled_frames(untyped).len() as u64) << POOLED_BITS;
+        }
+        if need > free {
             return Err(Error::NotEnoughMemory);
         }
         let room = match ty {
@@ -120,7 +124,10 @@ impl<W: Waits> Ctx<'_, W> {
             ObjectType::Notification => self.free_slots::<Notification>(),
             ObjectType::CNode => self.free_slots::<CNode>(),
             ObjectType::Reply => self.free_slots::<Reply>(),
-            ObjectType::Frame => self.free_slots::<Frame>() + self.pooled_frame_count(),
+            ObjectType::Frame => match self.free_slots::<Frame>() {
+                n if n as u64 >= count => n,
+                n => n + self.pooled_frame_count(),
+            },
             ObjectType::VSpace => self.free_slots::<VSpace>(),
         };
         if (room as Word) < count {

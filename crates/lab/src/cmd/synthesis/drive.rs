@@ -78,6 +78,22 @@ impl<'k, R: Regime> Driver<'k, R> {
         out.map_err(|e| anyhow!("{:?} on slot {cptr}: {e}", inv.label))
     }
 
+    /// As `invoke`, returning the cycles of the kernel entries alone: the
+    /// requester's, the other cores' in between (the stall protocol) and
+    /// those its plan's IPIs cause. The driver's look-up of the thread
+    /// `core` runs (an introspection entry, a management entry under
+    /// `lockfree`) stays outside.
+    pub fn invoke_cycles(&mut self, core: usize, cptr: Word, inv: &Invocation, oh: u64) -> Result<u64> {
+        let r = self.invoke_timed(core, cptr, inv, oh)?;
+        let mut cycles = r.requester + r.others;
+        for c in r.plan.ipis.iter() {
+            let (d, _) = timed(oh, || self.ipi(c));
+            cycles += d;
+        }
+        r.out.map_err(|e| anyhow!("{:?} on slot {cptr}: {e}", inv.label))?;
+        Ok(cycles)
+    }
+
     /// As `invoke`, returning the final plan and the result (its IPIs not
     /// delivered).
     pub fn invoke_raw(
@@ -166,6 +182,11 @@ impl<'k, R: Regime> Driver<'k, R> {
         let s = self.slot();
         self.retype_into(ty, bits, s)?;
         Ok(s)
+    }
+
+    /// The root's untyped capability.
+    pub fn untyped(&self) -> Word {
+        self.untyped
     }
 
     /// Retype one object into slot `s` (by the root, on core 0).

@@ -44,11 +44,16 @@ pub fn create<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<Sam
     let s = d.slot();
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
-        let (c, r) = timed(oh, || -> Result<()> {
-            d.retype_into(ObjectType::Tcb, 0, s)?;
-            d.start_in(s, 1, PRIO, CAP_INIT_VSPACE)
-        });
-        r?;
+        let ut = d.untyped();
+        let mut c = d.invoke_cycles(0, ut, &Invocation::retype(ObjectType::Tcb, 0, s, 1), oh)?;
+        for inv in [
+            Invocation::configure(CAP_INIT_CNODE, CAP_INIT_VSPACE),
+            Invocation::set_priority(PRIO),
+            Invocation::set_affinity(1),
+            Invocation::start(0x1000, 0),
+        ] {
+            c += d.invoke_cycles(0, s, &inv, oh)?;
+        }
         v.push(c);
         let _ = d.delete(s, false)?;
     }
@@ -160,12 +165,9 @@ pub fn page_alloc_free<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> R
     let s = d.slot();
     let (mut a, mut f) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        let (c, r) = timed(oh, || d.retype_into(ObjectType::Frame, 12, s));
-        r?;
-        a.push(c);
-        let (c, r) = timed(oh, || d.delete(s, false));
-        let _ = r?;
-        f.push(c);
+        let ut = d.untyped();
+        a.push(d.invoke_cycles(0, ut, &Invocation::retype(ObjectType::Frame, 12, s, 1), oh)?);
+        f.push(d.invoke_cycles(0, CAP_INIT_CNODE, &Invocation::delete(s), oh)?);
     }
     Ok((vec![a], vec![f]))
 }
@@ -176,12 +178,8 @@ pub fn map_unmap<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<
     let vs = d.create(ObjectType::VSpace, 0)?;
     let (mut m, mut u) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        let (c, r) = timed(oh, || d.invoke(0, f, &Driver::<R>::inv(InvocationLabel::FrameMap, &[vs, 0]), false));
-        r?;
-        m.push(c);
-        let (c, r) = timed(oh, || d.invoke(0, f, &Driver::<R>::inv(InvocationLabel::FrameUnmap, &[]), false));
-        r?;
-        u.push(c);
+        m.push(d.invoke_cycles(0, f, &Driver::<R>::inv(InvocationLabel::FrameMap, &[vs, 0]), oh)?);
+        u.push(d.invoke_cycles(0, f, &Driver::<R>::inv(InvocationLabel::FrameUnmap, &[]), oh)?);
     }
     let _ = d.delete(f, false)?;
     let _ = d.delete(vs, false)?;

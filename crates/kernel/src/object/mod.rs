@@ -70,6 +70,18 @@ impl<T> Ref<T> {
             None => panic!("generation is never 0"),
         }
     }
+    /// The reference as one word (`gen << 32 | index`, never 0).
+    #[inline(always)]
+    pub const fn raw(self) -> NonZeroU64 {
+        self.raw
+    }
+
+    /// The reference whose word is `raw` (from [`Ref::raw`]).
+    #[inline(always)]
+    pub const fn from_raw(raw: NonZeroU64) -> Self {
+        Self { raw, _t: PhantomData }
+    }
+
     /// The slab index.
     #[inline(always)]
     pub const fn index(self) -> u32 {

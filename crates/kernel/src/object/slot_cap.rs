@@ -8,21 +8,30 @@
 //! while other cores look up capabilities in the same CNode: those writes
 //! and every read go through the sequence word.
 //!
-//! **Layout.** `seq: AtomicU32`, even when the words are stable, odd while
-//! a shared writer changes them; four `AtomicU64` words: the object kind,
-//! its reference (`gen << 32 | index`, or `gen << 32 | line` for an IRQ
-//! handler), the rights and the badge.
+//! **Layout.** Four `AtomicU64` words: the *head* — the object kind in bits
+//! 0..8 (0: empty) and a sequence number in bits 8..64 that every shared
+//! write moves on —, the object's reference ([`Ref::raw`], or `gen << 32 |
+//! line` for an IRQ handler), the rights and the badge.
 //!
-//! **Algorithm** (the sequence lock, as in Linux's `seqcount_t` and
-//! crossbeam's `AtomicCell` fallback; H.-J. Boehm, *Can seqlocks get along
-//! with programming language memory models?*, MSPC 2012, for the fences).
-//! A reader loads `seq` (acquire), the words (relaxed), an acquire fence,
-//! and `seq` again: equal and even, the words are one capability. A shared
-//! writer CASes `seq` from the even value at which it read the slot to odd
-//! (so two writers cannot both start from one state), issues a release
-//! fence, stores the words and stores `seq + 2` (release).
+//! **Algorithm** (a sequence lock whose sequence shares a word with the
+//! kind, as in Linux's `seqcount_t` and crossbeam's `AtomicCell` fallback;
+//! H.-J. Boehm, *Can seqlocks get along with programming language memory
+//! models?*, MSPC 2012, for the fences). A reader loads the head (acquire),
+//! the other words (relaxed), an acquire fence, and the head again: equal,
+//! the words are one capability. An empty head is read alone. A shared
+//! writer CASes the head from the value at which it read the slot to
+//! `WRITING` with the next sequence number (so two writers cannot both
+//! start from one state), issues a release fence, stores the words and
+//! then the head with the new kind and the sequence after that (release).
+//!
+//! A reader that meets `WRITING` reads the slot as empty, without waiting:
+//! a claim of an empty slot takes effect at its last store (the slot is
+//! empty until then) and a clear at its CAS (empty from then on). Only
+//! another shared writer waits for `WRITING` to end, a few stores inside a
+//! kernel entry.
 
-use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use core::num::NonZeroU64;
+use core::sync::atomic::{fence, AtomicU64, Ordering};
 
 use granule_sync::lockfree::Rmw;
 
@@ -33,95 +42,121 @@ use crate::object::{Cap, CapObj, Ref};
 /// A slot's capability; see the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct SlotCap {
-    seq: AtomicU32,
-    words: [AtomicU64; 4],
+    head: AtomicU64,
+    reference: AtomicU64,
+    rights: AtomicU64,
+    badge: AtomicU64,
 }
 
-type Words = [u64; 4];
+/// The kind bits of the head.
+const KIND: u64 = 0xff;
+/// The head's kind while a shared writer writes.
+const WRITING: u64 = KIND;
+/// One step of the head's sequence number.
+const SEQ: u64 = 1 << 8;
 
-fn encode(c: Cap) -> Words {
-    let r = |index: u32, gen: u32| u64::from(gen) << 32 | u64::from(index);
-    let (kind, reference) = match c.obj {
+#[inline(always)]
+fn encode(c: Cap) -> (u64, u64) {
+    let r = |raw: NonZeroU64| raw.get();
+    match c.obj {
         CapObj::Null => (0, 0),
-        CapObj::Untyped(x) => (1, r(x.index(), x.gen())),
-        CapObj::Tcb(x) => (2, r(x.index(), x.gen())),
-        CapObj::Endpoint(x) => (3, r(x.index(), x.gen())),
-        CapObj::Notification(x) => (4, r(x.index(), x.gen())),
-        CapObj::CNode(x) => (5, r(x.index(), x.gen())),
-        CapObj::Reply(x) => (6, r(x.index(), x.gen())),
-        CapObj::Frame(x) => (7, r(x.index(), x.gen())),
-        CapObj::VSpace(x) => (8, r(x.index(), x.gen())),
+        CapObj::Untyped(x) => (1, r(x.raw())),
+        CapObj::Tcb(x) => (2, r(x.raw())),
+        CapObj::Endpoint(x) => (3, r(x.raw())),
+        CapObj::Notification(x) => (4, r(x.raw())),
+        CapObj::CNode(x) => (5, r(x.raw())),
+        CapObj::Reply(x) => (6, r(x.raw())),
+        CapObj::Frame(x) => (7, r(x.raw())),
+        CapObj::VSpace(x) => (8, r(x.raw())),
         CapObj::IrqControl => (9, 0),
-        CapObj::IrqHandler(x) => (10, r(u32::from(x.irq), x.gen)),
-    };
-    [kind, reference, c.rights.0, c.badge]
+        CapObj::IrqHandler(x) => (10, u64::from(x.gen) << 32 | u64::from(x.irq)),
+    }
 }
 
 #[inline(always)]
-fn decode(w: Words) -> Cap {
-    let (index, gen) = (w[1] as u32, (w[1] >> 32) as u32);
-    let obj = match w[0] {
-        1 => CapObj::Untyped(Ref::new(index, gen)),
-        2 => CapObj::Tcb(Ref::new(index, gen)),
-        3 => CapObj::Endpoint(Ref::new(index, gen)),
-        4 => CapObj::Notification(Ref::new(index, gen)),
-        5 => CapObj::CNode(Ref::new(index, gen)),
-        6 => CapObj::Reply(Ref::new(index, gen)),
-        7 => CapObj::Frame(Ref::new(index, gen)),
-        8 => CapObj::VSpace(Ref::new(index, gen)),
-        9 => CapObj::IrqControl,
-        10 => CapObj::IrqHandler(IrqRef { irq: index as u16, gen }),
+fn decode(kind: u64, reference: u64, rights: u64, badge: u64) -> Cap {
+    let obj = match (kind, NonZeroU64::new(reference)) {
+        (1, Some(r)) => CapObj::Untyped(Ref::from_raw(r)),
+        (2, Some(r)) => CapObj::Tcb(Ref::from_raw(r)),
+        (3, Some(r)) => CapObj::Endpoint(Ref::from_raw(r)),
+        (4, Some(r)) => CapObj::Notification(Ref::from_raw(r)),
+        (5, Some(r)) => CapObj::CNode(Ref::from_raw(r)),
+        (6, Some(r)) => CapObj::Reply(Ref::from_raw(r)),
+        (7, Some(r)) => CapObj::Frame(Ref::from_raw(r)),
+        (8, Some(r)) => CapObj::VSpace(Ref::from_raw(r)),
+        (9, _) => CapObj::IrqControl,
+        (10, _) => CapObj::IrqHandler(IrqRef { irq: reference as u16, gen: (reference >> 32) as u32 }),
         _ => CapObj::Null,
     };
-    Cap { obj, rights: CapRights(w[2]), badge: w[3] }
+    Cap { obj, rights: CapRights(rights), badge }
 }
 
 impl SlotCap {
     pub fn new(c: Cap) -> Self {
-        let w = encode(c);
-        Self { seq: AtomicU32::new(0), words: w.map(AtomicU64::new) }
+        let (kind, reference) = encode(c);
+        Self {
+            head: AtomicU64::new(kind),
+            reference: AtomicU64::new(reference),
+            rights: AtomicU64::new(c.rights.0),
+            badge: AtomicU64::new(c.badge),
+        }
     }
 
     /// The capability (a consistent snapshot, whoever writes meanwhile).
     #[inline(always)]
     pub fn get(&self) -> Cap {
-        self.read().1
+        self.read().1.unwrap_or(Cap::NULL)
     }
 
-    /// The capability and the even sequence value it was read at.
+    /// The capability and the head it was read at; `None` while a shared
+    /// writer writes.
     #[inline(always)]
-    fn read(&self) -> (u32, Cap) {
+    fn read(&self) -> (u64, Option<Cap>) {
         loop {
-            let s1 = self.seq.load(Ordering::Acquire);
-            if s1 & 1 == 0 {
-                let w = [0, 1, 2, 3].map(|i| self.words[i].load(Ordering::Relaxed));
-                fence(Ordering::Acquire);
-                if self.seq.load(Ordering::Relaxed) == s1 {
-                    return (s1, decode(w));
-                }
+            let h = self.head.load(Ordering::Acquire);
+            let kind = h & KIND;
+            if kind == 0 {
+                return (h, Some(Cap::NULL));
             }
-            core::hint::spin_loop();
+            if kind == WRITING {
+                return (h, None);
+            }
+            let (r, ri, b) = (
+                self.reference.load(Ordering::Relaxed),
+                self.rights.load(Ordering::Relaxed),
+                self.badge.load(Ordering::Relaxed),
+            );
+            fence(Ordering::Acquire);
+            if self.head.load(Ordering::Relaxed) == h {
+                return (h, Some(decode(kind, r, ri, b)));
+            }
         }
     }
 
     /// A shared writer's change from what `accept` says yes to, to `new`:
-    /// the one CAS of the sequence word decides between writers racing
-    /// for one slot. `false`: the capability there was not accepted.
+    /// the one CAS of the head decides between writers racing for one
+    /// slot. `false`: the capability there was not accepted.
     pub fn replace_shared(&self, accept: impl Fn(Cap) -> bool, new: Cap, rmw: &impl Fn(Rmw)) -> bool {
+        let (kind, reference) = encode(new);
         loop {
-            let (s, now) = self.read();
+            let (h, now) = self.read();
+            let Some(now) = now else {
+                core::hint::spin_loop();
+                continue;
+            };
             if !accept(now) {
                 return false;
             }
+            let seq = (h & !KIND).wrapping_add(SEQ);
             rmw(Rmw::Cmpxchg);
-            if self.seq.compare_exchange(s, s.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            if self.head.compare_exchange(h, seq | WRITING, Ordering::Relaxed, Ordering::Relaxed).is_err() {
                 continue;
             }
             fence(Ordering::Release);
-            for (word, v) in self.words.iter().zip(encode(new)) {
-                word.store(v, Ordering::Relaxed);
-            }
-            self.seq.store(s.wrapping_add(2), Ordering::Release);
+            self.reference.store(reference, Ordering::Relaxed);
+            self.rights.store(new.rights.0, Ordering::Relaxed);
+            self.badge.store(new.badge, Ordering::Relaxed);
+            self.head.store(seq.wrapping_add(SEQ) | kind, Ordering::Release);
             return true;
         }
     }

@@ -86,6 +86,7 @@ mod args;
 mod config;
 mod counter;
 mod decode;
+mod decode_pages;
 mod drive;
 mod error;
 mod exec;

@@ -31,7 +31,8 @@
 //! do frame map, unmap and address queries, and allocating and freeing a
 //! 4 KiB frame (`object/shared_pages.rs`).
 //!
-//! Everything else — object invocations (retype, delete, revoke, copy,
+//! Everything else — object invocations (retype and delete of anything but
+//! one 4 KiB frame, revoke, copy,
 //! configure, suspend of a thread of the caller's core …), capability
 //! transfer, bound notifications, faults without a usable handler,
 //! interrupts that signal a handler, stall owners, zombie reaping and

@@ -104,9 +104,8 @@ impl<W: Waits> Ctx<'_, W> {
     /// more; unmap it if an entry that had read its capability mapped it,
     /// and put it on `untyped`'s free list.
     pub(crate) fn retire_shared_frame(&mut self, frame: Ref<Frame>, untyped: Ref<Untyped>, rmw: &impl Fn(Rmw)) {
-        if self.s.mappings.mapped(frame.index(), rmw).is_some() {
-            self.s.mappings.unmap(frame.index(), rmw);
-        }
+        // `unmap` of an unmapped frame is one load and no change.
+        self.s.mappings.unmap(frame.index(), rmw);
         self.pool_frame(frame, untyped, rmw);
     }
 

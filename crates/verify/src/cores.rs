@@ -20,6 +20,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
 use granule_kernel::{CoreHandle, ExitPlan, FaultKind, Kernel, Regime, StartInfo, SyscallArgs, ThreadId};
 
 use crate::sim::Sim;
@@ -137,7 +140,11 @@ pub trait Threads<R: Regime>: Sync {
 /// How stress cores behave around their threads' system calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stress {
-    /// A timer tick every this many turns.
+    /// A timer tick every this many turns on average: each gap is drawn
+    /// from `tick_every / 2 ..= tick_every * 3 / 2` (seeded per core), so
+    /// that no program whose cycle is a multiple of a fixed gap always
+    /// meets the tick in the same thread (which would starve the others of
+    /// its priority).
     pub tick_every: u64,
     /// Idle cores take ticks too; otherwise an idle core enters the kernel
     /// only for an IPI (tickless idle: a missed wake-up hangs the test,
@@ -164,6 +171,21 @@ struct StressCore<'a, T> {
     stopped: &'a AtomicBool,
     deadline: Instant,
     turns: u64,
+    /// The turn of the next tick.
+    tick_at: u64,
+    rng: ChaCha8Rng,
+}
+
+impl<T> StressCore<'_, T> {
+    /// Whether this turn is a tick; if so, the next one is drawn.
+    fn tick_due(&mut self) -> bool {
+        if self.turns < self.tick_at {
+            return false;
+        }
+        let every = self.how.tick_every.max(1);
+        self.tick_at = self.turns + self.rng.gen_range(every.div_ceil(2)..=every * 3 / 2);
+        true
+    }
 }
 
 impl<R: Regime, T: Threads<R>> Actor<R> for StressCore<'_, T> {
@@ -175,7 +197,7 @@ impl<R: Regime, T: Threads<R>> Actor<R> for StressCore<'_, T> {
         let c = h.index();
         assert!(Instant::now() < self.deadline, "core {c}: no completion before the deadline (hang)");
         self.turns += 1;
-        if self.turns % self.how.tick_every == 0 && (run.is_some() || self.how.tick_idle) {
+        if (run.is_some() || self.how.tick_idle) && self.tick_due() {
             return Next::Enter(Entry::Tick);
         }
         if self.turns % self.how.check_every == 0 {
@@ -223,7 +245,9 @@ impl<R: Regime> Sim<R> {
                     let stopped = &stopped;
                     s.spawn(move || {
                         let _stop_others = StopOthers(stopped);
-                        let mut a = StressCore { threads, how, stopped, deadline, turns: 0 };
+                        let rng = ChaCha8Rng::seed_from_u64(h.index() as u64);
+                        let tick_at = how.tick_every;
+                        let mut a = StressCore { threads, how, stopped, deadline, turns: 0, tick_at, rng };
                         let run = core_loop(k, &mut h, run, &mut a);
                         (h, run)
                     })

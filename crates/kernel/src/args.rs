@@ -121,6 +121,10 @@ pub(crate) enum Entry {
     Syscall,
     /// An interrupt, tick or IPI.
     Other,
-    /// Needs the whole kernel (faults, introspection).
+    /// Needs the whole kernel (faults).
     Whole,
+    /// Needs the whole kernel to read it (introspection, the invariant
+    /// checker): ends in no exit plan, so it must not change what any core
+    /// runs.
+    Look,
 }

@@ -137,6 +137,14 @@ pub(crate) enum Decoded {
     /// (`object/shared_pages.rs`). A whole scope decodes it as an
     /// invocation.
     Page(PageOp),
+    /// `CNodeDelete` of the only capability `cap`, in `slot`, to thread `t`
+    /// of another core, on a shared path (`object/shared_destroy.rs`). A
+    /// whole scope decodes it as an invocation.
+    Destroy {
+        t: Ref<Tcb>,
+        slot: SlotAddr,
+        cap: Cap,
+    },
 }
 
 /// The receive half of `ReplyRecv`.
@@ -375,7 +383,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             (CapObj::CNode(c), InvocationLabel::CNodeDelete) if self.live(c) => {
                 let args = self.invocation_args(caller, info);
-                self.decode_shared_free(caller, c, label, &args)
+                self.decode_shared_delete(scope, caller, c, label, &args)
             }
             _ => None,
         }

@@ -134,6 +134,20 @@ pub(crate) trait Exec<W: Waits> {
         ctx.invoke_page(op, &|_| {})
     }
 
+    /// A thread destroy decoded by a shared scope
+    /// ([`crate::decode::Decoded::Destroy`]); only `lockfree`'s shared
+    /// paths decode one.
+    #[inline(always)]
+    fn destroy(
+        &self,
+        _ctx: &mut Ctx<'_, W>,
+        _t: Ref<Tcb>,
+        _slot: crate::object::SlotAddr,
+        _cap: crate::object::Cap,
+    ) -> crate::outcome::Outcome {
+        crate::outcome::Outcome::Error(crate::abi::Error::IllegalOperation)
+    }
+
     /// Consume `n`'s word if it is active (`Some`), else make `me`
     /// (prepared as blocked) wait on it.
     fn wait(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>, me: Ref<Tcb>) -> Option<Word>;

@@ -80,6 +80,9 @@ pub struct CoreStats {
     /// 4 KiB frames allocated or freed on `lockfree`'s shared path
     /// (`object/shared_pages.rs`; 0 under every other regime).
     pub shared_pages: u64,
+    /// Thread destroys made on `lockfree`'s shared path, withdrawn ones
+    /// included (`object/shared_destroy.rs`; 0 under every other regime).
+    pub shared_destroys: u64,
     /// Idle cycles reported by the platform.
     pub idle_cycles: u64,
 }

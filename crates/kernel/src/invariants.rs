@@ -28,6 +28,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::abi::NUM_IRQS;
+use crate::object::doomed::Doom;
 use crate::object::endpoint::{EpState, Queue};
 use crate::object::thread::ThreadState;
 use crate::object::{CNode, CapObj, Endpoint, Frame, Notification, Ref, Reply, SlotAddr, Tcb, Untyped, VSpace, NIL};
@@ -226,6 +227,32 @@ impl<W: Waits> Ctx<'_, W> {
         self.check_memory()?;
         self.check_frame_pools()?;
         self.check_detached()?;
+        self.check_doomed()?;
+        Ok(())
+    }
+
+    /// Every doomed entry (`object/shared_destroy.rs`) is a dead slot and
+    /// the only capability to a live thread that no other entry names,
+    /// whose stop is requested or met.
+    fn check_doomed(&mut self) -> Result<(), InvariantViolation> {
+        let mut seen: Vec<SlotAddr> = Vec::new();
+        for c in 0..self.s.config.cores {
+            let entries: Vec<_> = self.cs(c).doomed.iter().collect();
+            for Doom { slot, cap } in entries {
+                ensure!(!seen.contains(&slot), "doomed", "core {c}: slot {slot:?} doomed twice");
+                seen.push(slot);
+                let dead = self.cap_ref(slot).is_some_and(|s| s.cap.is_dead());
+                ensure!(dead, "doomed", "core {c}: doomed slot {slot:?} is not dead");
+                let CapObj::Tcb(t) = cap.obj else {
+                    return fail("doomed", format!("core {c}: doomed slot {slot:?} held {:?}", cap.obj));
+                };
+                let caps = self.slot(t).map(|s| s.hdr.caps);
+                ensure!(caps == Some(1), "doomed", "core {c}: doomed thread {t:?} has {caps:?} capabilities");
+                let stopped = self.get(t).is_some_and(|x| x.state == ThreadState::Inactive);
+                let stopping = stopped || W::stop_requested(self, t) == Some(false);
+                ensure!(stopping, "doomed", "core {c}: doomed thread {t:?} is not being stopped");
+            }
+        }
         Ok(())
     }
 
@@ -301,30 +328,26 @@ impl<W: Waits> Ctx<'_, W> {
             for i in 0..n {
                 let a = SlotAddr { cnode: cn, index: i };
                 let Some(s) = self.cap_slot(a).cloned() else { continue };
-                if s.cap.get().obj.is_null() {
+                let cap = self.checked_cap(a);
+                if cap.obj.is_null() {
                     ensure!(s.prev.is_none() && s.next.is_none(), "cap-links", "empty slot {ci}/{i} has links");
                     continue;
                 }
-                ensure!(
-                    self.cap_live(s.cap.get().obj),
-                    "no-stale-cap",
-                    "slot {ci}/{i} names dead {:?}",
-                    s.cap.get().obj
-                );
-                bump(s.cap.get().obj);
+                ensure!(self.cap_live(cap.obj), "no-stale-cap", "slot {ci}/{i} names dead {:?}", cap.obj);
+                bump(cap.obj);
                 match s.prev {
                     None => ensure!(s.depth == 0, "cap-links", "slot {ci}/{i}: head at depth {}", s.depth),
                     Some(p) => {
                         let ps = self.cap_slot(p).cloned();
-                        let ok = ps.is_some_and(|ps| {
-                            ps.next == Some(a) && !ps.cap.get().obj.is_null() && s.depth <= ps.depth + 1
-                        });
+                        let held = !self.checked_cap(p).obj.is_null();
+                        let ok = ps.is_some_and(|ps| ps.next == Some(a) && held && s.depth <= ps.depth + 1);
                         ensure!(ok, "cap-links", "slot {ci}/{i}: bad prev {p:?}");
                     }
                 }
                 if let Some(nx) = s.next {
                     let ns = self.cap_slot(nx).cloned();
-                    let ok = ns.is_some_and(|ns| ns.prev == Some(a) && !ns.cap.get().obj.is_null());
+                    let held = !self.checked_cap(nx).obj.is_null();
+                    let ok = ns.is_some_and(|ns| ns.prev == Some(a) && held);
                     ensure!(ok, "cap-links", "slot {ci}/{i}: bad next {nx:?}");
                 }
             }

@@ -299,30 +299,30 @@ impl<R: Regime> Kernel<R> {
     /// or `None` if `t` no longer exists. Does not mark the thread started
     /// (only an [`ExitPlan`] does).
     pub fn start_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<StartInfo> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.start_info(t)))
+        self.enter(core, TRAP_NONE, Entry::Look, |ctx, _, _| Ok(ctx.start_info(t)))
     }
 
     /// A snapshot of thread `t`, or `None` if it no longer exists.
     pub fn thread_info(&self, core: &mut CoreHandle, t: ThreadId) -> Option<ThreadInfo> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.thread_info(t)))
+        self.enter(core, TRAP_NONE, Entry::Look, |ctx, _, _| Ok(ctx.thread_info(t)))
     }
 
     /// The current thread of core `of` (`None`: idle), as seen under the regime.
     pub fn current_thread(&self, core: &mut CoreHandle, of: usize) -> Option<ThreadId> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.current_of(of)))
+        self.enter(core, TRAP_NONE, Entry::Look, |ctx, _, _| Ok(ctx.current_of(of)))
     }
 
     /// The thread a TCB capability names: capability pointer `cptr` in the
     /// CSpace of thread `holder` (introspection for tests and tools; user
     /// threads never see [`ThreadId`]s).
     pub fn thread_of_cap(&self, core: &mut CoreHandle, holder: ThreadId, cptr: Word) -> Option<ThreadId> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.thread_of_cap(holder, cptr)))
+        self.enter(core, TRAP_NONE, Entry::Look, |ctx, _, _| Ok(ctx.thread_of_cap(holder, cptr)))
     }
 
     /// Check every kernel invariant (see `invariants.rs`); tests call it
     /// after each kernel entry.
     pub fn check_invariants(&self, core: &mut CoreHandle) -> Result<(), InvariantViolation> {
-        self.enter(core, TRAP_NONE, Entry::Whole, |ctx, _, _| Ok(ctx.check_invariants()))
+        self.enter(core, TRAP_NONE, Entry::Look, |ctx, _, _| Ok(ctx.check_invariants()))
     }
 }
 

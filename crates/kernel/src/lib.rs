@@ -86,7 +86,7 @@ mod args;
 mod config;
 mod counter;
 mod decode;
-mod decode_pages;
+mod decode_shared;
 mod drive;
 mod error;
 mod exec;

@@ -76,6 +76,7 @@ impl<W: Waits> Ctx<'_, W> {
             Decoded::Control { t, resume } => e.control(self, t, resume),
             Decoded::Frame(op) => e.frame(self, caller, op),
             Decoded::Page(op) => e.page(self, op),
+            Decoded::Destroy { t, slot, cap } => e.destroy(self, t, slot, cap),
             // Routed to the general path before execution.
             Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }

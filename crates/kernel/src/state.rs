@@ -66,6 +66,7 @@ pub(crate) struct CoreCell {
     pub switches: AtomicU64,
     pub fastpath: AtomicU64,
     pub shared_pages: AtomicU64,
+    pub shared_destroys: AtomicU64,
 }
 
 /// All kernel state.
@@ -197,6 +198,7 @@ impl<W: Waits> State<W> {
                     switches: AtomicU64::new(0),
                     fastpath: AtomicU64::new(0),
                     shared_pages: AtomicU64::new(0),
+                    shared_destroys: AtomicU64::new(0),
                 })
             })
             .collect();
@@ -299,6 +301,7 @@ impl<W: Waits> State<W> {
             switches: c.switches.load(Ordering::Relaxed),
             fastpath: c.fastpath.load(Ordering::Relaxed),
             shared_pages: c.shared_pages.load(Ordering::Relaxed),
+            shared_destroys: c.shared_destroys.load(Ordering::Relaxed),
             idle_cycles: c.idle_cycles.load(Ordering::Relaxed),
         })
     }

@@ -240,7 +240,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             Decoded::Fail(e) => return Ok(Outcome::Error(e)),
             // Only a shared scope decodes it; the whole one decodes an invocation.
-            Decoded::Control { .. } | Decoded::Frame(_) | Decoded::Page(_) => {
+            Decoded::Control { .. } | Decoded::Frame(_) | Decoded::Page(_) | Decoded::Destroy { .. } => {
                 return Ok(Outcome::Error(Error::IllegalOperation))
             }
             Decoded::Invocation { slot, cap } => {

@@ -17,7 +17,8 @@
 //!   the manager's system calls link their frames into the derivation tree.
 //! * A manager on core 0 suspends and resumes servers, clients, senders and
 //!   receivers in turn, and now and then creates a victim thread on core 1
-//!   that calls the servers, and deletes it wherever it is.
+//!   that calls the servers, and deletes it wherever it is (under
+//!   `lockfree` on the shared path: `object/shared_destroy.rs`).
 //!
 //! Cores serve IPIs at system call boundaries and take timer ticks while
 //! they run a thread (an idle core waits for an IPI); each
@@ -400,4 +401,7 @@ fn lockfree_ipc_under_concurrent_management() {
     let pages = [0, 1].map(|c| sim.k.core_stats(c).shared_pages);
     eprintln!("frames allocated and freed on the shared path, per core: {pages:?}");
     assert!(pages.iter().all(|&n| n > 0), "no core allocated or freed a frame on the shared path: {pages:?}");
+    let destroys: u64 = (0..2).map(|c| sim.k.core_stats(c).shared_destroys).sum();
+    eprintln!("victims destroyed on the shared path: {destroys}");
+    assert!(destroys > 0, "no victim was destroyed on the shared path");
 }

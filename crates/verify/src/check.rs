@@ -109,6 +109,8 @@ pub struct Stats {
     pub maps_refused: u64,
     /// 4 KiB frames allocated or freed on `lockfree`'s shared path.
     pub shared_pages: u64,
+    /// Threads destroyed on `lockfree`'s shared path.
+    pub shared_destroys: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -138,6 +140,7 @@ impl Stats {
         self.frame_ops += o.frame_ops;
         self.maps_refused += o.maps_refused;
         self.shared_pages += o.shared_pages;
+        self.shared_destroys += o.shared_destroys;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -250,6 +253,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
         s.entries = rec.entries;
         s.invariant_checks = rec.invariant_checks;
         s.shared_pages = rec.shared_pages;
+        s.shared_destroys = rec.shared_destroys;
         if matches!(rec.stop, Stop::Steps | Stop::Wall) {
             s.bound_stops = 1;
         }

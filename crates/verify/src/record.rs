@@ -109,6 +109,8 @@ pub struct RunRecord {
     pub invariant_checks: u64,
     /// 4 KiB frames allocated or freed on `lockfree`'s shared path.
     pub shared_pages: u64,
+    /// Threads destroyed on `lockfree`'s shared path.
+    pub shared_destroys: u64,
     /// The kernel log's counters at the end.
     pub klog: KlogCounts,
 }

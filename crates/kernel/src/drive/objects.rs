@@ -43,7 +43,8 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
     ) -> T {
         let regime = &k.regime;
         let check = |set: &LockSet| regime.lock_set(c, set);
-        let exclusive = entry == Entry::Whole || (entry == Entry::Syscall && regime.take_escalation(c));
+        let exclusive =
+            matches!(entry, Entry::Whole | Entry::Look) || (entry == Entry::Syscall && regime.take_escalation(c));
         let mut guard = RegimeLocks { regime, core: c, exclusive: false, failed: None };
         let mut rounds = Rounds { n: 0, hint: None };
         // The first round takes this core's lock (its read side), then what

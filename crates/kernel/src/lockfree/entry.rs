@@ -94,7 +94,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
     fn enter<'k, T>(
         k: &'k Kernel<LockFreeOf<C>>,
         c: usize,
-        _entry: Entry,
+        entry: Entry,
         mut f: impl FnMut(&mut Ctx<'_, LfState>, crate::drive::SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Never>,
     ) -> T {
         k.regime.enter(c, spin_hook);
@@ -106,6 +106,11 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             // block, before `exit`.
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
             ctx.lf_begin_exclusive();
+            // The shared destroys are finished by an entry whose exit plan
+            // follows what they change (`object/shared_destroy.rs`).
+            if entry != Entry::Look {
+                ctx.finish_doomed();
+            }
             let out = f(&mut ctx, None, &mut AllHeld);
             ctx.lf_end_exclusive();
             out
@@ -199,15 +204,24 @@ fn shared_syscall<const C: bool>(
                     | Decoded::Control { .. }
                     | Decoded::Frame(_)
                     | Decoded::Page(_)
+                    | Decoded::Destroy { .. }
             );
             let freed = match op {
                 Decoded::Page(PageOp::Free { frame, untyped, .. }) => Some((frame, untyped)),
                 _ => None,
             };
-            let suspended = match op {
-                Decoded::Control { t, resume: false } => Some(t),
-                _ => None,
+            let (suspended, destroyed) = match op {
+                Decoded::Control { t, resume: false } => (Some(t), None),
+                Decoded::Destroy { t, slot, cap } => (Some(t), Some((slot, cap))),
+                _ => (None, None),
             };
+            // Whether a stop request of this call would be the only one
+            // (the thread runs and none stands): only then may a
+            // withdrawal take it back.
+            let fresh = suspended.is_some_and(|s| {
+                let w = lf.ctl(s.index());
+                !w.is_inactive() && w.requested() != Some(false)
+            });
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             let done = matches!(out, Outcome::Done);
             ctx.complete::<true>(t, out);
@@ -234,7 +248,13 @@ fn shared_syscall<const C: bool>(
                 // Two cores suspending each other's threads at once: the
                 // higher core's call yields (`control.rs`).
                 if core > home && lf.ctl(t.index()).requested() == Some(false) {
-                    ctx.lf_withdraw_suspend::<C>(lf, t, s);
+                    match destroyed {
+                        Some(dead) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), dead, fresh),
+                        None if fresh => ctx.lf_withdraw_suspend::<C>(lf, t, s),
+                        // A suspend of a stopped thread changed nothing:
+                        // any order holds.
+                        None => {}
+                    }
                 }
             }
         }

@@ -30,7 +30,7 @@ use crate::ipc::Msg;
 use crate::object::frame::FrameOp;
 use crate::object::reply::ReplyState;
 use crate::object::shared_pages::PageOp;
-use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::object::{Cap, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::sched::Action;
 use crate::state::Ctx;
@@ -117,13 +117,23 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
         let word = &self.lf.replies[r.index() as usize];
         let (mut raw, mut st) = word.load();
         loop {
-            let Some(new) = f(st) else { return st };
+            // A thread whose stop is pending has abandoned its call, as a
+            // suspend or destroy under the lock regimes takes it out of the
+            // object at once: a caller here is refused when taken out, a
+            // receiver when its endpoint gives it a sender. To `f` the word
+            // is empty already.
+            let stale = match st {
+                ReplyState::Caller(t, _) | ReplyState::Receiver(t) => self.lf.ctl(t.index()).pending(),
+                ReplyState::Empty => false,
+            };
+            let seen = if stale { ReplyState::Empty } else { st };
+            let Some(new) = f(seen) else { return seen };
             match word.cas(raw, new, self.lf.links::<C>(ctx.core)) {
                 // A refused caller was never there: the word was empty.
                 Ok(()) => {
                     return match st {
                         ReplyState::Caller(c, _) if self.refused(ctx, c) => ReplyState::Empty,
-                        _ => st,
+                        _ => seen,
                     }
                 }
                 Err(now) => (raw, st) = now,
@@ -208,6 +218,11 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     fn frame(&self, ctx: &mut Ctx<'_, LfState>, caller: Ref<Tcb>, op: FrameOp) -> Outcome {
         let (lf, core) = (self.lf, ctx.core);
         ctx.invoke_frame(caller, op, &|r| lf.count::<C>(core, r))
+    }
+
+    #[inline(always)]
+    fn destroy(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, slot: SlotAddr, cap: Cap) -> Outcome {
+        ctx.lf_destroy::<X, C>(self.lf, t, slot, cap)
     }
 
     #[inline(always)]

@@ -145,6 +145,7 @@
 
 mod check;
 mod control;
+mod destroy;
 mod entry;
 pub(crate) mod ipc;
 mod manage;

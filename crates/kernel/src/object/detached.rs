@@ -12,10 +12,9 @@
 //! invariant checker, ticks) leave the lists as they are. A shared free of
 //! a frame that is still on its core's list just takes it off.
 //!
-//! The list is its core's: written by that core's shared paths and by
-//! management, never by two cores at once. Under the lock regimes it stays
-//! empty.
+//! Under the lock regimes the list stays empty.
 
+use crate::object::core_list::{CoreList, Slotted};
 use crate::object::{Ref, SlotAddr, Untyped};
 
 /// Most capabilities one core may leave unlinked; a shared allocation that
@@ -31,52 +30,11 @@ pub(crate) struct Entry {
     pub untyped: Ref<Untyped>,
 }
 
+impl Slotted for Entry {
+    fn slot(&self) -> SlotAddr {
+        self.slot
+    }
+}
+
 /// One core's list.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Detached {
-    entries: [Option<Entry>; MAX_DETACHED],
-}
-
-impl Detached {
-    /// Note `entry`; `false` if the list is full.
-    pub fn push(&mut self, entry: Entry) -> bool {
-        match self.entries.iter_mut().find(|e| e.is_none()) {
-            Some(e) => {
-                *e = Some(entry);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Whether there is room for one more.
-    pub fn has_room(&self) -> bool {
-        self.entries.iter().any(Option::is_none)
-    }
-
-    /// The entry of `slot`, if it is on the list.
-    pub fn find(&self, slot: SlotAddr) -> Option<Entry> {
-        self.entries.iter().flatten().find(|e| e.slot == slot).copied()
-    }
-
-    /// Take `slot` off the list; `false` if it was not there.
-    pub fn remove(&mut self, slot: SlotAddr) -> bool {
-        match self.entries.iter_mut().find(|e| e.is_some_and(|e| e.slot == slot)) {
-            Some(e) => {
-                *e = None;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Empty the list, returning what was on it.
-    pub fn take_all(&mut self) -> impl Iterator<Item = Entry> {
-        core::mem::take(&mut self.entries).into_iter().flatten()
-    }
-
-    /// What is on the list.
-    pub fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
-        self.entries.iter().flatten().copied()
-    }
-}
+pub(crate) type Detached = CoreList<Entry, MAX_DETACHED>;

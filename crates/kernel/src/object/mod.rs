@@ -13,7 +13,9 @@
 //! [`crate::state::Ctx`], the only caller).
 
 pub(crate) mod cnode;
+pub(crate) mod core_list;
 pub(crate) mod detached;
+pub(crate) mod doomed;
 pub(crate) mod endpoint;
 pub(crate) mod frame;
 pub(crate) mod frame_pool;
@@ -21,6 +23,7 @@ pub(crate) mod irq;
 pub(crate) mod notification;
 pub(crate) mod page_tables;
 pub(crate) mod reply;
+pub(crate) mod shared_destroy;
 pub(crate) mod shared_pages;
 pub(crate) mod slot_cap;
 pub(crate) mod tcb;
@@ -210,6 +213,18 @@ impl<T> Slab<T> {
         // field through a raw pointer creates no reference that could alias
         // another core's `&mut` to the rest of the slot.
         Some(unsafe { core::ptr::addr_of!((*cell.get()).gen).read() })
+    }
+
+    /// The capability count of slot `i`, read as [`Slab::gen`] reads the
+    /// generation.
+    ///
+    /// # Safety
+    /// As for [`Slab::gen`], for the header: nobody writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn caps(&self, i: u32) -> Option<u32> {
+        let cell = self.slots.get(i as usize)?;
+        // SAFETY: as in `gen`, for the `hdr.caps` field.
+        Some(unsafe { core::ptr::addr_of!((*cell.get()).hdr.caps).read() })
     }
 
     /// Number of free slots.

@@ -34,7 +34,7 @@
 //! exactly when it would under every other regime). The free's decision is
 //! its CAS of the slot. Everything else (arguments, destination, errors) is
 //! the one retype and CNode decoder's (the shared decoders are in
-//! `decode_pages.rs`).
+//! `decode_shared.rs`).
 
 use granule_sync::lockfree::Rmw;
 

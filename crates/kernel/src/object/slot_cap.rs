@@ -11,7 +11,11 @@
 //! **Layout.** Four `AtomicU64` words: the *head* — the object kind in bits
 //! 0..8 (0: empty) and a sequence number in bits 8..64 that every shared
 //! write moves on —, the object's reference ([`Ref::raw`], or `gen << 32 |
-//! line` for an IRQ handler), the rights and the badge.
+//! line` for an IRQ handler), the rights and the badge. Kind [`DEAD`]
+//! (rights and badge 0) marks a slot whose thread capability a shared
+//! destroy deleted and whose place in the derivation tree waits for
+//! management (`object/shared_destroy.rs`): it reads as empty, but no
+//! shared writer fills it.
 //!
 //! **Algorithm** (a sequence lock whose sequence shares a word with the
 //! kind, as in Linux's `seqcount_t` and crossbeam's `AtomicCell` fallback;
@@ -54,6 +58,9 @@ const KIND: u64 = 0xff;
 const WRITING: u64 = KIND;
 /// One step of the head's sequence number.
 const SEQ: u64 = 1 << 8;
+/// The kind of a dead slot (see the module documentation); it decodes as
+/// the null capability, so a look-up pays nothing for it.
+const DEAD: u64 = 11;
 
 #[inline(always)]
 fn encode(c: Cap) -> (u64, u64) {
@@ -135,16 +142,41 @@ impl SlotCap {
 
     /// A shared writer's change from what `accept` says yes to, to `new`:
     /// the one CAS of the head decides between writers racing for one
-    /// slot. `false`: the capability there was not accepted.
+    /// slot. `false`: the capability there was not accepted (a dead slot
+    /// never is).
     pub fn replace_shared(&self, accept: impl Fn(Cap) -> bool, new: Cap, rmw: &impl Fn(Rmw)) -> bool {
-        let (kind, reference) = encode(new);
+        self.swap_shared(|now| now.is_some_and(&accept), Some(new), rmw)
+    }
+
+    /// A shared destroy's deletion: `expect` goes and the slot dies.
+    /// `false`: the slot no longer held `expect`.
+    pub fn kill_shared(&self, expect: Cap, rmw: &impl Fn(Rmw)) -> bool {
+        self.swap_shared(|now| now == Some(expect), None, rmw)
+    }
+
+    /// A withdrawn shared destroy: the dead slot holds `cap` again.
+    pub fn revive_shared(&self, cap: Cap, rmw: &impl Fn(Rmw)) -> bool {
+        self.swap_shared(|now| now.is_none(), Some(cap), rmw)
+    }
+
+    /// Whether the slot is dead.
+    pub fn is_dead(&self) -> bool {
+        self.head.load(Ordering::Acquire) & KIND == DEAD
+    }
+
+    /// From what `accept` says yes to (`None`: a dead slot) to `new`
+    /// (`None`: kill the slot), by the algorithm of the module
+    /// documentation.
+    fn swap_shared(&self, accept: impl Fn(Option<Cap>) -> bool, new: Option<Cap>, rmw: &impl Fn(Rmw)) -> bool {
+        let (kind, reference) = new.map_or((DEAD, 0), encode);
+        let new = new.unwrap_or(Cap::NULL);
         loop {
             let (h, now) = self.read();
             let Some(now) = now else {
                 core::hint::spin_loop();
                 continue;
             };
-            if !accept(now) {
+            if !accept((h & KIND != DEAD).then_some(now)) {
                 return false;
             }
             let seq = (h & !KIND).wrapping_add(SEQ);

@@ -5,6 +5,7 @@
 
 use crate::abi::NUM_PRIORITIES;
 use crate::object::detached::Detached;
+use crate::object::doomed::Doomed;
 use crate::object::{Ref, Tcb, NIL};
 
 /// What the end of the entry does with the current thread.
@@ -87,6 +88,9 @@ pub(crate) struct CoreState {
     /// Frame capabilities this core's shared paths allocated and not yet
     /// linked into the derivation tree (`lockfree` only; `object/detached.rs`).
     pub detached: Detached,
+    /// Thread capabilities this core's shared paths deleted, whose deletion
+    /// management finishes (`lockfree` only; `object/doomed.rs`).
+    pub doomed: Doomed,
 }
 
 impl CoreState {
@@ -99,6 +103,7 @@ impl CoreState {
             last_run: None,
             current_prio: 0,
             detached: Detached::default(),
+            doomed: Doomed::default(),
         }
     }
 }

@@ -535,7 +535,13 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn thread_info(&mut self, t: ThreadId) -> Option<ThreadInfo> {
         let r = Ref::<Tcb>::new(t.index, t.gen);
         let x = self.get(r)?;
-        let (state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
+        let (mut state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
+        // A destroy management has not finished yet (`object/shared_destroy.rs`)
+        // reads as the deletion's result: gone, or a zombie still running.
+        if self.doomed(r) {
+            self.running_elsewhere(r)?;
+            state = ThreadState::Zombie;
+        }
         let stop = if state == ThreadState::Zombie { None } else { W::stop_requested(self, r) };
         let blocked = !matches!(state, ThreadState::Inactive | ThreadState::Running | ThreadState::Zombie);
         let status = match state {

@@ -6,6 +6,7 @@
 
 mod boot;
 mod cnode;
+mod destroy;
 mod fault;
 mod ipc;
 mod irq_frame;

@@ -64,10 +64,29 @@ fn suspend_a_thread_running_on_another_core() {
 fn delete_a_thread_running_on_another_core() {
     let mut sim = Sim::new(2);
     let (cap, t) = sim.spawn(1, 50, 1);
-    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), None);
-    assert_eq!(sim.running[1], None);
-    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), Some(Ok(())));
-    assert_eq!(sim.info(t), None);
+    if WHICH.destroys_asynchronously() {
+        // The deletion is made at once; the thread is a zombie until its
+        // core takes the interrupt and stops it, and gone after.
+        sim.auto_ipi = false;
+        assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), Some(Ok(())));
+        assert_eq!(sim.running[1], Some(t));
+        assert_eq!(sim.status(t), ThreadStatus::Zombie);
+        sim.deliver_ipis();
+        sim.auto_ipi = true;
+        assert_eq!(sim.running[1], None);
+        assert_eq!(sim.info(t), None);
+        // The slot is empty: a new thread goes there (a management entry,
+        // which frees the old one first).
+        sim.root_invoke(CAP_FIRST_UNTYPED, Invocation::retype(ObjectType::Tcb, 0, cap, 1));
+        let u = sim.k.thread_of_cap(&mut sim.cores[0], sim.root, cap).unwrap();
+        assert_ne!(u, t);
+        assert_eq!(sim.info(t), None);
+    } else {
+        assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), None);
+        assert_eq!(sim.running[1], None);
+        assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[cap]), Some(Ok(())));
+        assert_eq!(sim.info(t), None);
+    }
     // Revoke sees through to its descendants too.
     let (cap, t) = sim.spawn(2, 50, 1);
     let copy = sim.alloc_slot();
@@ -236,10 +255,16 @@ fn a_stall_owner_migrated_onto_the_core_it_holds_releases_it() {
     let (_, x) = sim.spawn(2, 150, 0);
     assert_eq!(sim.running[0], Some(x));
     sim.sys(0, Sysno::Wait, ntfn, MessageInfo::default(), 0);
-    // A: deletes V, which runs on core 1: A now holds core 1 idle.
+    // A: deletes V, which runs on core 1: A now holds core 1 idle. (Under
+    // a regime that deletes without stalling, A rewrites V's registers,
+    // which stalls in every regime.)
     let (a_cap, a) = sim.spawn(3, 120, 0);
     assert_eq!(sim.running[0], Some(a));
-    assert_eq!(sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[v_cap]), None);
+    let (on, label, args) = match WHICH.destroys_asynchronously() {
+        true => (v_cap, TcbWriteRegisters, vec![0, 1, 0x77]),
+        false => (CAP_INIT_CNODE, CNodeDelete, vec![v_cap]),
+    };
+    assert_eq!(sim.invoke_maybe_restart(0, on, label, &args), None);
     assert_eq!(sim.running[1], None);
     // Before A retries, X preempts it and moves it to core 1.
     sim.interrupt(0, irq);
@@ -250,6 +275,8 @@ fn a_stall_owner_migrated_onto_the_core_it_holds_releases_it() {
     sim.tick(1);
     assert_eq!(sim.running[1], Some(a), "core 1 must run A, not stay held");
     // A's restarted call asks again from core 1 and completes.
-    assert_eq!(sim.invoke_maybe_restart(1, CAP_INIT_CNODE, CNodeDelete, &[v_cap]), Some(Ok(())));
-    assert_eq!(sim.info(v), None);
+    assert_eq!(sim.invoke_maybe_restart(1, on, label, &args), Some(Ok(())));
+    if label == CNodeDelete {
+        assert_eq!(sim.info(v), None);
+    }
 }

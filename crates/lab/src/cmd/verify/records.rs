@@ -42,6 +42,9 @@ pub struct VerifyRecord {
     /// 4 KiB frames allocated or freed on `lockfree`'s shared path
     /// (frame free lists, `docs/synthesis.md`); 0 under every other regime.
     pub shared_pages: u64,
+    /// Threads destroyed on `lockfree`'s shared path
+    /// (`docs/synthesis.md`); 0 under every other regime.
+    pub shared_destroys: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -78,6 +81,7 @@ impl VerifyRecord {
             frame_ops_checked: s.frame_ops,
             maps_refused: s.maps_refused,
             shared_pages: s.shared_pages,
+            shared_destroys: s.shared_destroys,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

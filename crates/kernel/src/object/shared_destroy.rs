@@ -1,0 +1,72 @@
+//! Destroying a thread of another core from `lockfree`'s shared path: seed
+//! `004` §4.2's destroy ("mark the thread killed; the dispatcher that meets
+//! it frees it") in granule's terms.
+//!
+//! `CNodeDelete` of the only capability to a thread whose home is another
+//! core, with no capability derived from it, runs shared
+//! (`decode_shared.rs` decides):
+//!
+//! 1. **The slot dies by CAS** (`slot_cap.rs`): the capability goes, so no
+//!    look-up finds the thread any more, but the slot keeps its place in
+//!    the derivation tree, which only management changes. A dead slot
+//!    reads as empty; a shared allocation into it goes to management.
+//! 2. **The thread is stopped** by Synthesis's `STOPME` request, as a
+//!    shared suspend does (`lockfree/control.rs`): from the request on it
+//!    starts no system call and receives nothing, and the destroy returns
+//!    only after the thread's core has left the entry it was in.
+//! 3. **Management frees it.** The slot and its capability go on the
+//!    core's doomed list (`doomed.rs`). Every management entry that ends
+//!    in an exit plan — a system call, an interrupt, a fault — starts by
+//!    putting each doomed capability back and deleting it the ordinary way
+//!    ([`Ctx::finish_doomed`]). The gate is the grace period: no shared
+//!    path runs meanwhile, so nothing reads the thread after it is freed.
+//!
+//! Introspection entries (`Entry::Look`) finish nothing: a deletion may
+//! change what a core runs, and they end in no exit plan that could tell
+//! the platform. They see a doomed thread as the other regimes would see
+//! it after the deletion: gone, or a zombie while it is still current on
+//! its core ([`Ctx::doomed`]); the invariant checker reads a dead slot as
+//! holding its doomed capability ([`Ctx::checked_cap`]).
+
+use crate::object::doomed::Doom;
+use crate::object::slot_cap::SlotCap;
+use crate::object::{Cap, CapObj, Ref, SlotAddr, Tcb};
+use crate::state::Ctx;
+use crate::waits::Waits;
+
+impl<W: Waits> Ctx<'_, W> {
+    /// Finish every core's shared destroys: put each capability back in
+    /// its dead slot, then delete it (management, before anything else).
+    /// Whether there were any.
+    pub(crate) fn finish_doomed(&mut self) -> bool {
+        let mut any = false;
+        for c in 0..self.s.config.cores {
+            let entries: alloc::vec::Vec<Doom> = self.cs(c).doomed.take_all().collect();
+            for Doom { slot, cap } in entries {
+                if let Some(s) = self.cap_slot(slot) {
+                    s.cap = SlotCap::new(cap);
+                }
+                self.delete_cap(slot);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Whether thread `t`'s destroy is on some core's doomed list.
+    pub(crate) fn doomed(&mut self, t: Ref<Tcb>) -> bool {
+        (0..self.s.config.cores).any(|c| self.cs(c).doomed.iter().any(|d| d.cap.obj == CapObj::Tcb(t)))
+    }
+
+    /// The capability in slot `a` as the invariant checker counts it: a
+    /// dead slot holds the capability on its doomed list (the null
+    /// capability if none has it).
+    pub(crate) fn checked_cap(&mut self, a: SlotAddr) -> Cap {
+        let Some(s) = self.cap_ref(a) else { return Cap::NULL };
+        if !s.cap.is_dead() {
+            return s.cap.get();
+        }
+        let on_list = (0..self.s.config.cores).find_map(|c| self.cs(c).doomed.find(a));
+        on_list.map_or(Cap::NULL, |d| d.cap)
+    }
+}

@@ -47,7 +47,7 @@ impl Record for AtomicsRecord {
 }
 
 /// The operations counted, in record order, with their parts.
-pub const OPERATIONS: [(&str, &[&str]); 9] = [
+pub const OPERATIONS: [(&str, &[&str]); 10] = [
     ("suspend", SPLIT),
     ("resume, not in the run queue", SPLIT),
     ("suspend + resume before the core acts", SPLIT),
@@ -57,6 +57,7 @@ pub const OPERATIONS: [(&str, &[&str]); 9] = [
     ("unmap page", &["whole"]),
     ("allocate page, needs zeroing", &["whole"]),
     ("free page", &["whole"]),
+    ("destroy", SPLIT),
 ];
 
 /// The parts of an operation carried out by another core.
@@ -130,6 +131,7 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
     sums[4][0] = count_faults(&mut d, n)?;
     [sums[5][0], sums[6][0]] = count_maps(&mut d, n)?;
     [sums[7][0], sums[8][0]] = count_pages(&mut d, n)?;
+    sums[9] = count_destroys(&mut d, n)?;
     Ok(sums)
 }
 
@@ -179,6 +181,30 @@ fn count_pages(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<[RmwCou
     Ok(sums)
 }
 
+/// `n` destroys of a thread running on core 1, as the timed row does them:
+/// the root's delete, then core 1's interrupt. Creating the next thread is
+/// a management entry, which also frees the last one (not counted).
+fn count_destroys(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<[RmwCounts; 2]> {
+    let s = d.slot();
+    let mut sums = [RmwCounts::default(); 2];
+    for _ in 0..n {
+        d.retype_into(ObjectType::Tcb, 0, s)?;
+        d.start_in(s, 1, super::rows::PRIO, CAP_INIT_VSPACE)?;
+        if d.current(1).is_none() {
+            bail!("the thread to destroy is not running on core 1");
+        }
+        let c0 = counts(d);
+        let plan = call(d, CAP_INIT_CNODE, &Invocation::delete(s))?;
+        let c1 = counts(d);
+        for core in plan.ipis.iter() {
+            let _ = d.ipi(core);
+        }
+        sums[0] += c1.since(&c0);
+        sums[1] += counts(d).since(&c1);
+    }
+    Ok(sums)
+}
+
 /// `n` memory-access faults of a thread on core 1, each delivered to its
 /// handler waiting there (as the timed row; the answers not counted).
 fn count_faults(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<RmwCounts> {
@@ -215,6 +241,7 @@ pub fn timed_row(op: &str) -> Option<&'static str> {
         "unmap page" => Some("unmap page"),
         "allocate page, needs zeroing" => Some("allocate page, needs zeroing"),
         "free page" => Some("free page"),
+        "destroy" => Some("destroy"),
         _ => None,
     }
 }

@@ -101,7 +101,7 @@ const SPECS: &[Spec] = &[
         table: 3,
         operation: "destroy",
         parts: &[("requester", Some(2.2)), ("dispatcher", Some(6.1))],
-        note: "delete the TCB capability of a thread running on the other core; that core frees it at its next entry",
+        note: "delete the TCB capability of a thread running on the other core; that core stops it at its next entry and frees it (lockfree: the next management entry frees it, untimed)",
     },
     Spec {
         table: 3,

@@ -28,11 +28,14 @@
 //!
 //! `TcbSuspend` and `TcbResume` of a thread of *another* core run shared
 //! too: Synthesis's `STOPME` on the thread's stop word (`control.rs`); so
-//! do frame map, unmap and address queries, and allocating and freeing a
-//! 4 KiB frame (`object/shared_pages.rs`).
+//! does deleting the only capability to such a thread, which kills the
+//! slot by CAS, stops the thread and leaves freeing it to the next
+//! management entry (`object/shared_destroy.rs`); so do frame map, unmap
+//! and address queries, and allocating and freeing a 4 KiB frame
+//! (`object/shared_pages.rs`).
 //!
 //! Everything else — object invocations (retype and delete of anything but
-//! one 4 KiB frame, revoke, copy,
+//! one 4 KiB frame or another core's thread, revoke, copy,
 //! configure, suspend of a thread of the caller's core …), capability
 //! transfer, bound notifications, faults without a usable handler,
 //! interrupts that signal a handler, stall owners, zombie reaping and
@@ -78,9 +81,11 @@
 //!   popped it from its untyped's free list or, after a grace period, by
 //!   the core that freed it (`object/shared_pages.rs`). A shared path never reads another core's TCB: a
 //!   capability to anything but an endpoint, notification or reply object
-//!   sends the call to the management path, except a suspend or resume of a
-//!   thread of another core, which reads only the TCB slot's generation
-//!   (written by management alone) and the thread's stop word.
+//!   sends the call to the management path, except a suspend, resume or
+//!   destroy of a thread of another core, which reads only the TCB slot's
+//!   generation and capability count (written by management alone) and the
+//!   thread's stop word. A destroy kills the slot by CAS too, as a frame's
+//!   free clears it.
 //!
 //! A shared path decides first (`crate::decode`, the one decoder: look-ups and guard checks,
 //! no state change) whether it can run shared; if not, it leaves the gate

@@ -18,11 +18,13 @@ pub(crate) trait Slotted: Copy {
 #[derive(Clone, Debug)]
 pub(crate) struct CoreList<T, const N: usize> {
     entries: [Option<T>; N],
+    /// How many entries are `Some` (every management entry asks).
+    len: usize,
 }
 
 impl<T: Copy, const N: usize> Default for CoreList<T, N> {
     fn default() -> Self {
-        Self { entries: [None; N] }
+        Self { entries: [None; N], len: 0 }
     }
 }
 
@@ -32,6 +34,7 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
         match self.entries.iter_mut().find(|e| e.is_none()) {
             Some(e) => {
                 *e = Some(entry);
+                self.len += 1;
                 true
             }
             None => false,
@@ -40,7 +43,12 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
 
     /// Whether there is room for one more.
     pub fn has_room(&self) -> bool {
-        self.entries.iter().any(Option::is_none)
+        self.len < N
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// The entry of `slot`, if it is on the list.
@@ -53,6 +61,7 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
         match self.entries.iter_mut().find(|e| e.is_some_and(|e| e.slot() == slot)) {
             Some(e) => {
                 *e = None;
+                self.len -= 1;
                 true
             }
             None => false,
@@ -61,6 +70,7 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
 
     /// Empty the list, returning what was on it.
     pub fn take_all(&mut self) -> impl Iterator<Item = T> {
+        self.len = 0;
         core::mem::replace(&mut self.entries, [None; N]).into_iter().flatten()
     }
 

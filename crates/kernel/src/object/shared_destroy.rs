@@ -41,6 +41,9 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn finish_doomed(&mut self) -> bool {
         let mut any = false;
         for c in 0..self.s.config.cores {
+            if self.cs(c).doomed.is_empty() {
+                continue;
+            }
             let entries: alloc::vec::Vec<Doom> = self.cs(c).doomed.take_all().collect();
             for Doom { slot, cap } in entries {
                 if let Some(s) = self.cap_slot(slot) {

@@ -113,6 +113,9 @@ impl<W: Waits> Ctx<'_, W> {
     /// tree, below their untyped (management, before anything else).
     pub(crate) fn adopt_detached(&mut self) {
         for c in 0..self.s.config.cores {
+            if self.cs(c).detached.is_empty() {
+                continue;
+            }
             let entries: alloc::vec::Vec<Entry> = self.cs(c).detached.take_all().collect();
             for e in entries {
                 let (cap, _) = self.unlink_cap(e.slot);

@@ -11,6 +11,8 @@
 //! stale word, and the conservation checks below would catch it.
 #![cfg(loom)]
 
+mod loom_common;
+
 use granule_sync::lockfree::{
     new_link, Callbacks, Counter, DualQueue, Inbox, List, Mpmc, Queue, RcList, Side, SignalStack, Stack, Waited,
 };
@@ -19,16 +21,7 @@ use loom::sync::atomic::AtomicU64;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::Arc;
 use loom::thread;
-
-/// `loom::model` with at most 3 preemptions unless `LOOM_MAX_PREEMPTIONS`
-/// says otherwise, so the models stay small however they are run.
-fn model<F: Fn() + Sync + Send + 'static>(f: F) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
-    }
-    builder.check(f);
-}
+use loom_common::{model, quiet};
 
 fn sorted(mut v: Vec<u64>) -> Vec<u64> {
     v.sort_unstable();
@@ -1075,7 +1068,6 @@ impl Guarded {
         if !self.word.pending() {
             return true;
         }
-        let quiet = |_| {};
         self.word.meet(
             &mut (),
             |_| {

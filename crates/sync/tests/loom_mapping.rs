@@ -15,19 +15,12 @@
 //! its slot, no stale claim left) and that no leaf table leaked.
 #![cfg(loom)]
 
-use granule_sync::lockfree::{Geometry, MapError, Mapped, Mappings, Rmw};
+mod loom_common;
+
+use granule_sync::lockfree::{Geometry, MapError, Mapped, Mappings};
 use loom::sync::Arc;
 use loom::thread;
-
-fn model<F: Fn() + Sync + Send + 'static>(f: F) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
-    }
-    builder.check(f);
-}
-
-fn quiet(_: Rmw) {}
+use loom_common::{model, quiet};
 
 /// One space of 2 × 2 pages (a root entry maps 8 KiB), four leaf tables, four frames, two cores.
 fn tables() -> Arc<Mappings> {

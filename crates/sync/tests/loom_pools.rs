@@ -7,21 +7,15 @@
 //! `LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" cargo test -p granule-sync --release --test loom_pools`.
 //! After the threads finish, each model checks that every node is in
 //! exactly one place: a list, or the hands of the thread that popped it.
+//! Each party runs on a spawned thread (see `loom_seq_cell.rs` for why).
 #![cfg(loom)]
 
-use granule_sync::lockfree::{Pools, Rmw};
+mod loom_common;
+
+use granule_sync::lockfree::Pools;
 use loom::sync::Arc;
 use loom::thread;
-
-fn model<F: Fn() + Sync + Send + 'static>(f: F) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
-    }
-    builder.check(f);
-}
-
-fn quiet(_: Rmw) {}
+use loom_common::{model, quiet};
 
 /// Two lists over four nodes; list 0 holds nodes 0 and 1 (1 first).
 fn pools() -> Arc<Pools> {
@@ -53,8 +47,9 @@ fn a_pop_racing_a_pop_and_push_back_never_loses_or_doubles_a_node() {
             }
             second
         });
-        let mine = p.pop(0, &quiet);
-        let theirs = b.join().unwrap();
+        let r = p.clone();
+        let a = thread::spawn(move || r.pop(0, &quiet));
+        let (mine, theirs) = (a.join().unwrap(), b.join().unwrap());
         let mut all = p.quiescent_nodes(0);
         all.extend(mine);
         all.extend(theirs);
@@ -71,9 +66,13 @@ fn two_cores_popping_get_different_nodes_and_pushes_land_once() {
             assert!(q.push(0, 2, &quiet));
             q.pop(0, &quiet)
         });
-        let mine = p.pop(0, &quiet);
-        assert!(p.push(1, 3, &quiet));
-        let theirs = b.join().unwrap();
+        let r = p.clone();
+        let a = thread::spawn(move || {
+            let mine = r.pop(0, &quiet);
+            assert!(r.push(1, 3, &quiet));
+            mine
+        });
+        let (mine, theirs) = (a.join().unwrap(), b.join().unwrap());
         assert!(mine.is_some() && theirs.is_some());
         assert_ne!(mine, theirs);
         let mut all = p.quiescent_nodes(0);

@@ -84,6 +84,7 @@ mod pools;
 mod queue;
 pub mod rcu_tree;
 mod refcount_list;
+mod seq_cell;
 mod signal;
 mod stack;
 mod stop_word;
@@ -105,6 +106,7 @@ pub use queue::{
     MAX_CAPACITY,
 };
 pub use refcount_list::{Iter, NodeRef, RcList, SeqRcList};
+pub use seq_cell::{SeqCell, Value as SeqValue, WRITING as SEQ_WRITING};
 pub use signal::{SignalStack, SignalState, Waited};
 pub use stack::{SeqStack, Stack};
 pub use stop_word::{Resumed, StopWord, Suspended};

@@ -86,7 +86,10 @@ impl SlotCap {
     /// slot being written, or dead, reads as empty.
     #[inline(always)]
     pub fn get(&self) -> Cap {
-        self.0.read().map_or(Cap::NULL, decode)
+        match self.0.read() {
+            Some(v) => decode(v),
+            None => Cap::NULL,
+        }
     }
 
     /// A shared writer's change from what `accept` says yes to, to `new`:

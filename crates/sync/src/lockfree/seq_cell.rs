@@ -85,7 +85,9 @@ impl SeqCell {
             if kind == WRITING {
                 return (h, None);
             }
-            let w = [0, 1, 2].map(|i| self.words[i].load(Ordering::Relaxed));
+            // Three plain loads (an array `map` here was not inlined).
+            let [a, b, c] = &self.words;
+            let w = [a.load(Ordering::Relaxed), b.load(Ordering::Relaxed), c.load(Ordering::Relaxed)];
             fence(Ordering::Acquire);
             if self.head.load(Ordering::Relaxed) == h {
                 return (h, Some((kind, w)));

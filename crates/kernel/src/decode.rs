@@ -54,6 +54,24 @@ pub(crate) trait Scope {
     /// Whether a sender waiting on `ep` transfers capabilities (only a
     /// scope that is not [`Scope::WHOLE`] is asked).
     fn marked(&self, ep: Ref<Endpoint>) -> bool;
+
+    /// Whether thread `t` has a stop request nobody has met (`lockfree`'s
+    /// `STOPME`): an object it holds may be about to be let go by a
+    /// destroy that management finishes (`object/shared_destroy.rs`), so a
+    /// call that would find the object taken by `t` runs as management.
+    /// Only a scope that is not [`Scope::WHOLE`] is asked.
+    #[inline(always)]
+    fn stopping(&self, _t: Ref<Tcb>) -> bool {
+        false
+    }
+
+    /// The receiver recorded in reply object `r`, if any (only a scope
+    /// that is not [`Scope::WHOLE`] is asked, and only where
+    /// [`Scope::stopping`] can say yes).
+    #[inline(always)]
+    fn reply_receiver(&self, _r: Ref<Reply>) -> Option<Ref<Tcb>> {
+        None
+    }
 }
 
 /// The whole kernel is held.
@@ -423,13 +441,25 @@ impl<W: Waits> Ctx<'_, W> {
                 if !S::WHOLE && (caller.bound || scope.marked(ep)) {
                     return Err(Fallback);
                 }
+                // A reply object claimed by a receiver whose stop is
+                // pending: management decides (it finishes a destroy first).
+                let held = reply.and_then(|r| scope.reply_receiver(r)).filter(|&t| t != caller.t);
+                if !S::WHOLE && held.is_some_and(|t| scope.stopping(t)) {
+                    return Err(Fallback);
+                }
                 RecvPart::Ep { ep, reply, blocking }
             }
             CapObj::Notification(ntfn) => {
                 if !cap.rights.contains(CapRights::READ) {
                     return Ok(RecvPart::Fail(Error::InvalidCapability));
                 }
-                if self.read(ntfn).is_some_and(|n| n.bound.is_some_and(|b| b != caller.t)) {
+                let other = self.read(ntfn).and_then(|n| n.bound).filter(|&b| b != caller.t);
+                if let Some(b) = other {
+                    // Bound to a thread a destroy may be letting go of:
+                    // management decides (it finishes the destroy first).
+                    if !S::WHOLE && scope.stopping(b) {
+                        return Err(Fallback);
+                    }
                     return Ok(RecvPart::Fail(Error::IllegalOperation));
                 }
                 RecvPart::Ntfn { ntfn, blocking }

@@ -80,9 +80,10 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// [`Decoded::Destroy`] of thread `t` through `cap` in `slot`, if it may
-    /// run shared: `t` is live, not the caller, of another core, and `cap`
-    /// is its only capability, with nothing derived from it; and this
-    /// core's doomed list has room.
+    /// run shared: `t` is live, not the caller, of another core, with no
+    /// stop request standing and holding no stalled cores, and `cap` is its
+    /// only capability, with nothing derived from it; and this core's
+    /// doomed list has room.
     fn decode_shared_destroy<S: Scope>(
         &mut self,
         scope: &S,
@@ -94,8 +95,12 @@ impl<W: Waits> Ctx<'_, W> {
         if t == caller.t || !self.live(t) || !scope.controls(t, self.core) || !self.cs(self.core).doomed.has_room() {
             return None;
         }
-        // SAFETY: a capability count changes only where the whole kernel is
-        // held, never while a shared path runs.
+        // The stall owner is management's (written only there, like a slot).
+        if scope.stopping(t) || self.stall_owner() == Some(t) {
+            return None;
+        }
+        // SAFETY: a TCB's capability count changes only where the whole
+        // kernel is held, never while a shared path runs.
         let only = unsafe { <Tcb as Object>::slab(self.s).caps(t.index()) } == Some(1);
         let s = self.cap_ref(slot)?;
         let (depth, next) = (s.depth, s.next);

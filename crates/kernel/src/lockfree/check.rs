@@ -148,11 +148,8 @@ impl Ctx<'_, LfState> {
         for i in 0..capacity::<Tcb>(self) {
             let Some((t, x)) = self.at::<Tcb>(i) else { continue };
             if let ThreadState::BlockedOnRecv { reply: Some(r), .. } = x.state {
-                // A receiver whose stop is pending has abandoned its claim:
-                // another receive may have taken the object (`ipc.rs`).
                 let st = lf.replies[r.index() as usize].load().1;
-                let ok = st == ReplyState::Receiver(t) || lf.ctl(i).pending();
-                ensure!(ok, "lf-reply", "TCB {i} receives with {r:?}, which is {st:?}");
+                ensure!(st == ReplyState::Receiver(t), "lf-reply", "TCB {i} receives with {r:?}, which is {st:?}");
             }
             let w = lf.ctl(i);
             if let Err(c) = w.check() {

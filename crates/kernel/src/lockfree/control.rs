@@ -63,7 +63,9 @@
 //! keeps its place in its queue until a taker reaches it (seL4 would
 //! restart its call and queue it again at the back, which is where the
 //! restarted call goes); and a suspended receiver keeps its reply object
-//! claimed until it is reached.
+//! claimed until it is reached (a receive that would claim it runs as
+//! management). A caller whose stop is pending reads as gone from its
+//! reply object (`ipc.rs`).
 //!
 //! # Cost
 //!

@@ -7,15 +7,20 @@
 use crate::object::doomed::Doom;
 use crate::object::{Cap, Ref, SlotAddr, Tcb};
 use crate::outcome::Outcome;
-use crate::state::{bump, Ctx};
+use crate::state::{bump, Ctx, IPI_RESCHEDULE};
+
+use granule_sync::lockfree::Suspended;
 
 use super::shared::LfState;
 
 impl Ctx<'_, LfState> {
-    /// Destroy thread `t` through `cap` in `slot`: kill the slot, note it
-    /// for management, request the stop. Another core that killed the slot
-    /// first did the deletion: this one, of what is now an empty slot,
-    /// does nothing, as a deletion of an empty slot does.
+    /// Destroy thread `t` through `cap` in `slot`: request the stop, then
+    /// kill the slot and note it for management. The stop comes first, so
+    /// that no call of `t` starts once the capability is seen gone, and a
+    /// second destroyer of the same slot finds the request standing. The
+    /// decoder sent a thread with a request standing to management; one
+    /// that appeared since (another core's suspend or destroy) makes this
+    /// call run again, to be decoded anew. A stopped thread stays stopped.
     pub(crate) fn lf_destroy<const X: bool, const C: bool>(
         &mut self,
         lf: &LfState,
@@ -25,11 +30,22 @@ impl Ctx<'_, LfState> {
     ) -> Outcome {
         let core = self.core;
         let rmw = |op| lf.count::<C>(core, op);
-        let killed = self.cap_ref(slot).is_some_and(|s| s.cap.kill_shared(cap, &rmw));
-        // Decode checked the list has room.
-        if killed && self.cs(core).doomed.push(Doom { slot, cap }) {
+        let w = lf.ctl(t.index());
+        match w.suspend(rmw) {
+            Suspended::Requested { home } => {
+                if home != core && home < self.s.config.cores {
+                    self.send_ipi(home, IPI_RESCHEDULE);
+                }
+            }
+            Suspended::Already if w.is_inactive() => {}
+            Suspended::Already => return Outcome::Restart,
+        }
+        // Only a destroy of this slot, which finds the request standing,
+        // could change the slot meanwhile; decode checked the list's room.
+        if self.cap_ref(slot).is_some_and(|s| s.cap.kill_shared(cap, &rmw))
+            && self.cs(core).doomed.push(Doom { slot, cap })
+        {
             bump(&self.cell(core).shared_destroys);
-            let _ = self.lf_control::<X, C>(lf, t, false);
         }
         Outcome::Done
     }

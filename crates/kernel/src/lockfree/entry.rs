@@ -32,7 +32,9 @@ use crate::regime::{LockFreeOf, Regime};
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
 use crate::decode::{CallerView, Decoded, Scope, Whole};
-use crate::object::Endpoint;
+use crate::object::{Endpoint, Reply};
+
+use super::shared::ReplyState;
 
 use super::ipc::Words;
 use super::shared::{published, LfState, IDLE};
@@ -54,6 +56,19 @@ impl Scope for LfState {
     #[inline(always)]
     fn marked(&self, ep: Ref<Endpoint>) -> bool {
         self.eps[ep.index() as usize].snapshot().marked
+    }
+
+    #[inline(always)]
+    fn stopping(&self, t: Ref<Tcb>) -> bool {
+        self.ctl(t.index()).pending()
+    }
+
+    #[inline(always)]
+    fn reply_receiver(&self, r: Ref<Reply>) -> Option<Ref<Tcb>> {
+        match self.replies[r.index() as usize].load().1 {
+            ReplyState::Receiver(t) => Some(t),
+            _ => None,
+        }
     }
 }
 
@@ -251,8 +266,9 @@ fn shared_syscall<const C: bool>(
                     match destroyed {
                         Some(dead) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), dead, fresh),
                         None if fresh => ctx.lf_withdraw_suspend::<C>(lf, t, s),
-                        // A suspend of a stopped thread changed nothing:
-                        // any order holds.
+                        // The request was not this call's (the thread was
+                        // stopped, or another core's request stood): there
+                        // is none of its own to take back.
                         None => {}
                     }
                 }

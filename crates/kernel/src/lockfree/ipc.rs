@@ -117,17 +117,20 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
         let word = &self.lf.replies[r.index() as usize];
         let (mut raw, mut st) = word.load();
         loop {
-            // A thread whose stop is pending has abandoned its call, as a
+            // A caller whose stop is pending has abandoned its call, as a
             // suspend or destroy under the lock regimes takes it out of the
-            // object at once: a caller here is refused when taken out, a
-            // receiver when its endpoint gives it a sender. To `f` the word
-            // is empty already.
-            let stale = match st {
-                ReplyState::Caller(t, _) | ReplyState::Receiver(t) => self.lf.ctl(t.index()).pending(),
-                ReplyState::Empty => false,
-            };
+            // object at once: to `f` the word is empty already, and the
+            // caller is taken out and refused whatever `f` does. (A
+            // receiver with a stop pending may still be completing a call
+            // checked before the request: the decoder sends a claim of its
+            // object to management instead, `Scope::stopping`.)
+            let stale = matches!(st, ReplyState::Caller(t, _) if self.lf.ctl(t.index()).pending());
             let seen = if stale { ReplyState::Empty } else { st };
-            let Some(new) = f(seen) else { return seen };
+            let new = match f(seen) {
+                Some(new) => new,
+                None if stale => ReplyState::Empty,
+                None => return seen,
+            };
             match word.cas(raw, new, self.lf.links::<C>(ctx.core)) {
                 // A refused caller was never there: the word was empty.
                 Ok(()) => {

@@ -6,14 +6,16 @@
 //! core, with no capability derived from it, runs shared
 //! (`decode_shared.rs` decides):
 //!
-//! 1. **The slot dies by CAS** (`slot_cap.rs`): the capability goes, so no
+//! 1. **The thread is stopped** by Synthesis's `STOPME` request, as a
+//!    shared suspend does (`lockfree/control.rs`): from the request on it
+//!    starts no system call and receives nothing, and the destroy returns
+//!    only after the thread's core has left the entry it was in. A thread
+//!    with a request standing already (or holding stalled cores) is
+//!    destroyed by management.
+//! 2. **The slot dies by CAS** (`slot_cap.rs`): the capability goes, so no
 //!    look-up finds the thread any more, but the slot keeps its place in
 //!    the derivation tree, which only management changes. A dead slot
 //!    reads as empty; a shared allocation into it goes to management.
-//! 2. **The thread is stopped** by Synthesis's `STOPME` request, as a
-//!    shared suspend does (`lockfree/control.rs`): from the request on it
-//!    starts no system call and receives nothing, and the destroy returns
-//!    only after the thread's core has left the entry it was in.
 //! 3. **Management frees it.** The slot and its capability go on the
 //!    core's doomed list (`doomed.rs`). Every management entry that ends
 //!    in an exit plan — a system call, an interrupt, a fault — starts by
@@ -23,10 +25,17 @@
 //!
 //! Introspection entries (`Entry::Look`) finish nothing: a deletion may
 //! change what a core runs, and they end in no exit plan that could tell
-//! the platform. They see a doomed thread as the other regimes would see
-//! it after the deletion: gone, or a zombie while it is still current on
-//! its core ([`Ctx::doomed`]); the invariant checker reads a dead slot as
-//! holding its doomed capability ([`Ctx::checked_cap`]).
+//! the platform. `thread_info` reports a doomed thread as the lock regimes
+//! would after the deletion: gone, or a zombie while it is still current
+//! on its core ([`Ctx::doomed`]); the invariant checker reads a dead slot
+//! as holding its doomed capability ([`Ctx::checked_cap`]). (`start_info`
+//! and `current_thread` still show the thread until it is freed.)
+//!
+//! Other objects that name the thread wait for management too, and a
+//! shared call that would meet one goes there: a receive whose reply
+//! object the thread claims, a wait on a notification bound to it
+//! (`Scope::stopping`). A caller reads as gone from its reply object
+//! (`lockfree/ipc.rs`), and a taker refuses the thread.
 
 use crate::object::doomed::Doom;
 use crate::object::slot_cap::SlotCap;

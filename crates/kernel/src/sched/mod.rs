@@ -539,7 +539,7 @@ impl<W: Waits> Ctx<'_, W> {
         // A destroy management has not finished yet (`object/shared_destroy.rs`)
         // reads as the deletion's result: gone, or a zombie still running.
         if self.doomed(r) {
-            self.running_elsewhere(r)?;
+            (0..self.s.config.cores).find(|&c| self.cs(c).current == Some(r))?;
             state = ThreadState::Zombie;
         }
         let stop = if state == ThreadState::Zombie { None } else { W::stop_requested(self, r) };

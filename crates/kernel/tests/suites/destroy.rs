@@ -113,3 +113,52 @@ fn a_destroyed_receiver_gives_up_its_reply_object() {
     assert_eq!(sim.buf(c).msg[0], 6);
     sim.check();
 }
+
+#[test]
+fn a_notification_bound_to_a_destroyed_thread_is_free_to_poll() {
+    let mut sim = Sim::new(2);
+    let ntfn = sim.obj(ObjectType::Notification);
+    let ep = sim.obj(ObjectType::Endpoint);
+    let (b_cap, b) = sim.spawn(11, 50, 1);
+    sim.invoke(0, b_cap, TcbBindNotification, &[ntfn]).unwrap();
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    assert_eq!(sim.status(b), ThreadStatus::BlockedOnRecv);
+    let root = sim.cur(0);
+    sim.sys(0, Sysno::Poll, ntfn, msg(0, 0), 0);
+    assert_eq!(sim.buf(root).result(), Err(Error::IllegalOperation));
+    sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[b_cap]).unwrap();
+    assert_shared(&sim, 1);
+    // The binding went with the thread.
+    sim.sys(0, Sysno::Poll, ntfn, msg(0, 0), 0);
+    assert_eq!(sim.buf(root).result(), Ok(()));
+    sim.check();
+}
+
+#[test]
+fn a_caller_suspended_and_resumed_while_awaiting_its_reply_calls_again() {
+    let mut sim = Sim::new(2);
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let (_, s) = sim.spawn(10, 100, 0);
+    let (c_cap, c) = sim.spawn(11, 50, 1);
+    sim.park_root();
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    sim.buf(c).msg[0] = 7;
+    sim.sys(1, Sysno::Call, ep, msg(1, 1), 0);
+    assert_eq!(sim.status(c), ThreadStatus::BlockedOnReply);
+    // The server suspends and resumes its caller: the call is abandoned,
+    // and the answer to it goes nowhere.
+    sim.invoke(0, c_cap, TcbSuspend, &[]).unwrap();
+    sim.invoke(0, c_cap, TcbResume, &[]).unwrap();
+    sim.buf(s).msg[0] = 9;
+    sim.sys(0, Sysno::Reply, 0, msg(2, 1), reply);
+    assert_ne!(sim.buf(c).msg[0], 9);
+    // The caller runs again and repeats its call, which the server gets.
+    assert_eq!(sim.running[1], Some(c));
+    assert_eq!(sim.buf(c).restart, 1);
+    sim.sys(1, Sysno::Call, ep, msg(1, 1), 0);
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!((sim.buf(s).result(), sim.buf(s).msg[0]), (Ok(()), 7));
+    assert_eq!(sim.status(c), ThreadStatus::BlockedOnReply);
+    sim.check();
+}

@@ -13,6 +13,7 @@
 //! After the threads finish, each model checks the object with
 //! `check_quiescent` (no request in flight, every mapped frame's claim in
 //! its slot, no stale claim left) and that no leaf table leaked.
+//! Each party runs on a spawned thread (see `loom_seq_cell.rs` for why).
 #![cfg(loom)]
 
 mod loom_common;
@@ -37,8 +38,10 @@ fn mapping_two_frames_racing_for_one_page_one_wins() {
         let m = tables();
         let m2 = m.clone();
         let b = thread::spawn(move || m2.map(1, 1, 0, 0x1000, false, &quiet));
-        let a = m.map(0, 0, 0, 0x1000, false, &quiet);
+        let m1 = m.clone();
+        let a = thread::spawn(move || m1.map(0, 0, 0, 0x1000, false, &quiet));
         let b = b.join().unwrap();
+        let a = a.join().unwrap();
         let winner = match (a, b) {
             (Ok(()), Err(MapError::Occupied)) => 0,
             (Err(MapError::Occupied), Ok(())) => 1,
@@ -57,8 +60,10 @@ fn mapping_one_frame_at_two_places_one_wins() {
         let m = tables();
         let m2 = m.clone();
         let b = thread::spawn(move || m2.map(1, 0, 0, 0x2000, true, &quiet));
-        let a = m.map(0, 0, 0, 0x0000, false, &quiet);
+        let m1 = m.clone();
+        let a = thread::spawn(move || m1.map(0, 0, 0, 0x0000, false, &quiet));
         let b = b.join().unwrap();
+        let a = a.join().unwrap();
         let at = match (a, b) {
             (Ok(()), Err(MapError::FrameMapped)) => Mapped { space: 0, vaddr: 0, large: false },
             (Err(MapError::FrameMapped), Ok(())) => Mapped { space: 0, vaddr: 0x2000, large: true },
@@ -75,8 +80,10 @@ fn mapping_a_large_page_races_a_small_one_in_its_region() {
         let m = tables();
         let m2 = m.clone();
         let b = thread::spawn(move || m2.map(1, 1, 0, 0x1000, false, &quiet));
-        let a = m.map(0, 0, 0, 0x0000, true, &quiet);
+        let m1 = m.clone();
+        let a = thread::spawn(move || m1.map(0, 0, 0, 0x0000, true, &quiet));
         let b = b.join().unwrap();
+        let a = a.join().unwrap();
         match (a, b) {
             (Ok(()), Err(MapError::Occupied)) => {
                 assert_eq!(m.translate(0, 0x1000), Some(0));
@@ -96,8 +103,10 @@ fn mapping_an_unmap_frees_the_page_for_the_other_core() {
         assert_eq!(m.map(0, 0, 0, 0x1000, false, &quiet), Ok(()));
         let m2 = m.clone();
         let b = thread::spawn(move || m2.map(1, 1, 0, 0x1000, false, &quiet));
-        assert!(m.unmap(0, &quiet));
+        let m1 = m.clone();
+        let a = thread::spawn(move || m1.unmap(0, &quiet));
         let b = b.join().unwrap();
+        assert!(a.join().unwrap());
         // Frame 1 may lose only to the mapping the unmap removes.
         match b {
             Ok(()) => assert_eq!(m.translate(0, 0x1000), Some(1)),
@@ -123,8 +132,10 @@ fn mapping_an_overtaken_requester_still_learns_it_mapped() {
             let was = m2.unmap(0, &quiet);
             (was, m2.map(1, 0, 0, 0x3000, false, &quiet))
         });
-        let a = m.map(0, 0, 0, 0x0000, false, &quiet);
+        let m1 = m.clone();
+        let a = thread::spawn(move || m1.map(0, 0, 0, 0x0000, false, &quiet));
         let (was, again) = b.join().unwrap();
+        let a = a.join().unwrap();
         let low = Mapped { space: 0, vaddr: 0, large: false };
         let high = Mapped { space: 0, vaddr: 0x3000, large: false };
         if was {

@@ -8,8 +8,8 @@
 //! Every value written has all three payload words equal to its kind, so a
 //! torn read shows as a payload that disagrees with itself or its kind.
 //! Each party runs on a spawned thread: loom (0.7) explored a single
-//! interleaving of a model whose reader ran on the model's main thread
-//! against one spawned writer, and then this file's first model passed
+//! interleaving of this file's first model when its reader ran on the
+//! model's main thread against one spawned writer, and the model passed
 //! even with the reader's second head load removed; as written, it fails.
 #![cfg(loom)]
 

@@ -520,8 +520,14 @@ fn dual_queue_is_fifo_for_side_a() {
                 }
             })
         };
-        let first = q.take(|i| nodes.link(i), Side::A);
+        // On a spawned thread too: against the model's own thread, loom
+        // explored one interleaving of this model (`docs/lockfree.md`).
+        let consumer = {
+            let (nodes, q) = (nodes.clone(), q.clone());
+            thread::spawn(move || q.take(|i| nodes.link(i), Side::A))
+        };
         producer.join().unwrap();
+        let first = consumer.join().unwrap();
         let mut order: Vec<u32> = first.into_iter().collect();
         while let Some(n) = q.take(|i| nodes.link(i), Side::A) {
             order.push(n);

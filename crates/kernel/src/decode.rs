@@ -65,12 +65,12 @@ pub(crate) trait Scope {
         false
     }
 
-    /// The receiver recorded in reply object `r`, if any (only a scope
-    /// that is not [`Scope::WHOLE`] is asked, and only where
-    /// [`Scope::stopping`] can say yes).
+    /// Whether reply object `r` is claimed by a receiver other than `me`
+    /// that is [`Scope::stopping`] (only a scope that is not
+    /// [`Scope::WHOLE`] is asked).
     #[inline(always)]
-    fn reply_receiver(&self, _r: Ref<Reply>) -> Option<Ref<Tcb>> {
-        None
+    fn claimed_by_stopping(&self, _r: Ref<Reply>, _me: Ref<Tcb>) -> bool {
+        false
     }
 }
 
@@ -443,8 +443,7 @@ impl<W: Waits> Ctx<'_, W> {
                 }
                 // A reply object claimed by a receiver whose stop is
                 // pending: management decides (it finishes a destroy first).
-                let held = reply.and_then(|r| scope.reply_receiver(r)).filter(|&t| t != caller.t);
-                if !S::WHOLE && held.is_some_and(|t| scope.stopping(t)) {
+                if !S::WHOLE && reply.is_some_and(|r| scope.claimed_by_stopping(r, caller.t)) {
                     return Err(Fallback);
                 }
                 RecvPart::Ep { ep, reply, blocking }

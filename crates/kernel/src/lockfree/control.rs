@@ -109,14 +109,26 @@ impl Ctx<'_, LfState> {
                 }
                 self.lf_wake::<X, C>(lf, t);
             }
-        } else if let Suspended::Requested { home } = w.suspend(rmw) {
+        } else {
+            self.lf_request_stop::<C>(lf, t);
+        }
+        Outcome::Done
+    }
+
+    /// Request `t`'s stop (`STOPME`) and, for a new request, interrupt its
+    /// home core: the suspend of [`Ctx::lf_control`] and the first step of
+    /// a shared destroy (`destroy.rs`).
+    pub(crate) fn lf_request_stop<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> Suspended {
+        let core = self.core;
+        let done = lf.ctl(t.index()).suspend(|op| lf.count::<C>(core, op));
+        if let Suspended::Requested { home } = done {
             // `Scope::controls` sends a thread of this core to the general
             // path; a stale home would only cost a needless interrupt.
             if home != core && home < self.s.config.cores {
                 self.send_ipi(home, IPI_RESCHEDULE);
             }
         }
-        Outcome::Done
+        done
     }
 
     /// `t`, this core's current thread, has just suspended `s` of a lower

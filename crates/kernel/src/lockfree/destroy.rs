@@ -7,7 +7,7 @@
 use crate::object::doomed::Doom;
 use crate::object::{Cap, Ref, SlotAddr, Tcb};
 use crate::outcome::Outcome;
-use crate::state::{bump, Ctx, IPI_RESCHEDULE};
+use crate::state::{bump, Ctx};
 
 use granule_sync::lockfree::Suspended;
 
@@ -21,23 +21,12 @@ impl Ctx<'_, LfState> {
     /// decoder sent a thread with a request standing to management; one
     /// that appeared since (another core's suspend or destroy) makes this
     /// call run again, to be decoded anew. A stopped thread stays stopped.
-    pub(crate) fn lf_destroy<const X: bool, const C: bool>(
-        &mut self,
-        lf: &LfState,
-        t: Ref<Tcb>,
-        slot: SlotAddr,
-        cap: Cap,
-    ) -> Outcome {
+    pub(crate) fn lf_destroy<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, slot: SlotAddr, cap: Cap) -> Outcome {
         let core = self.core;
         let rmw = |op| lf.count::<C>(core, op);
-        let w = lf.ctl(t.index());
-        match w.suspend(rmw) {
-            Suspended::Requested { home } => {
-                if home != core && home < self.s.config.cores {
-                    self.send_ipi(home, IPI_RESCHEDULE);
-                }
-            }
-            Suspended::Already if w.is_inactive() => {}
+        match self.lf_request_stop::<C>(lf, t) {
+            Suspended::Requested { .. } => {}
+            Suspended::Already if lf.ctl(t.index()).is_inactive() => {}
             Suspended::Already => return Outcome::Restart,
         }
         // Only a destroy of this slot, which finds the request standing,

@@ -64,11 +64,8 @@ impl Scope for LfState {
     }
 
     #[inline(always)]
-    fn reply_receiver(&self, r: Ref<Reply>) -> Option<Ref<Tcb>> {
-        match self.replies[r.index() as usize].load().1 {
-            ReplyState::Receiver(t) => Some(t),
-            _ => None,
-        }
+    fn claimed_by_stopping(&self, r: Ref<Reply>, me: Ref<Tcb>) -> bool {
+        matches!(self.replies[r.index() as usize].load().1, ReplyState::Receiver(t) if t != me && self.stopping(t))
     }
 }
 

@@ -225,7 +225,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn destroy(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, slot: SlotAddr, cap: Cap) -> Outcome {
-        ctx.lf_destroy::<X, C>(self.lf, t, slot, cap)
+        ctx.lf_destroy::<C>(self.lf, t, slot, cap)
     }
 
     #[inline(always)]

@@ -46,23 +46,13 @@ use crate::waits::Waits;
 impl<W: Waits> Ctx<'_, W> {
     /// Finish every core's shared destroys: put each capability back in
     /// its dead slot, then delete it (management, before anything else).
-    /// Whether there were any.
-    pub(crate) fn finish_doomed(&mut self) -> bool {
-        let mut any = false;
-        for c in 0..self.s.config.cores {
-            if self.cs(c).doomed.is_empty() {
-                continue;
+    pub(crate) fn finish_doomed(&mut self) {
+        for Doom { slot, cap } in self.take_core_lists(|cs| &mut cs.doomed) {
+            if let Some(s) = self.cap_slot(slot) {
+                s.cap = SlotCap::new(cap);
             }
-            let entries: alloc::vec::Vec<Doom> = self.cs(c).doomed.take_all().collect();
-            for Doom { slot, cap } in entries {
-                if let Some(s) = self.cap_slot(slot) {
-                    s.cap = SlotCap::new(cap);
-                }
-                self.delete_cap(slot);
-                any = true;
-            }
+            self.delete_cap(slot);
         }
-        any
     }
 
     /// Whether thread `t`'s destroy is on some core's doomed list.

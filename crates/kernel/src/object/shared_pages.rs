@@ -112,16 +112,10 @@ impl<W: Waits> Ctx<'_, W> {
     /// Link every core's detached frame capabilities into the derivation
     /// tree, below their untyped (management, before anything else).
     pub(crate) fn adopt_detached(&mut self) {
-        for c in 0..self.s.config.cores {
-            if self.cs(c).detached.is_empty() {
-                continue;
-            }
-            let entries: alloc::vec::Vec<Entry> = self.cs(c).detached.take_all().collect();
-            for e in entries {
-                let (cap, _) = self.unlink_cap(e.slot);
-                if !cap.obj.is_null() {
-                    self.insert_cap(Some(e.parent), e.slot, cap);
-                }
+        for e in self.take_core_lists(|cs| &mut cs.detached) {
+            let (cap, _) = self.unlink_cap(e.slot);
+            if !cap.obj.is_null() {
+                self.insert_cap(Some(e.parent), e.slot, cap);
             }
         }
     }

@@ -238,7 +238,7 @@ impl<W: Waits> Ctx<'_, W> {
         let mut seen: Vec<SlotAddr> = Vec::new();
         for c in 0..self.s.config.cores {
             let entries: Vec<_> = self.cs(c).doomed.iter().collect();
-            for Doom { slot, cap } in entries {
+            for Doom { slot, cap, .. } in entries {
                 ensure!(!seen.contains(&slot), "doomed", "core {c}: slot {slot:?} doomed twice");
                 seen.push(slot);
                 let dead = self.cap_ref(slot).is_some_and(|s| s.cap.is_dead());

@@ -91,7 +91,13 @@ pub trait Waits: Send + Sync + Sized + 'static {
     #[inline(always)]
     fn set_inactive(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>, _inactive: bool) {}
 
-    /// The general code gave `t` home core `core` (creation, migration).
+    /// The general code created `t`, inactive, on core `core`: whatever
+    /// this representation kept for the object's last thread goes.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn created(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>, _core: usize) {}
+
+    /// The general code gave `t` home core `core` (migration).
     #[doc(hidden)]
     #[inline(always)]
     fn set_home(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>, _core: usize) {}

@@ -18,7 +18,7 @@ use granule_sync::lockfree::{
 };
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicU64;
-use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
 use loom::sync::Arc;
 use loom::thread;
 use loom_common::{model, quiet};
@@ -1057,6 +1057,11 @@ struct Guarded {
     /// Stops in force (a stop adds one, its undo takes it back) and claims.
     stops: AtomicUsize,
     claims: AtomicUsize,
+    /// Whether the thread has an owner that may come by: a stopped thread
+    /// has none until a claimer hands it over (in the kernel, by making it
+    /// runnable on its core), which this flag's release and acquire stand
+    /// for.
+    owned: AtomicBool,
 }
 
 impl Guarded {
@@ -1066,6 +1071,27 @@ impl Guarded {
             thread: UnsafeCell::new("running"),
             stops: AtomicUsize::new(0),
             claims: AtomicUsize::new(0),
+            owned: AtomicBool::new(true),
+        }
+    }
+
+    /// A running thread, or (`stopped`) one stopped and owned by nobody.
+    fn with(stopped: bool) -> Self {
+        let g = Self::new();
+        if stopped {
+            g.word.set_inactive(true);
+            // SAFETY: no other thread exists yet.
+            g.thread.with_mut(|t| unsafe { *t = "stopped" });
+            g.stops.store(1, SeqCst);
+            g.owned.store(false, SeqCst);
+        }
+        g
+    }
+
+    /// The owner comes by if the thread has one (see `owned`).
+    fn owner_if_owned(&self) {
+        if self.owned.load(Acquire) {
+            self.owner();
         }
     }
 
@@ -1091,7 +1117,16 @@ impl Guarded {
     }
 
     fn resume(&self) -> granule_sync::lockfree::Resumed {
-        let r = self.word.resume(|_| {});
+        self.claim_if(self.word.resume(|_| {}))
+    }
+
+    /// A destroyer withdraws its kill (`requested`: the kill's own request).
+    fn unkill(&self, requested: bool) -> granule_sync::lockfree::Resumed {
+        self.claim_if(self.word.unkill(requested, |_| {}))
+    }
+
+    /// After a resume or a withdrawal: a claimer owns the thread.
+    fn claim_if(&self, r: granule_sync::lockfree::Resumed) -> granule_sync::lockfree::Resumed {
         if r == granule_sync::lockfree::Resumed::Claimed {
             // The claimer owns the thread: it must see the stop complete.
             // SAFETY: the claim makes the claimer the owner; loom checks the
@@ -1101,6 +1136,7 @@ impl Guarded {
             // SAFETY: as above.
             self.thread.with_mut(|t| unsafe { *t = "running" });
             self.claims.fetch_add(1, SeqCst);
+            self.owned.store(true, Release);
         }
         r
     }
@@ -1148,15 +1184,13 @@ fn suspend_and_resume(g: &Arc<Guarded>) -> (thread::JoinHandle<()>, thread::Join
 /// thread.
 fn suspend_resume_and_owner(stopped: bool) {
     model(move || {
-        let g = Arc::new(Guarded::new());
-        if stopped {
-            g.word.set_inactive(true);
-            // SAFETY: no other thread exists yet.
-            g.thread.with_mut(|t| unsafe { *t = "stopped" });
-            g.stops.store(1, SeqCst);
-        }
+        let g = Arc::new(Guarded::with(stopped));
         let (suspender, resumer) = suspend_and_resume(&g);
-        g.owner();
+        let owner = {
+            let g = g.clone();
+            thread::spawn(move || g.owner_if_owned())
+        };
+        owner.join().unwrap();
         suspender.join().unwrap();
         resumer.join().unwrap();
         // The owner comes by again: no request is left unmet.
@@ -1207,4 +1241,87 @@ fn stop_word_suspend_resume_and_owner_agree() {
 #[test]
 fn stop_word_suspend_resume_and_owner_agree_on_a_stopped_thread() {
     suspend_resume_and_owner(true);
+}
+
+/// A destroy's kill races a resume that was checked before it (a third
+/// core's) and a suspend, while the owner comes by, from a running or a
+/// stopped thread: unless the kill gave up (a request stood), the thread
+/// ends stopped and killed — the resume never revives it — and a claim
+/// that came first saw the stop complete.
+fn kill_races_resume_and_suspend(stopped: bool) {
+    use granule_sync::lockfree::Killed;
+    model(move || {
+        let g = Arc::new(Guarded::with(stopped));
+        let (suspender, resumer) = suspend_and_resume(&g);
+        let killer = {
+            let g = g.clone();
+            thread::spawn(move || g.word.kill(|_| {}))
+        };
+        let owner = {
+            let g = g.clone();
+            thread::spawn(move || g.owner_if_owned())
+        };
+        owner.join().unwrap();
+        let killed = killer.join().unwrap();
+        suspender.join().unwrap();
+        resumer.join().unwrap();
+        g.owner();
+        g.word.check().unwrap();
+        let (stops, claims) = (g.stops.load(SeqCst), g.claims.load(SeqCst));
+        assert!(claims <= stops && stops - claims <= 1);
+        if killed == Killed::Already {
+            assert!(!g.word.is_killed());
+            return;
+        }
+        assert!(g.word.is_killed() && g.word.is_inactive() && g.word.requested().is_none());
+        assert_eq!(stops - claims, 1, "a killed thread was claimed");
+        // SAFETY: every other thread has been joined.
+        assert_eq!(g.thread.with(|t| unsafe { *t }), "stopped");
+    });
+}
+
+#[test]
+fn stop_word_a_resume_never_revives_a_killed_thread() {
+    kill_races_resume_and_suspend(false);
+}
+
+#[test]
+fn stop_word_a_resume_never_revives_a_killed_stopped_thread() {
+    kill_races_resume_and_suspend(true);
+}
+
+/// A destroyer withdraws its kill of a running thread while the owner
+/// meets it and a resume races: the request goes as if a resume had come
+/// (cancelled, or the stopped thread claimed once, the claimer seeing the
+/// stop), and no kill and no request are left.
+#[test]
+fn stop_word_a_withdrawn_kill_is_met_or_taken_back_once() {
+    use granule_sync::lockfree::Killed;
+    model(|| {
+        let g = Arc::new(Guarded::new());
+        assert!(matches!(g.word.kill(|_| {}), Killed::Requested { .. }));
+        let owner = {
+            let g = g.clone();
+            thread::spawn(move || g.owner())
+        };
+        let withdrawer = {
+            let g = g.clone();
+            thread::spawn(move || g.unkill(true))
+        };
+        let resumer = {
+            let g = g.clone();
+            thread::spawn(move || g.resume())
+        };
+        owner.join().unwrap();
+        withdrawer.join().unwrap();
+        resumer.join().unwrap();
+        g.owner();
+        g.word.check().unwrap();
+        assert!(!g.word.is_killed() && g.word.requested().is_none() && !g.word.is_inactive());
+        let (stops, claims) = (g.stops.load(SeqCst), g.claims.load(SeqCst));
+        assert_eq!(stops, claims, "the thread runs again, claimed once per stop");
+        assert!(claims <= 1);
+        // SAFETY: every other thread has been joined.
+        assert_eq!(g.thread.with(|t| unsafe { *t }), "running");
+    });
 }

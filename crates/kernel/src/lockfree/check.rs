@@ -165,6 +165,14 @@ impl Ctx<'_, LfState> {
                     w.is_inactive()
                 );
             }
+            // Killed while a shared destroy waits for management, and
+            // after it as a zombie (deleted while current on its core).
+            let (killed, zombie, doomed) = (w.is_killed(), x.state == ThreadState::Zombie, self.doomed(t));
+            ensure!(
+                killed == doomed || (killed && zombie),
+                "lf-control",
+                "TCB {i}: killed {killed}, doomed {doomed}, zombie {zombie}"
+            );
         }
 
         for c in 0..self.s.config.cores {

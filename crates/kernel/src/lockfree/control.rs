@@ -100,35 +100,38 @@ impl Ctx<'_, LfState> {
         let w = lf.ctl(t.index());
         let rmw = |op| lf.count::<C>(core, op);
         if resume {
-            if w.resume(rmw) == Resumed::Claimed {
-                // Ours until it is published on its core.
-                let slice = self.s.config.timeslice_ticks;
-                if let Some(x) = self.get(t) {
-                    x.state = ThreadState::Running;
-                    x.slice = slice;
-                }
-                self.lf_wake::<X, C>(lf, t);
-            }
-        } else {
-            self.lf_request_stop::<C>(lf, t);
+            let claimed = w.resume(rmw);
+            self.lf_run_claimed::<X, C>(lf, t, claimed);
+        } else if let Suspended::Requested { home } = w.suspend(rmw) {
+            self.lf_interrupt_home(home);
         }
         Outcome::Done
     }
 
-    /// Request `t`'s stop (`STOPME`) and, for a new request, interrupt its
-    /// home core: the suspend of [`Ctx::lf_control`] and the first step of
-    /// a shared destroy (`destroy.rs`).
-    pub(crate) fn lf_request_stop<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> Suspended {
-        let core = self.core;
-        let done = lf.ctl(t.index()).suspend(|op| lf.count::<C>(core, op));
-        if let Suspended::Requested { home } = done {
-            // `Scope::controls` sends a thread of this core to the general
-            // path; a stale home would only cost a needless interrupt.
-            if home != core && home < self.s.config.cores {
-                self.send_ipi(home, IPI_RESCHEDULE);
-            }
+    /// After a resume (or a withdrawn kill, `destroy.rs`) did `done` to
+    /// `t`: a claimed thread is ours until it is published on its core, and
+    /// runs again.
+    #[inline]
+    pub(crate) fn lf_run_claimed<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, done: Resumed) {
+        if done != Resumed::Claimed {
+            return;
         }
-        done
+        let slice = self.s.config.timeslice_ticks;
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Running;
+            x.slice = slice;
+        }
+        self.lf_wake::<X, C>(lf, t);
+    }
+
+    /// A new stop request (a suspend's or a kill's) stands for a thread of
+    /// core `home`: interrupt it, so that its dispatcher meets the request.
+    pub(crate) fn lf_interrupt_home(&mut self, home: usize) {
+        // `Scope::controls` sends a thread of this core to the general
+        // path; a stale home would only cost a needless interrupt.
+        if home != self.core && home < self.s.config.cores {
+            self.send_ipi(home, IPI_RESCHEDULE);
+        }
     }
 
     /// `t`, this core's current thread, has just suspended `s` of a lower

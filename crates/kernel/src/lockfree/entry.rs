@@ -224,12 +224,12 @@ fn shared_syscall<const C: bool>(
             };
             let (suspended, destroyed) = match op {
                 Decoded::Control { t, resume: false } => (Some(t), None),
-                Decoded::Destroy { t, slot, cap } => (Some(t), Some((slot, cap))),
+                Decoded::Destroy { t, slot, .. } => (Some(t), Some(slot)),
                 _ => (None, None),
             };
-            // Whether a stop request of this call would be the only one
-            // (the thread runs and none stands): only then may a
-            // withdrawal take it back.
+            // Whether a suspend's stop request would be the only one (the
+            // thread runs and none stands): only then may a withdrawal take
+            // it back. (A destroy's kill says so itself, `destroy.rs`.)
             let fresh = suspended.is_some_and(|s| {
                 let w = lf.ctl(s.index());
                 !w.is_inactive() && w.requested() != Some(false)
@@ -261,7 +261,7 @@ fn shared_syscall<const C: bool>(
                 // higher core's call yields (`control.rs`).
                 if core > home && lf.ctl(t.index()).requested() == Some(false) {
                     match destroyed {
-                        Some(dead) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), dead, fresh),
+                        Some(slot) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), slot),
                         None if fresh => ctx.lf_withdraw_suspend::<C>(lf, t, s),
                         // The request was not this call's (the thread was
                         // stopped, or another core's request stood): there

@@ -91,6 +91,11 @@ impl Waits for LfState {
         }
     }
 
+    fn created(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
+        // A killed thread's word keeps its kill until the object is reused.
+        ctx.lf().ctl(t.index()).reset(core);
+    }
+
     fn set_home(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
         ctx.lf().ctl(t.index()).set_home(core);
     }

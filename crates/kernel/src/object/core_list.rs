@@ -61,16 +61,11 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
         self.iter().find(|e| e.slot() == slot)
     }
 
-    /// Take `slot` off the list; `false` if it was not there.
-    pub fn remove(&mut self, slot: SlotAddr) -> bool {
-        match self.entries.iter_mut().find(|e| e.is_some_and(|e| e.slot() == slot)) {
-            Some(e) => {
-                *e = None;
-                self.len -= 1;
-                true
-            }
-            None => false,
-        }
+    /// Take `slot`'s entry off the list, if it was there.
+    pub fn remove(&mut self, slot: SlotAddr) -> Option<T> {
+        let e = self.entries.iter_mut().find(|e| e.is_some_and(|e| e.slot() == slot))?;
+        self.len -= 1;
+        e.take()
     }
 
     /// Empty the list, returning what was on it.

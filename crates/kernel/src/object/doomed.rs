@@ -17,6 +17,9 @@ pub(crate) const MAX_DOOMED: usize = 8;
 pub(crate) struct Doom {
     pub slot: SlotAddr,
     pub cap: Cap,
+    /// The destroy's kill made the thread's only stop request (the thread
+    /// ran): a withdrawal takes the request back with the kill.
+    pub requested: bool,
 }
 
 impl Slotted for Doom {

@@ -47,7 +47,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// Finish every core's shared destroys: put each capability back in
     /// its dead slot, then delete it (management, before anything else).
     pub(crate) fn finish_doomed(&mut self) {
-        for Doom { slot, cap } in self.take_core_lists(|cs| &mut cs.doomed) {
+        for Doom { slot, cap, .. } in self.take_core_lists(|cs| &mut cs.doomed) {
             if let Some(s) = self.cap_slot(slot) {
                 s.cap = SlotCap::new(cap);
             }

@@ -155,8 +155,7 @@ impl<W: Waits> Ctx<'_, W> {
                     let r = self.alloc(t, hdr);
                     if let Some(r) = r {
                         *self.ipc(r.index()) = crate::abi::IpcBuffer::new();
-                        W::set_home(self, r, core);
-                        W::set_inactive(self, r, true);
+                        W::created(self, r, core);
                     }
                     r.map(CapObj::Tcb)
                 }

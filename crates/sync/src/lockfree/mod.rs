@@ -23,7 +23,7 @@
 //! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
 //! | [`LogRing`] (byte messages, drop when full, sleeping reader) | `log_ring.rs` | 64-bit positions and sequences | Vyukov 2010 |
 //! | [`rcu_tree::Tree`] (named nodes, byte values) | `rcu_tree.rs` | one body pointer per node | §4 optimistic update, RCU (McKenney 1998) |
-//! | [`StopWord`] (suspend, resume, the owner's stop) | `stop_word.rs` | 32-bit flags and home core | §4.2 `STOPME` |
+//! | [`StopWord`] (suspend, resume, kill, the owner's stop) | `stop_word.rs` | 32-bit flags and home core | §4.2 `STOPME` |
 //!
 //! The kernel's `lockfree` regime uses the last six. `DualQueue`,
 //! `SignalStack` and `Inbox` are *intrusive*: their nodes are indices into a link array
@@ -109,7 +109,7 @@ pub use refcount_list::{Iter, NodeRef, RcList, SeqRcList};
 pub use seq_cell::{SeqCell, Value as SeqValue, WRITING as SEQ_WRITING};
 pub use signal::{SignalStack, SignalState, Waited};
 pub use stack::{SeqStack, Stack};
-pub use stop_word::{Resumed, StopWord, Suspended};
+pub use stop_word::{Killed, Resumed, StopWord, Suspended};
 
 /// A put or push found the object full; the rejected word is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@
 //! | 0 | `STOPME` | a suspend was requested and nobody has met it yet |
 //! | 1 | `RESUMED` | (only with `STOPME`) a resume came after it: the two cancel out |
 //! | 2 | `INACTIVE` | the thread is stopped and owned by nobody (never with `STOPME`) |
+//! | 3 | `KILLED` | (with `STOPME` or `INACTIVE`, never `RESUMED`) the thread is being destroyed: no resume cancels or claims it |
 //! | 16..32 | home | the thread's core (set only while nobody else uses the word) |
 //!
 //! # Protocol
@@ -29,6 +30,18 @@
 //! | owner ([`StopWord::meet`]) | `STOPME\|RESUMED` | `0` | the thread goes on |
 //! | owner | `STOPME` | `INACTIVE` | after stopping the thread (release) |
 //! | owner ([`StopWord::stop`]) | anything | `INACTIVE` | after stopping the thread on its own account (release) |
+//! | kill ([`StopWord::kill`]) | `0` | `STOPME\|KILLED` | interrupt the home core ([`Killed::Requested`]) |
+//! | kill | `INACTIVE` | `INACTIVE\|KILLED` | the thread stays stopped ([`Killed::Stopped`]) |
+//! | withdraw ([`StopWord::unkill`]) | `X\|KILLED` | `X`, or as a resume of `X` would | the destroy is taken back |
+//!
+//! The owner's publications keep `KILLED`. A kill is Synthesis's destroy
+//! ("mark the thread killed; the dispatcher that meets it removes it"): it
+//! is a suspend that no resume can undo, which matters when a resume that
+//! was checked before the destroy (on a third core) lands after it — a
+//! plain suspend would be cancelled by it and the destroyed thread would
+//! run again. A kill meets a standing request only by giving up
+//! ([`Killed::Already`]): the destroyer leaves the thread to a management
+//! entry, which excludes every requester.
 //!
 //! Everything else is a no-op (suspending a stopped thread, resuming one
 //! that is not suspended). The *owner* is whoever may touch the thread at
@@ -51,7 +64,8 @@ use super::link::Rmw;
 const STOPME: u32 = 1;
 const RESUMED: u32 = 2;
 const INACTIVE: u32 = 4;
-const FLAGS: u32 = STOPME | RESUMED | INACTIVE;
+const KILLED: u32 = 8;
+const FLAGS: u32 = STOPME | RESUMED | INACTIVE | KILLED;
 const HOME_SHIFT: u32 = 16;
 
 /// What a suspend did.
@@ -64,6 +78,20 @@ pub enum Suspended {
     },
     /// The thread was stopped or a request stood already (a cancelled one
     /// stands again).
+    Already,
+}
+
+/// What a kill did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Killed {
+    /// A new request for a thread that runs: interrupt its home core.
+    Requested {
+        /// The thread's home core.
+        home: usize,
+    },
+    /// The thread was stopped, and stays stopped: no resume claims it.
+    Stopped,
+    /// A request stood already, or the thread was killed: nothing changed.
     Already,
 }
 
@@ -119,7 +147,55 @@ impl StopWord {
         }
     }
 
+    /// Mark the thread killed: a suspend that no resume undoes (the module
+    /// documentation's protocol).
+    #[inline]
+    pub fn kill(&self, rmw: impl Fn(Rmw)) -> Killed {
+        let mut c = self.0.load(Ordering::Acquire);
+        loop {
+            let (new, done) = match c & FLAGS {
+                0 => (c | STOPME | KILLED, Killed::Requested { home: (c >> HOME_SHIFT) as usize }),
+                INACTIVE => (c | KILLED, Killed::Stopped),
+                _ => return Killed::Already,
+            };
+            match self.cas(c, new, &rmw) {
+                Ok(()) => return done,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Take a kill back (its destroyer withdraws). `requested`: the kill
+    /// made the request ([`Killed::Requested`]), which goes as a resume
+    /// would take it — cancelled if nobody met it, the stopped thread
+    /// claimed if somebody did. Otherwise the thread stays as the kill
+    /// found it, stopped. No kill: nothing happens.
+    #[inline]
+    pub fn unkill(&self, requested: bool, rmw: impl Fn(Rmw)) -> Resumed {
+        let mut c = self.0.load(Ordering::Acquire);
+        loop {
+            if c & KILLED == 0 {
+                return Resumed::NotSuspended;
+            }
+            let (new, done) = match c & FLAGS & !KILLED {
+                STOPME if requested => ((c & !KILLED) | RESUMED, Resumed::Cancelled),
+                INACTIVE if requested => (c & !FLAGS, Resumed::Claimed),
+                _ => (c & !KILLED, Resumed::NotSuspended),
+            };
+            match self.cas(c, new, &rmw) {
+                Ok(()) => return done,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Whether the thread is killed ([`StopWord::kill`]).
+    pub fn is_killed(&self) -> bool {
+        self.0.load(Ordering::Acquire) & KILLED != 0
+    }
+
     /// Resume the thread: claim it if stopped, cancel a request nobody met.
+    /// A killed thread is neither.
     #[inline]
     pub fn resume(&self, rmw: impl Fn(Rmw)) -> Resumed {
         let mut c = self.0.load(Ordering::Acquire);
@@ -177,7 +253,7 @@ impl StopWord {
                 stopped = true;
             }
             // Publishing is the release: the thread is touched no more.
-            match self.cas(c, (c & !FLAGS) | INACTIVE, &rmw) {
+            match self.cas(c, (c & !FLAGS) | (c & KILLED) | INACTIVE, &rmw) {
                 Ok(()) => return false,
                 Err(now) => c = now,
             }
@@ -205,12 +281,21 @@ impl StopWord {
     /// answer) while requesters may use the word: after stopping it, publish
     /// `INACTIVE` (release) whatever was asked meanwhile. A pending request
     /// is met by this stop; a cancelled one has nothing left to cancel,
-    /// since the thread stops for another reason. One CAS when uncontended.
+    /// since the thread stops for another reason. A kill stays. One CAS
+    /// when uncontended.
     pub fn stop(&self, rmw: impl Fn(Rmw)) {
         let mut c = self.0.load(Ordering::Relaxed);
-        while let Err(now) = self.cas(c, (c & !FLAGS) | INACTIVE, &rmw) {
+        while let Err(now) = self.cas(c, (c & !FLAGS) | (c & KILLED) | INACTIVE, &rmw) {
             c = now;
         }
+    }
+
+    /// A new thread of core `home`, stopped (excluding every other user of
+    /// the word, as [`StopWord::set_inactive`]): whatever the word's last
+    /// thread left goes, its kill too.
+    pub fn reset(&self, home: usize) {
+        let home = home.min(u16::MAX as usize) as u32;
+        self.0.store(INACTIVE | (home << HOME_SHIFT), Ordering::Release);
     }
 
     /// The thread's home core.
@@ -228,11 +313,13 @@ impl StopWord {
     }
 
     /// Whether the flags are a state the protocol can reach: never
-    /// `STOPME` with `INACTIVE`, `RESUMED` only with `STOPME`. (The word,
-    /// for the message.)
+    /// `STOPME` with `INACTIVE`, `RESUMED` only with `STOPME`, `KILLED`
+    /// only with one of them and never with `RESUMED`. (The word, for the
+    /// message.)
     pub fn check(&self) -> Result<(), u32> {
         let c = self.0.load(Ordering::Acquire);
-        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && (c & RESUMED == 0 || c & STOPME != 0);
+        let killed_ok = c & KILLED == 0 || (c & RESUMED == 0 && c & (STOPME | INACTIVE) != 0);
+        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && (c & RESUMED == 0 || c & STOPME != 0) && killed_ok;
         if ok {
             Ok(())
         } else {
@@ -288,6 +375,45 @@ mod tests {
         w.meet(&mut (), |_| {}, |_| {}, count);
         w.resume(count);
         assert_eq!(n.get(), 3);
+    }
+
+    #[test]
+    fn a_kill_is_a_suspend_no_resume_undoes() {
+        let w = StopWord::new();
+        w.set_home(2);
+        assert_eq!(w.kill(quiet), Killed::Requested { home: 2 });
+        assert_eq!((w.kill(quiet), w.suspend(quiet)), (Killed::Already, Suspended::Already));
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+        assert_eq!(w.requested(), Some(false));
+        assert!(!w.meet(&mut (), |_| {}, |_| {}, quiet));
+        assert!(w.is_inactive() && w.is_killed());
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+        w.stop(quiet);
+        assert!(w.is_killed() && w.check().is_ok());
+        // Withdrawn: the kill's own request goes as a resume would take it.
+        assert_eq!(w.unkill(true, quiet), Resumed::Claimed);
+        assert!(!w.is_inactive() && !w.is_killed() && w.requested().is_none());
+        assert_eq!(w.unkill(true, quiet), Resumed::NotSuspended);
+    }
+
+    #[test]
+    fn a_withdrawn_kill_leaves_a_stopped_thread_stopped_and_cancels_its_own_request() {
+        let w = StopWord::new();
+        w.set_inactive(true);
+        assert_eq!(w.kill(quiet), Killed::Stopped);
+        assert_eq!(w.unkill(false, quiet), Resumed::NotSuspended);
+        assert!(w.is_inactive() && !w.is_killed());
+        assert_eq!(w.resume(quiet), Resumed::Claimed);
+        assert!(matches!(w.kill(quiet), Killed::Requested { .. }));
+        assert_eq!(w.unkill(true, quiet), Resumed::Cancelled);
+        assert_eq!((w.requested(), w.check()), (Some(true), Ok(())));
+        // A standing request, cancelled or not, is not the kill's to take.
+        assert_eq!(w.kill(quiet), Killed::Already);
+        assert!(w.meet(&mut (), |_| {}, |_| {}, quiet));
+        w.set_home(5);
+        assert!(matches!(w.kill(quiet), Killed::Requested { home: 5 }));
+        w.reset(4);
+        assert!(w.is_inactive() && !w.is_killed() && w.home() == 4);
     }
 
     #[test]

@@ -102,9 +102,13 @@ impl Ctx<'_, LfState> {
         if resume {
             let claimed = w.resume(rmw);
             self.lf_run_claimed::<X, C>(lf, t, claimed);
-        } else if let Suspended::Requested { home } = w.suspend(rmw) {
+            return Outcome::Done;
+        }
+        let done = w.suspend(rmw);
+        if let Suspended::Requested { home } = done {
             self.lf_interrupt_home(home);
         }
+        self.cs(core).own_request = done != Suspended::Already;
         Outcome::Done
     }
 
@@ -140,9 +144,10 @@ impl Ctx<'_, LfState> {
     /// lets both calls complete. The higher core's call yields: its request
     /// is withdrawn (a resume: cancelled, or the stopped thread claimed and
     /// run again) and the call restarts, so the pending suspend stops `t`
-    /// at the end of this entry as if it had come first. Exact on two cores;
-    /// with more, the withdrawal also cancels a third core's request merged
-    /// into the same `STOPME`.
+    /// at the end of this entry as if it had come first. Only a request of
+    /// the suspend's own is withdrawn (`CoreState::own_request`): one that
+    /// merged into another core's standing request has nothing to take
+    /// back.
     #[cold]
     pub(crate) fn lf_withdraw_suspend<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, s: Ref<Tcb>) {
         let _ = self.lf_control::<false, C>(lf, s, true);

@@ -227,13 +227,7 @@ fn shared_syscall<const C: bool>(
                 Decoded::Destroy { t, slot, .. } => (Some(t), Some(slot)),
                 _ => (None, None),
             };
-            // Whether a suspend's stop request would be the only one (the
-            // thread runs and none stands): only then may a withdrawal take
-            // it back. (A destroy's kill says so itself, `destroy.rs`.)
-            let fresh = suspended.is_some_and(|s| {
-                let w = lf.ctl(s.index());
-                !w.is_inactive() && w.requested() != Some(false)
-            });
+            ctx.cs(core).own_request = false;
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             let done = matches!(out, Outcome::Done);
             ctx.complete::<true>(t, out);
@@ -262,7 +256,7 @@ fn shared_syscall<const C: bool>(
                 if core > home && lf.ctl(t.index()).requested() == Some(false) {
                     match destroyed {
                         Some(slot) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), slot),
-                        None if fresh => ctx.lf_withdraw_suspend::<C>(lf, t, s),
+                        None if ctx.cs(core).own_request => ctx.lf_withdraw_suspend::<C>(lf, t, s),
                         // The request was not this call's (the thread was
                         // stopped, or another core's request stood): there
                         // is none of its own to take back.

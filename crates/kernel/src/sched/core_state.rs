@@ -91,6 +91,10 @@ pub(crate) struct CoreState {
     /// Thread capabilities this core's shared paths deleted, whose deletion
     /// management finishes (`lockfree` only; `object/doomed.rs`).
     pub doomed: Doomed,
+    /// This core's last shared suspend made the thread's only stop
+    /// request (new, or renewing a cancelled one): a withdrawal may take it
+    /// back (`lockfree` only; `lockfree/control.rs`).
+    pub own_request: bool,
 }
 
 impl CoreState {
@@ -104,6 +108,7 @@ impl CoreState {
             current_prio: 0,
             detached: Detached::default(),
             doomed: Doomed::default(),
+            own_request: false,
         }
     }
 }

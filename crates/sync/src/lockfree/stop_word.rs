@@ -24,7 +24,7 @@
 //! | who | sees | CAS to | then |
 //! |---|---|---|---|
 //! | suspend | `0` | `STOPME` | interrupt the home core ([`Suspended::Requested`]) |
-//! | suspend | `STOPME\|RESUMED` | `STOPME` | the request stands again |
+//! | suspend | `STOPME\|RESUMED` | `STOPME` | the request stands again ([`Suspended::Renewed`]) |
 //! | resume | `INACTIVE` | `0` | the caller owns the thread: make it runnable ([`Resumed::Claimed`]) |
 //! | resume | `STOPME` | `STOPME\|RESUMED` | the request is cancelled ([`Resumed::Cancelled`]) |
 //! | owner ([`StopWord::meet`]) | `STOPME\|RESUMED` | `0` | the thread goes on |
@@ -76,8 +76,10 @@ pub enum Suspended {
         /// The thread's home core.
         home: usize,
     },
-    /// The thread was stopped or a request stood already (a cancelled one
-    /// stands again).
+    /// A request a resume had cancelled stands again: as good as new, but
+    /// nobody needs interrupting (the thread's core has not met it yet).
+    Renewed,
+    /// The thread was stopped, or a request stood already: nothing changed.
     Already,
 }
 
@@ -141,7 +143,7 @@ impl StopWord {
             };
             match self.cas(c, new, &rmw) {
                 Ok(()) if c & FLAGS == 0 => return Suspended::Requested { home: (c >> HOME_SHIFT) as usize },
-                Ok(()) => return Suspended::Already,
+                Ok(()) => return Suspended::Renewed,
                 Err(now) => c = now,
             }
         }
@@ -358,8 +360,9 @@ mod tests {
         assert!(matches!(w.suspend(quiet), Suspended::Requested { .. }));
         assert_eq!(w.resume(quiet), Resumed::Cancelled);
         assert_eq!(w.requested(), Some(true));
-        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.suspend(quiet), Suspended::Renewed);
         assert_eq!(w.requested(), Some(false));
+        assert_eq!(w.suspend(quiet), Suspended::Already);
         assert_eq!(w.resume(quiet), Resumed::Cancelled);
         let mut log = Vec::new();
         assert!(w.meet(&mut log, |l| l.push("stop"), |l| l.push("undo"), quiet));

@@ -23,9 +23,9 @@
 //!   CNodes;
 //! * an endpoint whose word is *marked*: a sender waiting there transfers
 //!   capabilities, which only a management entry may receive;
-//! * a receive by a thread with a bound notification, and a signal to a
-//!   notification with a bound thread (seL4's bound-notification wake-up
-//!   pulls a thread out of an endpoint queue: management).
+//! * a receive from an endpoint by a thread with a bound notification (it
+//!   blocks where a signal may claim it, which only management sets up:
+//!   `lockfree/bound.rs`; a signal to the notification runs shared).
 
 use crate::abi::{CapRights, Error, InvocationLabel, MessageInfo, Sysno, Word};
 use crate::args::{FaultKind, SyscallArgs};
@@ -340,9 +340,6 @@ impl<W: Waits> Ctx<'_, W> {
                     (_, CapObj::Notification(ntfn)) if s != Sysno::Call => {
                         if !cap.rights.contains(CapRights::WRITE) {
                             return Ok(Decoded::Fail(Error::InvalidCapability));
-                        }
-                        if !S::WHOLE && self.read(ntfn).is_some_and(|n| n.bound.is_some()) {
-                            return Err(Fallback);
                         }
                         Decoded::Signal { ntfn, badge: cap.badge }
                     }

@@ -98,6 +98,15 @@ pub(crate) trait Exec<W: Waits> {
     /// (a whole entry; otherwise [`Exec::signal`] serves waiters).
     fn pop_waiter(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>) -> Option<Ref<Tcb>>;
 
+    /// Outside a whole entry, a signal to the notification bound to `t`:
+    /// claim `t` if it waits in an endpoint receive (`true`: ours, its
+    /// receive to be ended with the badge; `lockfree/bound.rs`). A whole
+    /// entry takes it out of its queue itself ([`Ctx::signal`]).
+    #[inline(always)]
+    fn claim_bound(&self, _ctx: &mut Ctx<'_, W>, _t: Ref<Tcb>) -> bool {
+        false
+    }
+
     /// Signal `n` with `badge`: take its oldest waiter, or accumulate.
     fn signal(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>, badge: Word) -> Option<Ref<Tcb>>;
 

@@ -83,6 +83,10 @@ pub struct CoreStats {
     /// Thread destroys made on `lockfree`'s shared path, withdrawn ones
     /// included (`object/shared_destroy.rs`; 0 under every other regime).
     pub shared_destroys: u64,
+    /// Bound receivers a signal woke out of an endpoint receive on
+    /// `lockfree`'s shared path (`lockfree/bound.rs`; 0 under every other
+    /// regime).
+    pub bound_wakes: u64,
     /// Idle cycles reported by the platform.
     pub idle_cycles: u64,
 }

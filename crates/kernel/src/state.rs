@@ -67,6 +67,7 @@ pub(crate) struct CoreCell {
     pub fastpath: AtomicU64,
     pub shared_pages: AtomicU64,
     pub shared_destroys: AtomicU64,
+    pub bound_wakes: AtomicU64,
 }
 
 /// All kernel state.
@@ -199,6 +200,7 @@ impl<W: Waits> State<W> {
                     fastpath: AtomicU64::new(0),
                     shared_pages: AtomicU64::new(0),
                     shared_destroys: AtomicU64::new(0),
+                    bound_wakes: AtomicU64::new(0),
                 })
             })
             .collect();
@@ -302,6 +304,7 @@ impl<W: Waits> State<W> {
             fastpath: c.fastpath.load(Ordering::Relaxed),
             shared_pages: c.shared_pages.load(Ordering::Relaxed),
             shared_destroys: c.shared_destroys.load(Ordering::Relaxed),
+            bound_wakes: c.bound_wakes.load(Ordering::Relaxed),
             idle_cycles: c.idle_cycles.load(Ordering::Relaxed),
         })
     }

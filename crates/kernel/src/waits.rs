@@ -91,6 +91,12 @@ pub trait Waits: Send + Sync + Sized + 'static {
     #[inline(always)]
     fn set_inactive(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>, _inactive: bool) {}
 
+    /// The general code bound `t` to a notification or unbound it (a
+    /// management entry).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn binding_changed(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) {}
+
     /// The general code created `t`, inactive, on core `core`: whatever
     /// this representation kept for the object's last thread goes.
     #[doc(hidden)]

@@ -111,6 +111,8 @@ pub struct Stats {
     pub shared_pages: u64,
     /// Threads destroyed on `lockfree`'s shared path.
     pub shared_destroys: u64,
+    /// Bound receivers woken by a signal on `lockfree`'s shared path.
+    pub bound_wakes: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -141,6 +143,7 @@ impl Stats {
         self.maps_refused += o.maps_refused;
         self.shared_pages += o.shared_pages;
         self.shared_destroys += o.shared_destroys;
+        self.bound_wakes += o.bound_wakes;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -254,6 +257,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
         s.invariant_checks = rec.invariant_checks;
         s.shared_pages = rec.shared_pages;
         s.shared_destroys = rec.shared_destroys;
+        s.bound_wakes = rec.bound_wakes;
         if matches!(rec.stop, Stop::Steps | Stop::Wall) {
             s.bound_stops = 1;
         }

@@ -298,6 +298,7 @@ impl<R: Regime> End<'_, R> {
             invariant_checks: 0,
             shared_pages: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).shared_pages).sum(),
             shared_destroys: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).shared_destroys).sum(),
+            bound_wakes: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).bound_wakes).sum(),
             klog: self.kernel.klog_counts(),
         };
         for (c, log) in logs.into_iter().enumerate() {

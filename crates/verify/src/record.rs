@@ -111,6 +111,8 @@ pub struct RunRecord {
     pub shared_pages: u64,
     /// Threads destroyed on `lockfree`'s shared path.
     pub shared_destroys: u64,
+    /// Bound receivers woken by a signal on `lockfree`'s shared path.
+    pub bound_wakes: u64,
     /// The kernel log's counters at the end.
     pub klog: KlogCounts,
 }

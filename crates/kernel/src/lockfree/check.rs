@@ -20,6 +20,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use core::sync::atomic::Ordering::Relaxed;
 
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
@@ -73,6 +74,12 @@ impl Ctx<'_, LfState> {
                 let Some((_, x)) = self.at::<Tcb>(m) else {
                     return Err(violated("lf-endpoint", format!("ep {i}: dead TCB {m} waits")));
                 };
+                // A node a signal left behind (`bound.rs`): the thread is
+                // not there any more.
+                if lf.ctl(m).is_ghost() && lf.ghost_ep(m).load(Relaxed) == i {
+                    ensure!(x.bound.is_some(), "lf-bound", "ep {i}: ghost TCB {m} has no bound notification");
+                    continue;
+                }
                 let ok = match (top.waiting == Some(SENDERS), x.state) {
                     (true, ThreadState::BlockedOnSend { ep: e, grant, info, .. }) => {
                         caps |= grant && info.extra_caps() > 0;
@@ -165,6 +172,18 @@ impl Ctx<'_, LfState> {
                     w.is_inactive()
                 );
             }
+            // A claimable bound receiver is one waiting in an endpoint
+            // receive with a bound notification, and every such thread is
+            // claimable (`bound.rs`).
+            let receiving = matches!(x.state, ThreadState::BlockedOnRecv { .. }) && x.bound.is_some();
+            ensure!(
+                w.is_waiting() == receiving,
+                "lf-bound",
+                "TCB {i} is {:?} (bound: {}), its stop word says waiting: {}",
+                x.state,
+                x.bound.is_some(),
+                w.is_waiting()
+            );
             // Killed while a shared destroy waits for management, and
             // after it as a zombie (deleted while current on its core).
             let (killed, zombie, doomed) = (w.is_killed(), x.state == ThreadState::Zombie, self.doomed(t));

@@ -84,7 +84,7 @@ use crate::outcome::Outcome;
 use crate::sched::Action;
 use crate::state::{Ctx, IPI_RESCHEDULE};
 
-use super::shared::{LfState, ReplyState};
+use super::shared::LfState;
 
 impl Ctx<'_, LfState> {
     /// `TcbSuspend` (`resume = false`) or `TcbResume` of live thread `t` by
@@ -250,12 +250,7 @@ impl Ctx<'_, LfState> {
     #[cold]
     fn lf_refuse_slow<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
         // The call is abandoned: a receiver's claim on its reply object goes.
-        if let Some(ThreadState::BlockedOnRecv { reply: Some(r), .. }) = self.get(t).map(|x| x.state) {
-            let word = &lf.replies[r.index() as usize];
-            if word.load().1 == ReplyState::Receiver(t) {
-                word.set(ReplyState::Empty);
-            }
-        }
+        self.lf_release_receive_claim(lf, t);
         self.ipc(t.index()).restart = 1;
         let core = self.core;
         let set = move |ctx: &mut Self, state: ThreadState| {

@@ -118,6 +118,9 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             // block, before `exit`.
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
             ctx.lf_begin_exclusive();
+            if entry != Entry::Look {
+                ctx.lf_purge_ghosts();
+            }
             // The shared destroys are finished by an entry whose exit plan
             // follows what they change (`object/shared_destroy.rs`).
             if entry != Entry::Look {
@@ -317,16 +320,20 @@ fn shared_entry<const C: bool>(
 impl Ctx<'_, LfState> {
     /// The current thread, if a shared entry may run with it: `Some(None)`
     /// for none, `Some(Some(_))` for a live runnable thread of this core
-    /// holding no stalled cores. A zombie (to be freed: the allocator is
-    /// management's), a dead or foreign thread, or a stall owner (whose
-    /// holds every completed call releases, on other cores) gives `None`.
+    /// holding no stalled cores and no node left in an endpoint. A zombie
+    /// (to be freed: the allocator is management's), a dead or foreign
+    /// thread, a stall owner (whose holds every completed call releases, on
+    /// other cores) or a ghost (`bound.rs`) gives `None`.
     #[inline(always)]
     fn lf_shared_current(&mut self) -> Option<Option<CallerView>> {
-        let core = self.core;
+        let (core, lf) = (self.core, self.lf());
         let Some(t) = self.cs(core).current else { return Some(None) };
         let x = self.get(t)?;
         let ok = matches!(x.state, ThreadState::Running) && x.core == core && x.holds.is_empty();
-        ok.then_some(Some(CallerView::of(t, x)))
+        // A bound thread a signal woke may not wait anywhere while its
+        // node is left in an endpoint (`bound.rs`).
+        let ghost = x.bound.is_some() && lf.ctl(t.index()).is_ghost();
+        (ok && !ghost).then_some(Some(CallerView::of(t, x)))
     }
 
     /// What `handle_interrupt` does with `irq` if that is only an
@@ -403,7 +410,7 @@ impl Ctx<'_, LfState> {
     fn lf_begin_exclusive(&mut self) {
         let lf = self.lf();
         for c in 0..self.s.config.cores {
-            for i in lf.cores[c].inbox.take_all(lf.links::<true>(self.core)) {
+            for i in lf.cores[c].inbox.take_all(lf.wake_links::<true>(self.core)) {
                 if let Some(t) = self.ref_at::<Tcb>(i) {
                     self.enqueue(t, false);
                 }

@@ -22,10 +22,10 @@
 //! entry may receive), and wake-ups go straight into ready queues. `C` =
 //! the regime counts read-modify-writes.
 
-use granule_sync::lockfree::{Side, Waited};
+use granule_sync::lockfree::{Claim, Side, Waited};
 
 use crate::abi::Word;
-use crate::exec::Exec;
+use crate::exec::{Exec, RECEIVERS};
 use crate::ipc::Msg;
 use crate::object::frame::FrameOp;
 use crate::object::reply::ReplyState;
@@ -51,6 +51,15 @@ impl<const X: bool, const C: bool> Words<'_, X, C> {
     #[inline(always)]
     fn keep(&self, ctx: &mut Ctx<'_, LfState>, ep: Option<Ref<Endpoint>>, i: u32) -> Option<Option<Ref<Tcb>>> {
         let t = ctx.ref_at::<Tcb>(i)?;
+        let w = self.lf.ctl(i);
+        if !w.needs_look() {
+            return Some(Some(t));
+        }
+        // A bound receiver: claim it from its signal, or collect the node
+        // a signal left behind (`bound.rs`).
+        if w.claim_taken(|op| self.lf.count::<C>(ctx.core, op)) == Claim::Ghost {
+            return Some(None);
+        }
         if !self.refused(ctx, t) {
             return Some(Some(t));
         }
@@ -89,10 +98,22 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     fn offer(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side, me: Ref<Tcb>) -> Option<Ref<Tcb>> {
         let q = &self.lf.eps[ep.index() as usize];
         loop {
-            if let Some(t) = self.keep(ctx, Some(ep), q.offer(self.lf.links::<C>(ctx.core), side, me.index())?)? {
+            let Some(i) = q.offer(self.lf.links::<C>(ctx.core), side, me.index()) else {
+                // Queued. Only management queues a bound receiver.
+                if X && side == RECEIVERS {
+                    ctx.lf_queued_receiver(self.lf, ep, me);
+                }
+                return None;
+            };
+            if let Some(t) = self.keep(ctx, Some(ep), i)? {
                 return Some(t);
             }
         }
+    }
+
+    #[inline(always)]
+    fn claim_bound(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>) -> bool {
+        !X && ctx.lf_claim_bound::<X, C>(self.lf, t)
     }
 
     #[inline(always)]

@@ -91,6 +91,10 @@ impl Waits for LfState {
         }
     }
 
+    fn binding_changed(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) {
+        ctx.lf_binding_changed(t);
+    }
+
     fn created(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
         // A killed thread's word keeps its kill until the object is reused.
         ctx.lf().ctl(t.index()).reset(core);
@@ -138,6 +142,7 @@ impl Ctx<'_, LfState> {
             }
             ThreadState::BlockedOnRecv { ep, reply } => {
                 lf.eps[ep.index() as usize].remove(links, t.index());
+                lf.ctl(t.index()).clear_wait_bits(|op| lf.count::<true>(self.core, op));
                 if let Some(r) = reply {
                     let word = &lf.replies[r.index() as usize];
                     if word.load().1 == ReplyState::Receiver(t) {

@@ -140,7 +140,8 @@
 //! hooks around every management entry), `ipc.rs` (the words as the
 //! executor's wait representation), `sched.rs` (inboxes and priorities),
 //! `manage.rs` (hooks of the general code), `control.rs` (suspend and
-//! resume), `check.rs` (invariants). Design notes:
+//! resume), `destroy.rs` (destroy), `bound.rs` (signals to bound
+//! receivers), `check.rs` (invariants). Design notes:
 //! `docs/lockfree-kernel.md`.
 //!
 //! [`LockFree`]: crate::regime::LockFree
@@ -148,6 +149,7 @@
 //! [`SignalStack`]: granule_sync::lockfree::SignalStack
 //! [`Inbox`]: granule_sync::lockfree::Inbox
 
+mod bound;
 mod check;
 mod control;
 mod destroy;

@@ -62,7 +62,7 @@ impl Ctx<'_, LfState> {
             return self.wake(t);
         }
         let cell = &lf.cores[core];
-        cell.inbox.push(lf.links::<C>(self.core), t.index());
+        cell.inbox.push(lf.wake_links::<C>(self.core), t.index());
         fence(Ordering::SeqCst);
         if published(prio) > cell.prio.load(Ordering::Relaxed) {
             self.send_ipi(core, IPI_RESCHEDULE);
@@ -95,7 +95,7 @@ impl Ctx<'_, LfState> {
     #[inline(always)]
     pub(crate) fn lf_drain<const C: bool>(&mut self, lf: &LfState) -> bool {
         let mut any = false;
-        for i in lf.cores[self.core].inbox.take_all(lf.links::<C>(self.core)) {
+        for i in lf.cores[self.core].inbox.take_all(lf.wake_links::<C>(self.core)) {
             any = true;
             if let Some(t) = self.ref_at::<Tcb>(i) {
                 self.enqueue(t, false);

@@ -18,7 +18,7 @@
 //! | `eps` | endpoint slot | [`DualQueue`]: waiting senders or receivers (FIFO) |
 //! | `ntfns` | notification slot | [`SignalStack`]: badge bits, active, waiters (FIFO) |
 //! | `replies` | reply slot | [`ReplyWord`]: empty, the caller, or the receiver |
-//! | `threads` | TCB slot | [`ThreadCell`]: the thread's link in whichever of the above (or an inbox) holds it, and its control word (`control.rs`) |
+//! | `threads` | TCB slot | [`ThreadCell`]: the thread's link in whichever of the above holds it, its link in an inbox, and its control word (`control.rs`) |
 //! | `cores` | core | [`LfCore`]: wake-up inbox, published priority |
 //!
 //! Every object operation takes a core's [`CoreLinks`]: the link array, and
@@ -50,19 +50,25 @@ pub struct LfState {
 /// One core's view of the link array (see the module documentation);
 /// reports are counted only with `COUNTING` (the shared paths pass the
 /// regime's constant, so an uncounted kernel has no counting code there)
-/// and when the regime counts.
+/// and when the regime counts. `WAKE`: the inboxes' links
+/// ([`ThreadCell::wake`]) instead of the objects'.
 #[derive(Clone, Copy)]
-pub(crate) struct CoreLinks<'a, const COUNTING: bool> {
+pub(crate) struct CoreLinks<'a, const COUNTING: bool, const WAKE: bool = false> {
     lf: &'a LfState,
     core: usize,
 }
 
-impl<'a, const COUNTING: bool> Links<'a> for CoreLinks<'a, COUNTING> {
+impl<'a, const COUNTING: bool, const WAKE: bool> Links<'a> for CoreLinks<'a, COUNTING, WAKE> {
     /// Slot indices come from references and from the lock-free objects,
     /// which only ever hold TCB slot indices.
     #[inline(always)]
     fn link(&self, i: u32) -> &'a AtomicU64 {
-        &self.lf.threads[i as usize].link
+        let cell = &self.lf.threads[i as usize];
+        if WAKE {
+            &cell.wake
+        } else {
+            &cell.link
+        }
     }
 
     #[inline(always)]
@@ -78,8 +84,17 @@ impl<'a, const COUNTING: bool> Links<'a> for CoreLinks<'a, COUNTING> {
 /// One thread's lock-free words, on one cache line: a taker that has just
 /// closed the thread's link reads its control word from the same line.
 pub(crate) struct ThreadCell {
-    /// The thread's link (`granule_sync::lockfree::link`).
+    /// The thread's link (`granule_sync::lockfree::link`) in an endpoint
+    /// or notification word.
     pub link: AtomicU64,
+    /// Its link in an inbox: a thread a signal woke out of an endpoint
+    /// receive may still have its node there (`bound.rs`) when it is pushed
+    /// on its core's inbox.
+    pub wake: AtomicU64,
+    /// The endpoint it last waited on as a bound receiver: where a signal
+    /// that claimed it left its node (`bound.rs`). Written by management
+    /// when it queues the thread, read by management when it purges.
+    pub ghost_ep: AtomicU32,
     /// Suspension requests and the home core (`control.rs`).
     pub ctl: StopWord,
 }
@@ -93,6 +108,9 @@ pub(crate) struct LfCore {
     /// other cores' "does the woken thread outrank it?" decision. Written by
     /// this core at the end of each shared entry (and by management).
     pub prio: AtomicU32,
+    /// Bound receivers this core's signals claimed since management last
+    /// purged their nodes (`bound.rs`); only this core adds to it.
+    pub ghosts: AtomicU32,
 }
 
 /// The published-priority encoding of "runs nothing".
@@ -123,11 +141,23 @@ impl LfState {
             replies: padded(config.max_replies, ReplyWord::new),
             threads: padded(config.max_threads, || ThreadCell {
                 link: AtomicU64::new(new_link()),
+                wake: AtomicU64::new(new_link()),
+                ghost_ep: AtomicU32::new(0),
                 ctl: StopWord::new(),
             }),
-            cores: padded(config.cores, || LfCore { inbox: Inbox::new(), prio: AtomicU32::new(IDLE) }),
+            cores: padded(config.cores, || LfCore {
+                inbox: Inbox::new(),
+                prio: AtomicU32::new(IDLE),
+                ghosts: AtomicU32::new(0),
+            }),
             tally,
         }
+    }
+
+    /// Thread slot `i`'s endpoint as a bound receiver (`bound.rs`).
+    #[inline(always)]
+    pub(crate) fn ghost_ep(&self, i: u32) -> &AtomicU32 {
+        &self.threads[i as usize].ghost_ep
     }
 
     /// Thread slot `i`'s control word (`control.rs`).
@@ -146,6 +176,12 @@ impl LfState {
     /// The link array as core `core` passes it to the lock-free objects.
     #[inline(always)]
     pub(crate) fn links<const COUNTING: bool>(&self, core: usize) -> CoreLinks<'_, COUNTING> {
+        CoreLinks { lf: self, core }
+    }
+
+    /// The inboxes' link array, as core `core` passes it to them.
+    #[inline(always)]
+    pub(crate) fn wake_links<const COUNTING: bool>(&self, core: usize) -> CoreLinks<'_, COUNTING, true> {
         CoreLinks { lf: self, core }
     }
 }

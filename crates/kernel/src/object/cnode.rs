@@ -526,6 +526,7 @@ impl<W: Waits> Ctx<'_, W> {
                 n.bound = None;
             }
         }
+        W::binding_changed(self, t);
     }
 
     /// Every thread queued on endpoint `e` restarts its system call (which
@@ -547,8 +548,11 @@ impl<W: Waits> Ctx<'_, W> {
             self.restart_thread(t);
         }
         let bound = self.get(n).and_then(|x| x.bound.take());
-        if let Some(t) = bound.and_then(|t| self.get(t)) {
-            t.bound = None;
+        if let Some(t) = bound {
+            if let Some(x) = self.get(t) {
+                x.bound = None;
+            }
+            W::binding_changed(self, t);
         }
     }
 

@@ -77,8 +77,10 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Signal `ntfn` with `badge`, for every wait representation (`Exec`):
     /// in a whole entry the oldest waiter, else the bound thread receiving
-    /// on an endpoint, else accumulate; elsewhere the representation's
-    /// signal decides between the oldest waiter and accumulating.
+    /// on an endpoint, else accumulate; elsewhere the bound thread if the
+    /// representation claims it from its receive, else the
+    /// representation's signal decides between the oldest waiter and
+    /// accumulating.
     #[inline(always)]
     pub(crate) fn signal<E: Exec<W>>(&mut self, e: &E, ntfn: Ref<Notification>, badge: Word) {
         if e.whole() {
@@ -100,6 +102,13 @@ impl<W: Waits> Ctx<'_, W> {
                         return self.complete_wait(e, t, badge);
                     }
                 }
+            }
+        } else if let Some(t) = self.read(ntfn).and_then(|n| n.bound) {
+            // The representation claims a waiting bound receiver (its
+            // bound notification has no waiters then: only it may wait
+            // there).
+            if e.claim_bound(self, t) {
+                return self.complete_wait(e, t, badge);
             }
         }
         if let Some(w) = e.signal(self, ntfn, badge) {

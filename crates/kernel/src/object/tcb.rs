@@ -226,6 +226,7 @@ impl<W: Waits> Ctx<'_, W> {
                 if let Some(n) = self.get(ntfn) {
                     n.bound = Some(t);
                 }
+                W::binding_changed(self, t);
                 Outcome::Done
             }
             TcbOp::Unbind { t, ntfn } => {
@@ -235,6 +236,7 @@ impl<W: Waits> Ctx<'_, W> {
                 if let Some(n) = self.get(ntfn) {
                     n.bound = None;
                 }
+                W::binding_changed(self, t);
                 Outcome::Done
             }
         }

@@ -134,3 +134,56 @@ fn deleting_a_notification_restarts_waiters() {
     sim.sys(0, Sysno::Wait, n, msg(0, 0), 0);
     assert_eq!(sim.buf(t).result(), Err(Error::InvalidCapability));
 }
+
+/// A signal from another core wakes a bound receiver out of its endpoint
+/// receive. Under `lockfree` this runs on the shared path and leaves the
+/// receiver's node in the endpoint (`lockfree/bound.rs`): the next sender
+/// must not deliver to it, the receiver may receive there again, and the
+/// two receivers queued behind and after it are served in order.
+#[test]
+fn a_signal_from_another_core_wakes_a_bound_receiver_and_its_old_place_is_left_empty() {
+    let mut sim = Sim::new(2);
+    let n = sim.obj(ObjectType::Notification);
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let (t_cap, t) = sim.spawn(1, 50, 1);
+    sim.invoke(0, t_cap, InvocationLabel::TcbBindNotification, &[n]).unwrap();
+    let (_, u) = sim.spawn(2, 40, 1);
+    let (_, s) = sim.spawn(3, 60, 0);
+    let b = sim.mint(n, 0x9);
+    sim.park_root();
+    assert_eq!(sim.running[1], Some(t));
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!((sim.status(t), sim.running[1]), (ThreadStatus::BlockedOnRecv, Some(u)));
+    // A second receiver queues behind it.
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), 0);
+    assert_eq!(sim.status(u), ThreadStatus::BlockedOnRecv);
+    assert_eq!(sim.running[0], Some(s));
+    sim.sys(0, Sysno::Signal, b, msg(0, 0), 0);
+    let wakes: u64 = (0..2).map(|c| sim.k.core_stats(c).bound_wakes).sum();
+    assert_eq!(wakes, u64::from(matches!(WHICH, Which::LockFree)));
+    // The next message goes to the receiver that still waits (before
+    // core 1 has taken its interrupt: under `lockfree` the sender meets
+    // the woken receiver's old node first and passes it by).
+    sim.buf(s).msg[0] = 5;
+    sim.sys(0, Sysno::Send, ep, msg(1, 1), 0);
+    assert_eq!(sim.running[0], Some(s));
+    sim.deliver_ipis();
+    assert_eq!(sim.running[1], Some(t));
+    assert_eq!((sim.buf(t).result(), sim.buf(t).badge, sim.buf(t).restart), (Ok(()), 0x9, 0));
+    assert_eq!((sim.status(u), sim.buf(u).msg[0]), (ThreadStatus::Ready, 5));
+    // The woken receiver receives on the same endpoint (and reply object)
+    // again, and gets the next message.
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!(sim.status(t), ThreadStatus::BlockedOnRecv);
+    sim.buf(s).msg[0] = 6;
+    sim.sys(0, Sysno::Send, ep, msg(1, 1), 0);
+    sim.deliver_ipis();
+    assert_eq!((sim.buf(t).result(), sim.buf(t).msg[0], sim.buf(t).badge), (Ok(()), 6, 0));
+    // A signal while it runs stays in the word for its next receive.
+    sim.sys(0, Sysno::Signal, b, msg(0, 0), 0);
+    assert_eq!(sim.running[1], Some(t));
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!((sim.running[1], sim.buf(t).badge), (Some(t), 0x9));
+    sim.check();
+}

@@ -109,7 +109,7 @@ pub use refcount_list::{Iter, NodeRef, RcList, SeqRcList};
 pub use seq_cell::{SeqCell, Value as SeqValue, WRITING as SEQ_WRITING};
 pub use signal::{SignalStack, SignalState, Waited};
 pub use stack::{SeqStack, Stack};
-pub use stop_word::{Killed, Resumed, StopWord, Suspended};
+pub use stop_word::{Claim, Killed, Resumed, StopWord, Suspended};
 
 /// A put or push found the object full; the rejected word is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,6 +17,8 @@
 //! | 1 | `RESUMED` | (only with `STOPME`) a resume came after it: the two cancel out |
 //! | 2 | `INACTIVE` | the thread is stopped and owned by nobody (never with `STOPME`) |
 //! | 3 | `KILLED` | (with `STOPME` or `INACTIVE`, never `RESUMED`) the thread is being destroyed: no resume cancels or claims it |
+//! | 4 | `WAITING` | the thread waits in an endpoint's queue and has a bound notification: its signal may claim it |
+//! | 5 | `GHOST` | (never with `WAITING`) a signal claimed it there: its node may still be in that queue |
 //! | 16..32 | home | the thread's core (set only while nobody else uses the word) |
 //!
 //! # Protocol
@@ -33,6 +35,22 @@
 //! | kill ([`StopWord::kill`]) | `0` | `STOPME\|KILLED` | interrupt the home core ([`Killed::Requested`]) |
 //! | kill | `INACTIVE` | `INACTIVE\|KILLED` | the thread stays stopped ([`Killed::Stopped`]) |
 //! | withdraw ([`StopWord::unkill`]) | `X\|KILLED` | `X`, or as a resume of `X` would | the destroy is taken back |
+//!
+//! The bound receiver's two bits (the kernel's `lockfree/bound.rs`) are a
+//! second protocol on the same word, so that a taker's one load tells it
+//! whether the thread it removed from a queue needs a second look
+//! ([`StopWord::needs_look`]):
+//!
+//! | who | sees | CAS to | then |
+//! |---|---|---|---|
+//! | management, queueing a bound receiver | — | `\|WAITING` | a signal or a taker may claim it |
+//! | taker ([`StopWord::claim_taken`]) | `WAITING` | `-WAITING` | the taker owns the thread ([`Claim::Owned`]) |
+//! | taker | `GHOST` | `-GHOST` | the node was left behind: take again ([`Claim::Ghost`]) |
+//! | signal ([`StopWord::claim_for_signal`]) | `WAITING` | `-WAITING\|GHOST` | the signaller owns the thread; its node stays queued |
+//! | management ([`StopWord::clear_wait_bits`]) | — | `-WAITING-GHOST` | after taking the node out of its queue |
+//!
+//! The suspension bits never look at these two, and the owner's
+//! publications keep them, as they keep `KILLED`.
 //!
 //! The owner's publications keep `KILLED`. A kill is Synthesis's destroy
 //! ("mark the thread killed; the dispatcher that meets it removes it"): it
@@ -66,6 +84,8 @@ const RESUMED: u32 = 2;
 const INACTIVE: u32 = 4;
 const KILLED: u32 = 8;
 const FLAGS: u32 = STOPME | RESUMED | INACTIVE | KILLED;
+const WAITING: u32 = 16;
+const GHOST: u32 = 32;
 const HOME_SHIFT: u32 = 16;
 
 /// What a suspend did.
@@ -95,6 +115,17 @@ pub enum Killed {
     Stopped,
     /// A request stood already, or the thread was killed: nothing changed.
     Already,
+}
+
+/// What a taker that removed the thread's node from a queue found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The thread is the taker's (as far as this protocol goes: a pending
+    /// suspend may still refuse it).
+    Owned,
+    /// A signal had claimed the thread and left the node behind: the node
+    /// is gone now, and the taker takes again.
+    Ghost,
 }
 
 /// What a resume did.
@@ -189,6 +220,72 @@ impl StopWord {
                 Err(now) => c = now,
             }
         }
+    }
+
+    /// Whether a taker that has just removed the thread's node from a queue
+    /// must look again ([`StopWord::claim_taken`], then the suspension
+    /// bits): one load and one bit test.
+    #[inline(always)]
+    pub fn needs_look(&self) -> bool {
+        self.0.load(Ordering::Acquire) & (STOPME | WAITING | GHOST) != 0
+    }
+
+    /// Management queued the thread as a bound receiver: a signal may claim
+    /// it from now on.
+    pub fn set_waiting(&self, rmw: impl Fn(Rmw)) {
+        rmw(Rmw::Cmpxchg);
+        self.0.fetch_or(WAITING, Ordering::AcqRel);
+    }
+
+    /// Management took the thread's node out of its queue (or found it
+    /// gone): neither bound-receiver bit stands.
+    pub fn clear_wait_bits(&self, rmw: impl Fn(Rmw)) {
+        rmw(Rmw::Cmpxchg);
+        self.0.fetch_and(!(WAITING | GHOST), Ordering::AcqRel);
+    }
+
+    /// A taker removed the thread's node from a queue: claim the thread
+    /// from a signal, or find that a signal claimed it first.
+    #[inline]
+    pub fn claim_taken(&self, rmw: impl Fn(Rmw)) -> Claim {
+        let mut c = self.0.load(Ordering::Acquire);
+        loop {
+            let (new, done) = if c & GHOST != 0 {
+                (c & !GHOST, Claim::Ghost)
+            } else if c & WAITING != 0 {
+                (c & !WAITING, Claim::Owned)
+            } else {
+                return Claim::Owned;
+            };
+            match self.cas(c, new, &rmw) {
+                Ok(()) => return done,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// A signal claims a waiting bound receiver (`true`: the signaller owns
+    /// it, and its node stays in the queue as a ghost).
+    #[inline]
+    pub fn claim_for_signal(&self, rmw: impl Fn(Rmw)) -> bool {
+        let mut c = self.0.load(Ordering::Acquire);
+        while c & WAITING != 0 {
+            match self.cas(c, (c & !WAITING) | GHOST, &rmw) {
+                Ok(()) => return true,
+                Err(now) => c = now,
+            }
+        }
+        false
+    }
+
+    /// Whether the thread waits as a claimable bound receiver.
+    pub fn is_waiting(&self) -> bool {
+        self.0.load(Ordering::Acquire) & WAITING != 0
+    }
+
+    /// Whether a signal claimed the thread and its node may still be queued.
+    pub fn is_ghost(&self) -> bool {
+        self.0.load(Ordering::Acquire) & GHOST != 0
     }
 
     /// Whether the thread is killed ([`StopWord::kill`]).
@@ -316,12 +413,14 @@ impl StopWord {
 
     /// Whether the flags are a state the protocol can reach: never
     /// `STOPME` with `INACTIVE`, `RESUMED` only with `STOPME`, `KILLED`
-    /// only with one of them and never with `RESUMED`. (The word, for the
-    /// message.)
+    /// only with one of them and never with `RESUMED`, never `WAITING` with
+    /// `GHOST` or `INACTIVE`. (The word, for the message.)
     pub fn check(&self) -> Result<(), u32> {
         let c = self.0.load(Ordering::Acquire);
         let killed_ok = c & KILLED == 0 || (c & RESUMED == 0 && c & (STOPME | INACTIVE) != 0);
-        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && (c & RESUMED == 0 || c & STOPME != 0) && killed_ok;
+        let bound_ok = c & (WAITING | GHOST) != WAITING | GHOST && !(c & WAITING != 0 && c & INACTIVE != 0);
+        let ok =
+            !(c & INACTIVE != 0 && c & STOPME != 0) && (c & RESUMED == 0 || c & STOPME != 0) && killed_ok && bound_ok;
         if ok {
             Ok(())
         } else {
@@ -417,6 +516,32 @@ mod tests {
         assert!(matches!(w.kill(quiet), Killed::Requested { home: 5 }));
         w.reset(4);
         assert!(w.is_inactive() && !w.is_killed() && w.home() == 4);
+    }
+
+    #[test]
+    fn a_bound_receiver_is_claimed_once_and_its_ghost_collected_once() {
+        let w = StopWord::new();
+        assert!(!w.needs_look());
+        assert_eq!(w.claim_taken(quiet), Claim::Owned);
+        w.set_waiting(quiet);
+        assert!(w.needs_look() && w.is_waiting());
+        assert!(w.claim_for_signal(quiet));
+        assert!(!w.claim_for_signal(quiet) && w.is_ghost() && w.check().is_ok());
+        // The suspension protocol leaves the ghost alone.
+        assert!(matches!(w.suspend(quiet), Suspended::Requested { .. }));
+        assert!(!w.meet(&mut (), |_| {}, |_| {}, quiet));
+        assert!(w.is_ghost() && w.is_inactive());
+        assert_eq!(w.resume(quiet), Resumed::Claimed);
+        assert_eq!(w.claim_taken(quiet), Claim::Ghost);
+        assert_eq!(w.claim_taken(quiet), Claim::Owned);
+        assert!(!w.needs_look());
+        // A taker first: the signal finds nothing to claim.
+        w.set_waiting(quiet);
+        assert_eq!(w.claim_taken(quiet), Claim::Owned);
+        assert!(!w.claim_for_signal(quiet));
+        w.set_waiting(quiet);
+        w.clear_wait_bits(quiet);
+        assert!(!w.is_waiting() && !w.is_ghost() && w.check().is_ok());
     }
 
     #[test]

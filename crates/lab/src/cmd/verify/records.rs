@@ -45,6 +45,9 @@ pub struct VerifyRecord {
     /// Threads destroyed on `lockfree`'s shared path
     /// (`docs/synthesis.md`); 0 under every other regime.
     pub shared_destroys: u64,
+    /// Bound receivers woken by a signal on `lockfree`'s shared path
+    /// (`docs/synthesis.md`); 0 under every other regime.
+    pub bound_wakes: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -82,6 +85,7 @@ impl VerifyRecord {
             maps_refused: s.maps_refused,
             shared_pages: s.shared_pages,
             shared_destroys: s.shared_destroys,
+            bound_wakes: s.bound_wakes,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

@@ -1325,3 +1325,40 @@ fn stop_word_a_withdrawn_kill_is_met_or_taken_back_once() {
         assert_eq!(g.thread.with(|t| unsafe { *t }), "running");
     });
 }
+
+/// A bound receiver waits (`WAITING`): its signal and a taker that removed
+/// its node race to claim it, while a suspend and the owner's meeting of
+/// it use the same word. Exactly one claim wins; if the signal won, the
+/// taker finds the node a ghost (and collects it), otherwise the signal
+/// finds nothing; either way neither bit is left, and the suspension
+/// protocol's outcome is untouched.
+#[test]
+fn stop_word_a_signal_and_a_taker_claim_a_bound_receiver_once() {
+    use granule_sync::lockfree::{Claim, StopWord};
+    model(|| {
+        let w = Arc::new(StopWord::new());
+        w.set_waiting(|_| {});
+        let signal = {
+            let w = w.clone();
+            thread::spawn(move || w.claim_for_signal(|_| {}))
+        };
+        let taker = {
+            let w = w.clone();
+            thread::spawn(move || w.claim_taken(|_| {}))
+        };
+        let suspender = {
+            let w = w.clone();
+            thread::spawn(move || {
+                w.suspend(|_| {});
+                w.meet(&mut (), |_| {}, |_| {}, |_| {})
+            })
+        };
+        let signalled = signal.join().unwrap();
+        let taken = taker.join().unwrap();
+        let goes_on = suspender.join().unwrap();
+        assert_eq!(taken == Claim::Ghost, signalled, "one claim, and the taker knows whose");
+        assert!(!w.is_waiting() && !w.is_ghost());
+        assert!(!goes_on && w.is_inactive(), "the suspend was met");
+        w.check().unwrap();
+    });
+}

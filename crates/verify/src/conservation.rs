@@ -242,6 +242,17 @@ pub fn check(prog: &Program, rec: &RunRecord, drop_receipt: bool) -> (Counts, Ve
                     *seen.entry((ntfn, b)).or_default() += 1;
                 }
             }
+            // A bound thread's receive that a signal ended: no message
+            // (label 0), the notification's word as its badge.
+            (Some(op), Observed::Completed(o)) if o.ok() && op.receive_ep().is_some() && o.label() == 0 => {
+                let bound = prog.threads.get(a.thread).and_then(|t| t.bound);
+                if let (Some(ntfn), true) = (bound, o.badge != SENTINEL) {
+                    counts.notifications += 1;
+                    for b in bits(o.badge) {
+                        *seen.entry((ntfn, b)).or_default() += 1;
+                    }
+                }
+            }
             _ => {}
         }
     }

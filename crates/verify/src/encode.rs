@@ -158,6 +158,11 @@ impl Invocation {
         Self::new(InvocationLabel::TcbSetFaultHandler, &[cptr])
     }
 
+    /// TCB: bind notification `cptr` to the thread.
+    pub fn bind_notification(cptr: Word) -> Self {
+        Self::new(InvocationLabel::TcbBindNotification, &[cptr])
+    }
+
     /// TCB: stop the thread.
     pub fn suspend() -> Self {
         Self::new(InvocationLabel::TcbSuspend, &[])

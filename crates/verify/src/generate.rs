@@ -54,10 +54,15 @@ pub fn generate(seed: u64, cores: usize) -> Program {
             prio: rng.gen_range(PRIORITIES),
             victim: i > 0 && rng.gen_range(0..4) == 0,
             fault_ep: (rng.gen_range(0..4) != 0).then(|| rng.gen_range(0..endpoints) as u8),
+            bound: None,
             ops: Vec::new(),
         })
         .collect();
+    let mut specs = specs;
+    bind_notifications(seed, notifications, &mut specs);
     // The policy follows the seed, so consecutive programs cover them all.
+    // (The bindings come from a stream of their own, so adding them left
+    // every seed's objects, threads and operations as they were.)
     let policy = SubsystemLocking::ALL[(seed % SubsystemLocking::ALL.len() as u64) as usize];
     let mut p = Program { seed, cores, shape, endpoints, notifications, irq_lines, threads: specs, policy };
     for i in 0..threads {
@@ -66,6 +71,19 @@ pub fn generate(seed: u64, cores: usize) -> Program {
         p.threads[i].ops = ops;
     }
     p
+}
+
+/// Bind each notification, with even odds, to a thread that receives on an
+/// endpoint (not a victim) and has none yet: the bound-notification wake-up
+/// out of an endpoint receive (`lockfree`'s shared claim, `bound.rs`).
+fn bind_notifications(seed: u64, notifications: usize, specs: &mut [ThreadSpec]) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb0b0_0d17_5eed_0001);
+    for k in 0..notifications {
+        let free: Vec<usize> = (0..specs.len()).filter(|&i| !specs[i].victim && specs[i].bound.is_none()).collect();
+        if !free.is_empty() && rng.gen_range(0..2) == 0 {
+            specs[free[rng.gen_range(0..free.len())]].bound = Some(k as u8);
+        }
+    }
 }
 
 /// What kind of operation to draw, before its arguments.

@@ -298,6 +298,10 @@ pub struct ThreadSpec {
     /// The endpoint its faults go to from the start (its original
     /// capability), until a `SetFaultHandler` changes it.
     pub fault_ep: Option<u8>,
+    /// The notification bound to it from the start (at most one thread per
+    /// notification): a signal to it ends the thread's endpoint receive,
+    /// and only it may wait there.
+    pub bound: Option<u8>,
     /// Its operations, in order; after the last one it halts.
     pub ops: Vec<Op>,
 }
@@ -374,7 +378,8 @@ impl fmt::Display for Program {
         for (i, t) in self.threads.iter().enumerate() {
             let victim = if t.victim { ", victim" } else { "" };
             let handler = t.fault_ep.map_or(String::new(), |k| format!(", faults to ep{k}"));
-            writeln!(f, "  thread t{i} (core {}, priority {}{victim}{handler}):", t.core, t.prio)?;
+            let bound = t.bound.map_or(String::new(), |k| format!(", bound to ntfn{k}"));
+            writeln!(f, "  thread t{i} (core {}, priority {}{victim}{handler}{bound}):", t.core, t.prio)?;
             for (k, op) in t.ops.iter().enumerate() {
                 writeln!(f, "    {k:>3}  {op}")?;
             }

@@ -264,6 +264,9 @@ fn build<R: Regime>(
         if let Some(k) = t.fault_ep {
             root.invoke(cap, Invocation::set_fault_handler(l.ep(k)))?;
         }
+        if let Some(k) = t.bound {
+            root.invoke(cap, Invocation::bind_notification(l.ntfn(k)))?;
+        }
         if !oracle && t.core != 0 {
             root.invoke(cap, Invocation::set_affinity(t.core as Word))?;
         }

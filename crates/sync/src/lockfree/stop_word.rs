@@ -407,7 +407,7 @@ impl StopWord {
     /// representable and saturate.
     pub fn set_home(&self, core: usize) {
         let core = core.min(u16::MAX as usize) as u32;
-        let c = self.0.load(Ordering::Relaxed) & FLAGS;
+        let c = self.0.load(Ordering::Relaxed) & ((1 << HOME_SHIFT) - 1);
         self.0.store(c | (core << HOME_SHIFT), Ordering::Release);
     }
 
@@ -540,6 +540,8 @@ mod tests {
         assert_eq!(w.claim_taken(quiet), Claim::Owned);
         assert!(!w.claim_for_signal(quiet));
         w.set_waiting(quiet);
+        w.set_home(3);
+        assert!(w.is_waiting() && w.home() == 3);
         w.clear_wait_bits(quiet);
         assert!(!w.is_waiting() && !w.is_ghost() && w.check().is_ok());
     }

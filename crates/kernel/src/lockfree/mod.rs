@@ -37,7 +37,8 @@
 //! Everything else — object invocations (retype and delete of anything but
 //! one 4 KiB frame or another core's thread, revoke, copy,
 //! configure, suspend of a thread of the caller's core …), capability
-//! transfer, bound notifications, faults without a usable handler,
+//! transfer, a bound thread's receive from an endpoint (`bound.rs`), faults
+//! without a usable handler,
 //! interrupts that signal a handler, stall owners, zombie reaping and
 //! introspection — is a
 //! *management* operation ([`LockFree`]'s `enter`/`exit`): serialised, and

@@ -47,7 +47,7 @@ impl Record for AtomicsRecord {
 }
 
 /// The operations counted, in record order, with their parts.
-pub const OPERATIONS: [(&str, &[&str]); 10] = [
+pub const OPERATIONS: [(&str, &[&str]); 11] = [
     ("suspend", SPLIT),
     ("resume, not in the run queue", SPLIT),
     ("suspend + resume before the core acts", SPLIT),
@@ -58,6 +58,7 @@ pub const OPERATIONS: [(&str, &[&str]); 10] = [
     ("allocate page, needs zeroing", &["whole"]),
     ("free page", &["whole"]),
     ("destroy", SPLIT),
+    ("signal, bound receiver", SPLIT),
 ];
 
 /// The parts of an operation carried out by another core.
@@ -132,6 +133,7 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
     [sums[5][0], sums[6][0]] = count_maps(&mut d, n)?;
     [sums[7][0], sums[8][0]] = count_pages(&mut d, n)?;
     sums[9] = count_destroys(&mut d, n)?;
+    sums[10] = count_bound_signals(&mut d, n)?;
     Ok(sums)
 }
 
@@ -205,6 +207,34 @@ fn count_destroys(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<[Rmw
     Ok(sums)
 }
 
+/// `n` signals to a notification bound to a thread of core 1 waiting in
+/// an endpoint receive, as the timed row (its receives not counted).
+fn count_bound_signals(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<[RmwCounts; 2]> {
+    let ntfn = d.create(ObjectType::Notification, 0)?;
+    let ep = d.create(ObjectType::Endpoint, 0)?;
+    let (t, _) = d.thread(1, super::rows::PRIO, CAP_INIT_VSPACE)?;
+    d.invoke(0, t, &Invocation::bind_notification(ntfn), false)?;
+    let mut sums = [RmwCounts::default(); 2];
+    for _ in 0..n {
+        let _ = d.sys(1, Sysno::Recv, ep, MessageInfo::default(), false);
+        if d.current(1).is_some() {
+            bail!("the bound receiver did not block");
+        }
+        let c0 = counts(d);
+        let plan = d.sys(0, Sysno::Signal, ntfn, MessageInfo::default(), true);
+        let c1 = counts(d);
+        for core in plan.ipis.iter() {
+            let _ = d.ipi(core);
+        }
+        sums[0] += c1.since(&c0);
+        sums[1] += counts(d).since(&c1);
+    }
+    for s in [t, ep, ntfn] {
+        let _ = d.delete(s, false)?;
+    }
+    Ok(sums)
+}
+
 /// `n` memory-access faults of a thread on core 1, each delivered to its
 /// handler waiting there (as the timed row; the answers not counted).
 fn count_faults(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<RmwCounts> {
@@ -242,6 +272,7 @@ pub fn timed_row(op: &str) -> Option<&'static str> {
         "allocate page, needs zeroing" => Some("allocate page, needs zeroing"),
         "free page" => Some("free page"),
         "destroy" => Some("destroy"),
+        "signal, bound receiver" => Some("signal, bound receiver"),
         _ => None,
     }
 }

@@ -128,6 +128,12 @@ const SPECS: &[Spec] = &[
         note: "a notification signal waking a thread that waits on the other core, which then runs it",
     },
     Spec {
+        table: 3,
+        operation: "signal, bound receiver",
+        parts: &[("requester", Some(4.6)), ("dispatcher", Some(4.4))],
+        note: "a signal to a notification bound to a thread of the other core that waits in an endpoint receive, which ends with the badge (seL4's bound notification; beside it, the seed's signal)",
+    },
+    Spec {
         table: 4,
         operation: "allocate page, needs zeroing",
         parts: &[(WHOLE, Some(152.0))],
@@ -183,6 +189,7 @@ impl Experiment for Run {
         out.push(resume);
         out.push(rows::resume_queued(&mut d, n, oh)?);
         out.push(rows::signal(&mut d, n, oh)?);
+        out.push(rows::signal_bound(&mut d, n, oh)?);
         let (alloc, free) = rows::page_alloc_free(&mut d, n, oh)?;
         out.push(alloc);
         out.push(free);

@@ -139,22 +139,56 @@ pub fn resume_queued<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Res
 pub fn signal<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<Samples> {
     let ntfn = d.create(ObjectType::Notification, 0)?;
     let (t, _) = d.thread(1, PRIO, CAP_INIT_VSPACE)?;
+    let out = time_signals(d, n, oh, ntfn, (Sysno::Wait, ntfn))?;
+    for s in [t, ntfn] {
+        let _ = d.delete(s, false)?;
+    }
+    Ok(out)
+}
+
+/// Signal a bound receiver: the root signals a notification bound to a
+/// thread of core 1 that waits in an endpoint receive (seL4's bound
+/// notification: the receive ends with the badge), then core 1's entry
+/// runs the woken thread.
+pub fn signal_bound<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<Samples> {
+    let ntfn = d.create(ObjectType::Notification, 0)?;
+    let ep = d.create(ObjectType::Endpoint, 0)?;
+    let (t, _) = d.thread(1, PRIO, CAP_INIT_VSPACE)?;
+    d.invoke(0, t, &Invocation::bind_notification(ntfn), false)?;
+    let out = time_signals(d, n, oh, ntfn, (Sysno::Recv, ep))?;
+    for s in [t, ep, ntfn] {
+        let _ = d.delete(s, false)?;
+    }
+    Ok(out)
+}
+
+/// `n` times: core 1's thread blocks in `block` (untimed), the root
+/// signals `ntfn` (the requester's part), and core 1's interrupt runs the
+/// woken thread (the dispatcher's).
+fn time_signals<R: Regime>(
+    d: &mut Driver<'_, R>,
+    n: usize,
+    oh: u64,
+    ntfn: Word,
+    (block, on): (Sysno, Word),
+) -> Result<Samples> {
     let (mut req, mut disp) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        let _ = d.sys(1, Sysno::Wait, ntfn, MessageInfo::default(), false);
+        let _ = d.sys(1, block, on, MessageInfo::default(), false);
         if d.current(1).is_some() {
-            bail!("the waiter did not block");
+            bail!("the thread of core 1 did not block in {block:?}");
         }
         let (c, plan) = timed(oh, || d.sys(0, Sysno::Signal, ntfn, MessageInfo::default(), true));
         req.push(c);
         if !plan.ipis.contains(1) {
-            bail!("signalling a waiter of core 1 did not interrupt it");
+            bail!("signalling a thread of core 1 blocked in {block:?} did not interrupt it");
         }
         let (c, _) = timed(oh, || d.ipi(1));
         disp.push(c);
+        if d.current(1).is_none() {
+            bail!("the signalled thread does not run on core 1");
+        }
     }
-    let _ = d.delete(t, false)?;
-    let _ = d.delete(ntfn, false)?;
     Ok(vec![req, disp])
 }
 

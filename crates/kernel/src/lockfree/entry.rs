@@ -119,11 +119,11 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
             ctx.lf_begin_exclusive();
             if entry != Entry::Look {
+                // Nodes that signals left behind leave their queues first:
+                // what follows may walk them (`bound.rs`).
                 ctx.lf_purge_ghosts();
-            }
-            // The shared destroys are finished by an entry whose exit plan
-            // follows what they change (`object/shared_destroy.rs`).
-            if entry != Entry::Look {
+                // The shared destroys are finished by an entry whose exit
+                // plan follows what they change (`object/shared_destroy.rs`).
                 ctx.finish_doomed();
             }
             let out = f(&mut ctx, None, &mut AllHeld);

@@ -55,8 +55,8 @@ pub(crate) trait Scope {
     /// scope that is not [`Scope::WHOLE`] is asked).
     fn marked(&self, ep: Ref<Endpoint>) -> bool;
 
-    /// Whether thread `t` has a stop request nobody has met (`lockfree`'s
-    /// `STOPME`): an object it holds may be about to be let go by a
+    /// Whether thread `t` has a stop request nobody has met, or is killed
+    /// (`lockfree`'s `STOPME`, `KILLED`): an object it holds may be about to be let go by a
     /// destroy that management finishes (`object/shared_destroy.rs`), so a
     /// call that would find the object taken by `t` runs as management.
     /// Only a scope that is not [`Scope::WHOLE`] is asked.

@@ -60,7 +60,7 @@ impl Scope for LfState {
 
     #[inline(always)]
     fn stopping(&self, t: Ref<Tcb>) -> bool {
-        self.ctl(t.index()).pending()
+        self.ctl(t.index()).pending_or_killed()
     }
 
     #[inline(always)]

@@ -16,7 +16,7 @@
 //! | 0 | `STOPME` | a suspend was requested and nobody has met it yet |
 //! | 1 | `RESUMED` | (only with `STOPME`) a resume came after it: the two cancel out |
 //! | 2 | `INACTIVE` | the thread is stopped and owned by nobody (never with `STOPME`) |
-//! | 3 | `KILLED` | (with `STOPME` or `INACTIVE`, never `RESUMED`) the thread is being destroyed: no resume cancels or claims it |
+//! | 3 | `KILLED` | (with `STOPME` or `INACTIVE`) the thread is being destroyed: no resume cancels or claims it |
 //! | 4 | `WAITING` | the thread waits in an endpoint's queue and has a bound notification: its signal may claim it |
 //! | 5 | `GHOST` | (never with `WAITING`) a signal claimed it there: its node may still be in that queue |
 //! | 16..32 | home | the thread's core (set only while nobody else uses the word) |
@@ -34,6 +34,7 @@
 //! | owner ([`StopWord::stop`]) | anything | `INACTIVE` | after stopping the thread on its own account (release) |
 //! | kill ([`StopWord::kill`]) | `0` | `STOPME\|KILLED` | interrupt the home core ([`Killed::Requested`]) |
 //! | kill | `INACTIVE` | `INACTIVE\|KILLED` | the thread stays stopped ([`Killed::Stopped`]) |
+//! | resume | `INACTIVE\|KILLED` | `INACTIVE\|KILLED\|RESUMED` | nothing now; a withdrawal of the kill honours it |
 //! | withdraw ([`StopWord::unkill`]) | `X\|KILLED` | `X`, or as a resume of `X` would | the destroy is taken back |
 //!
 //! The bound receiver's two bits (the kernel's `lockfree/bound.rs`) are a
@@ -213,6 +214,8 @@ impl StopWord {
             let (new, done) = match c & FLAGS & !KILLED {
                 STOPME if requested => ((c & !KILLED) | RESUMED, Resumed::Cancelled),
                 INACTIVE if requested => (c & !FLAGS, Resumed::Claimed),
+                // A resume came while it was killed: it takes effect now.
+                f if f == INACTIVE | RESUMED => (c & !FLAGS, Resumed::Claimed),
                 _ => (c & !KILLED, Resumed::NotSuspended),
             };
             match self.cas(c, new, &rmw) {
@@ -302,6 +305,8 @@ impl StopWord {
             let (new, done) = match c & FLAGS {
                 INACTIVE => (c & !FLAGS, Resumed::Claimed),
                 STOPME => (c | RESUMED, Resumed::Cancelled),
+                // Remembered for a withdrawal of the kill (`unkill`).
+                f if f == INACTIVE | KILLED => (c | RESUMED, Resumed::NotSuspended),
                 _ => return Resumed::NotSuspended,
             };
             match self.cas(c, new, &rmw) {
@@ -317,6 +322,13 @@ impl StopWord {
     #[inline(always)]
     pub fn pending(&self) -> bool {
         self.0.load(Ordering::Acquire) & STOPME != 0
+    }
+
+    /// Whether a request nobody has met stands, or the thread is killed
+    /// (stopped or not): one load.
+    #[inline(always)]
+    pub fn pending_or_killed(&self) -> bool {
+        self.0.load(Ordering::Acquire) & (STOPME | KILLED) != 0
     }
 
     /// A request nobody has met: `Some(cancelled)`.
@@ -412,15 +424,16 @@ impl StopWord {
     }
 
     /// Whether the flags are a state the protocol can reach: never
-    /// `STOPME` with `INACTIVE`, `RESUMED` only with `STOPME`, `KILLED`
-    /// only with one of them and never with `RESUMED`, never `WAITING` with
-    /// `GHOST` or `INACTIVE`. (The word, for the message.)
+    /// `STOPME` with `INACTIVE`, `RESUMED` only with `STOPME` (or with
+    /// `INACTIVE|KILLED`: a resume a withdrawn kill honours), `KILLED` only
+    /// with `STOPME` or `INACTIVE`, never `WAITING` with `GHOST` or
+    /// `INACTIVE`. (The word, for the message.)
     pub fn check(&self) -> Result<(), u32> {
         let c = self.0.load(Ordering::Acquire);
-        let killed_ok = c & KILLED == 0 || (c & RESUMED == 0 && c & (STOPME | INACTIVE) != 0);
+        let killed_ok = c & KILLED == 0 || c & (STOPME | INACTIVE) != 0;
+        let resumed_ok = c & RESUMED == 0 || c & STOPME != 0 || c & (INACTIVE | KILLED) == INACTIVE | KILLED;
         let bound_ok = c & (WAITING | GHOST) != WAITING | GHOST && !(c & WAITING != 0 && c & INACTIVE != 0);
-        let ok =
-            !(c & INACTIVE != 0 && c & STOPME != 0) && (c & RESUMED == 0 || c & STOPME != 0) && killed_ok && bound_ok;
+        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && resumed_ok && killed_ok && bound_ok;
         if ok {
             Ok(())
         } else {
@@ -496,6 +509,18 @@ mod tests {
         assert_eq!(w.unkill(true, quiet), Resumed::Claimed);
         assert!(!w.is_inactive() && !w.is_killed() && w.requested().is_none());
         assert_eq!(w.unkill(true, quiet), Resumed::NotSuspended);
+    }
+
+    #[test]
+    fn a_resume_of_a_killed_stopped_thread_takes_effect_if_the_kill_is_withdrawn() {
+        let w = StopWord::new();
+        w.set_inactive(true);
+        assert_eq!(w.kill(quiet), Killed::Stopped);
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+        assert!(w.is_inactive() && w.is_killed() && w.check().is_ok());
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+        assert_eq!(w.unkill(false, quiet), Resumed::Claimed);
+        assert!(!w.is_inactive() && !w.is_killed() && w.check().is_ok());
     }
 
     #[test]

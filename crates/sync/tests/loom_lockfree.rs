@@ -1125,6 +1125,11 @@ impl Guarded {
         self.claim_if(self.word.unkill(requested, |_| {}))
     }
 
+    /// A suspender withdraws its own request.
+    fn withdraw(&self) -> granule_sync::lockfree::Resumed {
+        self.claim_if(self.word.withdraw(|_| {}))
+    }
+
     /// After a resume or a withdrawal: a claimer owns the thread.
     fn claim_if(&self, r: granule_sync::lockfree::Resumed) -> granule_sync::lockfree::Resumed {
         if r == granule_sync::lockfree::Resumed::Claimed {
@@ -1360,5 +1365,44 @@ fn stop_word_a_signal_and_a_taker_claim_a_bound_receiver_once() {
         assert!(!w.is_waiting() && !w.is_ghost());
         assert!(!goes_on && w.is_inactive(), "the suspend was met");
         w.check().unwrap();
+    });
+}
+
+/// A suspender withdraws its own request while a second suspend (another
+/// core's) and the owner race it: the second suspend completed, so the
+/// thread ends stopped whatever the order — the withdrawal never takes a
+/// merged suspend back — and a claim saw the stop.
+#[test]
+fn stop_word_a_withdrawal_leaves_a_merged_suspend_standing() {
+    use granule_sync::lockfree::Suspended;
+    model(|| {
+        let g = Arc::new(Guarded::new());
+        assert!(matches!(g.word.suspend(|_| {}), Suspended::Requested { .. }));
+        let second = {
+            let g = g.clone();
+            thread::spawn(move || {
+                g.word.suspend(|_| {});
+            })
+        };
+        let owner = {
+            let g = g.clone();
+            thread::spawn(move || g.owner())
+        };
+        let withdrawer = {
+            let g = g.clone();
+            thread::spawn(move || g.withdraw())
+        };
+        second.join().unwrap();
+        owner.join().unwrap();
+        withdrawer.join().unwrap();
+        // The owner comes by again if the thread runs (a withdrawal that
+        // claimed it hands it over).
+        g.owner_if_owned();
+        g.word.check().unwrap();
+        let (stops, claims) = (g.stops.load(SeqCst), g.claims.load(SeqCst));
+        assert_eq!(stops - claims, 1, "the second suspend was lost");
+        assert!(g.word.is_inactive() && g.word.requested().is_none());
+        // SAFETY: every other thread has been joined.
+        assert_eq!(g.thread.with(|t| unsafe { *t }), "stopped");
     });
 }

@@ -147,12 +147,13 @@ impl Ctx<'_, LfState> {
     /// at the end of this entry as if it had come first. Only a request of
     /// the suspend's own is withdrawn (`CoreState::own_request`): one that
     /// merged into another core's standing request has nothing to take
-    /// back. Exact on two cores. With more, a third core's suspend that
-    /// merges into this request *after* it (`Suspended::Already`) is
-    /// cancelled with it: the word does not count requests.
+    /// back, and one that merged into this request after it (`MERGED` on
+    /// the word) keeps it standing: the withdrawal then changes nothing.
     #[cold]
     pub(crate) fn lf_withdraw_suspend<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, s: Ref<Tcb>) {
-        let _ = self.lf_control::<false, C>(lf, s, true);
+        let core = self.core;
+        let done = lf.ctl(s.index()).withdraw(|op| lf.count::<C>(core, op));
+        self.lf_run_claimed::<false, C>(lf, s, done);
         self.ipc(t.index()).restart = 1;
     }
 

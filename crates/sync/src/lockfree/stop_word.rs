@@ -19,6 +19,7 @@
 //! | 3 | `KILLED` | (with `STOPME` or `INACTIVE`) the thread is being destroyed: no resume cancels or claims it |
 //! | 4 | `WAITING` | the thread waits in an endpoint's queue and has a bound notification: its signal may claim it |
 //! | 5 | `GHOST` | (never with `WAITING`) a signal claimed it there: its node may still be in that queue |
+//! | 6 | `MERGED` | (with `STOPME` and not `RESUMED`, or with `INACTIVE`) a second suspend came while the stop stood: a withdrawal leaves it ([`StopWord::withdraw`]) |
 //! | 16..32 | home | the thread's core (set only while nobody else uses the word) |
 //!
 //! # Protocol
@@ -27,6 +28,8 @@
 //! |---|---|---|---|
 //! | suspend | `0` | `STOPME` | interrupt the home core ([`Suspended::Requested`]) |
 //! | suspend | `STOPME\|RESUMED` | `STOPME` | the request stands again ([`Suspended::Renewed`]) |
+//! | suspend | `STOPME` or `INACTIVE` (and `KILLED`) | `\|MERGED` | the stop stands for two ([`Suspended::Already`]) |
+//! | withdraw ([`StopWord::withdraw`]) | `STOPME` / `INACTIVE` | as a resume | the suspender's own request is taken back; with `MERGED` nothing changes |
 //! | resume | `INACTIVE` | `0` | the caller owns the thread: make it runnable ([`Resumed::Claimed`]) |
 //! | resume | `STOPME` | `STOPME\|RESUMED` | the request is cancelled ([`Resumed::Cancelled`]) |
 //! | owner ([`StopWord::meet`]) | `STOPME\|RESUMED` | `0` | the thread goes on |
@@ -84,7 +87,8 @@ const STOPME: u32 = 1;
 const RESUMED: u32 = 2;
 const INACTIVE: u32 = 4;
 const KILLED: u32 = 8;
-const FLAGS: u32 = STOPME | RESUMED | INACTIVE | KILLED;
+const MERGED: u32 = 64;
+const FLAGS: u32 = STOPME | RESUMED | INACTIVE | KILLED | MERGED;
 const WAITING: u32 = 16;
 const GHOST: u32 = 32;
 const HOME_SHIFT: u32 = 16;
@@ -171,10 +175,16 @@ impl StopWord {
             let new = match c & FLAGS {
                 0 => c | STOPME,
                 f if f == STOPME | RESUMED => c & !RESUMED,
+                // A stop stands (requested or met): this suspend merges in,
+                // and a withdrawal of the first must leave it.
+                f if f & MERGED == 0 && (f & !KILLED == STOPME || f & !KILLED == INACTIVE) => c | MERGED,
+                // After a resume a kill remembered: stopped again.
+                f if f == INACTIVE | KILLED | RESUMED => (c & !RESUMED) | MERGED,
                 _ => return Suspended::Already,
             };
             match self.cas(c, new, &rmw) {
                 Ok(()) if c & FLAGS == 0 => return Suspended::Requested { home: (c >> HOME_SHIFT) as usize },
+                Ok(()) if new & MERGED != 0 => return Suspended::Already,
                 Ok(()) => return Suspended::Renewed,
                 Err(now) => c = now,
             }
@@ -187,7 +197,7 @@ impl StopWord {
     pub fn kill(&self, rmw: impl Fn(Rmw)) -> Killed {
         let mut c = self.0.load(Ordering::Acquire);
         loop {
-            let (new, done) = match c & FLAGS {
+            let (new, done) = match c & FLAGS & !MERGED {
                 0 => (c | STOPME | KILLED, Killed::Requested { home: (c >> HOME_SHIFT) as usize }),
                 INACTIVE => (c | KILLED, Killed::Stopped),
                 _ => return Killed::Already,
@@ -212,6 +222,8 @@ impl StopWord {
                 return Resumed::NotSuspended;
             }
             let (new, done) = match c & FLAGS & !KILLED {
+                // A suspend merged into the kill's request: it stands.
+                f if f & MERGED != 0 => (c & !KILLED, Resumed::NotSuspended),
                 STOPME if requested => ((c & !KILLED) | RESUMED, Resumed::Cancelled),
                 INACTIVE if requested => (c & !FLAGS, Resumed::Claimed),
                 // A resume came while it was killed: it takes effect now.
@@ -302,11 +314,33 @@ impl StopWord {
     pub fn resume(&self, rmw: impl Fn(Rmw)) -> Resumed {
         let mut c = self.0.load(Ordering::Acquire);
         loop {
+            // A resume undoes every suspend, merged ones too.
+            let (new, done) = match c & FLAGS & !MERGED {
+                INACTIVE => (c & !FLAGS, Resumed::Claimed),
+                STOPME => ((c & !MERGED) | RESUMED, Resumed::Cancelled),
+                // Remembered for a withdrawal of the kill (`unkill`).
+                f if f == INACTIVE | KILLED => ((c & !MERGED) | RESUMED, Resumed::NotSuspended),
+                _ => return Resumed::NotSuspended,
+            };
+            match self.cas(c, new, &rmw) {
+                Ok(()) => return done,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Take back a suspend whose request was the suspender's own (a
+    /// withdrawal of two mutual suspends): as [`StopWord::resume`], unless
+    /// another suspend merged in since (`MERGED`), which stands: then
+    /// nothing changes. A kill is not a suspend's to take back.
+    #[inline]
+    pub fn withdraw(&self, rmw: impl Fn(Rmw)) -> Resumed {
+        let mut c = self.0.load(Ordering::Acquire);
+        loop {
             let (new, done) = match c & FLAGS {
                 INACTIVE => (c & !FLAGS, Resumed::Claimed),
                 STOPME => (c | RESUMED, Resumed::Cancelled),
-                // Remembered for a withdrawal of the kill (`unkill`).
-                f if f == INACTIVE | KILLED => (c | RESUMED, Resumed::NotSuspended),
+                // Merged, killed, cancelled already, or running.
                 _ => return Resumed::NotSuspended,
             };
             match self.cas(c, new, &rmw) {
@@ -364,7 +398,7 @@ impl StopWord {
                 stopped = true;
             }
             // Publishing is the release: the thread is touched no more.
-            match self.cas(c, (c & !FLAGS) | (c & KILLED) | INACTIVE, &rmw) {
+            match self.cas(c, (c & !FLAGS) | (c & (KILLED | MERGED)) | INACTIVE, &rmw) {
                 Ok(()) => return false,
                 Err(now) => c = now,
             }
@@ -396,7 +430,7 @@ impl StopWord {
     /// when uncontended.
     pub fn stop(&self, rmw: impl Fn(Rmw)) {
         let mut c = self.0.load(Ordering::Relaxed);
-        while let Err(now) = self.cas(c, (c & !FLAGS) | (c & KILLED) | INACTIVE, &rmw) {
+        while let Err(now) = self.cas(c, (c & !FLAGS) | (c & (KILLED | MERGED)) | INACTIVE, &rmw) {
             c = now;
         }
     }
@@ -432,8 +466,9 @@ impl StopWord {
         let c = self.0.load(Ordering::Acquire);
         let killed_ok = c & KILLED == 0 || c & (STOPME | INACTIVE) != 0;
         let resumed_ok = c & RESUMED == 0 || c & STOPME != 0 || c & (INACTIVE | KILLED) == INACTIVE | KILLED;
+        let merged_ok = c & MERGED == 0 || (c & RESUMED == 0 && c & (STOPME | INACTIVE) != 0);
         let bound_ok = c & (WAITING | GHOST) != WAITING | GHOST && !(c & WAITING != 0 && c & INACTIVE != 0);
-        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && resumed_ok && killed_ok && bound_ok;
+        let ok = !(c & INACTIVE != 0 && c & STOPME != 0) && resumed_ok && killed_ok && merged_ok && bound_ok;
         if ok {
             Ok(())
         } else {
@@ -519,6 +554,12 @@ mod tests {
         assert_eq!(w.resume(quiet), Resumed::NotSuspended);
         assert!(w.is_inactive() && w.is_killed() && w.check().is_ok());
         assert_eq!(w.resume(quiet), Resumed::NotSuspended);
+        // A suspend after it stops the thread again.
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.unkill(false, quiet), Resumed::NotSuspended);
+        assert!(w.is_inactive() && !w.is_killed() && w.check().is_ok());
+        assert_eq!(w.kill(quiet), Killed::Stopped);
+        assert_eq!(w.resume(quiet), Resumed::NotSuspended);
         assert_eq!(w.unkill(false, quiet), Resumed::Claimed);
         assert!(!w.is_inactive() && !w.is_killed() && w.check().is_ok());
     }
@@ -541,6 +582,35 @@ mod tests {
         assert!(matches!(w.kill(quiet), Killed::Requested { home: 5 }));
         w.reset(4);
         assert!(w.is_inactive() && !w.is_killed() && w.home() == 4);
+    }
+
+    #[test]
+    fn a_withdrawal_leaves_a_suspend_that_merged_in() {
+        let w = StopWord::new();
+        assert!(matches!(w.suspend(quiet), Suspended::Requested { .. }));
+        assert_eq!(w.withdraw(quiet), Resumed::Cancelled);
+        assert!(w.meet(&mut (), |_| {}, |_| {}, quiet));
+        // Requested, then merged into: the withdrawal leaves both.
+        assert!(matches!(w.suspend(quiet), Suspended::Requested { .. }));
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.withdraw(quiet), Resumed::NotSuspended);
+        assert!(!w.meet(&mut (), |_| {}, |_| {}, quiet));
+        assert!(w.is_inactive() && w.check().is_ok());
+        assert_eq!(w.withdraw(quiet), Resumed::NotSuspended);
+        // A resume undoes every suspend.
+        assert_eq!(w.resume(quiet), Resumed::Claimed);
+        // Met first, then merged into: still left.
+        assert!(matches!(w.suspend(quiet), Suspended::Requested { .. }));
+        assert!(!w.meet(&mut (), |_| {}, |_| {}, quiet));
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.withdraw(quiet), Resumed::NotSuspended);
+        assert!(w.is_inactive());
+        assert_eq!(w.resume(quiet), Resumed::Claimed);
+        // A kill's request merged into: its withdrawal leaves the suspend.
+        assert!(matches!(w.kill(quiet), Killed::Requested { .. }));
+        assert_eq!(w.suspend(quiet), Suspended::Already);
+        assert_eq!(w.unkill(true, quiet), Resumed::NotSuspended);
+        assert_eq!((w.requested(), w.is_killed(), w.check()), (Some(false), false, Ok(())));
     }
 
     #[test]

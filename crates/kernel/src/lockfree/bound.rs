@@ -64,12 +64,10 @@ impl Ctx<'_, LfState> {
     pub(crate) fn lf_binding_changed(&mut self, t: Ref<Tcb>) {
         let lf = self.lf();
         let core = self.core;
-        let Some(x) = self.get(t) else { return };
-        let w = lf.ctl(t.index());
-        w.clear_wait_bits(|op| lf.count::<true>(core, op));
-        if let (ThreadState::BlockedOnRecv { ep, .. }, Some(_)) = (x.state, x.bound) {
-            lf.ghost_ep(t.index()).store(ep.index(), Ordering::Relaxed);
-            w.set_waiting(|op| lf.count::<true>(core, op));
+        let Some(state) = self.get(t).map(|x| x.state) else { return };
+        lf.ctl(t.index()).clear_wait_bits(|op| lf.count::<true>(core, op));
+        if let ThreadState::BlockedOnRecv { ep, .. } = state {
+            self.lf_queued_receiver(lf, ep, t);
         }
     }
 
@@ -82,7 +80,10 @@ impl Ctx<'_, LfState> {
         if !lf.ctl(t.index()).claim_for_signal(|op| lf.count::<C>(core, op)) {
             return false;
         }
-        lf.cores[core].ghosts.fetch_add(1, Ordering::Relaxed);
+        // Only this core adds to its count (and management, which no shared
+        // path runs beside, resets it): no read-modify-write needed.
+        let ghosts = &lf.cores[core].ghosts;
+        ghosts.store(ghosts.load(Ordering::Relaxed).saturating_add(1), Ordering::Relaxed);
         if self.lf_refuse_taken::<X, C>(lf, t) {
             return false;
         }

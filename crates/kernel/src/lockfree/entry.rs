@@ -230,7 +230,9 @@ fn shared_syscall<const C: bool>(
                 Decoded::Destroy { t, slot, .. } => (Some(t), Some(slot)),
                 _ => (None, None),
             };
-            ctx.cs(core).own_request = false;
+            if suspended.is_some() {
+                ctx.cs(core).own_request = false;
+            }
             let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
             let done = matches!(out, Outcome::Done);
             ctx.complete::<true>(t, out);

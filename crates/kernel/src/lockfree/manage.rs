@@ -140,15 +140,10 @@ impl Ctx<'_, LfState> {
                 lf.eps[ep.index() as usize].remove(links, t.index());
                 self.lf_refresh_mark(lf, ep);
             }
-            ThreadState::BlockedOnRecv { ep, reply } => {
+            ThreadState::BlockedOnRecv { ep, .. } => {
                 lf.eps[ep.index() as usize].remove(links, t.index());
                 lf.ctl(t.index()).clear_wait_bits(|op| lf.count::<true>(self.core, op));
-                if let Some(r) = reply {
-                    let word = &lf.replies[r.index() as usize];
-                    if word.load().1 == ReplyState::Receiver(t) {
-                        word.set(ReplyState::Empty);
-                    }
-                }
+                self.lf_release_receive_claim(lf, t);
             }
             ThreadState::BlockedOnReply { reply, .. } => {
                 let word = &lf.replies[reply.index() as usize];

@@ -1120,6 +1120,21 @@ impl Guarded {
         self.claim_if(self.word.resume(|_| {}))
     }
 
+    /// The thread faults and nobody can answer: a pending request is met
+    /// first (resumed, the thread would fault again); otherwise, or if the
+    /// request was cancelled, the owner stops it on its own account
+    /// (`StopWord::stop`). `true` if it was the owner's own stop.
+    fn fault(&self) -> bool {
+        if !self.owner() {
+            return false;
+        }
+        // SAFETY: the owner owns the running thread until the stop.
+        self.thread.with_mut(|t| unsafe { *t = "stopped" });
+        self.stops.fetch_add(1, SeqCst);
+        self.word.stop(quiet);
+        true
+    }
+
     /// A destroyer withdraws its kill (`requested`: the kill's own request).
     fn unkill(&self, requested: bool) -> granule_sync::lockfree::Resumed {
         self.claim_if(self.word.unkill(requested, |_| {}))
@@ -1365,6 +1380,35 @@ fn stop_word_a_signal_and_a_taker_claim_a_bound_receiver_once() {
         assert!(!w.is_waiting() && !w.is_ghost());
         assert!(!goes_on && w.is_inactive(), "the suspend was met");
         w.check().unwrap();
+    });
+}
+
+/// The owner stops a faulting thread on its own account while a suspender
+/// makes a request and, as in a mutual suspend, withdraws it: a thread the
+/// fault stopped is never revived by the withdrawal (its stop is nobody's
+/// request to take back), whatever the order.
+#[test]
+fn stop_word_a_withdrawal_never_revives_a_thread_stopped_for_a_fault() {
+    use granule_sync::lockfree::Suspended;
+    model(|| {
+        let g = Arc::new(Guarded::new());
+        let suspender = {
+            let g = g.clone();
+            thread::spawn(move || {
+                if g.word.suspend(|_| {}) != Suspended::Already {
+                    g.withdraw();
+                }
+            })
+        };
+        let faulted = g.fault();
+        suspender.join().unwrap();
+        g.word.check().unwrap();
+        if faulted {
+            assert_eq!(g.claims.load(SeqCst), 0, "a withdrawal revived a thread stopped for its fault");
+            assert!(g.word.is_inactive() && g.word.requested().is_none());
+            // SAFETY: every other thread has been joined.
+            assert_eq!(g.thread.with(|t| unsafe { *t }), "stopped");
+        }
     });
 }
 

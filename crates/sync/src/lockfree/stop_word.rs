@@ -19,7 +19,7 @@
 //! | 3 | `KILLED` | (with `STOPME` or `INACTIVE`) the thread is being destroyed: no resume cancels or claims it |
 //! | 4 | `WAITING` | the thread waits in an endpoint's queue and has a bound notification: its signal may claim it |
 //! | 5 | `GHOST` | (never with `WAITING`) a signal claimed it there: its node may still be in that queue |
-//! | 6 | `MERGED` | (with `STOPME` and not `RESUMED`, or with `INACTIVE`) a second suspend came while the stop stood: a withdrawal leaves it ([`StopWord::withdraw`]) |
+//! | 6 | `MERGED` | (with `STOPME` and not `RESUMED`, or with `INACTIVE`) a second suspend came while the stop stood, or the owner stopped the thread on its own account over a request: a withdrawal leaves it ([`StopWord::withdraw`]) |
 //! | 16..32 | home | the thread's core (set only while nobody else uses the word) |
 //!
 //! # Protocol
@@ -34,7 +34,7 @@
 //! | resume | `STOPME` | `STOPME\|RESUMED` | the request is cancelled ([`Resumed::Cancelled`]) |
 //! | owner ([`StopWord::meet`]) | `STOPME\|RESUMED` | `0` | the thread goes on |
 //! | owner | `STOPME` | `INACTIVE` | after stopping the thread (release) |
-//! | owner ([`StopWord::stop`]) | anything | `INACTIVE` | after stopping the thread on its own account (release) |
+//! | owner ([`StopWord::stop`]) | anything | `INACTIVE` (`\|MERGED` over `STOPME`) | after stopping the thread on its own account (release) |
 //! | kill ([`StopWord::kill`]) | `0` | `STOPME\|KILLED` | interrupt the home core ([`Killed::Requested`]) |
 //! | kill | `INACTIVE` | `INACTIVE\|KILLED` | the thread stays stopped ([`Killed::Stopped`]) |
 //! | resume | `INACTIVE\|KILLED` | `INACTIVE\|KILLED\|RESUMED` | nothing now; a withdrawal of the kill honours it |
@@ -426,12 +426,19 @@ impl StopWord {
     /// answer) while requesters may use the word: after stopping it, publish
     /// `INACTIVE` (release) whatever was asked meanwhile. A pending request
     /// is met by this stop; a cancelled one has nothing left to cancel,
-    /// since the thread stops for another reason. A kill stays. One CAS
-    /// when uncontended.
+    /// since the thread stops for another reason. A kill stays. A request
+    /// met this way is marked `MERGED`: the stop is the owner's own, so a
+    /// withdrawal of that request ([`StopWord::withdraw`]) must leave the
+    /// thread stopped (only a resume restarts it). One CAS when
+    /// uncontended.
     pub fn stop(&self, rmw: impl Fn(Rmw)) {
         let mut c = self.0.load(Ordering::Relaxed);
-        while let Err(now) = self.cas(c, (c & !FLAGS) | (c & (KILLED | MERGED)) | INACTIVE, &rmw) {
-            c = now;
+        loop {
+            let merged = if c & STOPME != 0 { MERGED } else { c & MERGED };
+            match self.cas(c, (c & !FLAGS) | (c & KILLED) | merged | INACTIVE, &rmw) {
+                Ok(()) => return,
+                Err(now) => c = now,
+            }
         }
     }
 

@@ -4,28 +4,14 @@
 //!
 //! `cargo run --release -p granule-kernel --example roundtrip [iterations]`
 
+mod common;
+
 use std::time::Instant;
 
+use common::call;
 use granule_kernel::abi::*;
 use granule_kernel::{BigLock, BootConfig, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs, ThreadId};
 use granule_sync::lock::{Clh, Mcs, Ticket};
-
-fn call(
-    k: &Kernel<impl Regime>,
-    h: &mut granule_kernel::CoreHandle,
-    cptr: Word,
-    label: InvocationLabel,
-    args: &[Word],
-) {
-    let t = k.current_thread(h, 0).expect("running");
-    // SAFETY: `t` is the thread this (only) core runs, between kernel entries.
-    let b = unsafe { &mut *k.ipc_buffer(t) };
-    b.msg[..args.len()].copy_from_slice(args);
-    let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
-    let _ = k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
-    // SAFETY: as above.
-    assert_eq!(unsafe { &*k.ipc_buffer(t) }.result(), Ok(()), "{label:?}");
-}
 
 /// The boot configuration every run uses.
 fn config() -> BootConfig {

@@ -244,8 +244,9 @@ impl<R: Regime> Kernel<R> {
         })
     }
 
-    /// Whether `core` has pending remote requests (one relaxed load; any
-    /// thread may ask). `false` for an out-of-range core.
+    /// Whether `core` has pending remote requests: IPI bits, and under
+    /// `lockfree` a woken thread in its inbox or a stop request (relaxed
+    /// loads; any thread may ask). `false` for an out-of-range core.
     #[inline]
     pub fn pending_ipi(&self, core: usize) -> bool {
         self.state.pending(core)

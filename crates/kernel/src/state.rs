@@ -283,7 +283,7 @@ impl<W: Waits> State<W> {
 
     #[inline(always)]
     pub fn pending(&self, core: usize) -> bool {
-        self.cores.get(core).is_some_and(|c| c.pending.load(Ordering::Relaxed) != 0)
+        self.cores.get(core).is_some_and(|c| c.pending.load(Ordering::Relaxed) != 0 || self.waits.asks(core))
     }
 
     pub fn add_idle_cycles(&self, core: usize, cycles: u64) {

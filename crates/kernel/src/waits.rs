@@ -30,6 +30,14 @@ pub(crate) type CallerAndReceiver = (Option<Ref<Tcb>>, Option<Ref<Tcb>>);
 /// module documentation). Sealed: implemented by [`Queues`] and by
 /// `lockfree`'s state only.
 pub trait Waits: Send + Sync + Sized + 'static {
+    /// Whether other cores left `core` work that its next entry must do
+    /// beyond its pending IPI bits (`lockfree`: its inbox, a stop request).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn asks(&self, _core: usize) -> bool {
+        false
+    }
+
     /// `detach`'s blocked cases, if this representation holds them: take
     /// `t` out of whatever it waits in and mark its call for restart
     /// (`Some(interrupted)`); `None` lets the general code go on.

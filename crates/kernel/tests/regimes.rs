@@ -146,6 +146,8 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
     sim.auto_ipi = false;
     let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
     let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    // The interrupted core's entry also takes its stop-request flag.
+    let asked = RmwCounts { xchg: 2, cmpxchg: 1, ..RmwCounts::default() };
     // One system call (or IPI) of `core` alone: `follow` then runs the
     // invariant checker, a management entry with atomics of its own.
     let entry = |sim: &mut Sim<CountingLockFree>, core: usize, inv: Option<Invocation>| {
@@ -168,8 +170,9 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         assert_eq!(sim.buf(sim.root).result(), Ok(()));
         assert!(sim.pending.contains(&1));
         sim.pending.clear();
-        // Core 1 stops its thread: `STOPME → INACTIVE`.
-        assert_eq!(entry(&mut sim, 1, None), gate(1));
+        // Core 1 takes the flag (`xchg`) and stops its thread:
+        // `STOPME → INACTIVE`.
+        assert_eq!(entry(&mut sim, 1, None), asked);
         assert_eq!((sim.running[1], sim.status(t)), (None, ThreadStatus::Inactive));
         // Resume claims it (`INACTIVE → 0`) and pushes it on core 1's inbox.
         assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(2));
@@ -179,7 +182,7 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         // clears the cancelled request with one more; its thread runs on.
         assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), gate(1));
         assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(1));
-        assert_eq!(entry(&mut sim, 1, None), gate(1));
+        assert_eq!(entry(&mut sim, 1, None), asked);
         sim.pending.clear();
         assert_eq!((sim.running[1], sim.status(t)), (Some(t), ThreadStatus::Current));
     }

@@ -76,13 +76,15 @@
 //! kernel test `lockfree_suspend_and_resume_count_their_atomics` counts
 //! them.
 
+use core::sync::atomic::Ordering;
+
 use granule_sync::lockfree::{Resumed, Suspended};
 
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::sched::Action;
-use crate::state::{Ctx, IPI_RESCHEDULE};
+use crate::state::Ctx;
 
 use super::shared::LfState;
 
@@ -106,7 +108,7 @@ impl Ctx<'_, LfState> {
         }
         let done = w.suspend(rmw);
         if let Suspended::Requested { home } = done {
-            self.lf_interrupt_home(home);
+            self.lf_interrupt_home(lf, home);
         }
         self.cs(core).own_request = done != Suspended::Already;
         Outcome::Done
@@ -130,11 +132,15 @@ impl Ctx<'_, LfState> {
 
     /// A new stop request (a suspend's or a kill's) stands for a thread of
     /// core `home`: interrupt it, so that its dispatcher meets the request.
-    pub(crate) fn lf_interrupt_home(&mut self, home: usize) {
+    /// No IPI bit: any entry of that core meets the request where it ends
+    /// (`finish_entry` checks the thread it is about to run); the core's
+    /// `stop_ipi` flag, a plain store, records the owed interrupt.
+    pub(crate) fn lf_interrupt_home(&mut self, lf: &LfState, home: usize) {
         // `Scope::controls` sends a thread of this core to the general
         // path; a stale home would only cost a needless interrupt.
         if home != self.core && home < self.s.config.cores {
-            self.send_ipi(home, IPI_RESCHEDULE);
+            lf.cores[home].stop_ipi.store(true, Ordering::Release);
+            self.plan_ipi(home);
         }
     }
 

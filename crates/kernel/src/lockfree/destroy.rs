@@ -28,7 +28,7 @@ impl Ctx<'_, LfState> {
         let rmw = |op| lf.count::<C>(core, op);
         let requested = match lf.ctl(t.index()).kill(rmw) {
             Killed::Requested { home } => {
-                self.lf_interrupt_home(home);
+                self.lf_interrupt_home(lf, home);
                 true
             }
             Killed::Stopped => false,

@@ -117,7 +117,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             // only thread acting as core `c`; the context ends with this
             // block, before `exit`.
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
-            ctx.lf_begin_exclusive();
+            ctx.lf_begin_exclusive(entry != Entry::Look);
             if entry != Entry::Look {
                 // Nodes that signals left behind leave their queues first:
                 // what follows may walk them (`bound.rs`).
@@ -370,6 +370,7 @@ impl Ctx<'_, LfState> {
                 self.request_reschedule();
             }
         }
+        lf.take_stop_ipi::<C>(self.core);
         self.lf_drain::<C>(lf);
     }
 
@@ -408,14 +409,26 @@ impl Ctx<'_, LfState> {
     /// Start of every management entry: every core's inbox goes into its
     /// ready queues, so the general code sees the scheduler state it knows
     /// (a thread is current, ready, blocked or inactive). The IPIs the
-    /// wakers decided on are already planned.
-    fn lf_begin_exclusive(&mut self) {
+    /// wakers decided on are already planned; a core whose inbox held
+    /// anything gets its pending `RESCHEDULE` bit, which the general code's
+    /// entries test. A look (introspection, the invariant checker) leaves
+    /// this core's owed stop interrupt (`LfCore::stop_ipi`) to its next
+    /// entry, which therefore runs as it would without the look.
+    fn lf_begin_exclusive(&mut self, acts: bool) {
         let lf = self.lf();
+        if acts {
+            lf.take_stop_ipi::<true>(self.core);
+        }
         for c in 0..self.s.config.cores {
+            let mut any = false;
             for i in lf.cores[c].inbox.take_all(lf.wake_links::<true>(self.core)) {
+                any = true;
                 if let Some(t) = self.ref_at::<Tcb>(i) {
                     self.enqueue(t, false);
                 }
+            }
+            if any {
+                self.cell(c).pending.fetch_or(IPI_RESCHEDULE, Ordering::Release);
             }
         }
     }

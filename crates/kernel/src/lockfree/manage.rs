@@ -27,6 +27,11 @@ use crate::violation::InvariantViolation;
 use crate::waits::{CallerAndReceiver, Waits};
 
 impl Waits for LfState {
+    #[inline(always)]
+    fn asks(&self, core: usize) -> bool {
+        LfState::asks(self, core)
+    }
+
     /// Take `t` out of the endpoint, notification or reply word it waits
     /// in, and mark its call for restart; `None` if `t` is not blocked.
     fn detach(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> Option<bool> {

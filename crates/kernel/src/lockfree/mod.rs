@@ -127,10 +127,12 @@
 //! Recording the caller in the reply object, leaving the gate and
 //! publishing the core's priority are plain stores; the wake-up is local
 //! (a direct switch), so no inbox push and no IPI. A wake-up for another
-//! core adds the inbox CAS, an `mfence` and, when it outranks the core's
-//! current thread, the pending-IPI `fetch_or` (as in `bkl`); a core that
-//! lowers its published priority (or goes idle) pays one `mfence` (see
-//! `sched.rs`). A sender waiting behind other
+//! core adds the inbox CAS and a `SeqCst` fence; when it outranks the
+//! core's current thread the core is interrupted, but no pending-IPI bit
+//! is set (`bkl`'s `fetch_or` and the target's `xchg` that takes it): the
+//! inbox is the flag every entry tests. A core that lowers its published
+//! priority (or goes idle) pays one fence (see `sched.rs`). A sender
+//! waiting behind other
 //! senders, and taking the last waiting sender, are two CASes (`DualQueue`).
 //!
 //! The operations themselves are the general path's one executor

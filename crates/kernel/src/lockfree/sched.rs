@@ -27,16 +27,23 @@
 //!   interrupts), or the core sees the pushed thread (and drains and
 //!   re-chooses before leaving) — the handshake is model-checked in
 //!   granule-sync's `tests/loom_lockfree.rs` (loom checks `SeqCst` fences,
-//!   not `SeqCst` accesses). The fence is an `mfence` on x86-64: the one
-//!   extra barrier of an entry that lowers the priority, and of a
-//!   cross-core wake-up. Raising or keeping it is a plain store (or none).
+//!   not `SeqCst` accesses). The fence is a locked `or` to the stack on
+//!   x86-64 (what rustc emits for it): the one extra barrier of an entry
+//!   that lowers the priority, and of a cross-core wake-up. Raising or
+//!   keeping it is a plain store (or none).
+//!
+//! **No pending bit.** A wake-up sets none of the core's IPI bits: the
+//! inbox itself is what its entries test (one load when empty), as
+//! Synthesis's dispatcher tests a pending flag. `Kernel::pending_ipi`
+//! reports a non-empty inbox as pending; a management entry that drains
+//! another core's inbox sets that core's `RESCHEDULE` bit for it.
 
 use core::sync::atomic::{fence, Ordering};
 
 use crate::exit::ExitPlan;
 use crate::object::{Ref, Tcb};
 use crate::sched::Action;
-use crate::state::{Ctx, IPI_RESCHEDULE};
+use crate::state::Ctx;
 
 use super::shared::{published, LfState, IDLE};
 
@@ -44,7 +51,8 @@ impl Ctx<'_, LfState> {
     /// `t` (ours: runnable, in no queue) is woken. On this core (or in a
     /// management entry, which owns every core) this is the general
     /// `wake`; for another core, a push on its inbox, and an IPI if `t`
-    /// outranks what that core publishes it runs. `t` is not ours after.
+    /// outranks what that core publishes it runs (no pending bit: the
+    /// inbox is the flag its entries test). `t` is not ours after.
     #[inline(always)]
     pub(crate) fn lf_wake<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
         let Some(x) = self.get(t) else { return };
@@ -61,11 +69,13 @@ impl Ctx<'_, LfState> {
         if X || core == self.core {
             return self.wake(t);
         }
+        // The inbox is the core's pending flag: every entry drains it and
+        // re-chooses if it took anything, so no IPI bit is set.
         let cell = &lf.cores[core];
         cell.inbox.push(lf.wake_links::<C>(self.core), t.index());
         fence(Ordering::SeqCst);
         if published(prio) > cell.prio.load(Ordering::Relaxed) {
-            self.send_ipi(core, IPI_RESCHEDULE);
+            self.plan_ipi(core);
         }
     }
 

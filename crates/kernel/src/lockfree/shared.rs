@@ -26,7 +26,7 @@
 //! them (`LockFree::counting`).
 
 use alloc::boxed::Box;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack, StopWord};
@@ -111,6 +111,14 @@ pub(crate) struct LfCore {
     /// Bound receivers this core's signals claimed since management last
     /// purged their nodes (`bound.rs`); only this core adds to it.
     pub ghosts: AtomicU32,
+    /// A stop request for a thread of this core interrupted it, and no
+    /// entry of the core has begun since: the kernel's record of the owed
+    /// interrupt (what `Kernel::pending_ipi` reports). Set by a plain store
+    /// (`control.rs`), taken by the core's entries with a `swap`, so no
+    /// request's flag is lost. The request itself is met wherever an entry
+    /// ends (`finish_entry`'s `dispatchable`), so it sets no IPI bit.
+    /// Wake-ups need no flag: the inbox is drained at every entry.
+    pub stop_ipi: AtomicBool,
 }
 
 /// The published-priority encoding of "runs nothing".
@@ -149,6 +157,7 @@ impl LfState {
                 inbox: Inbox::new(),
                 prio: AtomicU32::new(IDLE),
                 ghosts: AtomicU32::new(0),
+                stop_ipi: AtomicBool::new(false),
             }),
             tally,
         }
@@ -177,6 +186,26 @@ impl LfState {
     #[inline(always)]
     pub(crate) fn links<const COUNTING: bool>(&self, core: usize) -> CoreLinks<'_, COUNTING> {
         CoreLinks { lf: self, core }
+    }
+
+    /// Whether other cores' shared paths left core `c` something to do at
+    /// its next entry: a woken thread in its inbox, or a stop request's
+    /// interrupt.
+    #[inline(always)]
+    pub(crate) fn asks(&self, c: usize) -> bool {
+        let cell = &self.cores[c];
+        !cell.inbox.is_empty() || cell.stop_ipi.load(Ordering::Relaxed)
+    }
+
+    /// An entry of core `core` begins: it takes the interrupt a stop
+    /// request owed it (`LfCore::stop_ipi`). One load when none is owed.
+    #[inline(always)]
+    pub(crate) fn take_stop_ipi<const COUNTING: bool>(&self, core: usize) {
+        let owed = &self.cores[core].stop_ipi;
+        if owed.load(Ordering::Relaxed) {
+            self.count::<COUNTING>(core, Rmw::Xchg);
+            owed.swap(false, Ordering::Acquire);
+        }
     }
 
     /// The inboxes' link array, as core `core` passes it to them.

@@ -133,6 +133,14 @@ impl<W: Waits> Ctx<'_, W> {
             return;
         }
         self.cell(core).pending.fetch_or(bits, Ordering::Release);
+        self.plan_ipi(core);
+    }
+
+    /// Interrupt `core` (another core) when this entry returns, setting
+    /// none of its pending bits: what it is to do is where its entries
+    /// look anyway (`lockfree`: its inbox, its stop-request flag).
+    #[inline(always)]
+    pub(crate) fn plan_ipi(&mut self, core: usize) {
         self.ipis.insert(core);
     }
 
@@ -528,18 +536,28 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     pub(crate) fn start_info(&mut self, t: ThreadId) -> Option<StartInfo> {
-        let x = self.get(Ref::<Tcb>::new(t.index, t.gen))?;
+        let r = Ref::<Tcb>::new(t.index, t.gen);
+        self.as_deleted(r)?;
+        let x = self.get(r)?;
         Some(StartInfo::from_regs(x.regs, x.fresh))
+    }
+
+    /// A destroy management has not finished yet (`object/shared_destroy.rs`)
+    /// reads as the deletion's result: `None` if `r` is gone, `Some(true)`
+    /// if it is a zombie still current on a core, `Some(false)` if it is not
+    /// being destroyed.
+    fn as_deleted(&mut self, r: Ref<Tcb>) -> Option<bool> {
+        if !self.doomed(r) {
+            return Some(false);
+        }
+        (0..self.s.config.cores).find(|&c| self.cs(c).current == Some(r)).map(|_| true)
     }
 
     pub(crate) fn thread_info(&mut self, t: ThreadId) -> Option<ThreadInfo> {
         let r = Ref::<Tcb>::new(t.index, t.gen);
         let x = self.get(r)?;
         let (mut state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
-        // A destroy management has not finished yet (`object/shared_destroy.rs`)
-        // reads as the deletion's result: gone, or a zombie still running.
-        if self.doomed(r) {
-            (0..self.s.config.cores).find(|&c| self.cs(c).current == Some(r))?;
+        if self.as_deleted(r)? {
             state = ThreadState::Zombie;
         }
         let stop = if state == ThreadState::Zombie { None } else { W::stop_requested(self, r) };

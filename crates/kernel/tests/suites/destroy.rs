@@ -65,6 +65,7 @@ fn a_destroyed_sender_is_gone_from_its_endpoint() {
     assert_eq!(sim.status(c), ThreadStatus::BlockedOnSend);
     sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[c_cap]).unwrap();
     assert_eq!(sim.info(c), None);
+    assert_eq!(sim.k.start_info(&mut sim.cores[0], c), None);
     assert_shared(&sim, 1);
     // Nothing waits there any more.
     let root = sim.cur(0);

@@ -80,10 +80,11 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     /// [`Decoded::Destroy`] of thread `t` through `cap` in `slot`, if it may
-    /// run shared: `t` is live, not the caller, of another core, with no
-    /// stop request standing and holding no stalled cores, and `cap` is its
-    /// only capability, with nothing derived from it; and this core's
-    /// doomed list has room.
+    /// run shared: `t` is live and not the caller, with no stop request
+    /// standing and holding no stalled cores, and `cap` is its only
+    /// capability, with nothing derived from it; and this core's doomed
+    /// list has room. `t` may be of any core, this one included
+    /// (`lockfree/destroy.rs`).
     fn decode_shared_destroy<S: Scope>(
         &mut self,
         scope: &S,
@@ -92,7 +93,7 @@ impl<W: Waits> Ctx<'_, W> {
         cap: Cap,
         t: Ref<Tcb>,
     ) -> Option<Decoded> {
-        if t == caller.t || !self.live(t) || !scope.controls(t, self.core) || !self.cs(self.core).doomed.has_room() {
+        if t == caller.t || !self.live(t) || !self.cs(self.core).doomed.has_room() {
             return None;
         }
         // The stall owner is management's (written only there, like a slot).

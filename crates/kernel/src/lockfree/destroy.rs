@@ -27,6 +27,10 @@ impl Ctx<'_, LfState> {
         let core = self.core;
         let rmw = |op| lf.count::<C>(core, op);
         let requested = match lf.ctl(t.index()).kill(rmw) {
+            Killed::Requested { home } if home == core => {
+                self.lf_stop_queued_here(t);
+                true
+            }
             Killed::Requested { home } => {
                 self.lf_interrupt_home(lf, home);
                 true
@@ -49,6 +53,26 @@ impl Ctx<'_, LfState> {
         }
         self.lf_take_back_kill::<C>(lf, t, requested);
         Outcome::Restart
+    }
+
+    /// `t`, a thread of this core whose kill this entry has just requested,
+    /// is met at once if it waits in this core's ready queue, which the
+    /// entry owns: out of the queue and stopped, as the lock regimes'
+    /// deletion takes it out, so that the queue keeps seL4's order for the
+    /// threads that remain (single-core programs schedule alike under every
+    /// regime). A thread blocked elsewhere is met by the taker that removes
+    /// it; one that is stopped already stays so. (It is not the caller, and
+    /// a thread runs only on its own core, so it is not running.)
+    fn lf_stop_queued_here(&mut self, t: Ref<Tcb>) {
+        if !self.get(t).is_some_and(|x| x.in_ready) {
+            return;
+        }
+        self.dequeue(t);
+        if self.lf_may_dispatch(t) {
+            // Not stopped after all (it holds stalled cores, which the
+            // decoder excluded): back where the dispatcher meets it.
+            self.enqueue(t, true);
+        }
     }
 
     /// Undo this core's destroy through `slot` (the caller `t`'s own stop

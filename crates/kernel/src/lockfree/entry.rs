@@ -254,8 +254,12 @@ fn shared_syscall<const C: bool>(
             // A call of the suspended thread its core checked before the
             // request completes before the suspend returns (`control.rs`).
             if let Some(s) = suspended {
+                // (A thread of this core is met in this entry, or by a
+                // taker later: there is no other entry to wait for.)
                 let home = lf.ctl(s.index()).home();
-                let _ = gate.wait_out_of_entry(core, home);
+                if home != core {
+                    let _ = gate.wait_out_of_entry(core, home);
+                }
                 // Two cores suspending each other's threads at once: the
                 // higher core's call yields (`control.rs`).
                 if core > home && lf.ctl(t.index()).requested() == Some(false) {

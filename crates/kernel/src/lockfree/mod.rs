@@ -35,7 +35,7 @@
 //! (`object/shared_pages.rs`).
 //!
 //! Everything else — object invocations (retype and delete of anything but
-//! one 4 KiB frame or another core's thread, revoke, copy,
+//! one 4 KiB frame or a thread with one capability, revoke, copy,
 //! configure, suspend of a thread of the caller's core …), capability
 //! transfer, a bound thread's receive from an endpoint (`bound.rs`), faults
 //! without a usable handler,
@@ -82,8 +82,8 @@
 //!   popped it from its untyped's free list or, after a grace period, by
 //!   the core that freed it (`object/shared_pages.rs`). A shared path never reads another core's TCB: a
 //!   capability to anything but an endpoint, notification or reply object
-//!   sends the call to the management path, except a suspend, resume or
-//!   destroy of a thread of another core, which reads only the TCB slot's
+//!   sends the call to the management path, except a suspend or resume of
+//!   a thread of another core, or a destroy, which read only the TCB slot's
 //!   generation and capability count (written by management alone) and the
 //!   thread's stop word. A destroy kills the slot by CAS too, as a frame's
 //!   free clears it.

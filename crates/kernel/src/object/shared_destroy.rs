@@ -1,10 +1,11 @@
-//! Destroying a thread of another core from `lockfree`'s shared path: seed
+//! Destroying a thread from `lockfree`'s shared path: seed
 //! `004` §4.2's destroy ("mark the thread killed; the dispatcher that meets
 //! it frees it") in granule's terms.
 //!
-//! `CNodeDelete` of the only capability to a thread whose home is another
-//! core, with no capability derived from it, runs shared
-//! (`decode_shared.rs` decides):
+//! `CNodeDelete` of the only capability to a thread other than the caller,
+//! with no capability derived from it, runs shared (`decode_shared.rs`
+//! decides; a thread of the caller's own core is met at once if it is
+//! ready, `lockfree/destroy.rs`):
 //!
 //! 1. **The thread is stopped** by Synthesis's `STOPME` request, as a
 //!    shared suspend does (`lockfree/control.rs`): from the request on it
@@ -28,8 +29,9 @@
 //! the platform. `thread_info` reports a doomed thread as the lock regimes
 //! would after the deletion: gone, or a zombie while it is still current
 //! on its core ([`Ctx::doomed`]); the invariant checker reads a dead slot
-//! as holding its doomed capability ([`Ctx::checked_cap`]). (`start_info`
-//! and `current_thread` still show the thread until it is freed.)
+//! as holding its doomed capability ([`Ctx::checked_cap`]). `start_info`
+//! reads it the same way; `current_thread` shows it while it is still its
+//! core's current thread, as it shows a zombie.
 //!
 //! Other objects that name the thread wait for management too, and a
 //! shared call that would meet one goes there: a receive whose reply

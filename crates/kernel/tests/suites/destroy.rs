@@ -163,3 +163,36 @@ fn a_caller_suspended_and_resumed_while_awaiting_its_reply_calls_again() {
     assert_eq!(sim.status(c), ThreadStatus::BlockedOnReply);
     sim.check();
 }
+
+/// A thread destroyed while it is ready on the destroyer's own core leaves
+/// the ready queue at once, under `lockfree` too (whose shared path takes
+/// it out, its core being the caller's): a server woken by a call then
+/// runs straight away, as no destroyed thread outranks it, ahead of a
+/// thread of its own priority that was ready before.
+#[test]
+fn a_destroyed_ready_thread_of_the_same_core_outranks_nobody() {
+    let mut sim = Sim::new(2);
+    let ep = sim.obj(ObjectType::Endpoint);
+    let reply = sim.obj(ObjectType::Reply);
+    let (s_cap, s) = sim.spawn(10, 90, 0);
+    let (_, r) = sim.spawn(11, 55, 0);
+    let (k_cap, k) = sim.spawn(12, 60, 0);
+    let (_, d) = sim.spawn(13, 70, 0);
+    sim.park_root();
+    // The server waits, then drops below the doomed thread's priority.
+    assert_eq!(sim.running[0], Some(s));
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    assert_eq!(sim.running[0], Some(d));
+    sim.invoke(0, s_cap, TcbSetPriority, &[55]).unwrap();
+    assert_eq!(sim.status(k), ThreadStatus::Ready);
+    sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[k_cap]).unwrap();
+    assert_eq!(sim.info(k), None);
+    assert_shared(&sim, 1);
+    // The call wakes the server, which runs before the ready thread `r`.
+    sim.buf(d).msg[0] = 4;
+    sim.sys(0, Sysno::Call, ep, msg(1, 1), 0);
+    assert_eq!(sim.running[0], Some(s));
+    assert_eq!(sim.buf(s).msg[0], 4);
+    assert_eq!(sim.status(r), ThreadStatus::Ready);
+    sim.check();
+}

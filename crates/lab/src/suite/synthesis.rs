@@ -87,9 +87,10 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
     ));
     let _ = writeln!(
         b,
-        "<p>Under <code>lockfree</code>, suspend and resume of another core's thread follow Synthesis's STOPME \
-         protocol without the management gate: the atomic instructions each part executes, counted, what they \
-         alone cost here, and the timed extra over <code>none</code> (the target: at most 1.5 × the atomics):</p>"
+        "<p>Under <code>lockfree</code>, these thread and memory operations run without the management gate \
+         (suspend, resume and destroy by Synthesis's STOPME protocol): the atomic instructions each part \
+         executes, counted (and both parts together where the seed splits an operation), what they alone cost \
+         here, and the timed extra over <code>none</code> (the target: at most 1.5 × the atomics):</p>"
     );
     b.push_str(&table(
         &rs.of(STEP, "synthesis_atomics"),

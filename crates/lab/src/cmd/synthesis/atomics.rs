@@ -64,6 +64,9 @@ pub const OPERATIONS: [(&str, &[&str]); 11] = [
 /// The parts of an operation carried out by another core.
 const SPLIT: &[&str] = &["requester", "dispatcher"];
 
+/// The `part` of a split operation's record for both parts together.
+pub const WHOLE_OF_SPLIT: &str = "requester + dispatcher";
+
 type K = Kernel<CountingLockFree>;
 
 fn counts(d: &Driver<'_, CountingLockFree>) -> RmwCounts {
@@ -290,7 +293,16 @@ pub fn records(
     let mut out = Vec::new();
     for (&(op, names), parts) in OPERATIONS.iter().zip(&sums) {
         let management = parts.iter().any(|p| p.xadd > 0);
-        for (&part, s) in names.iter().zip(parts) {
+        // A split operation is also judged whole (the target is
+        // per operation; the seed splits its times).
+        let mut both = parts[0];
+        both += parts[1];
+        let whole = (names.len() == 2).then_some((WHOLE_OF_SPLIT, &both));
+        for (part, s) in names.iter().copied().zip(parts).chain(whole) {
+            let extra_cycles = match part {
+                WHOLE_OF_SPLIT => timed_row(op).and_then(|row| Some(extra(row, SPLIT[0])? + extra(row, SPLIT[1])?)),
+                _ => timed_row(op).and_then(|row| extra(row, part)),
+            };
             out.push(AtomicsRecord {
                 operation: op,
                 part,
@@ -302,7 +314,7 @@ pub fn records(
                 cmpxchg16b: per(s.cmpxchg16b),
                 management,
                 atomic_floor_cycles: crate::limits::atomics_floor(s, 0, n as f64, costs),
-                extra_over_none_cycles: timed_row(op).and_then(|row| extra(row, part)),
+                extra_over_none_cycles: extra_cycles,
                 within_target: None,
             });
             if let Some(r) = out.last_mut() {

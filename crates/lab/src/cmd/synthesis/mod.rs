@@ -377,13 +377,13 @@ pub fn run(a: &Args) -> Result<()> {
              extra over none (target: at most 1.5x the atomics) ==\n",
         );
         atab.push_str(&format!(
-            "{:<40} {:<11} {:>7} {:>5} {:>8} {:>11} {:>5} {:>11} {:>6} {:>7}  management\n",
+            "{:<40} {:<22} {:>7} {:>5} {:>8} {:>11} {:>5} {:>11} {:>6} {:>7}  management\n",
             "operation", "part", "atomics", "xchg", "cmpxchg", "cmpxchg16b", "xadd", "floor_cyc", "extra", "target"
         ));
         let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
         for r in &counted {
             atab.push_str(&format!(
-                "{:<40} {:<11} {:>7.1} {:>5.1} {:>8.1} {:>11.1} {:>5.1} {:>11} {:>6} {:>7}  {}\n",
+                "{:<40} {:<22} {:>7.1} {:>5.1} {:>8.1} {:>11.1} {:>5.1} {:>11} {:>6} {:>7}  {}\n",
                 r.operation,
                 r.part,
                 r.atomics,

@@ -136,8 +136,8 @@ impl Ctx<'_, LfState> {
     /// (`finish_entry` checks the thread it is about to run); the core's
     /// `stop_ipi` flag, a plain store, records the owed interrupt.
     pub(crate) fn lf_interrupt_home(&mut self, lf: &LfState, home: usize) {
-        // `Scope::controls` sends a thread of this core to the general
-        // path; a stale home would only cost a needless interrupt.
+        // A thread of this core (a destroy's) is met by this entry or a
+        // taker; a stale home would only cost a needless interrupt.
         if home != self.core && home < self.s.config.cores {
             lf.cores[home].stop_ipi.store(true, Ordering::Release);
             self.plan_ipi(home);

@@ -26,16 +26,12 @@ impl Ctx<'_, LfState> {
     pub(crate) fn lf_destroy<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, slot: SlotAddr, cap: Cap) -> Outcome {
         let core = self.core;
         let rmw = |op| lf.count::<C>(core, op);
-        let requested = match lf.ctl(t.index()).kill(rmw) {
-            Killed::Requested { home } if home == core => {
-                self.lf_stop_queued_here(t);
-                true
-            }
+        let (requested, here) = match lf.ctl(t.index()).kill(rmw) {
             Killed::Requested { home } => {
                 self.lf_interrupt_home(lf, home);
-                true
+                (true, home == core)
             }
-            Killed::Stopped => false,
+            Killed::Stopped => (false, false),
             Killed::Already => return Outcome::Restart,
         };
         // Only a destroy of this slot, which finds the request standing,
@@ -44,6 +40,11 @@ impl Ctx<'_, LfState> {
         let dead = self.cap_ref(slot).is_some_and(|s| s.cap.kill_shared(cap, &rmw));
         if dead && self.cs(core).doomed.push(Doom { slot, cap, requested }) {
             bump(&self.cell(core).shared_destroys);
+            // Only now, so that a kill taken back below never finds the
+            // thread stopped by this entry.
+            if here {
+                self.lf_stop_queued_here(t);
+            }
             return Outcome::Done;
         }
         if dead {
@@ -62,9 +63,11 @@ impl Ctx<'_, LfState> {
     /// threads that remain (single-core programs schedule alike under every
     /// regime). A thread blocked elsewhere is met by the taker that removes
     /// it; one that is stopped already stays so. (It is not the caller, and
-    /// a thread runs only on its own core, so it is not running.)
+    /// a thread runs only on its own core, so it is not running.) Whether
+    /// it is queued here is found from the queue, not from its TCB: until
+    /// then another core may own it (a taker or a resume that claimed it).
     fn lf_stop_queued_here(&mut self, t: Ref<Tcb>) {
-        if !self.get(t).is_some_and(|x| x.in_ready) {
+        if !self.queued_here(t) {
             return;
         }
         self.dequeue(t);

@@ -46,8 +46,9 @@ impl Scope for LfState {
     const WHOLE: bool = false;
 
     /// A thread of another core: Synthesis's `STOPME` (`control.rs`). A
-    /// thread of the caller's own core goes through the general path, which
-    /// owns it anyway (and keeps its place in the ready queue as seL4 does).
+    /// suspend or resume of a thread of the caller's own core goes through
+    /// the general path, which owns it anyway (and keeps its place in the
+    /// ready queue as seL4 does); a destroy need not ask (`destroy.rs`).
     #[inline(always)]
     fn controls(&self, t: Ref<Tcb>, core: usize) -> bool {
         self.ctl(t.index()).home() != core

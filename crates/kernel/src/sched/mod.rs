@@ -115,6 +115,31 @@ impl<W: Waits> Ctx<'_, W> {
         }
     }
 
+    /// Whether `t` waits in this core's ready queues, found by walking them:
+    /// only the queued threads' TCBs are read (this core owns them), never
+    /// `t`'s unless it is one of them. A walk of this core's ready threads;
+    /// its one user is `lockfree`'s shared destroy of a thread of the
+    /// caller's core (`lockfree/destroy.rs`), where another core may own
+    /// `t` itself.
+    pub(crate) fn queued_here(&mut self, t: Ref<Tcb>) -> bool {
+        let core = self.core;
+        let mut levels = self.cs(core).ready.bitmap;
+        for w in (0..levels.len()).rev() {
+            while levels[w] != 0 {
+                let b = 63 - levels[w].leading_zeros() as usize;
+                levels[w] &= !(1 << b);
+                let mut i = self.cs(core).ready.head[w * 64 + b];
+                while i != NIL {
+                    if i == t.index() {
+                        return self.ref_at::<Tcb>(i) == Some(t);
+                    }
+                    i = self.tcb_at(i).sched_next;
+                }
+            }
+        }
+        false
+    }
+
     /// Pop the highest-priority ready thread of `core`.
     fn pick(&mut self, core: usize) -> Option<Ref<Tcb>> {
         let p = self.cs(core).ready.highest()?;

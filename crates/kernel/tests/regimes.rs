@@ -170,13 +170,20 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         assert_eq!(sim.buf(sim.root).result(), Ok(()));
         assert!(sim.pending.contains(&1));
         sim.pending.clear();
+        // The owed interrupt shows as pending (no IPI bit is set).
+        assert!(sim.k.pending_ipi(1));
         // Core 1 takes the flag (`xchg`) and stops its thread:
         // `STOPME → INACTIVE`.
         assert_eq!(entry(&mut sim, 1, None), asked);
         assert_eq!((sim.running[1], sim.status(t)), (None, ThreadStatus::Inactive));
-        // Resume claims it (`INACTIVE → 0`) and pushes it on core 1's inbox.
+        assert!(!sim.k.pending_ipi(1));
+        // Resume claims it (`INACTIVE → 0`) and pushes it on core 1's inbox:
+        // pending until core 1's entry (the invariant checker, a look, moves
+        // it to core 1's ready queue and sets core 1's `RESCHEDULE` bit).
         assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(2));
+        assert!(sim.k.pending_ipi(1));
         sim.deliver_ipis();
+        assert!(!sim.k.pending_ipi(1));
         assert_eq!(sim.running[1], Some(t));
         // Suspend and resume before core 1 acts: one CAS each, and core 1
         // clears the cancelled request with one more; its thread runs on.

@@ -102,19 +102,56 @@ impl Ctx<'_, LfState> {
     /// Move this core's inbox into its ready queues (at the back, as the
     /// general `wake` queues a thread woken remotely) and, if there was
     /// anything, re-choose at the end of the entry. Returns whether there was.
+    ///
+    /// The common case of an idle core woken for one thread (a signal, a
+    /// resume, a cross-core call) skips the queue: the entry ends in a
+    /// direct switch to it, which is what re-choosing would pick (nothing
+    /// runs, nothing is ready, no core is held, nothing asked to re-choose)
+    /// once its stop word shows no request; with one, it is queued and
+    /// met by the choice as before.
     #[inline(always)]
     pub(crate) fn lf_drain<const C: bool>(&mut self, lf: &LfState) -> bool {
-        let mut any = false;
-        for i in lf.cores[self.core].inbox.take_all(lf.wake_links::<C>(self.core)) {
-            any = true;
+        let mut drained = lf.cores[self.core].inbox.take_all(lf.wake_links::<C>(self.core));
+        let Some(first) = drained.next() else { return false };
+        let second = drained.next();
+        let first = self.ref_at::<Tcb>(first);
+        if second.is_none() {
+            if let Some(t) = first {
+                if self.lf_direct_from_inbox(lf, t) {
+                    return true;
+                }
+            }
+        }
+        if let Some(t) = first {
+            self.enqueue(t, false);
+        }
+        for i in second.into_iter().chain(drained) {
             if let Some(t) = self.ref_at::<Tcb>(i) {
                 self.enqueue(t, false);
             }
         }
-        if any {
-            self.request_reschedule();
+        self.request_reschedule();
+        true
+    }
+
+    /// See [`Ctx::lf_drain`]: `t`, the one thread drained, becomes this
+    /// entry's direct switch if the core is idle and nothing else is to be
+    /// chosen (`true`).
+    #[inline(always)]
+    fn lf_direct_from_inbox(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
+        let core = self.core;
+        let cs = self.cs(core);
+        if cs.current.is_some() || cs.action != Action::Resume || lf.ctl(t.index()).pending() {
+            return false;
         }
-        any
+        let Some(prio) = self.get(t).map(|x| x.prio) else { return false };
+        match self.lf_switch_to(t, prio) {
+            direct @ Action::Direct { .. } => {
+                self.cs(core).action = direct;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// End a shared entry: the general `finish_entry`, then publish this

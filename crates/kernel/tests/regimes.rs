@@ -177,9 +177,9 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         assert_eq!(entry(&mut sim, 1, None), asked);
         assert_eq!((sim.running[1], sim.status(t)), (None, ThreadStatus::Inactive));
         assert!(!sim.k.pending_ipi(1));
-        // Resume claims it (`INACTIVE → 0`) and pushes it on core 1's inbox:
-        // pending until core 1's entry (the invariant checker, a look, moves
-        // it to core 1's ready queue and sets core 1's `RESCHEDULE` bit).
+        // Resume claims it (`INACTIVE → 0`) and pushes it on core 1's inbox,
+        // pending until core 1's entry drains it (the invariant checker, a
+        // look, leaves it there).
         assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(2));
         assert!(sim.k.pending_ipi(1));
         sim.deliver_ipis();

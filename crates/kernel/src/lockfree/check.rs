@@ -11,7 +11,8 @@
 //!   receiving with a reply object is its `Receiver`. Free slots are empty.
 //! * A thread's stop word (`control.rs`) is in a reachable state, says
 //!   inactive iff the thread is, and names the thread's core as its home.
-//! * Every inbox is empty (a management entry drained them) and every core
+//! * An inbox holds runnable threads of its core, in no ready queue and
+//!   current nowhere (a look leaves inboxes as they are), and every core
 //!   publishes the priority of its current thread.
 //! * The general code's queues and reply fields stay empty.
 //!
@@ -196,7 +197,19 @@ impl Ctx<'_, LfState> {
 
         for c in 0..self.s.config.cores {
             let cell = &lf.cores[c];
-            ensure!(cell.inbox.is_empty(), "lf-inbox", "core {c}: inbox not drained");
+            // A look leaves inboxes as the shared paths left them.
+            for m in cell.inbox.members(lf.wake_links::<false>(c)) {
+                let t = self.ref_at::<Tcb>(m);
+                let x = t.and_then(|t| self.get(t));
+                let ok = x.is_some_and(|x| x.state == ThreadState::Running && x.core == c && !x.in_ready);
+                ensure!(ok, "lf-inbox", "core {c}: inbox holds TCB {m}, not a runnable thread of it in no queue");
+                ensure!(
+                    (0..self.s.config.cores).all(|d| self.cs(d).current != t),
+                    "lf-inbox",
+                    "core {c}: inbox holds TCB {m}, which is current"
+                );
+                places[m as usize] += 1;
+            }
             let cur: Option<Ref<Tcb>> = self.cs(c).current;
             let p = cur.and_then(|t| self.get(t)).map_or(IDLE, |x| published(x.prio));
             let have = cell.prio.load(core::sync::atomic::Ordering::Relaxed);

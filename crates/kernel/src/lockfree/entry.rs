@@ -416,14 +416,17 @@ impl Ctx<'_, LfState> {
     /// (a thread is current, ready, blocked or inactive). The IPIs the
     /// wakers decided on are already planned; a core whose inbox held
     /// anything gets its pending `RESCHEDULE` bit, which the general code's
-    /// entries test. A look (introspection, the invariant checker) leaves
-    /// this core's owed stop interrupt (`LfCore::stop_ipi`) to its next
-    /// entry, which therefore runs as it would without the look.
+    /// entries test. A look (introspection, the invariant checker) changes
+    /// nothing of this: inboxes and this core's owed stop interrupt
+    /// (`LfCore::stop_ipi`) are left to the cores' next entries, which
+    /// therefore run as they would without the look. (A look reads a thread
+    /// in an inbox as ready, and the checker counts inboxes as places.)
     fn lf_begin_exclusive(&mut self, acts: bool) {
-        let lf = self.lf();
-        if acts {
-            lf.take_stop_ipi::<true>(self.core);
+        if !acts {
+            return;
         }
+        let lf = self.lf();
+        lf.take_stop_ipi::<true>(self.core);
         for c in 0..self.s.config.cores {
             let mut any = false;
             for i in lf.cores[c].inbox.take_all(lf.wake_links::<true>(self.core)) {

@@ -587,10 +587,13 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let stop = if state == ThreadState::Zombie { None } else { W::stop_requested(self, r) };
         let blocked = !matches!(state, ThreadState::Inactive | ThreadState::Running | ThreadState::Zombie);
+        // Runnable and current nowhere: in a ready queue, or (`lockfree`)
+        // in its core's inbox, which a look leaves as it is.
+        let current = (0..self.s.config.cores).any(|c| self.cs(c).current == Some(r));
         let status = match state {
             _ if stop == Some(false) => ThreadStatus::Inactive,
             ThreadState::Inactive => ThreadStatus::Inactive,
-            ThreadState::Running if ready => ThreadStatus::Ready,
+            ThreadState::Running if ready || !current => ThreadStatus::Ready,
             ThreadState::Running => ThreadStatus::Current,
             ThreadState::BlockedOnSend { .. } => ThreadStatus::BlockedOnSend,
             ThreadState::BlockedOnRecv { .. } => ThreadStatus::BlockedOnRecv,

@@ -176,3 +176,28 @@ fn configure_changes_the_cspace() {
     sim.sys(0, Sysno::NBSend, 100, msg(0, 0), 0);
     assert_eq!(sim.buf(t).result(), Err(Error::InvalidCapability));
 }
+
+/// A thread of an idle core, resumed and suspended again before that core
+/// takes the interrupt, does not run (under `lockfree` the resume leaves it
+/// in the core's inbox, and the core's entry must meet the suspend before
+/// switching to it).
+#[test]
+fn a_thread_resumed_and_suspended_before_its_core_looks_stays_stopped() {
+    let mut sim = Sim::new(2);
+    let (cap, t) = sim.spawn(10, 50, 1);
+    assert_eq!(sim.running[1], Some(t));
+    // The lock regimes stall core 1 and restart the call once.
+    let stopped = (0..3).find_map(|_| sim.invoke_maybe_restart(0, cap, TcbSuspend, &[]));
+    assert_eq!(stopped, Some(Ok(())));
+    assert_eq!(sim.running[1], None);
+    sim.auto_ipi = false;
+    sim.invoke(0, cap, TcbResume, &[]).unwrap();
+    sim.invoke(0, cap, TcbSuspend, &[]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!((sim.running[1], sim.status(t)), (None, ThreadStatus::Inactive));
+    // Resumed once more, it runs.
+    sim.invoke(0, cap, TcbResume, &[]).unwrap();
+    sim.deliver_ipis();
+    assert_eq!((sim.running[1], sim.status(t)), (Some(t), ThreadStatus::Current));
+    sim.check();
+}

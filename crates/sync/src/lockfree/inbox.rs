@@ -70,6 +70,17 @@ impl Inbox {
         self.head.load(Ordering::Relaxed) == u64::from(NIL)
     }
 
+    /// The nodes in the inbox, newest first, left in it. **Exclusive**: only
+    /// while no push and no take can run (the caller excludes every other
+    /// user, as the kernel's invariant checker does); each link is read
+    /// with a plain load.
+    pub fn members<'a, L>(&self, links: L) -> Drained<'a, L>
+    where
+        L: Links<'a>,
+    {
+        Drained { links, next: self.head.load(Ordering::Acquire) as u32, _links: PhantomData }
+    }
+
     /// Take every node pushed so far, oldest first. **Single consumer**: at
     /// most one thread may call this at a time (two would each get a valid
     /// chain, but a consumer racing its own reversal is a logic error).
@@ -95,7 +106,8 @@ impl Inbox {
     }
 }
 
-/// The nodes taken by [`Inbox::take_all`], oldest first. Each node's link is
+/// The nodes taken by [`Inbox::take_all`], oldest first (or looked at by
+/// [`Inbox::members`], newest first, not taken). Each node's link is
 /// read before the node is yielded, so the consumer may reuse a yielded
 /// node's link at once.
 #[derive(Debug)]
@@ -139,6 +151,20 @@ mod tests {
         assert!(q.is_empty());
         q.push(at, 1);
         assert_eq!(q.take_all(at).collect::<Vec<_>>(), [1]);
+    }
+
+    #[test]
+    fn members_are_looked_at_without_being_taken() {
+        let l: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(link::new_link())).collect();
+        let at = |i: u32| &l[i as usize];
+        let q = Inbox::new();
+        assert_eq!(q.members(at).count(), 0);
+        for n in [2, 0, 3] {
+            q.push(at, n);
+        }
+        assert_eq!(q.members(at).collect::<Vec<_>>(), [3, 0, 2]);
+        assert!(!q.is_empty());
+        assert_eq!(q.take_all(at).collect::<Vec<_>>(), [2, 0, 3]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Kernel invariants, checked after every kernel entry in tests.
 //!
 //! 1. **Every TCB is in exactly one place**: a running thread is its core's
-//!    current thread or in its core's ready queue (not both); a blocked
+//!    current thread or in its core's ready queue (not both; under
+//!    `lockfree` it may instead be in its core's inbox); a blocked
 //!    thread is in the queue of the object it is blocked on (or recorded in
 //!    its reply object); an inactive thread is nowhere; a zombie is the
 //!    current thread of exactly one core.

@@ -146,7 +146,8 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
     sim.auto_ipi = false;
     let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
     let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
-    // The interrupted core's entry also takes its stop-request flag.
+    // A stop request also sets the target core's `stop_ipi` flag, and the
+    // interrupted core's entry takes it: one `xchg` each.
     let asked = RmwCounts { xchg: 2, cmpxchg: 1, ..RmwCounts::default() };
     // One system call (or IPI) of `core` alone: `follow` then runs the
     // invariant checker, a management entry with atomics of its own.
@@ -165,8 +166,9 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         used
     };
     for _ in 0..5 {
-        // Suspend: the gate's xchg and `0 → STOPME`; core 1 is interrupted.
-        assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), gate(1));
+        // Suspend: the gate's xchg, `0 → STOPME`, the flag; core 1 is
+        // interrupted.
+        assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), asked);
         assert_eq!(sim.buf(sim.root).result(), Ok(()));
         assert!(sim.pending.contains(&1));
         sim.pending.clear();
@@ -185,9 +187,10 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         sim.deliver_ipis();
         assert!(!sim.k.pending_ipi(1));
         assert_eq!(sim.running[1], Some(t));
-        // Suspend and resume before core 1 acts: one CAS each, and core 1
-        // clears the cancelled request with one more; its thread runs on.
-        assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), gate(1));
+        // Suspend and resume before core 1 acts: one CAS each (and the
+        // suspend's flag), and core 1 clears the cancelled request with one
+        // more; its thread runs on.
+        assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), asked);
         assert_eq!(entry(&mut sim, 0, Some(Invocation::resume())), gate(1));
         assert_eq!(entry(&mut sim, 1, None), asked);
         sim.pending.clear();

@@ -198,7 +198,8 @@ impl Ctx<'_, LfState> {
         for c in 0..self.s.config.cores {
             let cell = &lf.cores[c];
             // A look leaves inboxes as the shared paths left them.
-            for m in cell.inbox.members(lf.wake_links::<false>(c)) {
+            for (n, m) in cell.inbox.members(lf.wake_links::<false>(c)).enumerate() {
+                ensure!(n < limit, "lf-inbox", "core {c}: inbox has a cycle");
                 let t = self.ref_at::<Tcb>(m);
                 let x = t.and_then(|t| self.get(t));
                 let ok = x.is_some_and(|x| x.state == ThreadState::Running && x.core == c && !x.in_ready);

@@ -78,7 +78,7 @@
 
 use core::sync::atomic::Ordering;
 
-use granule_sync::lockfree::{Resumed, Suspended};
+use granule_sync::lockfree::{Resumed, Rmw, Suspended};
 
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
@@ -108,7 +108,7 @@ impl Ctx<'_, LfState> {
         }
         let done = w.suspend(rmw);
         if let Suspended::Requested { home } = done {
-            self.lf_interrupt_home(lf, home);
+            self.lf_interrupt_home::<C>(lf, home);
         }
         self.cs(core).own_request = done != Suspended::Already;
         Outcome::Done
@@ -134,12 +134,18 @@ impl Ctx<'_, LfState> {
     /// core `home`: interrupt it, so that its dispatcher meets the request.
     /// No IPI bit: any entry of that core meets the request where it ends
     /// (`finish_entry` checks the thread it is about to run); the core's
-    /// `stop_ipi` flag, a plain store, records the owed interrupt.
-    pub(crate) fn lf_interrupt_home(&mut self, lf: &LfState, home: usize) {
+    /// `stop_ipi` flag records the owed interrupt. It is set by a `swap`,
+    /// not a plain store: as a read-modify-write it continues the release
+    /// sequence of an earlier requester's set, so the owner's acquiring
+    /// take synchronises with every requester whose flag it clears (a plain
+    /// store would end the earlier one's sequence, and that request could
+    /// stay unseen by the entry that took its flag).
+    pub(crate) fn lf_interrupt_home<const C: bool>(&mut self, lf: &LfState, home: usize) {
         // A thread of this core (a destroy's) is met by this entry or a
         // taker; a stale home would only cost a needless interrupt.
         if home != self.core && home < self.s.config.cores {
-            lf.cores[home].stop_ipi.store(true, Ordering::Release);
+            lf.count::<C>(self.core, Rmw::Xchg);
+            lf.cores[home].stop_ipi.swap(true, Ordering::AcqRel);
             self.plan_ipi(home);
         }
     }

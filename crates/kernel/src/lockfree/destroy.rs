@@ -28,7 +28,7 @@ impl Ctx<'_, LfState> {
         let rmw = |op| lf.count::<C>(core, op);
         let (requested, here) = match lf.ctl(t.index()).kill(rmw) {
             Killed::Requested { home } => {
-                self.lf_interrupt_home(lf, home);
+                self.lf_interrupt_home::<C>(lf, home);
                 (true, home == core)
             }
             Killed::Stopped => (false, false),

@@ -6,7 +6,8 @@
 //! for another core is pushed on that core's [`granule_sync::lockfree::Inbox`]
 //! (one CAS), and the core moves its inbox into its ready queues at the
 //! start of every entry (one load when empty). Management entries, which
-//! may touch every core's state, first drain every inbox (`entry.rs`).
+//! may touch every core's state, first drain every inbox (`entry.rs`);
+//! looks (introspection, the invariant checker) leave them.
 //!
 //! **Whether to interrupt.** `bkl` interrupts the target core if it is
 //! idle or the woken thread outranks its current thread, reading that
@@ -106,7 +107,8 @@ impl Ctx<'_, LfState> {
     /// The common case of an idle core woken for one thread (a signal, a
     /// resume, a cross-core call) skips the queue: the entry ends in a
     /// direct switch to it, which is what re-choosing would pick (nothing
-    /// runs, nothing is ready, no core is held, nothing asked to re-choose)
+    /// runs, nothing ready outranks it — an idle core with no core held has
+    /// nothing ready —, nothing asked to re-choose)
     /// once its stop word shows no request; with one, it is queued and
     /// met by the choice as before.
     #[inline(always)]

@@ -102,7 +102,8 @@ pub(crate) struct ThreadCell {
 /// One core's lock-free cell.
 pub(crate) struct LfCore {
     /// Threads of this core woken by other cores' shared paths; drained by
-    /// this core at every kernel entry (management drains every core's).
+    /// this core at every kernel entry (management entries other than
+    /// looks drain every core's).
     pub inbox: Inbox,
     /// The priority of the thread this core runs, plus one (`0`: idle), for
     /// other cores' "does the woken thread outrank it?" decision. Written by
@@ -113,9 +114,9 @@ pub(crate) struct LfCore {
     pub ghosts: AtomicU32,
     /// A stop request for a thread of this core interrupted it, and no
     /// entry of the core has begun since: the kernel's record of the owed
-    /// interrupt (what `Kernel::pending_ipi` reports). Set by a plain store
-    /// (`control.rs`), taken by the core's entries with a `swap`, so no
-    /// request's flag is lost. The request itself is met wherever an entry
+    /// interrupt (what `Kernel::pending_ipi` reports). Set by a `swap`
+    /// (`control.rs` says why not a plain store), taken by the core's
+    /// entries with a `swap`, so no request's flag is lost. The request itself is met wherever an entry
     /// ends (`finish_entry`'s `dispatchable`), so it sets no IPI bit.
     /// Wake-ups need no flag: the inbox is drained at every entry.
     pub stop_ipi: AtomicBool,

@@ -108,8 +108,8 @@ impl Inbox {
 
 /// The nodes taken by [`Inbox::take_all`], oldest first (or looked at by
 /// [`Inbox::members`], newest first, not taken). Each node's link is
-/// read before the node is yielded, so the consumer may reuse a yielded
-/// node's link at once.
+/// read before the node is yielded, so after `take_all` the consumer may
+/// reuse a yielded node's link at once.
 #[derive(Debug)]
 pub struct Drained<'a, L: Links<'a>> {
     links: L,

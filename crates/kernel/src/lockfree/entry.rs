@@ -118,8 +118,11 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             // only thread acting as core `c`; the context ends with this
             // block, before `exit`.
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
-            ctx.lf_begin_exclusive(entry != Entry::Look);
+            // A look (introspection, the invariant checker) changes nothing
+            // here: inboxes, owed stop interrupts, left nodes and doomed
+            // threads are left to the next entry that acts.
             if entry != Entry::Look {
+                ctx.lf_begin_exclusive();
                 // Nodes that signals left behind leave their queues first:
                 // what follows may walk them (`bound.rs`).
                 ctx.lf_purge_ghosts();
@@ -411,20 +414,17 @@ impl Ctx<'_, LfState> {
         }
     }
 
-    /// Start of every management entry: every core's inbox goes into its
-    /// ready queues, so the general code sees the scheduler state it knows
-    /// (a thread is current, ready, blocked or inactive). The IPIs the
-    /// wakers decided on are already planned; a core whose inbox held
+    /// Start of every management entry but a look: every core's inbox goes
+    /// into its ready queues, so the general code sees the scheduler state
+    /// it knows (a thread is current, ready, blocked or inactive). The IPIs
+    /// the wakers decided on are already planned; a core whose inbox held
     /// anything gets its pending `RESCHEDULE` bit, which the general code's
-    /// entries test. A look (introspection, the invariant checker) changes
-    /// nothing of this: inboxes and this core's owed stop interrupt
-    /// (`LfCore::stop_ipi`) are left to the cores' next entries, which
-    /// therefore run as they would without the look. (A look reads a thread
-    /// in an inbox as ready, and the checker counts inboxes as places.)
-    fn lf_begin_exclusive(&mut self, acts: bool) {
-        if !acts {
-            return;
-        }
+    /// entries test, and this core takes its owed stop interrupt
+    /// (`LfCore::stop_ipi`). A look leaves all this to the cores' next
+    /// entries, which therefore run as they would without it (it reads a
+    /// thread in an inbox as ready, and the checker counts inboxes as
+    /// places).
+    fn lf_begin_exclusive(&mut self) {
         let lf = self.lf();
         lf.take_stop_ipi::<true>(self.core);
         for c in 0..self.s.config.cores {

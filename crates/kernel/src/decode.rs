@@ -44,11 +44,11 @@ pub(crate) trait Scope {
 
     /// Whether `TcbSuspend` and `TcbResume` of thread `t` by a thread of
     /// core `core` run in this scope without the whole kernel
-    /// ([`Decoded::Control`]; `lockfree`'s `STOPME` protocol, for threads of
-    /// other cores). Only a scope that is not [`Scope::WHOLE`] is asked.
+    /// ([`Decoded::Control`]; `lockfree`'s `STOPME` protocol). Only a
+    /// scope that is not [`Scope::WHOLE`] is asked.
     #[inline(always)]
-    fn controls(&self, _t: Ref<Tcb>, _core: usize) -> bool {
-        false
+    fn controls(&self, _t: Ref<Tcb>, _core: usize) -> Controls {
+        Controls::No
     }
 
     /// Whether a sender waiting on `ep` transfers capabilities (only a
@@ -72,6 +72,27 @@ pub(crate) trait Scope {
     fn claimed_by_stopping(&self, _r: Ref<Reply>, _me: Ref<Tcb>) -> bool {
         false
     }
+}
+
+/// Where a scope runs a thread's suspend and resume ([`Scope::controls`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Controls {
+    /// Only with the whole kernel held.
+    No,
+    /// Here: the thread is another core's, whose owner meets the request.
+    Remote,
+    /// Here if the caller's core owns the thread when the call is decoded
+    /// (the thread is of the caller's core): a resume, and a suspend of the
+    /// caller itself or of a thread in this core's ready queue, which the
+    /// entry meets at once. Any other suspend (of a thread that is stopped,
+    /// woken but not yet drained from the inbox, or holding stalled cores)
+    /// runs with the whole kernel held. For a thread that waits in an
+    /// object's queue that matters: it is
+    /// suspended with the whole kernel held, which takes it out of that
+    /// queue at once as seL4 does; left there, a resume before a taker
+    /// reached it would keep its place ahead of later waiters, where seL4
+    /// queues its restarted call at the back.
+    Here,
 }
 
 /// The whole kernel is held.
@@ -365,8 +386,8 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// An invocation of a capability other than an endpoint, notification
     /// or reply object in a shared scope: a suspend or resume of a live
-    /// thread the scope controls is [`Decoded::Control`] (`decode_tcb`'s
-    /// checks for them: a live thread); a frame invocation is
+    /// thread the scope controls ([`Controls`]) is [`Decoded::Control`]
+    /// (`decode_tcb`'s checks for them: a live thread); a frame invocation is
     /// [`Decoded::Frame`] (the one frame decoder, `object/frame.rs`, whose
     /// errors are the call's); anything else falls back (`None`).
     #[cold]
@@ -381,7 +402,7 @@ impl<W: Waits> Ctx<'_, W> {
         let label = InvocationLabel::from_word(info.label())?;
         match (self.slot_cap(caller, a.cptr)?.obj, label) {
             (CapObj::Tcb(t), InvocationLabel::TcbSuspend | InvocationLabel::TcbResume)
-                if self.live(t) && scope.controls(t, self.core) =>
+                if self.live(t) && self.controlled(scope, caller, t, label == InvocationLabel::TcbResume) =>
             {
                 Some(Decoded::Control { t, resume: label == InvocationLabel::TcbResume })
             }
@@ -401,6 +422,20 @@ impl<W: Waits> Ctx<'_, W> {
                 self.decode_shared_delete(scope, caller, c, label, &args)
             }
             _ => None,
+        }
+    }
+
+    /// Whether `scope` runs a suspend (`resume = false`) or resume of live
+    /// thread `t` by `caller` without the whole kernel ([`Controls`]). The
+    /// ready queue is walked, not `t`'s TCB read: until `t` is found there,
+    /// another core may own it (a taker that has just removed it from a
+    /// queue). A stall owner is left to management, which releases its
+    /// holds.
+    fn controlled<S: Scope>(&mut self, scope: &S, caller: &CallerView, t: Ref<Tcb>, resume: bool) -> bool {
+        match scope.controls(t, self.core) {
+            Controls::No => false,
+            Controls::Remote => true,
+            Controls::Here => resume || t == caller.t || (self.stall_owner() != Some(t) && self.queued_here(t)),
         }
     }
 

@@ -87,6 +87,10 @@ pub struct CoreStats {
     /// `lockfree`'s shared path (`lockfree/bound.rs`; 0 under every other
     /// regime).
     pub bound_wakes: u64,
+    /// Suspends and resumes made on `lockfree`'s shared path, of any
+    /// core's thread, withdrawn ones included (`lockfree/control.rs`; 0
+    /// under every other regime).
+    pub shared_controls: u64,
     /// Idle cycles reported by the platform.
     pub idle_cycles: u64,
 }

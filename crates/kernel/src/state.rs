@@ -68,6 +68,7 @@ pub(crate) struct CoreCell {
     pub shared_pages: AtomicU64,
     pub shared_destroys: AtomicU64,
     pub bound_wakes: AtomicU64,
+    pub shared_controls: AtomicU64,
 }
 
 /// All kernel state.
@@ -201,6 +202,7 @@ impl<W: Waits> State<W> {
                     shared_pages: AtomicU64::new(0),
                     shared_destroys: AtomicU64::new(0),
                     bound_wakes: AtomicU64::new(0),
+                    shared_controls: AtomicU64::new(0),
                 })
             })
             .collect();
@@ -305,6 +307,7 @@ impl<W: Waits> State<W> {
             shared_pages: c.shared_pages.load(Ordering::Relaxed),
             shared_destroys: c.shared_destroys.load(Ordering::Relaxed),
             bound_wakes: c.bound_wakes.load(Ordering::Relaxed),
+            shared_controls: c.shared_controls.load(Ordering::Relaxed),
             idle_cycles: c.idle_cycles.load(Ordering::Relaxed),
         })
     }
@@ -516,8 +519,14 @@ impl<'k, W: Waits> Ctx<'k, W> {
         unsafe { &mut *self.s.global.get() }
     }
 
-    /// The thread holding remote cores stalled, if any.
-    pub fn stall_owner(&mut self) -> Option<Ref<Tcb>> {
-        self.global().stall_owner
+    /// The thread holding remote cores stalled, if any: a read through the
+    /// cell, with no reference to the whole `Global` made, since shared
+    /// paths on several cores may ask at once (`lockfree`'s decoders).
+    pub fn stall_owner(&self) -> Option<Ref<Tcb>> {
+        // SAFETY: the regime grants access as in `cs`; the owner is written
+        // only where the whole kernel is held (`sched.rs`), never beside a
+        // shared path, so a read from one is a read of a value no one
+        // writes meanwhile.
+        unsafe { (*self.s.global.get()).stall_owner }
     }
 }

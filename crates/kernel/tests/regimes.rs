@@ -198,6 +198,58 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
     }
 }
 
+/// A suspend or resume of a thread of the caller's own core is a shared
+/// entry too where the core owns the thread: a ready thread (the gate's
+/// `xchg`, `0 → STOPME`, the stop met at once: `STOPME → INACTIVE`), a
+/// stopped one (the claim, `INACTIVE → 0`; no inbox) and the caller itself
+/// (met where the entry ends). No core is interrupted. A thread blocked in
+/// an endpoint's queue is suspended by a management entry (its ticket lock
+/// shows as an `xadd`).
+#[test]
+fn lockfree_suspend_and_resume_of_a_thread_of_the_callers_core_count_their_atomics() {
+    let mut sim = Sim::with(config(1), LockFree::counting(1));
+    let ep = sim.obj(ObjectType::Endpoint);
+    let (cap, t) = sim.spawn(1, 50, 0);
+    assert_eq!(sim.status(t), ThreadStatus::Ready);
+    sim.auto_ipi = false;
+    let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
+    let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    let entry = |sim: &mut Sim<CountingLockFree>, inv: Invocation| {
+        let before = counts(sim);
+        let root = sim.root;
+        let args = inv.write(sim.buf(root), cap);
+        let plan = sim.k.syscall(&mut sim.cores[0], args);
+        let used = counts(sim).since(&before);
+        sim.follow(0, plan);
+        assert_eq!(sim.buf(root).result(), Ok(()));
+        used
+    };
+    for _ in 0..5 {
+        assert_eq!(entry(&mut sim, Invocation::suspend()), gate(2));
+        assert_eq!(sim.status(t), ThreadStatus::Inactive);
+        assert_eq!(entry(&mut sim, Invocation::resume()), gate(1));
+        assert_eq!(sim.status(t), ThreadStatus::Ready);
+        assert!(sim.pending.is_empty() && !sim.k.pending_ipi(0));
+    }
+    // The thread suspends itself: the request, and its stop where the entry
+    // ends; the root runs.
+    sim.root_invoke(cap, Invocation::set_priority(150));
+    assert_eq!(sim.running[0], Some(t));
+    let before = counts(&sim);
+    let args = Invocation::suspend().write(sim.buf(t), cap);
+    let plan = sim.k.syscall(&mut sim.cores[0], args);
+    assert_eq!(counts(&sim).since(&before), gate(2));
+    sim.follow(0, plan);
+    assert_eq!((sim.status(t), sim.running[0]), (ThreadStatus::Inactive, Some(sim.root)));
+    assert_eq!(entry(&mut sim, Invocation::resume()), gate(1));
+    assert_eq!(sim.running[0], Some(t));
+    // Blocked in an endpoint's queue: management.
+    sim.sys(0, Sysno::Recv, ep, msg(0, 0), 0);
+    assert_eq!(sim.status(t), ThreadStatus::BlockedOnRecv);
+    assert_eq!(entry(&mut sim, Invocation::suspend()).xadd, 1);
+    assert_eq!(sim.status(t), ThreadStatus::Inactive);
+}
+
 /// Frame map, unmap and get-address under `lockfree` are shared entries
 /// (no management entry, whose ticket lock would show as an `xadd`): the
 /// gate's `xchg` and the mapping's CASes (`granule_sync`'s `mapping.rs`).

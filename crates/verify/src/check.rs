@@ -113,6 +113,8 @@ pub struct Stats {
     pub shared_destroys: u64,
     /// Bound receivers woken by a signal on `lockfree`'s shared path.
     pub bound_wakes: u64,
+    /// Suspends and resumes made on `lockfree`'s shared path.
+    pub shared_controls: u64,
     /// Histories found linearizable.
     pub linearizable: u64,
     /// Linearizability searches that ran out of budget.
@@ -144,6 +146,7 @@ impl Stats {
         self.shared_pages += o.shared_pages;
         self.shared_destroys += o.shared_destroys;
         self.bound_wakes += o.bound_wakes;
+        self.shared_controls += o.shared_controls;
         self.linearizable += o.linearizable;
         self.lin_inconclusive += o.lin_inconclusive;
         self.determinism_checks += o.determinism_checks;
@@ -258,6 +261,7 @@ fn check_one(prog: &Program, regime: &'static str, opts: &Options) -> (Stats, Ve
         s.shared_pages = rec.shared_pages;
         s.shared_destroys = rec.shared_destroys;
         s.bound_wakes = rec.bound_wakes;
+        s.shared_controls = rec.shared_controls;
         if matches!(rec.stop, Stop::Steps | Stop::Wall) {
             s.bound_stops = 1;
         }

@@ -299,6 +299,7 @@ impl<R: Regime> End<'_, R> {
             shared_pages: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).shared_pages).sum(),
             shared_destroys: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).shared_destroys).sum(),
             bound_wakes: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).bound_wakes).sum(),
+            shared_controls: (0..self.prog.cores).map(|c| self.kernel.core_stats(c).shared_controls).sum(),
             klog: self.kernel.klog_counts(),
         };
         for (c, log) in logs.into_iter().enumerate() {

@@ -113,6 +113,8 @@ pub struct RunRecord {
     pub shared_destroys: u64,
     /// Bound receivers woken by a signal on `lockfree`'s shared path.
     pub bound_wakes: u64,
+    /// Suspends and resumes made on `lockfree`'s shared path.
+    pub shared_controls: u64,
     /// The kernel log's counters at the end.
     pub klog: KlogCounts,
 }

@@ -5,13 +5,17 @@
 //!
 //! # Who does what
 //!
-//! * **Suspend** (any core, on a shared path: `TcbSuspend` of a thread of
-//!   another core decodes to `Decoded::Control`): request the stop with one
-//!   CAS, then interrupt the home core. The call returns at once, as in
-//!   Synthesis.
+//! * **Suspend** (any core, on a shared path: `TcbSuspend` decodes to
+//!   `Decoded::Control` as `decode.rs`'s `Controls` says): request the stop
+//!   with one CAS, then interrupt the home core. The call returns at once,
+//!   as in Synthesis. A thread of the caller's own core is shared only if
+//!   the core owns it: the caller itself, met where the entry ends, or a
+//!   thread in the core's ready queue, met at once
+//!   (`lf_stop_queued_here`); one waiting in an object's queue is
+//!   management's.
 //! * **Resume** (any core): claim a stopped thread with one CAS and make it
-//!   runnable on its home core (an inbox push for another core), or cancel
-//!   a request nobody has met yet.
+//!   runnable on its home core (an inbox push for another core, the general
+//!   `wake` for this one), or cancel a request nobody has met yet.
 //! * **The owner meets the request** — whoever owns the thread when it next
 //!   comes by, under the ownership rule of `crate::lockfree`:
 //!   * the core about to dispatch it (`lf_may_dispatch`, the `Waits` hook at
@@ -42,7 +46,9 @@
 //! core had already checked before the CAS completes *before the suspend
 //! returns*: the requester waits until that core has left the entry it was
 //! in (`LockFreeOf::wait_out_of_entry`, called by the shared entry; bounded
-//! by one entry). Two cores suspending each other's running threads at once
+//! by one entry). Such a call may itself touch the thread's word: a thread
+//! resuming itself does nothing (it runs; the request it could see came
+//! after its call was checked, and must stand). Two cores suspending each other's running threads at once
 //! cannot both succeed in any sequential order: after its wait, the higher
 //! core's suspender finds its own thread's stop requested and withdraws its
 //! request, its call restarting (`lf_withdraw_suspend`). They would also
@@ -69,8 +75,10 @@
 //!
 //! # Cost
 //!
-//! Suspend and resume: one CAS each (and the interrupt for a new request,
-//! and the inbox push for a claimed thread of another core). The owner's
+//! Suspend and resume: one CAS each (and the interrupt for a new request
+//! of another core's thread, and the inbox push for a claimed thread of
+//! another core; a suspend of a ready thread of this core adds the stop's
+//! CAS and a walk of this core's ready queue). The owner's
 //! stop is one CAS; dispatching, trapping and taking a thread add one load
 //! of the word each, from the line of the link the core has just used. The
 //! kernel test `lockfree_suspend_and_resume_count_their_atomics` counts
@@ -84,7 +92,7 @@ use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::sched::Action;
-use crate::state::Ctx;
+use crate::state::{bump, Ctx};
 
 use super::shared::LfState;
 
@@ -101,7 +109,17 @@ impl Ctx<'_, LfState> {
         let core = self.core;
         let w = lf.ctl(t.index());
         let rmw = |op| lf.count::<C>(core, op);
+        if !X {
+            bump(&self.cell(core).shared_controls);
+        }
         if resume {
+            // A caller that resumes itself is running, so the resume does
+            // nothing. A request its word shows came after the call was
+            // checked (`lf_stop_trapped`): it is ordered after this call
+            // and must stand, not be cancelled by it.
+            if self.cs(core).current == Some(t) {
+                return Outcome::Done;
+            }
             let claimed = w.resume(rmw);
             self.lf_run_claimed::<X, C>(lf, t, claimed);
             return Outcome::Done;
@@ -111,6 +129,11 @@ impl Ctx<'_, LfState> {
             self.lf_interrupt_home::<C>(lf, home);
         }
         self.cs(core).own_request = done != Suspended::Already;
+        // A thread of this core: the decoder found it ready here or it is
+        // the caller (`Controls::Here`), and this core still owns it.
+        if w.home() == core && self.cs(core).current != Some(t) {
+            self.lf_stop_queued_here(t);
+        }
         Outcome::Done
     }
 
@@ -130,6 +153,30 @@ impl Ctx<'_, LfState> {
         self.lf_wake::<X, C>(lf, t);
     }
 
+    /// `t`, a thread of this core whose stop this entry has just requested
+    /// (a suspend's or a kill's), is met at once if it waits in this core's
+    /// ready queue, which the entry owns: out of the queue and stopped, as
+    /// the lock regimes' suspend and deletion take it out, so that the
+    /// queue keeps seL4's order for the threads that remain (single-core
+    /// programs schedule alike under every regime). A thread blocked
+    /// elsewhere is met by the taker that removes it; one that is stopped
+    /// already stays so; the caller is met where this entry ends. Whether
+    /// it is queued here is found from the queue, not from its TCB: until
+    /// then another core may own it (a taker or a resume that claimed it).
+    pub(crate) fn lf_stop_queued_here(&mut self, t: Ref<Tcb>) {
+        if !self.queued_here(t) {
+            return;
+        }
+        self.dequeue(t);
+        if self.lf_may_dispatch(t) {
+            // Not stopped after all: a resume of another core cancelled the
+            // request (a thread holding stalled cores, the one other case,
+            // is excluded by the decoders). Suspended and resumed, it goes
+            // to the back of its level, as seL4's resume queues it.
+            self.enqueue(t, false);
+        }
+    }
+
     /// A new stop request (a suspend's or a kill's) stands for a thread of
     /// core `home`: interrupt it, so that its dispatcher meets the request.
     /// No IPI bit: any entry of that core meets the request where it ends
@@ -141,7 +188,7 @@ impl Ctx<'_, LfState> {
     /// store would end the earlier one's sequence, and that request could
     /// stay unseen by the entry that took its flag).
     pub(crate) fn lf_interrupt_home<const C: bool>(&mut self, lf: &LfState, home: usize) {
-        // A thread of this core (a destroy's) is met by this entry or a
+        // A thread of this core (a suspend's or a destroy's) is met by this entry or a
         // taker; a stale home would only cost a needless interrupt.
         if home != self.core && home < self.s.config.cores {
             lf.count::<C>(self.core, Rmw::Xchg);

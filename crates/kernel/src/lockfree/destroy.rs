@@ -56,28 +56,6 @@ impl Ctx<'_, LfState> {
         Outcome::Restart
     }
 
-    /// `t`, a thread of this core whose kill this entry has just requested,
-    /// is met at once if it waits in this core's ready queue, which the
-    /// entry owns: out of the queue and stopped, as the lock regimes'
-    /// deletion takes it out, so that the queue keeps seL4's order for the
-    /// threads that remain (single-core programs schedule alike under every
-    /// regime). A thread blocked elsewhere is met by the taker that removes
-    /// it; one that is stopped already stays so. (It is not the caller, and
-    /// a thread runs only on its own core, so it is not running.) Whether
-    /// it is queued here is found from the queue, not from its TCB: until
-    /// then another core may own it (a taker or a resume that claimed it).
-    fn lf_stop_queued_here(&mut self, t: Ref<Tcb>) {
-        if !self.queued_here(t) {
-            return;
-        }
-        self.dequeue(t);
-        if self.lf_may_dispatch(t) {
-            // Not stopped after all (it holds stalled cores, which the
-            // decoder excluded): back where the dispatcher meets it.
-            self.enqueue(t, true);
-        }
-    }
-
     /// Undo this core's destroy through `slot` (the caller `t`'s own stop
     /// was requested meanwhile by a core that yields to none): the slot
     /// lives again, the kill of `s` is taken back, and `t`'s call restarts.

@@ -31,7 +31,7 @@ use crate::outcome::Outcome;
 use crate::regime::{LockFreeOf, Regime};
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
-use crate::decode::{CallerView, Decoded, Scope, Whole};
+use crate::decode::{CallerView, Controls, Decoded, Scope, Whole};
 use crate::object::{Endpoint, Reply};
 
 use super::shared::ReplyState;
@@ -45,13 +45,16 @@ use super::shared::{published, LfState, IDLE};
 impl Scope for LfState {
     const WHOLE: bool = false;
 
-    /// A thread of another core: Synthesis's `STOPME` (`control.rs`). A
-    /// suspend or resume of a thread of the caller's own core goes through
-    /// the general path, which owns it anyway (and keeps its place in the
-    /// ready queue as seL4 does); a destroy need not ask (`destroy.rs`).
+    /// Synthesis's `STOPME` (`control.rs`): a thread of another core
+    /// always; one of the caller's own core where this core owns it
+    /// ([`Controls::Here`]). A destroy need not ask (`destroy.rs`).
     #[inline(always)]
-    fn controls(&self, t: Ref<Tcb>, core: usize) -> bool {
-        self.ctl(t.index()).home() != core
+    fn controls(&self, t: Ref<Tcb>, core: usize) -> Controls {
+        if self.ctl(t.index()).home() != core {
+            Controls::Remote
+        } else {
+            Controls::Here
+        }
     }
 
     #[inline(always)]

@@ -26,8 +26,10 @@
 //!   [`Inbox`]; the core drains it into its private ready queues at every
 //!   entry. Scheduler state is private to its core.
 //!
-//! `TcbSuspend` and `TcbResume` of a thread of *another* core run shared
-//! too: Synthesis's `STOPME` on the thread's stop word (`control.rs`); so
+//! `TcbSuspend` and `TcbResume` run shared too: Synthesis's `STOPME` on the
+//! thread's stop word (`control.rs`), for a thread of another core, and for
+//! one of the caller's core that this core owns (`decode.rs`'s
+//! `Controls`); so
 //! does deleting the only capability to such a thread, which kills the
 //! slot by CAS, stops the thread and leaves freeing it to the next
 //! management entry (`object/shared_destroy.rs`); so do frame map, unmap
@@ -36,7 +38,8 @@
 //!
 //! Everything else — object invocations (retype and delete of anything but
 //! one 4 KiB frame or a thread with one capability, revoke, copy,
-//! configure, suspend of a thread of the caller's core …), capability
+//! configure, suspend of a thread of the caller's core that waits in an
+//! object's queue …), capability
 //! transfer, a bound thread's receive from an endpoint (`bound.rs`), faults
 //! without a usable handler,
 //! interrupts that signal a handler, stall owners, zombie reaping and

@@ -118,9 +118,9 @@ impl<W: Waits> Ctx<'_, W> {
     /// Whether `t` waits in this core's ready queues, found by walking them:
     /// only the queued threads' TCBs are read (this core owns them), never
     /// `t`'s unless it is one of them. A walk of this core's ready threads;
-    /// its one user is `lockfree`'s shared destroy of a thread of the
-    /// caller's core (`lockfree/destroy.rs`), where another core may own
-    /// `t` itself.
+    /// its users are `lockfree`'s shared suspend and destroy of a thread of
+    /// the caller's core (`decode.rs`'s `Controls`, `lockfree/control.rs`),
+    /// where another core may own `t` itself.
     pub(crate) fn queued_here(&mut self, t: Ref<Tcb>) -> bool {
         let core = self.core;
         let mut levels = self.cs(core).ready.bitmap;

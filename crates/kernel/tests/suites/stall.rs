@@ -2,7 +2,10 @@
 //! another core; address spaces in use elsewhere; zombies from cascades;
 //! two threads stalling each other; and the same under real concurrency.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use crate::common::*;
 use granule_kernel::abi::*;
@@ -180,6 +183,96 @@ fn vspace_in_use_elsewhere_stalls_first() {
     assert_eq!(sim.running[1], Some(t));
 }
 
+/// Sets a core loop's stop flag when dropped, so that a failing assertion
+/// on core 0 ends a real-concurrency test instead of waiting for core 1
+/// forever.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Core 0 of [`core_one_runs`]: the root's side.
+struct CoreZero<'a> {
+    k: &'a granule_kernel::Kernel<Under>,
+    h: CoreHandle,
+    root: granule_kernel::ThreadId,
+    /// Calls core 1's thread has made.
+    calls: &'a AtomicU64,
+    deadline: std::time::Instant,
+    rng: ChaCha8Rng,
+}
+
+impl CoreZero<'_> {
+    /// The root's invocation of `cap`, made again until it completes
+    /// without a restart; it must succeed.
+    fn call(&mut self, cap: Word, inv: Invocation) {
+        loop {
+            // SAFETY: the root runs on core 0 and only this thread acts as core 0.
+            let regs = inv.write(unsafe { &mut *self.k.ipc_buffer(self.root) }, cap);
+            let plan = self.k.syscall(&mut self.h, regs);
+            assert_eq!(plan.run, Some(self.root));
+            // SAFETY: as above, after the kernel returned.
+            if let Some(r) = encode::result(unsafe { &*self.k.ipc_buffer(self.root) }) {
+                assert_eq!(r.map(drop), Ok(()));
+                return;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Wait until core 1's thread has made two more calls (at first: until
+    /// core 1 has started), then a random few spins more, so that what
+    /// follows lands while it runs, at no fixed point of its loop.
+    fn wait_for_calls(&mut self, round: usize) {
+        let seen = self.calls.load(Ordering::SeqCst);
+        while self.calls.load(Ordering::SeqCst) < seen + 2 {
+            assert!(std::time::Instant::now() < self.deadline, "core 1 stopped making calls ({round} rounds)");
+            std::hint::spin_loop();
+        }
+        for _ in 0..self.rng.gen_range(0..400) {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Real concurrency on a two-core kernel: core 1 runs `t` (idle, it polls
+/// with IPI entries), which enters the kernel with `next()` for each of its
+/// calls, while `rounds` acts as core 0 on this thread.
+fn core_one_runs(
+    mut sim: Sim,
+    t: granule_kernel::ThreadId,
+    next: impl Fn() -> granule_kernel::SyscallArgs + Send,
+    rounds: impl FnOnce(&mut CoreZero<'_>),
+) {
+    let (stop, calls) = (AtomicBool::new(false), AtomicU64::new(0));
+    let mut handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
+    let mut h1 = handles.pop().unwrap();
+    let h0 = handles.pop().unwrap();
+    let k = &sim.k;
+    let run1 = sim.running[1];
+    assert_eq!(run1, Some(t));
+    std::thread::scope(|s| {
+        let (stop, calls) = (&stop, &calls);
+        s.spawn(move || {
+            core_loop(k, &mut h1, run1, &mut |_: &_, _: &mut _, run: Option<_>| match run {
+                _ if stop.load(Ordering::SeqCst) => Next::Stop,
+                None => Next::Enter(Entry::Ipi),
+                Some(_) => {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    Next::Enter(Entry::Syscall(next()))
+                }
+            });
+        });
+        let _stop = StopOnDrop(stop);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let rng = ChaCha8Rng::seed_from_u64(7);
+        rounds(&mut CoreZero { k, h: h0, root: sim.root, calls, deadline, rng });
+    });
+}
+
 /// Real concurrency: core 1 runs a thread that makes system calls in a loop
 /// while core 0's root suspends, resumes and migrates it. Exercises the
 /// "trapped core" path (taking a thread from a core waiting for the lock).
@@ -191,50 +284,56 @@ fn concurrent_suspend_resume_migrate() {
     }
     let mut sim = Sim::new(2);
     let (cap, t) = sim.spawn(1, 50, 1);
-    let stop = AtomicBool::new(false);
-    let mut handles: Vec<CoreHandle> = sim.cores.drain(..).collect();
-    let mut h1 = handles.pop().unwrap();
-    let mut h0 = handles.pop().unwrap();
-    let k = &sim.k;
-    let root = sim.root;
-    let run1 = sim.running[1];
-    std::thread::scope(|s| {
-        let stop = &stop;
-        s.spawn(move || {
-            // Core 1 runs the thread, which yields (a system call) over and
-            // over; idle, it polls the kernel with IPI entries.
-            let yield_now = encode::syscall(Sysno::Yield, 0, MessageInfo::default(), 0);
-            core_loop(k, &mut h1, run1, &mut |_: &_, _: &mut _, run: Option<_>| match run {
-                _ if stop.load(Ordering::SeqCst) => Next::Stop,
-                None => Next::Enter(Entry::Ipi),
-                Some(_) => Next::Enter(Entry::Syscall(yield_now)),
-            });
-        });
-        let call = |h0: &mut CoreHandle, inv: Invocation| loop {
-            // SAFETY: the root runs on core 0 and only this thread acts as core 0.
-            let regs = inv.write(unsafe { &mut *k.ipc_buffer(root) }, cap);
-            let plan = k.syscall(h0, regs);
-            assert_eq!(plan.run, Some(root));
-            // SAFETY: as above, after the kernel returned.
-            if let Some(r) = encode::result(unsafe { &*k.ipc_buffer(root) }) {
-                assert_eq!(r.map(drop), Ok(()));
-                break;
+    // The thread yields (a system call) over and over.
+    let yield_now = encode::syscall(Sysno::Yield, 0, MessageInfo::default(), 0);
+    core_one_runs(
+        sim,
+        t,
+        move || yield_now,
+        |c0| {
+            for i in 0..100 {
+                c0.wait_for_calls(i);
+                c0.call(cap, Invocation::suspend());
+                assert_eq!(c0.k.thread_info(&mut c0.h, t).unwrap().status, ThreadStatus::Inactive);
+                c0.call(cap, Invocation::resume());
+                if i % 3 == 0 {
+                    c0.call(cap, Invocation::set_affinity((i / 3 % 2) as Word));
+                    c0.call(cap, Invocation::set_affinity(1));
+                }
+                if let Err(e) = c0.k.check_invariants(&mut c0.h) {
+                    panic!("{e}");
+                }
             }
-            std::hint::spin_loop();
-        };
-        for i in 0..100 {
-            call(&mut h0, Invocation::suspend());
-            assert_eq!(k.thread_info(&mut h0, t).unwrap().status, ThreadStatus::Inactive);
-            call(&mut h0, Invocation::resume());
-            if i % 3 == 0 {
-                call(&mut h0, Invocation::set_affinity(i / 3 % 2));
-                call(&mut h0, Invocation::set_affinity(1));
-            }
-            if let Err(e) = k.check_invariants(&mut h0) {
-                panic!("{e}");
-            }
+        },
+    );
+}
+
+/// Real concurrency: core 1 runs a thread that resumes *itself* in a loop
+/// while core 0's root suspends and resumes it. A resume of a running
+/// thread does nothing, so every suspend must leave it stopped: a self-resume
+/// checked before the suspend's request and run after it must not cancel
+/// that request (under `lockfree` both are shared entries, and core 1's
+/// entry can be under way when core 0's request lands; without the rule
+/// this test failed in each of six runs, checked).
+#[test]
+fn a_thread_resuming_itself_does_not_cancel_a_concurrent_suspend() {
+    if !CONCURRENT {
+        eprintln!("skipped under {:?}: it promises that no two cores touch one object at once", WHICH);
+        return;
+    }
+    let mut sim = Sim::new(2);
+    let (cap, t) = sim.spawn(1, 50, 1);
+    let buf = sim.k.ipc_buffer(t) as usize;
+    // SAFETY: `buf` is `t`'s buffer, and `t` is the thread core 1 runs: only
+    // core 1's thread touches it until the next kernel entry.
+    let resume_itself = move || Invocation::resume().write(unsafe { &mut *(buf as *mut IpcBuffer) }, cap);
+    core_one_runs(sim, t, resume_itself, |c0| {
+        for i in 0..20000 {
+            c0.wait_for_calls(i);
+            c0.call(cap, Invocation::suspend());
+            assert_eq!(c0.k.thread_info(&mut c0.h, t).unwrap().status, ThreadStatus::Inactive, "suspend {i}");
+            c0.call(cap, Invocation::resume());
         }
-        stop.store(true, Ordering::SeqCst);
     });
 }
 

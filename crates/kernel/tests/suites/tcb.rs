@@ -201,3 +201,34 @@ fn a_thread_resumed_and_suspended_before_its_core_looks_stays_stopped() {
     assert_eq!((sim.running[1], sim.status(t)), (Some(t), ThreadStatus::Current));
     sim.check();
 }
+
+/// A ready thread suspended and resumed by a thread of its own core goes
+/// to the back of its priority's queue, as seL4's resume queues it, and the
+/// threads around it keep their order. (Under `lockfree` the caller's core
+/// owns a ready thread of its own and meets the suspend at once, on the
+/// shared path; a blocked thread is suspended in a management entry.)
+#[test]
+fn a_ready_thread_suspended_and_resumed_by_its_core_queues_at_the_back() {
+    let mut sim = Sim::new(1);
+    let (a_cap, a) = sim.spawn(1, 50, 0);
+    let (_, b) = sim.spawn(2, 50, 0);
+    let (_, c) = sim.spawn(3, 50, 0);
+    sim.invoke(0, a_cap, TcbSuspend, &[]).unwrap();
+    assert_eq!(sim.status(a), ThreadStatus::Inactive);
+    // A second suspend and a resume of a thread that is not stopped change
+    // nothing.
+    sim.invoke(0, a_cap, TcbSuspend, &[]).unwrap();
+    assert_eq!(sim.status(a), ThreadStatus::Inactive);
+    sim.invoke(0, a_cap, TcbResume, &[]).unwrap();
+    sim.invoke(0, a_cap, TcbResume, &[]).unwrap();
+    assert_eq!(sim.status(a), ThreadStatus::Ready);
+    sim.park_root();
+    let mut order = vec![];
+    for _ in 0..3 {
+        let t = sim.running[0].expect("a ready thread runs");
+        order.push(t);
+        sim.sys(0, Sysno::Yield, 0, msg(0, 0), 0);
+    }
+    assert_eq!(order, [b, c, a]);
+    sim.check();
+}

@@ -59,7 +59,8 @@
 //! The owner's publications keep `KILLED`. A kill is Synthesis's destroy
 //! ("mark the thread killed; the dispatcher that meets it removes it"): it
 //! is a suspend that no resume can undo, which matters when a resume that
-//! was checked before the destroy (on a third core) lands after it — a
+//! was checked before the destroy (on another core than the destroyer's)
+//! lands after it — a
 //! plain suspend would be cancelled by it and the destroyed thread would
 //! run again. A kill meets a standing request only by giving up
 //! ([`Killed::Already`]): the destroyer leaves the thread to a management

@@ -47,7 +47,7 @@ impl Record for AtomicsRecord {
 }
 
 /// The operations counted, in record order, with their parts.
-pub const OPERATIONS: [(&str, &[&str]); 11] = [
+pub const OPERATIONS: [(&str, &[&str]); 13] = [
     ("suspend", SPLIT),
     ("resume, not in the run queue", SPLIT),
     ("suspend + resume before the core acts", SPLIT),
@@ -59,6 +59,8 @@ pub const OPERATIONS: [(&str, &[&str]); 11] = [
     ("free page", &["whole"]),
     ("destroy", SPLIT),
     ("signal, bound receiver", SPLIT),
+    ("suspend, same core", &["whole"]),
+    ("resume, same core", &["whole"]),
 ];
 
 /// The parts of an operation carried out by another core.
@@ -137,6 +139,7 @@ fn count(n: usize) -> Result<Vec<[RmwCounts; 2]>> {
     [sums[7][0], sums[8][0]] = count_pages(&mut d, n)?;
     sums[9] = count_destroys(&mut d, n)?;
     sums[10] = count_bound_signals(&mut d, n)?;
+    [sums[11][0], sums[12][0]] = count_here(&mut d, n)?;
     Ok(sums)
 }
 
@@ -238,6 +241,25 @@ fn count_bound_signals(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result
     Ok(sums)
 }
 
+/// `n` suspends and resumes of a ready thread of core 0 by the root, as
+/// the timed rows.
+fn count_here(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<[RmwCounts; 2]> {
+    let (t, _) = d.thread(0, super::rows::PRIO, CAP_INIT_VSPACE)?;
+    let mut sums = [RmwCounts::default(); 2];
+    for _ in 0..n {
+        for (i, inv) in [Invocation::suspend(), Invocation::resume()].iter().enumerate() {
+            let c0 = counts(d);
+            let plan = call(d, t, inv)?;
+            sums[i] += counts(d).since(&c0);
+            if !plan.ipis.is_empty() {
+                bail!("{:?} of a thread of the caller's core interrupted another core", inv.label);
+            }
+        }
+    }
+    let _ = d.delete(t, false)?;
+    Ok(sums)
+}
+
 /// `n` memory-access faults of a thread on core 1, each delivered to its
 /// handler waiting there (as the timed row; the answers not counted).
 fn count_faults(d: &mut Driver<'_, CountingLockFree>, n: usize) -> Result<RmwCounts> {
@@ -276,6 +298,8 @@ pub fn timed_row(op: &str) -> Option<&'static str> {
         "free page" => Some("free page"),
         "destroy" => Some("destroy"),
         "signal, bound receiver" => Some("signal, bound receiver"),
+        "suspend, same core" => Some("suspend, same core"),
+        "resume, same core" => Some("resume, same core"),
         _ => None,
     }
 }

@@ -5,7 +5,9 @@
 
 use anyhow::{anyhow, bail, Result};
 use granule_hosted::granule_kernel::abi::{Error, InvocationLabel, ObjectType, Sysno, Word};
-use granule_hosted::granule_kernel::{BootInfo, CoreHandle, ExitPlan, Kernel, MessageInfo, Regime, ThreadId};
+use granule_hosted::granule_kernel::{
+    BootInfo, CoreHandle, ExitPlan, Kernel, MessageInfo, Regime, ThreadId, ThreadStatus,
+};
 use granule_sync::cycles;
 use granule_verify::encode::{self, Invocation};
 
@@ -228,6 +230,11 @@ impl<'k, R: Regime> Driver<'k, R> {
     /// The thread `core` runs, if any.
     pub fn current(&mut self, core: usize) -> Option<ThreadId> {
         self.thread_on(core).ok()
+    }
+
+    /// Whether thread `t` is stopped (inactive), `None` if it is gone.
+    pub fn stopped(&mut self, t: ThreadId) -> Option<bool> {
+        self.k.thread_info(&mut self.hs[0], t).map(|i| i.status == ThreadStatus::Inactive)
     }
 
     /// Invocation `label` with `args` (a convenience for the rows).

@@ -134,6 +134,28 @@ pub fn resume_queued<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Res
     Ok(vec![v])
 }
 
+/// Suspend a ready thread of the caller's own core (the seed's
+/// uniprocessor case), then resume it: each the root's call alone, which
+/// interrupts no other core. `[suspend, resume]`, one part each.
+pub fn suspend_resume_here<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<(Samples, Samples)> {
+    let (t, tid) = d.thread(0, PRIO, CAP_INIT_VSPACE)?;
+    let (mut sv, mut rv) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        for (inv, v, stopped) in [(Invocation::suspend(), &mut sv, true), (Invocation::resume(), &mut rv, false)] {
+            let (r, c) = split(d, t, &inv, oh)?;
+            if c != 0 {
+                bail!("{:?} of a thread of the caller's core interrupted another core", inv.label);
+            }
+            if d.stopped(tid) != Some(stopped) {
+                bail!("{:?} left the thread of core 0 {}", inv.label, if stopped { "runnable" } else { "stopped" });
+            }
+            v.push(r);
+        }
+    }
+    let _ = d.delete(t, false)?;
+    Ok((vec![sv], vec![rv]))
+}
+
 /// Signal a thread: the root signals a notification a thread of core 1
 /// waits on, then core 1's entry runs the woken thread.
 pub fn signal<R: Regime>(d: &mut Driver<'_, R>, n: usize, oh: u64) -> Result<Samples> {

@@ -48,6 +48,9 @@ pub struct VerifyRecord {
     /// Bound receivers woken by a signal on `lockfree`'s shared path
     /// (`docs/synthesis.md`); 0 under every other regime.
     pub bound_wakes: u64,
+    /// Suspends and resumes made on `lockfree`'s shared path, of a thread
+    /// of any core (`docs/synthesis.md`); 0 under every other regime.
+    pub shared_controls: u64,
     /// Histories found linearizable.
     pub linearizability_checks: u64,
     /// Linearizability searches that ran out of budget.
@@ -86,6 +89,7 @@ impl VerifyRecord {
             shared_pages: s.shared_pages,
             shared_destroys: s.shared_destroys,
             bound_wakes: s.bound_wakes,
+            shared_controls: s.shared_controls,
             linearizability_checks: s.linearizable,
             linearizability_inconclusive: s.lin_inconclusive,
             determinism_checks: s.determinism_checks,

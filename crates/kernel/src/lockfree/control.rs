@@ -129,10 +129,12 @@ impl Ctx<'_, LfState> {
             self.lf_interrupt_home::<C>(lf, home);
         }
         self.cs(core).own_request = done != Suspended::Already;
-        // A thread of this core: the decoder found it ready here or it is
-        // the caller (`Controls::Here`), and this core still owns it.
+        // A thread of this core other than the caller: the decoder found it
+        // in this core's ready queue (`Controls::Here`), and it is still
+        // there (since then the entry has only drained the inbox, which
+        // adds threads), so this core owns it and need not walk again.
         if w.home() == core && self.cs(core).current != Some(t) {
-            self.lf_stop_queued_here(t);
+            self.lf_stop_ready(t);
         }
         Outcome::Done
     }
@@ -164,7 +166,16 @@ impl Ctx<'_, LfState> {
     /// it is queued here is found from the queue, not from its TCB: until
     /// then another core may own it (a taker or a resume that claimed it).
     pub(crate) fn lf_stop_queued_here(&mut self, t: Ref<Tcb>) {
-        if !self.queued_here(t) {
+        if self.queued_here(t) {
+            self.lf_stop_ready(t);
+        }
+    }
+
+    /// `t`, in this core's ready queue, with a stop requested by this
+    /// entry: out of the queue and stopped (`lf_stop_queued_here`).
+    fn lf_stop_ready(&mut self, t: Ref<Tcb>) {
+        let core = self.core;
+        if !self.get(t).is_some_and(|x| x.in_ready && x.core == core) {
             return;
         }
         self.dequeue(t);

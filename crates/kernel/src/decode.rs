@@ -431,6 +431,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// another core may own it (a taker that has just removed it from a
     /// queue). A stall owner is left to management, which releases its
     /// holds.
+    #[inline(always)]
     fn controlled<S: Scope>(&mut self, scope: &S, caller: &CallerView, t: Ref<Tcb>, resume: bool) -> bool {
         match scope.controls(t, self.core) {
             Controls::No => false,

@@ -125,15 +125,19 @@ impl Ctx<'_, LfState> {
             return Outcome::Done;
         }
         let done = w.suspend(rmw);
-        if let Suspended::Requested { home } = done {
-            self.lf_interrupt_home::<C>(lf, home);
-        }
+        let home = match done {
+            Suspended::Requested { home } => {
+                self.lf_interrupt_home::<C>(lf, home);
+                home
+            }
+            _ => w.home(),
+        };
         self.cs(core).own_request = done != Suspended::Already;
         // A thread of this core other than the caller: the decoder found it
         // in this core's ready queue (`Controls::Here`), and it is still
         // there (since then the entry has only drained the inbox, which
         // adds threads), so this core owns it and need not walk again.
-        if w.home() == core && self.cs(core).current != Some(t) {
+        if home == core && self.cs(core).current != Some(t) {
             self.lf_stop_ready(t);
         }
         Outcome::Done

@@ -85,11 +85,10 @@ pub(crate) enum Controls {
     /// (the thread is of the caller's core): a resume, and a suspend of the
     /// caller itself or of a thread in this core's ready queue, which the
     /// entry meets at once. Any other suspend (of a thread that is stopped,
-    /// woken but not yet drained from the inbox, or holding stalled cores)
-    /// runs with the whole kernel held. For a thread that waits in an
-    /// object's queue that matters: it is
-    /// suspended with the whole kernel held, which takes it out of that
-    /// queue at once as seL4 does; left there, a resume before a taker
+    /// woken but not yet drained from the inbox, holding stalled cores, or
+    /// waiting in an object's queue) runs with the whole kernel held. For
+    /// a waiting thread that matters: the whole kernel takes it out of its
+    /// queue at once, as seL4 does; left there, a resume before a taker
     /// reached it would keep its place ahead of later waiters, where seL4
     /// queues its restarted call at the back.
     Here,

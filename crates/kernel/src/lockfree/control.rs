@@ -48,8 +48,9 @@
 //! in (`LockFreeOf::wait_out_of_entry`, called by the shared entry; bounded
 //! by one entry). Such a call may itself touch the thread's word: a thread
 //! resuming itself does nothing (it runs; the request it could see came
-//! after its call was checked, and must stand). Two cores suspending each other's running threads at once
-//! cannot both succeed in any sequential order: after its wait, the higher
+//! after its call was checked, and must stand). Two cores suspending each
+//! other's running threads at once cannot both succeed in any sequential
+//! order: after its wait, the higher
 //! core's suspender finds its own thread's stop requested and withdraws its
 //! request, its call restarting (`lf_withdraw_suspend`). They would also
 //! wait for each other: a waiter whose target core waits too gives up, and
@@ -203,8 +204,9 @@ impl Ctx<'_, LfState> {
     /// store would end the earlier one's sequence, and that request could
     /// stay unseen by the entry that took its flag).
     pub(crate) fn lf_interrupt_home<const C: bool>(&mut self, lf: &LfState, home: usize) {
-        // A thread of this core (a suspend's or a destroy's) is met by this entry or a
-        // taker; a stale home would only cost a needless interrupt.
+        // A thread of this core (a suspend's or a destroy's) is met by this
+        // entry or a taker; a stale home would only cost a needless
+        // interrupt.
         if home != self.core && home < self.s.config.cores {
             lf.count::<C>(self.core, Rmw::Xchg);
             lf.cores[home].stop_ipi.swap(true, Ordering::AcqRel);

@@ -39,9 +39,8 @@
 //! Everything else — object invocations (retype and delete of anything but
 //! one 4 KiB frame or a thread with one capability, revoke, copy,
 //! configure, suspend of a thread of the caller's core that waits in an
-//! object's queue …), capability
-//! transfer, a bound thread's receive from an endpoint (`bound.rs`), faults
-//! without a usable handler,
+//! object's queue …), capability transfer, a bound thread's receive from
+//! an endpoint (`bound.rs`), faults without a usable handler,
 //! interrupts that signal a handler, stall owners, zombie reaping and
 //! introspection — is a
 //! *management* operation ([`LockFree`]'s `enter`/`exit`): serialised, and

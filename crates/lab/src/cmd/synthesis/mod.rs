@@ -18,11 +18,12 @@
 //!
 //! Under `lockfree`, suspend and resume of a thread of another core (and of
 //! a ready thread of the caller's own core) run Synthesis's `STOPME`
-//! protocol without the gate (`kernel/src/lockfree/
-//! control.rs`), and a signal is the notification word's CAS; the other
-//! thread and memory operations are still management entries, behind the
-//! gate. The atomic instructions of the lock-free ones are counted in a
-//! separate pass (`atomics.rs`, the `synthesis_atomics` records).
+//! protocol without the gate (`kernel/src/lockfree/control.rs`); so do a
+//! destroy, a signal (the notification word's CAS), a fault's delivery,
+//! map and unmap, and allocating and freeing a 4 KiB frame
+//! (`docs/synthesis.md`). Create is a management entry, behind the gate.
+//! The atomic instructions of the lock-free ones are counted in a separate
+//! pass (`atomics.rs`, the `synthesis_atomics` records).
 
 mod atomics;
 mod contended;

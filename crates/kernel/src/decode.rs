@@ -120,6 +120,11 @@ impl CallerView {
     pub(crate) fn of(t: Ref<Tcb>, x: &Tcb) -> Self {
         Self { t, cspace: x.cspace, bound: x.bound.is_some() }
     }
+
+    /// The view of a caller whose TCB is gone: every look-up fails.
+    pub(crate) fn dead(t: Ref<Tcb>) -> Self {
+        Self { t, cspace: None, bound: false }
+    }
 }
 
 /// The call needs the whole kernel (a `lockfree` management entry).
@@ -270,7 +275,14 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     fn look_up<S: Scope>(&mut self, c: &CallerView, cptr: Word) -> Result<Looked, Error> {
         if S::WHOLE {
-            let (slot, cap) = self.lookup(c.t, cptr)?;
+            // `lookup`'s checks, from the CSpace the view read already.
+            let cnode = c.cspace.ok_or(Error::InvalidCapability)?;
+            let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
+            let slot = SlotAddr { cnode, index };
+            let cap = self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap.get();
+            if cap.obj.is_null() || !self.cap_live(cap.obj) {
+                return Err(Error::InvalidCapability);
+            }
             return Ok(match cap.obj {
                 CapObj::Endpoint(_) | CapObj::Notification(_) | CapObj::Reply(_) => Looked::Ipc(cap),
                 _ => Looked::Other(Some((slot, cap))),

@@ -56,8 +56,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         // This core's scheduler and its current thread are held by the entry
         // (`begin_entry`).
-        let core = self.core;
-        let cs = self.cs(core);
+        let cs = self.own();
         let Some(me) = cs.current else { return Ok(false) };
         if cs.action != Action::Resume || cs.held != 0 {
             return Ok(false);
@@ -79,7 +78,7 @@ impl<W: Waits> Ctx<'_, W> {
             _ => false,
         };
         if done {
-            bump(&self.cell(core).fastpath);
+            bump(&self.own_cell().fastpath);
         }
         Ok(done)
     }
@@ -108,7 +107,7 @@ impl<W: Waits> Ctx<'_, W> {
             return Ok(false);
         }
         let dest_prio = d.prio;
-        if self.cs(core).ready.highest().is_some_and(|p| p > dest_prio) {
+        if self.own().ready.highest().is_some_and(|p| p > dest_prio) {
             return Ok(false);
         }
         guard.object(reply)?;
@@ -120,15 +119,12 @@ impl<W: Waits> Ctx<'_, W> {
         r.receiver = None;
         r.caller = Some(me);
         r.grant = msg.grant;
-        self.ep_remove(ep, dest);
+        self.ep_remove_as(ep, dest, ThreadState::Running);
         self.copy_message(me, dest, msg.info, msg.badge);
-        if let Some(d) = self.get(dest) {
-            d.state = ThreadState::Running;
-        }
         if let Some(x) = self.get(me) {
             x.state = ThreadState::BlockedOnReply { reply, fault: false };
         }
-        self.cs(core).action = Action::Direct { to: dest, prio: dest_prio };
+        self.own().action = Action::Direct { to: dest, prio: dest_prio };
         Ok(true)
     }
 
@@ -151,29 +147,23 @@ impl<W: Waits> Ctx<'_, W> {
         let Some(r) = self.get(reply) else { return Ok(false) };
         let (Some(caller), None) = (r.caller, r.receiver) else { return Ok(false) };
         guard.object(caller)?;
-        let Some(c) = self.get(caller) else { return Ok(false) };
+        let best = self.own().ready.highest();
+        let Some((r, c)) = self.get_pair(reply, caller) else { return Ok(false) };
         // The replier blocks: the caller runs if nothing ready outranks it.
         if !matches!(c.state, ThreadState::BlockedOnReply { reply: r, fault: false } if r == reply) || c.core != core {
             return Ok(false);
         }
         let caller_prio = c.prio;
-        if self.cs(core).ready.highest().is_some_and(|p| p > caller_prio) {
+        if best.is_some_and(|p| p > caller_prio) {
             return Ok(false);
         }
         // ---- point of no return ----
-        if let Some(r) = self.get(reply) {
-            r.caller = None;
-            r.receiver = Some(me);
-        }
+        r.caller = None;
+        r.receiver = Some(me);
+        c.state = ThreadState::Running;
         self.copy_message(me, caller, info, 0);
-        if let Some(c) = self.get(caller) {
-            c.state = ThreadState::Running;
-        }
-        if let Some(x) = self.get(me) {
-            x.state = ThreadState::BlockedOnRecv { ep, reply: Some(reply) };
-        }
-        self.ep_append(ep, me, EpState::Recv);
-        self.cs(core).action = Action::Direct { to: caller, prio: caller_prio };
+        self.ep_append_as(ep, me, EpState::Recv, ThreadState::BlockedOnRecv { ep, reply: Some(reply) });
+        self.own().action = Action::Direct { to: caller, prio: caller_prio };
         Ok(true)
     }
 }

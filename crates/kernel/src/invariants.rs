@@ -96,6 +96,12 @@ impl<W: Waits> Ctx<'_, W> {
                 }
                 places[t.index() as usize] += 1;
             }
+            let (summary, words) = self.cs(c).ready.summary();
+            ensure!(
+                summary == words,
+                "ready-bitmap",
+                "core {c}: word summary {summary:#x}, non-empty words {words:#x}"
+            );
             for p in 0..=255u8 {
                 let head = self.cs(c).ready.head(p);
                 let bit = self.cs(c).ready.bit(p);

@@ -243,7 +243,7 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn copy_message(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, info: MessageInfo, badge: Word) {
         let len = (info.length() as usize).min(MSG_MAX_WORDS);
         let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
-        d.msg[..len].copy_from_slice(&s.msg[..len]);
+        copy_words(&mut d.msg, &s.msg, len);
         d.tag = MessageInfo::new(info.label(), 0, 0, len as Word).word();
         d.badge = badge;
         d.error = 0;
@@ -288,5 +288,28 @@ impl<W: Waits> Ctx<'_, W> {
             count += 1;
         }
         (count, unwrapped, badges)
+    }
+}
+
+/// Copy the first `len` message words (`len <= MSG_MAX_WORDS`). Short
+/// messages, the common case, are copied word by word: a call to `memcpy`
+/// costs more than the copy itself.
+#[inline(always)]
+fn copy_words(d: &mut [Word; MSG_MAX_WORDS], s: &[Word; MSG_MAX_WORDS], len: usize) {
+    if len > 4 {
+        d[..len].copy_from_slice(&s[..len]);
+        return;
+    }
+    if len > 0 {
+        d[0] = s[0];
+    }
+    if len > 1 {
+        d[1] = s[1];
+    }
+    if len > 2 {
+        d[2] = s[2];
+    }
+    if len > 3 {
+        d[3] = s[3];
     }
 }

@@ -129,6 +129,13 @@ pub(crate) trait Object: Sized + 'static {
     fn slab<W: Waits>(s: &State<W>) -> &Slab<Self>;
 }
 
+/// Object types whose slabs differ from `B`'s, so that one object of each
+/// can be borrowed at once ([`Ctx::get_pair`]): a queue and its member.
+pub(crate) trait Distinct<B: Object>: Object {}
+impl Distinct<Tcb> for Endpoint {}
+impl Distinct<Tcb> for Notification {}
+impl Distinct<Tcb> for Reply {}
+
 macro_rules! object {
     ($t:ty, $field:ident) => {
         impl Object for $t {
@@ -321,6 +328,9 @@ impl<W: Waits> State<W> {
 pub(crate) struct Ctx<'k, W: Waits> {
     pub s: &'k State<W>,
     pub core: usize,
+    /// `core`'s cell, found once when the context is made (the hot paths
+    /// reach their own core's state through it, with no index check).
+    here: &'k CoreCell,
     /// Cores to interrupt when this entry returns.
     pub ipis: CoreMask,
     /// IRQs to acknowledge when this entry returns.
@@ -337,7 +347,7 @@ impl<'k, W: Waits> Ctx<'k, W> {
     /// the ownership protocol of `crate::lockfree`, and the context is used
     /// only as that protocol allows.)
     pub unsafe fn new(s: &'k State<W>, core: usize) -> Self {
-        Self { s, core, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
+        Self { s, core, here: &s.cores[core], ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
     }
 
     /// The slot behind `r` if it is live with `r`'s generation.
@@ -386,6 +396,22 @@ impl<'k, W: Waits> Ctx<'k, W> {
         // in which every core that could name it has left its entry.
         let gen = unsafe { T::slab(self.s).gen(r.index()) };
         gen == Some(r.gen())
+    }
+
+    /// Two live objects of two different types at once (see [`Distinct`]).
+    #[inline(always)]
+    pub fn get_pair<A: Object + Distinct<B>, B: Object>(&mut self, a: Ref<A>, b: Ref<B>) -> Option<(&mut A, &mut B)> {
+        // SAFETY: as in `slot`, for one slot of each of two slabs: `Distinct`
+        // types live in different slabs, so the two references never alias
+        // each other, and `&mut self` keeps every other reference this
+        // context hands out away while they live.
+        let sa = unsafe { A::slab(self.s).slot(a.index()) }?;
+        // SAFETY: as above.
+        let sb = unsafe { B::slab(self.s).slot(b.index()) }?;
+        if sa.gen != a.gen() || sb.gen != b.gen() {
+            return None;
+        }
+        Some((sa.obj.as_mut()?, sb.obj.as_mut()?))
     }
 
     /// The live object at slab index `i`, with its reference.
@@ -467,6 +493,19 @@ impl<'k, W: Waits> Ctx<'k, W> {
         // touch another core's while it is in the kernel); `&mut self` makes
         // this the only reference handed out by this context.
         unsafe { &mut *self.s.cores[core].sched.get() }
+    }
+
+    /// This core's scheduler state (`cs(self.core)`, without the index).
+    #[inline(always)]
+    pub fn own(&mut self) -> &mut CoreState {
+        // SAFETY: as in `cs`, for this context's own core.
+        unsafe { &mut *self.here.sched.get() }
+    }
+
+    /// This core's atomics (`cell(self.core)`, without the index).
+    #[inline(always)]
+    pub fn own_cell(&self) -> &'k CoreCell {
+        self.here
     }
 
     /// The atomics of `core`.

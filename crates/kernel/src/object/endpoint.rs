@@ -3,6 +3,7 @@
 //! are intrusive FIFO lists through the TCBs' `ep_next`/`ep_prev` links, which
 //! notification wait queues share (a thread waits in at most one queue).
 
+use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::Ctx;
 use crate::waits::Waits;
@@ -28,6 +29,32 @@ impl Queue {
     pub fn is_empty(&self) -> bool {
         self.head == NIL
     }
+
+    /// The queue with `x` (thread `t`) appended, and the old tail, whose
+    /// `ep_next` must now name `t` (unless it is `NIL`).
+    #[inline(always)]
+    fn append(self, x: &mut Tcb, t: u32) -> (Queue, u32) {
+        x.ep_next = NIL;
+        x.ep_prev = self.tail;
+        let head = if self.tail == NIL { t } else { self.head };
+        (Queue { head, tail: t }, self.tail)
+    }
+
+    /// The queue without member `x`, and `x`'s old neighbours, which must
+    /// now name each other (where they are not `NIL`).
+    #[inline(always)]
+    fn remove(mut self, x: &mut Tcb) -> (Queue, u32, u32) {
+        let (prev, next) = (x.ep_prev, x.ep_next);
+        x.ep_next = NIL;
+        x.ep_prev = NIL;
+        if prev == NIL {
+            self.head = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        }
+        (self, prev, next)
+    }
 }
 
 /// A synchronous IPC endpoint.
@@ -47,61 +74,84 @@ impl<W: Waits> Ctx<'_, W> {
     /// Append thread `t` to `q`.
     #[inline]
     pub(crate) fn q_append(&mut self, q: Queue, t: u32) -> Queue {
-        let x = self.tcb_at(t);
-        x.ep_next = NIL;
-        x.ep_prev = q.tail;
-        if q.tail == NIL {
-            Queue { head: t, tail: t }
-        } else {
-            self.tcb_at(q.tail).ep_next = t;
-            Queue { head: q.head, tail: t }
-        }
+        let (q, tail) = q.append(self.tcb_at(t), t);
+        self.link_after(tail, t);
+        q
     }
 
     /// Remove thread `t` (a member) from `q`.
     #[inline]
-    pub(crate) fn q_remove(&mut self, mut q: Queue, t: u32) -> Queue {
-        let x = self.tcb_at(t);
-        let (next, prev) = (x.ep_next, x.ep_prev);
-        x.ep_next = NIL;
-        x.ep_prev = NIL;
-        if prev == NIL {
-            q.head = next;
-        } else {
+    pub(crate) fn q_remove(&mut self, q: Queue, t: u32) -> Queue {
+        let (q, prev, next) = q.remove(self.tcb_at(t));
+        self.link_neighbours(prev, next);
+        q
+    }
+
+    /// `t`, just appended after `tail`, becomes `tail`'s successor.
+    #[inline(always)]
+    fn link_after(&mut self, tail: u32, t: u32) {
+        if tail != NIL {
+            self.tcb_at(tail).ep_next = t;
+        }
+    }
+
+    /// A member between `prev` and `next` has left: link the two.
+    #[inline(always)]
+    fn link_neighbours(&mut self, prev: u32, next: u32) {
+        if prev != NIL {
             self.tcb_at(prev).ep_next = next;
         }
-        if next == NIL {
-            q.tail = prev;
-        } else {
+        if next != NIL {
             self.tcb_at(next).ep_prev = prev;
         }
-        q
     }
 
     /// Queue `t` on endpoint `ep` in state `state` (`Send` or `Recv`).
     #[inline]
     pub(crate) fn ep_append(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState) {
-        let Some(e) = self.get(ep) else { return };
-        let q = e.queue;
-        let q = self.q_append(q, t.index());
-        if let Some(e) = self.get(ep) {
-            e.queue = q;
-            e.state = state;
-        }
+        self.ep_append_with(ep, t, state, |_| {});
+    }
+
+    /// [`Ctx::ep_append`], the thread's state becoming `ts` in the same
+    /// access (the fast path's).
+    #[inline(always)]
+    pub(crate) fn ep_append_as(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState, ts: ThreadState) {
+        self.ep_append_with(ep, t, state, |x| x.state = ts);
+    }
+
+    #[inline(always)]
+    fn ep_append_with(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState, f: impl FnOnce(&mut Tcb)) {
+        let Some((e, x)) = self.get_pair(ep, t) else { return };
+        f(x);
+        let tail;
+        (e.queue, tail) = e.queue.append(x, t.index());
+        e.state = state;
+        self.link_after(tail, t.index());
     }
 
     /// Remove `t` from `ep`'s queue (it must be in it, if `ep` is live).
     #[inline]
     pub(crate) fn ep_remove(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>) {
-        let Some(e) = self.get(ep) else { return };
-        let q = e.queue;
-        let q = self.q_remove(q, t.index());
-        if let Some(e) = self.get(ep) {
-            e.queue = q;
-            if q.is_empty() {
-                e.state = EpState::Idle;
-            }
+        self.ep_remove_with(ep, t, |_| {});
+    }
+
+    /// [`Ctx::ep_remove`], the thread's state becoming `ts` in the same
+    /// access (the fast path's).
+    #[inline(always)]
+    pub(crate) fn ep_remove_as(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, ts: ThreadState) {
+        self.ep_remove_with(ep, t, |x| x.state = ts);
+    }
+
+    #[inline(always)]
+    fn ep_remove_with(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, f: impl FnOnce(&mut Tcb)) {
+        let Some((e, x)) = self.get_pair(ep, t) else { return };
+        f(x);
+        let (prev, next);
+        (e.queue, prev, next) = e.queue.remove(x);
+        if e.queue.is_empty() {
+            e.state = EpState::Idle;
         }
+        self.link_neighbours(prev, next);
     }
 
     /// The thread at the head of `ep`'s queue.

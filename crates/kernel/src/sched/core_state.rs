@@ -25,9 +25,13 @@ pub(crate) enum Action {
     Choose { yielded: bool },
 }
 
-/// Ready queues: a bitmap of non-empty levels and a FIFO per level.
+/// Ready queues: a bitmap of non-empty levels and a FIFO per level. The
+/// bitmap has two levels, as seL4's: bit `w` of `words` says whether
+/// `bitmap[w]` has a bit set, so the highest level is found with two
+/// leading-zero counts and no loop.
 #[derive(Debug)]
 pub(crate) struct ReadyQueues {
+    pub(super) words: u64,
     pub(super) bitmap: [u64; NUM_PRIORITIES / 64],
     pub(super) head: [u32; NUM_PRIORITIES],
     pub(super) tail: [u32; NUM_PRIORITIES],
@@ -35,19 +39,18 @@ pub(crate) struct ReadyQueues {
 
 impl ReadyQueues {
     pub(super) fn new() -> Self {
-        Self { bitmap: [0; 4], head: [NIL; NUM_PRIORITIES], tail: [NIL; NUM_PRIORITIES] }
+        Self { words: 0, bitmap: [0; 4], head: [NIL; NUM_PRIORITIES], tail: [NIL; NUM_PRIORITIES] }
     }
 
     /// The highest non-empty level.
     #[inline]
     pub fn highest(&self) -> Option<u8> {
-        for w in (0..4).rev() {
-            let b = self.bitmap[w];
-            if b != 0 {
-                return Some((w * 64 + 63 - b.leading_zeros() as usize) as u8);
-            }
+        if self.words == 0 {
+            return None;
         }
-        None
+        let w = (63 - self.words.leading_zeros()) as usize % (NUM_PRIORITIES / 64);
+        let b = self.bitmap[w];
+        Some((w * 64 + 63 - b.leading_zeros() as usize) as u8)
     }
 
     /// Head of level `p`.
@@ -59,9 +62,20 @@ impl ReadyQueues {
         let (w, b) = (p as usize / 64, p as usize % 64);
         if on {
             self.bitmap[w] |= 1 << b;
+            self.words |= 1 << w;
         } else {
             self.bitmap[w] &= !(1 << b);
+            if self.bitmap[w] == 0 {
+                self.words &= !(1 << w);
+            }
         }
+    }
+
+    /// The summary word and the words it should say are non-empty (for
+    /// the invariants: the two agree).
+    pub fn summary(&self) -> (u64, u64) {
+        let words = self.bitmap.iter().enumerate().filter(|(_, &b)| b != 0).fold(0, |m, (w, _)| m | 1 << w);
+        (self.words, words)
     }
 
     /// Whether level `p`'s bit is set (for the invariants).

@@ -122,13 +122,12 @@ impl<W: Waits> Ctx<'_, W> {
     /// the caller's core (`decode.rs`'s `Controls`, `lockfree/control.rs`),
     /// where another core may own `t` itself.
     pub(crate) fn queued_here(&mut self, t: Ref<Tcb>) -> bool {
-        let core = self.core;
-        let mut levels = self.cs(core).ready.bitmap;
+        let mut levels = self.own().ready.bitmap;
         for w in (0..levels.len()).rev() {
             while levels[w] != 0 {
                 let b = 63 - levels[w].leading_zeros() as usize;
                 levels[w] &= !(1 << b);
-                let mut i = self.cs(core).ready.head[w * 64 + b];
+                let mut i = self.own().ready.head[w * 64 + b];
                 while i != NIL {
                     if i == t.index() {
                         return self.ref_at::<Tcb>(i) == Some(t);
@@ -171,8 +170,7 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Re-choose this core's thread at the end of the entry.
     pub(crate) fn request_reschedule(&mut self) {
-        let core = self.core;
-        let cs = self.cs(core);
+        let cs = self.own();
         if !matches!(cs.action, Action::Choose { .. }) {
             cs.action = Action::Choose { yielded: false };
         }
@@ -334,13 +332,13 @@ impl<W: Waits> Ctx<'_, W> {
     /// Count a completed system call (once, after any round that stopped).
     #[inline(always)]
     pub(crate) fn count_syscall(&mut self) {
-        bump(&self.cell(self.core).syscalls);
+        bump(&self.own_cell().syscalls);
     }
 
     /// Count a completed interrupt, tick or IPI entry.
     #[inline(always)]
     pub(crate) fn count_other_entry(&mut self) {
-        bump(&self.cell(self.core).other_entries);
+        bump(&self.own_cell().other_entries);
     }
 
     /// Start of every general kernel entry: hold the current thread (this
@@ -351,8 +349,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// stopped round changes nothing more (the requests are served).
     #[inline]
     pub(crate) fn begin_entry<G: Hold>(&mut self, guard: &mut G) -> Result<(), G::Stop> {
-        let core = self.core;
-        if let Some(cur) = self.cs(core).current {
+        if let Some(cur) = self.own().current {
             guard.object(cur)?;
             match self.get(cur) {
                 Some(x) if !matches!(x.state, ThreadState::Zombie) => {
@@ -362,12 +359,12 @@ impl<W: Waits> Ctx<'_, W> {
                 }
                 _ => {
                     guard.need_whole()?;
-                    self.cs(core).current = None;
+                    self.own().current = None;
                     self.reap_zombie(cur);
                 }
             }
         }
-        let cell = self.cell(core);
+        let cell = self.own_cell();
         if cell.pending.load(Ordering::Relaxed) != 0 {
             let p = cell.pending.swap(0, Ordering::Acquire);
             if p & (IPI_RESCHEDULE | IPI_STALL) != 0 {
@@ -379,14 +376,13 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Charge a tick to the current thread's slice.
     pub(crate) fn handle_tick(&mut self) {
-        let core = self.core;
-        let Some(cur) = self.cs(core).current else { return };
+        let Some(cur) = self.own().current else { return };
         let slice = self.s.config.timeslice_ticks;
         let Some(x) = self.get(cur) else { return };
         x.slice = x.slice.saturating_sub(1);
         if x.slice == 0 {
             x.slice = slice;
-            self.cs(core).action = Action::Choose { yielded: true };
+            self.own().action = Action::Choose { yielded: true };
         }
     }
 
@@ -396,23 +392,31 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(t) {
             x.slice = slice;
         }
-        let core = self.core;
-        self.cs(core).action = Action::Choose { yielded: true };
+        self.own().action = Action::Choose { yielded: true };
     }
 
     /// End of every kernel entry: carry out the action, honour stalls, and
     /// build the plan.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn finish_entry(&mut self) -> ExitPlan {
-        let core = self.core;
-        let cur = self.cs(core).current;
-        let action = core::mem::replace(&mut self.cs(core).action, Action::Resume);
+        let cs = self.own();
+        let action = core::mem::replace(&mut cs.action, Action::Resume);
         // A direct switch runs a thread this entry has just taken out of a
         // wait queue, where a pending suspend was checked already; one that
         // came after stops it at the interrupt it sent.
         if let Action::Direct { to, prio } = action {
             return self.exit_to(Some(to), prio);
         }
+        self.choose_next(action)
+    }
+
+    /// The end of an entry that did not decide on a direct switch: carry
+    /// out `action` (kept out of line, so that the fast path's exit saves
+    /// no more registers than it uses).
+    #[inline(never)]
+    fn choose_next(&mut self, action: Action) -> ExitPlan {
+        let core = self.core;
+        let cur = self.own().current;
         // The current thread, read once: (runnable, here, queued, priority).
         let cur_info = cur.and_then(|c| {
             self.get(c).map(|x| (matches!(x.state, ThreadState::Running), x.core == core, x.in_ready, x.prio))
@@ -422,7 +426,7 @@ impl<W: Waits> Ctx<'_, W> {
         // (it migrated itself) moves there.
         if let (Some(c), Some((running, here, queued, _))) = (cur, cur_info) {
             if running && !here && !queued {
-                self.cs(core).current = None;
+                self.own().current = None;
                 self.wake(c);
             }
         }
@@ -439,7 +443,7 @@ impl<W: Waits> Ctx<'_, W> {
                 match candidate {
                     None => self.choose(core, cur, cur_ok, false),
                     Some(tp) => {
-                        let best = self.cs(core).ready.highest();
+                        let best = self.own().ready.highest();
                         let cur_p = cur_info.filter(|_| cur_ok).map(|(_, _, _, p)| p);
                         let beaten = cur_p.is_some_and(|p| p >= tp) || best.is_some_and(|b| b > tp);
                         if beaten {
@@ -460,7 +464,7 @@ impl<W: Waits> Ctx<'_, W> {
             // Returned above; named here only to keep the match whole.
             Action::Direct { to, .. } => Some(to),
         };
-        let next = if self.cs(core).held > 0 {
+        let next = if self.own().held > 0 {
             if let Some(n) = next {
                 self.enqueue(n, true);
             }
@@ -478,10 +482,10 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     fn exit_to(&mut self, next: Option<Ref<Tcb>>, next_prio: u8) -> ExitPlan {
         let core = self.core;
-        let cs = self.cs(core);
+        let cs = self.own();
         cs.current = next;
         cs.current_prio = next_prio;
-        self.cell(core).trapped.store(TRAP_NONE, Ordering::Relaxed);
+        self.own_cell().trapped.store(TRAP_NONE, Ordering::Relaxed);
 
         let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks };
         if let Some(n) = next {
@@ -501,9 +505,9 @@ impl<W: Waits> Ctx<'_, W> {
             }
             plan.run = Some(ThreadId { index: n.index(), gen: n.gen() });
         }
-        if self.cs(core).last_run != next {
-            self.cs(core).last_run = next;
-            bump(&self.cell(core).switches);
+        if self.own().last_run != next {
+            self.own().last_run = next;
+            bump(&self.own_cell().switches);
         }
         plan
     }

@@ -117,6 +117,9 @@ const TABLE: Table = &[
             ("--seconds", SECONDS),
             ("--warmup", WARMUP),
             ("--words", Int { zero_ok: true, over: Some("65") }),
+            ("--roundtrip-bin", InputFile),
+            ("--instr-short", Int { zero_ok: false, over: Some("1000001") }),
+            ("--instr-long", Int { zero_ok: false, over: Some("1000001") }),
         ],
     ),
     (

@@ -39,7 +39,12 @@
 //!
 //! Regimes this machine cannot run (`rtm` without Intel RTM) are reported as
 //! `regime_skipped` records with the reason, and the others still run.
+//!
+//! `--instructions` measures instead each regime's instructions per
+//! kernel-only round trip with valgrind's callgrind (`ipc_instructions`
+//! records; see [`instructions`]).
 
+mod instructions;
 mod records;
 
 use std::sync::Arc;
@@ -87,6 +92,8 @@ pub struct Args {
     /// after the run.
     #[arg(long)]
     pub profile: bool,
+    #[command(flatten)]
+    pub instructions: instructions::Options,
 }
 
 /// One ping-pong measurement: a fresh machine of `cores` cores with one
@@ -183,6 +190,9 @@ pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Va
 
 /// Run `granule ipc`.
 pub fn run(a: &Args) -> Result<()> {
+    if a.instructions.instructions {
+        return instructions::run(a);
+    }
     let wanted = selected(&a.regimes)?;
     // Both are bounded by their parsers (bounds::seconds, bounds::warmup).
     let (window, warmup) = (Duration::from_secs_f64(a.seconds), Duration::from_secs_f64(a.warmup));

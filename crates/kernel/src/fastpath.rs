@@ -107,7 +107,7 @@ impl<W: Waits> Ctx<'_, W> {
             return Ok(false);
         }
         let dest_prio = d.prio;
-        if self.own().ready.highest().is_some_and(|p| p > dest_prio) {
+        if self.own().ready.any_above(dest_prio) {
             return Ok(false);
         }
         guard.object(reply)?;

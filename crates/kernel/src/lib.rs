@@ -23,8 +23,10 @@
 //! the whole kernel) run exactly the same kernel work. [`LockFree`] runs the
 //! IPC paths without locks, on compare-and-swap words beside the objects,
 //! and everything else as serialised management operations that exclude
-//! them (`lockfree/`: its drive and wait representation are types, so
-//! nothing of it is compiled into the other regimes).
+//! them (`lockfree/`: its drive and wait representation are types, so its
+//! paths are not compiled into the other regimes; what of it the general
+//! kernel still carries, compiled into every regime and unused by the
+//! others, is listed in `docs/lockfree-kernel.md`).
 //! [`Fine`] takes a big-reader lock's read side plus ticket locks on exactly
 //! the objects an IPC, notification or interrupt entry touches, each held
 //! by the decoder and resolvers just before they read it (`hold.rs`), and
@@ -58,8 +60,10 @@
 //! later) calls the entry points of [`Kernel`] as a core, with that core's
 //! [`CoreHandle`], and performs the returned [`ExitPlan`]. Common IPC
 //! (`Call`, `ReplyRecv` to a waiting partner on the same core) takes a fast
-//! path of guard checks and a point of no return (`fastpath.rs`); everything
-//! else is decoded in full.
+//! path: the one decoder, then guard checks and a point of no return
+//! (`fastpath.rs`); where the guards decline, the general path takes the
+//! call. The kernel path is the big lock's hold time, so it is measured in
+//! instructions (`granule ipc --instructions`; `docs/kernel.md`).
 //!
 //! Source map: `abi.rs` (the user/kernel ABI), `kernel.rs` (boot and entry
 //! points), `state.rs` (kernel state and the access context), `sched/`

@@ -53,6 +53,16 @@ impl ReadyQueues {
         Some((w * 64 + 63 - b.leading_zeros() as usize) as u8)
     }
 
+    /// Whether a level above `p` is non-empty (`highest() > Some(p)`,
+    /// without finding which: the fast path's guard).
+    #[inline(always)]
+    pub fn any_above(&self, p: u8) -> bool {
+        let (w, b) = (p as usize / 64, p as usize % 64);
+        // Words above `w` (a shift of 64 or more is 0), then the bits above
+        // `b` in word `w`.
+        self.words.checked_shr(w as u32 + 1).unwrap_or(0) != 0 || (self.bitmap[w] >> b) >> 1 != 0
+    }
+
     /// Head of level `p`.
     pub fn head(&self, p: u8) -> u32 {
         self.head[p as usize]
@@ -123,6 +133,31 @@ impl CoreState {
             detached: Detached::default(),
             doomed: Doomed::default(),
             own_request: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadyQueues;
+
+    /// `any_above` agrees with `highest` for every level, whatever levels
+    /// are set (the summary word kept by `set_bit` included).
+    #[test]
+    fn any_above_agrees_with_highest() {
+        let sets: [&[u8]; 6] = [&[], &[0], &[255], &[63, 64], &[100, 7, 200], &[1, 127, 128, 191, 192]];
+        for set in sets {
+            let mut q = ReadyQueues::new();
+            for &p in set {
+                q.set_bit(p, true);
+            }
+            for p in 0..=255u8 {
+                assert_eq!(q.any_above(p), q.highest().is_some_and(|h| h > p), "levels {set:?}, p {p}");
+            }
+            for &p in set {
+                q.set_bit(p, false);
+            }
+            assert_eq!((q.highest(), q.summary()), (None, (0, 0)), "levels {set:?} cleared");
         }
     }
 }

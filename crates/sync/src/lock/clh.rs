@@ -16,8 +16,12 @@
 //!
 //! Each waiter spins on a different line, so a hand-off moves exactly one line
 //! between exactly two cores: the property the queueing model relies on.
-//! Nodes are named by index, so the code is safe Rust; `mine`/`prev` are
-//! atomics written only by their core and read with relaxed ordering.
+//! Nodes are named by index; `mine`/`prev` are atomics written only by their
+//! core and read with relaxed ordering. Every node index the lock holds
+//! (`tail`, each core's `mine` and `prev`) is one `new` made, in
+//! `0..=cores`, and the lock only moves indices between those words, never
+//! computes one: so a node is read without an index check ([`Clh::node`],
+//! the file's one `unsafe`).
 
 use alloc::vec::Vec;
 use crossbeam_utils::CachePadded;
@@ -61,6 +65,19 @@ impl Clh {
     }
 }
 
+impl Clh {
+    /// Node `i`, an index the lock holds (see the module documentation).
+    #[inline(always)]
+    fn node(&self, i: usize) -> &AtomicBool {
+        debug_assert!(i < self.nodes.len());
+        // SAFETY: `i` is a node index the lock holds, and every one is below
+        // `nodes.len()` (`cores + 1`): `new` makes them so and the lock only
+        // moves them between `tail`, `mine` and `prev` (module
+        // documentation); `nodes` is never resized.
+        unsafe { self.nodes.get_unchecked(i) }
+    }
+}
+
 impl RawLock for Clh {
     const NAME: &'static str = "clh";
 
@@ -72,12 +89,12 @@ impl RawLock for Clh {
     fn acquire<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
         let me = &self.cores[core];
         let mine = me.mine.load(Ordering::Relaxed);
-        self.nodes[mine].store(true, Ordering::Relaxed);
+        self.node(mine).store(true, Ordering::Relaxed);
         // AcqRel: publish our flag before anyone can reach it through the
         // tail, and see the predecessor's flag initialisation.
         let prev = self.tail.swap(mine, Ordering::AcqRel);
         me.prev.store(prev, Ordering::Relaxed);
-        let node = &self.nodes[prev];
+        let node = self.node(prev);
         if !node.load(Ordering::Acquire) {
             return false;
         }
@@ -97,11 +114,11 @@ impl RawLock for Clh {
     fn try_acquire(&self, core: usize) -> bool {
         let me = &self.cores[core];
         let tail = self.tail.load(Ordering::Acquire);
-        if self.nodes[tail].load(Ordering::Acquire) {
+        if self.node(tail).load(Ordering::Acquire) {
             return false;
         }
         let mine = me.mine.load(Ordering::Relaxed);
-        self.nodes[mine].store(true, Ordering::Relaxed);
+        self.node(mine).store(true, Ordering::Relaxed);
         match self.tail.compare_exchange(tail, mine, Ordering::AcqRel, Ordering::Relaxed) {
             Ok(prev) => {
                 me.prev.store(prev, Ordering::Relaxed);
@@ -111,7 +128,7 @@ impl RawLock for Clh {
                 // new owner): then we wait behind every core queued ahead of
                 // T's owner, at most `cores - 1` critical sections, without a
                 // spin hook. This is the only case where `try_acquire` waits.
-                while self.nodes[prev].load(Ordering::Acquire) {
+                while self.node(prev).load(Ordering::Acquire) {
                     #[cfg(loom)]
                     LOOM_TRY_WAITS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
                     spin_loop();
@@ -119,7 +136,7 @@ impl RawLock for Clh {
                 true
             }
             Err(_) => {
-                self.nodes[mine].store(false, Ordering::Relaxed);
+                self.node(mine).store(false, Ordering::Relaxed);
                 false
             }
         }
@@ -130,13 +147,13 @@ impl RawLock for Clh {
         let me = &self.cores[core];
         let mine = me.mine.load(Ordering::Relaxed);
         let prev = me.prev.load(Ordering::Relaxed);
-        self.nodes[mine].store(false, Ordering::Release);
+        self.node(mine).store(false, Ordering::Release);
         me.mine.store(prev, Ordering::Relaxed);
     }
 
     #[inline]
     fn is_locked(&self) -> bool {
         let tail = self.tail.load(Ordering::Acquire);
-        self.nodes[tail].load(Ordering::Acquire)
+        self.node(tail).load(Ordering::Acquire)
     }
 }

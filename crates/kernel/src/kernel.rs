@@ -69,6 +69,7 @@ use crate::lockfree::SharedEntry;
 use crate::regime::{Drive, Regime, SetCheck};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 use crate::violation::InvariantViolation;
+use crate::waits::Waits;
 
 static NEXT_KERNEL_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -249,7 +250,8 @@ impl<R: Regime> Kernel<R> {
     /// loads; any thread may ask). `false` for an out-of-range core.
     #[inline]
     pub fn pending_ipi(&self, core: usize) -> bool {
-        self.state.pending(core)
+        let Some(cell) = self.state.cores.get(core) else { return false };
+        cell.pending.load(Ordering::Relaxed) != 0 || self.state.waits.asks(core)
     }
 
     /// Add idle cycles measured by `core`'s idle loop (no lock taken).

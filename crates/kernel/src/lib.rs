@@ -66,7 +66,10 @@
 //! instructions (`granule ipc --instructions`; `docs/kernel.md`).
 //!
 //! Source map: `abi.rs` (the user/kernel ABI), `kernel.rs` (boot and entry
-//! points), `state.rs` (kernel state and the access context), `sched/`
+//! points), `state.rs` (kernel state and the access context, generic over
+//! the wait representation without naming its trait, so that `waits.rs`
+//! can name the context), `boot.rs` (the root thread and its objects),
+//! `sched/`
 //! (`core_state.rs`: a core's scheduler state as data; `mod.rs`: the
 //! scheduling), `syscall.rs` (decode → lock set → execute), `fastpath.rs`,
 //! `ipc.rs`, `object/*.rs` (one file per object type, with its invocations;
@@ -87,6 +90,7 @@ extern crate alloc;
 
 pub mod abi;
 mod args;
+mod boot;
 mod config;
 mod counter;
 mod decode;

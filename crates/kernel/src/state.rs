@@ -22,20 +22,15 @@ use granule_sync::lockfree::{Mappings, Pools};
 
 pub(crate) use crate::counter::bump;
 
-use crate::abi::{
-    IpcBuffer, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_INIT_TCB, CAP_INIT_VSPACE, CAP_IRQ_CONTROL, MAX_CORES,
-    NUM_IRQS, UNTYPED_MIN_BITS,
-};
+use crate::abi::{IpcBuffer, CAP_FIRST_UNTYPED, MAX_CORES, NUM_IRQS, UNTYPED_MIN_BITS};
 use crate::config::{BootConfig, BootError};
 use crate::exit::{CoreMask, IrqMask};
-use crate::ids::ThreadId;
-use crate::introspect::{BootInfo, CoreStats};
+use crate::introspect::CoreStats;
 use crate::object::{
-    CNode, Cap, CapObj, CapSlot, Endpoint, Frame, Header, IrqSlot, Notification, Ref, Reply, Slab, Slot, SlotAddr, Tcb,
+    CNode, Cap, CapSlot, Endpoint, Frame, Header, IrqSlot, Notification, Ref, Reply, Slab, Slot, SlotAddr, Tcb,
     Untyped, VSpace,
 };
 use crate::sched::core_state::CoreState;
-use crate::waits::Waits;
 
 /// Pending-IPI bit: re-run the scheduler (a thread was woken for this core).
 pub(crate) const IPI_RESCHEDULE: u64 = 1;
@@ -72,7 +67,7 @@ pub(crate) struct CoreCell {
 }
 
 /// All kernel state.
-pub(crate) struct State<W: Waits> {
+pub(crate) struct State<W> {
     pub config: BootConfig,
     pub cores: Box<[CachePadded<CoreCell>]>,
     pub tcbs: Slab<Tcb>,
@@ -98,8 +93,8 @@ pub(crate) struct State<W: Waits> {
     /// use under their locks.
     pub frame_pools: Pools,
     /// Where blocked threads wait beside the objects' own queues: the
-    /// regime's [`Waits`] (nothing for the slab-linked queues, the CAS words
-    /// under `lockfree`).
+    /// regime's [`Waits`](crate::waits::Waits) (nothing for the slab-linked
+    /// queues, the CAS words under `lockfree`).
     pub waits: W,
     /// The sysctl registry and the kernel log (`subsys/`).
     pub subsys: crate::subsys::Subsystems,
@@ -118,15 +113,16 @@ pub(crate) struct Global {
 // creator promised disjoint objects), with acquire/release between
 // consecutive holders. The atomics are accessed directly. The frames' raw
 // memory pointers are owned by their `Frame` and freed only through it.
-unsafe impl<W: Waits> Sync for State<W> {}
+// The wait representation `W` is shared only if it is `Sync` itself.
+unsafe impl<W: Sync> Sync for State<W> {}
 // SAFETY: `State` owns all its data (the frame memory included); moving it
 // to another thread moves that ownership, which is sound for the same data
 // types (`Vec`s, `Box`es, plain values, owned allocations).
-unsafe impl<W: Waits> Send for State<W> {}
+unsafe impl<W: Send> Send for State<W> {}
 
 /// Types that live in a slab of [`State`].
 pub(crate) trait Object: Sized + 'static {
-    fn slab<W: Waits>(s: &State<W>) -> &Slab<Self>;
+    fn slab<W>(s: &State<W>) -> &Slab<Self>;
 }
 
 /// Object types whose slabs differ from `B`'s, so that one object of each
@@ -140,7 +136,7 @@ macro_rules! object {
     ($t:ty, $field:ident) => {
         impl Object for $t {
             #[inline(always)]
-            fn slab<W: Waits>(s: &State<W>) -> &Slab<Self> {
+            fn slab<W>(s: &State<W>) -> &Slab<Self> {
                 &s.$field
             }
         }
@@ -163,8 +159,10 @@ fn check_capacity(n: usize, min: usize) -> Result<(), BootError> {
     }
 }
 
-impl<W: Waits> State<W> {
-    pub fn boot(config: &BootConfig, waits: W) -> Result<(Self, BootInfo), BootError> {
+impl<W> State<W> {
+    /// Kernel state for `config`: checked, every slab and cell allocated,
+    /// nothing in it yet (`boot.rs` makes the root thread and its objects).
+    pub(crate) fn new(config: &BootConfig, waits: W) -> Result<Self, BootError> {
         let c = config;
         if c.cores == 0 || c.cores > MAX_CORES {
             return Err(BootError::Cores);
@@ -235,64 +233,13 @@ impl<W: Waits> State<W> {
             waits,
             subsys: crate::subsys::Subsystems::boot(c),
         };
-
-        // SAFETY: nothing else can reach `state` yet: this thread has
-        // exclusive access to all of it.
-        let mut ctx = unsafe { Ctx::new(&state, 0) };
-        let hdr = Header { caps: 1, parent: None, bytes: 0 };
-        let cnode = ctx.alloc(CNode::new(c.root_cnode_bits), hdr).ok_or(BootError::Capacity)?;
-        let vspace = ctx.alloc(VSpace::new(), hdr).ok_or(BootError::Capacity)?;
-        let mut tcb = Tcb::new(0);
-        tcb.prio = c.root_priority;
-        tcb.cspace = Some(cnode);
-        tcb.vspace = Some(vspace);
-        tcb.slice = c.timeslice_ticks;
-        let root = ctx.alloc(tcb, hdr).ok_or(BootError::Capacity)?;
-        *ctx.ipc(root.index()) = IpcBuffer::new();
-        let put = |ctx: &mut Ctx<'_, W>, index: Word, obj: CapObj| {
-            let slot = ctx.cap_slot(SlotAddr { cnode, index: index as u32 }).ok_or(BootError::RootCNode)?;
-            *slot = CapSlot::root(Cap::new(obj));
-            Ok::<(), BootError>(())
-        };
-        put(&mut ctx, CAP_INIT_TCB, CapObj::Tcb(root))?;
-        put(&mut ctx, CAP_INIT_CNODE, CapObj::CNode(cnode))?;
-        put(&mut ctx, CAP_INIT_VSPACE, CapObj::VSpace(vspace))?;
-        put(&mut ctx, CAP_IRQ_CONTROL, CapObj::IrqControl)?;
-        let each = (c.untyped_bytes / c.untyped_count as u64) & !15;
-        let mut untyped = Vec::new();
-        for i in 0..c.untyped_count {
-            let u = ctx.alloc(Untyped::new(each), hdr).ok_or(BootError::Capacity)?;
-            let cptr = CAP_FIRST_UNTYPED + i as Word;
-            put(&mut ctx, cptr, CapObj::Untyped(u))?;
-            untyped.push((cptr, each));
-        }
-        // The root thread is runnable on core 0; core 0's first entry picks it.
-        ctx.tcb_mut(root).ok_or(BootError::Capacity)?.state = crate::object::thread::ThreadState::Running;
-        ctx.enqueue(root, false);
-        ctx.cell(0).pending.store(IPI_RESCHEDULE, Ordering::Relaxed);
-
-        let info = BootInfo {
-            cores: c.cores,
-            root_thread: ThreadId { index: root.index(), gen: root.gen() },
-            root_cnode_bits: c.root_cnode_bits,
-            untyped,
-            first_free_slot: CAP_FIRST_UNTYPED + c.untyped_count as Word,
-            slots: 1 << c.root_cnode_bits,
-            timer_irq_base: 0,
-            device_irq_base: c.cores,
-        };
-        Ok((state, info))
+        Ok(state)
     }
 
     /// Publish that `core` trapped (`TRAP_SYSCALL` or `TRAP_OTHER`).
     #[inline(always)]
     pub fn trap(&self, core: usize, kind: u8) {
         self.cores[core].trapped.store(kind, Ordering::Release);
-    }
-
-    #[inline(always)]
-    pub fn pending(&self, core: usize) -> bool {
-        self.cores.get(core).is_some_and(|c| c.pending.load(Ordering::Relaxed) != 0 || self.waits.asks(core))
     }
 
     pub fn add_idle_cycles(&self, core: usize, cycles: u64) {
@@ -325,7 +272,7 @@ impl<W: Waits> State<W> {
 }
 
 /// The access context of one kernel entry on one core.
-pub(crate) struct Ctx<'k, W: Waits> {
+pub(crate) struct Ctx<'k, W> {
     pub s: &'k State<W>,
     pub core: usize,
     /// `core`'s cell, found once when the context is made (the hot paths
@@ -337,7 +284,7 @@ pub(crate) struct Ctx<'k, W: Waits> {
     pub irq_acks: IrqMask,
 }
 
-impl<'k, W: Waits> Ctx<'k, W> {
+impl<'k, W> Ctx<'k, W> {
     /// # Safety
     ///
     /// Until the context is dropped, the regime grants core `core` access to

@@ -7,12 +7,7 @@
 //! small because management empties it at its next entry, and a shared
 //! path that finds it full goes to management instead.
 
-use alloc::vec::Vec;
-
 use crate::object::SlotAddr;
-use crate::sched::core_state::CoreState;
-use crate::state::Ctx;
-use crate::waits::Waits;
 
 /// An entry that names the slot it is about.
 pub(crate) trait Slotted: Copy {
@@ -77,23 +72,5 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
     /// What is on the list.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         self.entries.iter().flatten().copied()
-    }
-}
-
-impl<W: Waits> Ctx<'_, W> {
-    /// Empty one list of every core (management), returning what was on
-    /// them: `list` picks the list from a core's state.
-    pub(crate) fn take_core_lists<T: Slotted, const N: usize>(
-        &mut self,
-        list: impl Fn(&mut CoreState) -> &mut CoreList<T, N>,
-    ) -> Vec<T> {
-        let mut all = Vec::new();
-        for c in 0..self.s.config.cores {
-            let l = list(self.cs(c));
-            if !l.is_empty() {
-                all.extend(l.take_all());
-            }
-        }
-        all
     }
 }

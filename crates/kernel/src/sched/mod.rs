@@ -49,6 +49,9 @@ use crate::hold::Hold;
 use crate::ids::ThreadId;
 use crate::introspect::{ThreadInfo, ThreadStatus};
 use crate::object::thread::ThreadState;
+use alloc::vec::Vec;
+
+use crate::object::core_list::{CoreList, Slotted};
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::{bump, Ctx, IPI_RESCHEDULE, IPI_STALL, TRAP_NONE, TRAP_SYSCALL};
 use crate::waits::Waits;
@@ -606,5 +609,23 @@ impl<W: Waits> Ctx<'_, W> {
             ThreadState::Zombie => ThreadStatus::Zombie,
         };
         Some(ThreadInfo { status, core, priority: prio, call_abandoned: blocked && stop.is_some() })
+    }
+}
+
+impl<W: Waits> Ctx<'_, W> {
+    /// Empty one list of every core (management), returning what was on
+    /// them: `list` picks the list from a core's state.
+    pub(crate) fn take_core_lists<T: Slotted, const N: usize>(
+        &mut self,
+        list: impl Fn(&mut core_state::CoreState) -> &mut CoreList<T, N>,
+    ) -> Vec<T> {
+        let mut all = Vec::new();
+        for c in 0..self.s.config.cores {
+            let l = list(self.cs(c));
+            if !l.is_empty() {
+                all.extend(l.take_all());
+            }
+        }
+        all
     }
 }

@@ -63,9 +63,7 @@ impl Clh {
                 .collect(),
         }
     }
-}
 
-impl Clh {
     /// Node `i`, an index the lock holds (see the module documentation).
     #[inline(always)]
     fn node(&self, i: usize) -> &AtomicBool {

@@ -42,16 +42,15 @@
 //! *zombie*: unlinked from everything, still that core's current thread, and
 //! freed by that core's next kernel entry (a `STALL` IPI is sent).
 
+use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
 use crate::hold::Hold;
 use crate::ids::ThreadId;
 use crate::introspect::{ThreadInfo, ThreadStatus};
-use crate::object::thread::ThreadState;
-use alloc::vec::Vec;
-
 use crate::object::core_list::{CoreList, Slotted};
+use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::{bump, Ctx, IPI_RESCHEDULE, IPI_STALL, TRAP_NONE, TRAP_SYSCALL};
 use crate::waits::Waits;

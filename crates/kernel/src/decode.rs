@@ -275,14 +275,8 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     fn look_up<S: Scope>(&mut self, c: &CallerView, cptr: Word) -> Result<Looked, Error> {
         if S::WHOLE {
-            // `lookup`'s checks, from the CSpace the view read already.
-            let cnode = c.cspace.ok_or(Error::InvalidCapability)?;
-            let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
-            let slot = SlotAddr { cnode, index };
-            let cap = self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap.get();
-            if cap.obj.is_null() || !self.cap_live(cap.obj) {
-                return Err(Error::InvalidCapability);
-            }
+            // From the CSpace the view read already.
+            let (slot, cap) = self.lookup_in(c.cspace.ok_or(Error::InvalidCapability)?, cptr)?;
             return Ok(match cap.obj {
                 CapObj::Endpoint(_) | CapObj::Notification(_) | CapObj::Reply(_) => Looked::Ipc(cap),
                 _ => Looked::Other(Some((slot, cap))),

@@ -111,6 +111,13 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     pub(crate) fn lookup(&mut self, t: Ref<Tcb>, cptr: Word) -> Result<(SlotAddr, Cap), Error> {
         let cnode = self.cspace_of(t).ok_or(Error::InvalidCapability)?;
+        self.lookup_in(cnode, cptr)
+    }
+
+    /// [`Ctx::lookup`] in CSpace root `cnode`, for a caller whose CSpace is
+    /// known already (the decoder's view of it).
+    #[inline(always)]
+    pub(crate) fn lookup_in(&self, cnode: Ref<CNode>, cptr: Word) -> Result<(SlotAddr, Cap), Error> {
         let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
         let slot = SlotAddr { cnode, index };
         let cap = self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap.get();

@@ -114,6 +114,21 @@ impl Args {
     }
 }
 
+/// A kernel entry that is not a system call, as the platform makes it
+/// (`Kernel::interrupt`, `timer_tick`, `ipi`, `fault`): what a drive with
+/// a path of its own for such entries is given (`Drive::other`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OtherEntry {
+    /// A timer tick.
+    Tick,
+    /// Serve pending IPIs.
+    Ipi,
+    /// An interrupt on line `irq`.
+    Interrupt(usize),
+    /// The current thread faulted: its fault's `Call` to its handler.
+    Fault(FaultKind),
+}
+
 /// What a general kernel entry is, as far as its drive cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Entry {

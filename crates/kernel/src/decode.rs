@@ -27,11 +27,9 @@
 //!   blocks where a signal may claim it, which only management sets up:
 //!   `lockfree/bound.rs`; a signal to the notification runs shared).
 
-use crate::abi::{CapRights, Error, InvocationLabel, MessageInfo, Sysno, Word};
+use crate::abi::{CapRights, Error, MessageInfo, Sysno, Word};
 use crate::args::{FaultKind, SyscallArgs};
 use crate::ipc::Msg;
-use crate::object::frame::FrameOp;
-use crate::object::shared_pages::PageOp;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::Ctx;
 use crate::waits::Waits;
@@ -42,22 +40,13 @@ pub(crate) trait Scope {
     /// back, and invocations are decoded here too.
     const WHOLE: bool;
 
-    /// Whether `TcbSuspend` and `TcbResume` of thread `t` by a thread of
-    /// core `core` run in this scope without the whole kernel
-    /// ([`Decoded::Control`]; `lockfree`'s `STOPME` protocol). Only a
-    /// scope that is not [`Scope::WHOLE`] is asked.
-    #[inline(always)]
-    fn controls(&self, _t: Ref<Tcb>, _core: usize) -> Controls {
-        Controls::No
-    }
-
     /// Whether a sender waiting on `ep` transfers capabilities (only a
     /// scope that is not [`Scope::WHOLE`] is asked).
     fn marked(&self, ep: Ref<Endpoint>) -> bool;
 
     /// Whether thread `t` has a stop request nobody has met, or is killed
     /// (`lockfree`'s `STOPME`, `KILLED`): an object it holds may be about to be let go by a
-    /// destroy that management finishes (`object/shared_destroy.rs`), so a
+    /// destroy that management finishes (`lockfree/finish_destroy.rs`), so a
     /// call that would find the object taken by `t` runs as management.
     /// Only a scope that is not [`Scope::WHOLE`] is asked.
     #[inline(always)]
@@ -72,26 +61,6 @@ pub(crate) trait Scope {
     fn claimed_by_stopping(&self, _r: Ref<Reply>, _me: Ref<Tcb>) -> bool {
         false
     }
-}
-
-/// Where a scope runs a thread's suspend and resume ([`Scope::controls`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Controls {
-    /// Only with the whole kernel held.
-    No,
-    /// Here: the thread is another core's, whose owner meets the request.
-    Remote,
-    /// Here if the caller's core owns the thread when the call is decoded
-    /// (the thread is of the caller's core): a resume, and a suspend of the
-    /// caller itself or of a thread in this core's ready queue, which the
-    /// entry meets at once. Any other suspend (of a thread that is stopped,
-    /// woken but not yet drained from the inbox, holding stalled cores, or
-    /// waiting in an object's queue) runs with the whole kernel held. For
-    /// a waiting thread that matters: the whole kernel takes it out of its
-    /// queue at once, as seL4 does; left there, a resume before a taker
-    /// reached it would keep its place ahead of later waiters, where seL4
-    /// queues its restarted call at the back.
-    Here,
 }
 
 /// The whole kernel is held.
@@ -158,36 +127,16 @@ pub(crate) enum Decoded {
         info: MessageInfo,
         recv: RecvHalf,
     },
-    /// An object invocation (whole-kernel scopes only), with the invoked
-    /// capability and its slot.
+    /// An object invocation, with the invoked capability and its slot:
+    /// decoded further where the scope allows it (a whole scope decodes
+    /// any; a shared scope, the few its regime runs without the whole
+    /// kernel, else it falls back).
     Invocation {
         slot: SlotAddr,
         cap: Cap,
     },
     /// A sysctl or kernel-log call (`subsys/call.rs`).
     Subsys(crate::subsys::request::SubsysCall),
-    /// `TcbSuspend` (`resume = false`) or `TcbResume` of live thread `t`,
-    /// where [`Scope::controls`] says so.
-    Control {
-        t: Ref<Tcb>,
-        resume: bool,
-    },
-    /// A frame invocation (map, unmap, get address) decoded by a shared
-    /// scope: it changes only the lock-free mapping words
-    /// (`object/frame.rs`). A whole scope decodes it as an invocation.
-    Frame(FrameOp),
-    /// A 4 KiB frame allocated or freed on a shared path
-    /// (`object/shared_pages.rs`). A whole scope decodes it as an
-    /// invocation.
-    Page(PageOp),
-    /// `CNodeDelete` of the only capability `cap`, in `slot`, to thread `t`
-    /// of another core, on a shared path (`object/shared_destroy.rs`). A
-    /// whole scope decodes it as an invocation.
-    Destroy {
-        t: Ref<Tcb>,
-        slot: SlotAddr,
-        cap: Cap,
-    },
 }
 
 /// The receive half of `ReplyRecv`.
@@ -213,9 +162,9 @@ pub(crate) enum RecvPart {
 enum Looked {
     /// A live endpoint, notification or reply capability.
     Ipc(Cap),
-    /// A capability to some other object: live, with its slot, in a whole
-    /// scope; unknown otherwise.
-    Other(Option<(SlotAddr, Cap)>),
+    /// A capability to some other object, with its slot: live in a whole
+    /// scope; its liveness unknown otherwise.
+    Other(SlotAddr, Cap),
 }
 
 impl<W: Waits> Ctx<'_, W> {
@@ -279,7 +228,7 @@ impl<W: Waits> Ctx<'_, W> {
             let (slot, cap) = self.lookup_in(c.cspace.ok_or(Error::InvalidCapability)?, cptr)?;
             return Ok(match cap.obj {
                 CapObj::Endpoint(_) | CapObj::Notification(_) | CapObj::Reply(_) => Looked::Ipc(cap),
-                _ => Looked::Other(Some((slot, cap))),
+                _ => Looked::Other(slot, cap),
             });
         }
         let cap = self.slot_cap(c, cptr).ok_or(Error::InvalidCapability)?;
@@ -288,7 +237,11 @@ impl<W: Waits> Ctx<'_, W> {
             CapObj::Endpoint(r) => self.live(r),
             CapObj::Notification(r) => self.live(r),
             CapObj::Reply(r) => self.live(r),
-            _ => return Ok(Looked::Other(None)),
+            _ => {
+                let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
+                let cnode = c.cspace.ok_or(Error::InvalidCapability)?;
+                return Ok(Looked::Other(SlotAddr { cnode, index }, cap));
+            }
         };
         if live {
             Ok(Looked::Ipc(cap))
@@ -357,9 +310,8 @@ impl<W: Waits> Ctx<'_, W> {
             Sysno::Send | Sysno::NBSend | Sysno::Call | Sysno::Signal => {
                 let cap = match self.look_up::<S>(caller, a.cptr) {
                     Ok(Looked::Ipc(cap)) => cap,
-                    Ok(Looked::Other(_)) if s == Sysno::Signal => return Ok(Decoded::Fail(Error::InvalidCapability)),
-                    Ok(Looked::Other(Some((slot, cap)))) => return Ok(Decoded::Invocation { slot, cap }),
-                    Ok(Looked::Other(None)) => return self.decode_shared_invocation(scope, caller, a).ok_or(Fallback),
+                    Ok(Looked::Other(..)) if s == Sysno::Signal => return Ok(Decoded::Fail(Error::InvalidCapability)),
+                    Ok(Looked::Other(slot, cap)) => return Ok(Decoded::Invocation { slot, cap }),
                     Err(e) => return Ok(Decoded::Fail(e)),
                 };
                 match (s, cap.obj) {
@@ -389,64 +341,8 @@ impl<W: Waits> Ctx<'_, W> {
         })
     }
 
-    /// An invocation of a capability other than an endpoint, notification
-    /// or reply object in a shared scope: a suspend or resume of a live
-    /// thread the scope controls ([`Controls`]) is [`Decoded::Control`]
-    /// (`decode_tcb`'s checks for them: a live thread); a frame invocation is
-    /// [`Decoded::Frame`] (the one frame decoder, `object/frame.rs`, whose
-    /// errors are the call's); anything else falls back (`None`).
-    #[cold]
-    #[inline(never)]
-    fn decode_shared_invocation<S: Scope>(
-        &mut self,
-        scope: &S,
-        caller: &CallerView,
-        a: SyscallArgs,
-    ) -> Option<Decoded> {
-        let info = MessageInfo(a.info);
-        let label = InvocationLabel::from_word(info.label())?;
-        match (self.slot_cap(caller, a.cptr)?.obj, label) {
-            (CapObj::Tcb(t), InvocationLabel::TcbSuspend | InvocationLabel::TcbResume)
-                if self.live(t) && self.controlled(scope, caller, t, label == InvocationLabel::TcbResume) =>
-            {
-                Some(Decoded::Control { t, resume: label == InvocationLabel::TcbResume })
-            }
-            (CapObj::Frame(f), _) if self.live(f) => {
-                let args = self.invocation_args(caller, info);
-                Some(match self.decode_frame(caller.t, f, label, &args) {
-                    Ok(op) => Decoded::Frame(op),
-                    Err(e) => Decoded::Fail(e),
-                })
-            }
-            (CapObj::Untyped(u), _) if self.live(u) => {
-                let args = self.invocation_args(caller, info);
-                self.decode_shared_alloc(caller, u, a.cptr, label, &args)
-            }
-            (CapObj::CNode(c), InvocationLabel::CNodeDelete) if self.live(c) => {
-                let args = self.invocation_args(caller, info);
-                self.decode_shared_delete(scope, caller, c, label, &args)
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether `scope` runs a suspend (`resume = false`) or resume of live
-    /// thread `t` by `caller` without the whole kernel ([`Controls`]). The
-    /// ready queue is walked, not `t`'s TCB read: until `t` is found there,
-    /// another core may own it (a taker that has just removed it from a
-    /// queue). A stall owner is left to management, which releases its
-    /// holds.
-    #[inline(always)]
-    fn controlled<S: Scope>(&mut self, scope: &S, caller: &CallerView, t: Ref<Tcb>, resume: bool) -> bool {
-        match scope.controls(t, self.core) {
-            Controls::No => false,
-            Controls::Remote => true,
-            Controls::Here => resume || t == caller.t || (self.stall_owner() != Some(t) && self.queued_here(t)),
-        }
-    }
-
     /// An invocation's arguments: the caller's message words.
-    fn invocation_args(&mut self, caller: &CallerView, info: MessageInfo) -> crate::args::Args {
+    pub(crate) fn invocation_args(&mut self, caller: &CallerView, info: MessageInfo) -> crate::args::Args {
         let len = (info.length() as usize).min(crate::abi::MSG_MAX_WORDS);
         crate::args::Args::copied(&self.ipc(caller.t.index()).msg, len)
     }
@@ -465,7 +361,7 @@ impl<W: Waits> Ctx<'_, W> {
         let blocking = !matches!(s, Sysno::NBRecv | Sysno::Poll);
         let cap = match self.look_up::<S>(caller, a.cptr) {
             Ok(Looked::Ipc(cap)) => cap,
-            Ok(Looked::Other(_)) | Err(_) => return Ok(RecvPart::Fail(Error::InvalidCapability)),
+            Ok(Looked::Other(..)) | Err(_) => return Ok(RecvPart::Fail(Error::InvalidCapability)),
         };
         Ok(match cap.obj {
             CapObj::Endpoint(ep) if matches!(s, Sysno::Recv | Sysno::NBRecv | Sysno::ReplyRecv) => {

@@ -42,6 +42,12 @@ pub(crate) const RECEIVERS: Side = Side::B;
 /// How the executor reaches wait representation `W` (see the module
 /// documentation).
 pub(crate) trait Exec<W: Waits> {
+    /// The executor runs on objects the general path's resolvers held and
+    /// read first (`syscall.rs`: their lock set offered, a stall requested
+    /// where needed). `false`: it takes what it needs itself, by
+    /// compare-and-swap, and a whole entry runs it straight after decoding.
+    const RESOLVED: bool = true;
+
     /// Capabilities may be transferred and bound notifications served here:
     /// a whole entry (under `fine`, the resolvers stopped a shared entry
     /// that would need either, `hold.rs`).
@@ -112,50 +118,6 @@ pub(crate) trait Exec<W: Waits> {
 
     /// Consume `n`'s word if it is active.
     fn poll(&self, ctx: &mut Ctx<'_, W>, n: Ref<Notification>) -> Option<Word>;
-
-    /// `TcbSuspend` (`resume = false`) or `TcbResume` of live thread `t`,
-    /// decoded as [`crate::decode::Decoded::Control`] — only by a scope that
-    /// runs them without the whole kernel (`lockfree`'s shared paths); every
-    /// other scope decodes them as invocations.
-    #[inline(always)]
-    fn control(&self, _ctx: &mut Ctx<'_, W>, _t: Ref<Tcb>, _resume: bool) -> crate::outcome::Outcome {
-        crate::outcome::Outcome::Error(crate::abi::Error::IllegalOperation)
-    }
-
-    /// A frame invocation decoded by a shared scope
-    /// ([`crate::decode::Decoded::Frame`]): the one executor, with the
-    /// regime's count of read-modify-writes where it keeps one.
-    #[inline(always)]
-    fn frame(
-        &self,
-        ctx: &mut Ctx<'_, W>,
-        caller: Ref<Tcb>,
-        op: crate::object::frame::FrameOp,
-    ) -> crate::outcome::Outcome {
-        ctx.invoke_frame(caller, op, &|_| {})
-    }
-
-    /// A frame allocation or free decoded by a shared scope
-    /// ([`crate::decode::Decoded::Page`]): the one executor, with the
-    /// regime's count of read-modify-writes where it keeps one.
-    #[inline(always)]
-    fn page(&self, ctx: &mut Ctx<'_, W>, op: crate::object::shared_pages::PageOp) -> crate::outcome::Outcome {
-        ctx.invoke_page(op, &|_| {})
-    }
-
-    /// A thread destroy decoded by a shared scope
-    /// ([`crate::decode::Decoded::Destroy`]); only `lockfree`'s shared
-    /// paths decode one.
-    #[inline(always)]
-    fn destroy(
-        &self,
-        _ctx: &mut Ctx<'_, W>,
-        _t: Ref<Tcb>,
-        _slot: crate::object::SlotAddr,
-        _cap: crate::object::Cap,
-    ) -> crate::outcome::Outcome {
-        crate::outcome::Outcome::Error(crate::abi::Error::IllegalOperation)
-    }
 
     /// Consume `n`'s word if it is active (`Some`), else make `me`
     /// (prepared as blocked) wait on it.

@@ -26,7 +26,7 @@
 use crate::abi::{Error, MessageInfo, Word};
 use crate::args::FaultKind;
 use crate::decode::{Decoded, Whole};
-use crate::exec::Exec;
+use crate::exec::{Exec, Slab};
 use crate::hold::Hold;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
@@ -55,7 +55,7 @@ impl<W: Waits> Ctx<'_, W> {
         let out = match W::fault_call(self, cur, kind) {
             Some(out) => out,
             None => self.fault_call_with(cur, kind, |ctx, op| {
-                ctx.dispatch_decoded(cur, op, MessageInfo::default(), None, guard)
+                ctx.dispatch_decoded(&Slab, cur, op, MessageInfo::default(), None, guard)
             })?,
         };
         self.end_fault(cur, out);

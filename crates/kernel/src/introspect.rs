@@ -78,10 +78,10 @@ pub struct CoreStats {
     /// and notification calls completed on the shared, lock-free path).
     pub fastpath: u64,
     /// 4 KiB frames allocated or freed on `lockfree`'s shared path
-    /// (`object/shared_pages.rs`; 0 under every other regime).
+    /// (`lockfree/pages.rs`; 0 under every other regime).
     pub shared_pages: u64,
     /// Thread destroys made on `lockfree`'s shared path, withdrawn ones
-    /// included (`object/shared_destroy.rs`; 0 under every other regime).
+    /// included (`lockfree/finish_destroy.rs`; 0 under every other regime).
     pub shared_destroys: u64,
     /// Bound receivers a signal woke out of an endpoint receive on
     /// `lockfree`'s shared path (`lockfree/bound.rs`; 0 under every other

@@ -24,30 +24,16 @@
 //!    capability and no mapping, each on one list once.
 
 use alloc::format;
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::abi::NUM_IRQS;
-use crate::object::doomed::Doom;
 use crate::object::endpoint::{EpState, Queue};
 use crate::object::thread::ThreadState;
 use crate::object::{CNode, CapObj, Endpoint, Frame, Notification, Ref, Reply, SlotAddr, Tcb, Untyped, VSpace, NIL};
 use crate::state::{Ctx, Object};
-use crate::violation::InvariantViolation;
+use crate::violation::{ensure, fail, InvariantViolation};
 use crate::waits::Waits;
-
-fn fail<T>(invariant: &'static str, detail: String) -> Result<T, InvariantViolation> {
-    Err(InvariantViolation { invariant, detail })
-}
-
-macro_rules! ensure {
-    ($cond:expr, $inv:literal, $($fmt:tt)+) => {
-        if !$cond {
-            return fail($inv, format!($($fmt)+));
-        }
-    };
-}
 
 fn capacity<T: Object>(ctx: &Ctx<'_, impl Waits>) -> u32 {
     T::slab(ctx.s).capacity() as u32
@@ -233,63 +219,6 @@ impl<W: Waits> Ctx<'_, W> {
         self.check_caps()?;
         self.check_memory()?;
         self.check_frame_pools()?;
-        self.check_detached()?;
-        self.check_doomed()?;
-        Ok(())
-    }
-
-    /// Every doomed entry (`object/shared_destroy.rs`) is a dead slot and
-    /// the only capability to a live thread that no other entry names,
-    /// whose stop is requested or met.
-    fn check_doomed(&mut self) -> Result<(), InvariantViolation> {
-        let mut seen: Vec<SlotAddr> = Vec::new();
-        for c in 0..self.s.config.cores {
-            let entries: Vec<_> = self.cs(c).doomed.iter().collect();
-            for Doom { slot, cap, .. } in entries {
-                ensure!(!seen.contains(&slot), "doomed", "core {c}: slot {slot:?} doomed twice");
-                seen.push(slot);
-                let dead = self.cap_ref(slot).is_some_and(|s| s.cap.is_dead());
-                ensure!(dead, "doomed", "core {c}: doomed slot {slot:?} is not dead");
-                let CapObj::Tcb(t) = cap.obj else {
-                    return fail("doomed", format!("core {c}: doomed slot {slot:?} held {:?}", cap.obj));
-                };
-                let caps = self.slot(t).map(|s| s.hdr.caps);
-                ensure!(caps == Some(1), "doomed", "core {c}: doomed thread {t:?} has {caps:?} capabilities");
-                let stopped = self.get(t).is_some_and(|x| x.state == ThreadState::Inactive);
-                let stopping = stopped || W::stop_requested(self, t) == Some(false);
-                ensure!(stopping, "doomed", "core {c}: doomed thread {t:?} is not being stopped");
-            }
-        }
-        Ok(())
-    }
-
-    /// Every detached slot (`object/detached.rs`) holds the only
-    /// capability to a frame of its untyped, as a lone root, and its
-    /// parent slot holds a capability to that untyped.
-    fn check_detached(&mut self) -> Result<(), InvariantViolation> {
-        for c in 0..self.s.config.cores {
-            let entries: Vec<_> = self.cs(c).detached.iter().collect();
-            for e in entries {
-                let s = self.cap_slot(e.slot).cloned();
-                let lone = s.as_ref().is_some_and(|s| s.prev.is_none() && s.next.is_none() && s.depth == 0);
-                ensure!(lone, "detached", "core {c}: detached slot {:?} is linked", e.slot);
-                let CapObj::Frame(f) = self.cap_at(e.slot).obj else {
-                    return fail("detached", format!("core {c}: detached slot {:?} holds no frame", e.slot));
-                };
-                let hdr = self.slot(f).map(|s| s.hdr);
-                ensure!(
-                    hdr.is_some_and(|h| h.caps == 1 && h.parent == Some(e.untyped)),
-                    "detached",
-                    "core {c}: detached frame {f:?} has header {hdr:?}"
-                );
-                let parent = self.cap_at(e.parent).obj;
-                ensure!(
-                    parent == CapObj::Untyped(e.untyped),
-                    "detached",
-                    "core {c}: detached frame {f:?}'s parent slot holds {parent:?}"
-                );
-            }
-        }
         Ok(())
     }
 
@@ -321,6 +250,17 @@ impl<W: Waits> Ctx<'_, W> {
             }
         }
         Ok(())
+    }
+
+    /// The capability in slot `a` as the checker counts it: a dead slot
+    /// (`slot_cap.rs`) holds the capability its wait representation keeps
+    /// for it ([`Waits::dead_cap`]).
+    fn checked_cap(&mut self, a: SlotAddr) -> crate::object::Cap {
+        let Some(s) = self.cap_ref(a) else { return crate::object::Cap::NULL };
+        if !s.cap.is_dead() {
+            return s.cap.get();
+        }
+        W::dead_cap(self, a)
     }
 
     fn check_caps(&mut self) -> Result<(), InvariantViolation> {

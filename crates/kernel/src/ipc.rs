@@ -21,13 +21,15 @@ use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::Ctx;
 use crate::waits::Waits;
 
-/// A decoded send (the caller is the sender).
+/// What a send will touch, as its resolver found it with each object held
+/// (the caller is the sender): the source of its lock set. The executor
+/// (`rendezvous.rs`) runs the decoded call itself.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum SendOp {
     /// A receiver waits: hand the message over.
     Deliver { ep: Ref<Endpoint>, receiver: Ref<Tcb>, reply: Option<Ref<Reply>>, msg: Msg },
     /// Nobody waits: block in the send queue.
-    Block { ep: Ref<Endpoint>, msg: Msg },
+    Block { ep: Ref<Endpoint> },
     /// `NBSend` with nobody waiting: the message is dropped.
     Drop,
 }
@@ -44,17 +46,18 @@ pub(crate) struct Msg {
     pub fault: bool,
 }
 
-/// A decoded receive (the caller is the receiver).
+/// What a receive will touch, as its resolver found it (the caller is the
+/// receiver; see [`SendOp`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum RecvOp {
     /// A sender waits: take its message.
     Take { ep: Ref<Endpoint>, sender: Ref<Tcb>, reply: Option<Ref<Reply>> },
     /// The bound notification is active: return its word instead.
-    Signal { ntfn: Ref<Notification>, ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
+    Signal { ntfn: Ref<Notification>, reply: Option<Ref<Reply>> },
     /// Nobody waits: block in the receive queue.
     Block { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
     /// `NBRecv` with nobody waiting: return an empty message, badge 0.
-    Nothing { ep: Ref<Endpoint>, reply: Option<Ref<Reply>> },
+    Nothing { reply: Option<Ref<Reply>> },
 }
 
 /// A decoded reply.
@@ -103,7 +106,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             return Ok(SendOp::Deliver { ep, receiver, reply, msg });
         }
-        Ok(if blocking { SendOp::Block { ep, msg } } else { SendOp::Drop })
+        Ok(if blocking { SendOp::Block { ep } } else { SendOp::Drop })
     }
 
     /// Hold thread `t` (a partner taken from a queue this entry holds) and
@@ -149,7 +152,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         if let Some(n) = bound {
             if self.get(n).is_some_and(|n| n.active) {
-                return Ok(RecvOp::Signal { ntfn: n, ep, reply });
+                return Ok(RecvOp::Signal { ntfn: n, reply });
             }
         }
         let e = self.get(ep).ok_or(Error::InvalidCapability)?;
@@ -165,7 +168,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             return Ok(RecvOp::Take { ep, sender, reply });
         }
-        Ok(if blocking { RecvOp::Block { ep, reply } } else { RecvOp::Nothing { ep, reply } })
+        Ok(if blocking { RecvOp::Block { ep, reply } } else { RecvOp::Nothing { reply } })
     }
 
     /// A reply through `reply` decoded by `decode_call`: the caller waiting

@@ -59,13 +59,12 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abi::{IpcBuffer, Word, MAX_CORES, NUM_IRQS, NUM_PRIORITIES};
 use crate::args::Entry;
-use crate::args::{FaultKind, SyscallArgs};
+use crate::args::{FaultKind, OtherEntry, SyscallArgs};
 use crate::config::{BootConfig, BootError};
 use crate::exit::{ExitPlan, StartInfo};
 use crate::hold::Hold;
 use crate::ids::ThreadId;
 use crate::introspect::{BootInfo, CoreStats, ThreadInfo};
-use crate::lockfree::SharedEntry;
 use crate::regime::{Drive, Regime, SetCheck};
 use crate::state::{Ctx, State, TRAP_NONE, TRAP_OTHER, TRAP_SYSCALL};
 use crate::violation::InvariantViolation;
@@ -183,13 +182,13 @@ impl<R: Regime> Kernel<R> {
     /// a later plan's `irq_acks`); otherwise the line is acknowledged at once.
     /// Out-of-range IRQ numbers are ignored.
     pub fn interrupt(&self, core: &mut CoreHandle, irq: usize) -> ExitPlan {
-        self.other_entry(core, SharedEntry::Interrupt(irq), |ctx, guard| ctx.handle_interrupt(irq, guard))
+        self.other_entry(core, OtherEntry::Interrupt(irq), |ctx, guard| ctx.handle_interrupt(irq, guard))
     }
 
     /// One scheduler tick on `core`: charge the current thread's time slice;
     /// when it runs out, the thread goes to the back of its priority level.
     pub fn timer_tick(&self, core: &mut CoreHandle) -> ExitPlan {
-        self.other_entry(core, SharedEntry::Tick, |ctx, _| {
+        self.other_entry(core, OtherEntry::Tick, |ctx, _| {
             ctx.handle_tick();
             Ok(())
         })
@@ -199,7 +198,7 @@ impl<R: Regime> Kernel<R> {
     /// point does this first; call this one when the platform saw
     /// [`Kernel::pending_ipi`] or was woken from idle.
     pub fn ipi(&self, core: &mut CoreHandle) -> ExitPlan {
-        self.other_entry(core, SharedEntry::Ipi, |_, _| Ok(()))
+        self.other_entry(core, OtherEntry::Ipi, |_, _| Ok(()))
     }
 
     /// An interrupt, tick or IPI entry: on the drive's shared path if it has
@@ -209,13 +208,13 @@ impl<R: Regime> Kernel<R> {
     fn other_entry<'k>(
         &'k self,
         core: &mut CoreHandle,
-        what: SharedEntry,
+        what: OtherEntry,
         mut body: impl FnMut(
             &mut Ctx<'_, R::Waits>,
             &mut <R::Drive as Drive<R>>::Guard<'k>,
         ) -> Result<(), <<R::Drive as Drive<R>>::Guard<'k> as Hold>::Stop>,
     ) -> ExitPlan {
-        if let Some(plan) = R::Drive::shared(self, core, what) {
+        if let Some(plan) = R::Drive::other(self, core, what) {
             return plan;
         }
         self.enter(core, TRAP_OTHER, Entry::Other, |ctx, _, guard| {
@@ -232,7 +231,7 @@ impl<R: Regime> Kernel<R> {
     /// handler, the thread is stopped (made inactive, its pending operation
     /// abandoned). See `FaultKind` and `TcbSetFaultHandler`.
     pub fn fault(&self, core: &mut CoreHandle, kind: FaultKind) -> ExitPlan {
-        if let Some(plan) = R::Drive::shared(self, core, SharedEntry::Fault(kind)) {
+        if let Some(plan) = R::Drive::other(self, core, OtherEntry::Fault(kind)) {
             return plan;
         }
         // A fault's call is interrupted like a system call's: a thread taken
@@ -269,7 +268,9 @@ impl<R: Regime> Kernel<R> {
     /// Event counters of `core`, read without the lock (approximate while
     /// the core runs).
     pub fn core_stats(&self, core: usize) -> CoreStats {
-        self.state.core_stats(core)
+        let mut stats = self.state.core_stats(core);
+        self.state.waits.stats(core, &mut stats);
+        stats
     }
 
     /// The subsystems' lock profile so far (the sysctl sx lock in both

@@ -17,16 +17,16 @@
 //!
 //! **Regimes.** A regime plugs in as types: its entry and exit, its drive
 //! (what an entry grants and so how it proceeds, `drive/`) and its wait
-//! representation (`waits.rs`). The kernel is generic over the regime
-//! ([`Kernel<R: Regime>`](Kernel)) and monomorphised, so [`NoLock`]
+//! representation (`waits.rs`), which the general code asks at the few
+//! places where representations differ. The kernel is generic over the
+//! regime ([`Kernel<R: Regime>`](Kernel)) and monomorphised, so [`NoLock`]
 //! (no lock code at all) and [`BigLock`] (one CLH, ticket or MCS lock around
 //! the whole kernel) run exactly the same kernel work. [`LockFree`] runs the
 //! IPC paths without locks, on compare-and-swap words beside the objects,
 //! and everything else as serialised management operations that exclude
-//! them (`lockfree/`: its drive and wait representation are types, so its
-//! paths are not compiled into the other regimes; what of it the general
-//! kernel still carries, compiled into every regime and unused by the
-//! others, is listed in `docs/lockfree-kernel.md`).
+//! them; everything only it needs — its gate, drive, words, per-core state,
+//! shared decoders and invariants — is in `lockfree/`, and the general
+//! kernel names none of it.
 //! [`Fine`] takes a big-reader lock's read side plus ticket locks on exactly
 //! the objects an IPC, notification or interrupt entry touches, each held
 //! by the decoder and resolvers just before they read it (`hold.rs`), and
@@ -71,10 +71,13 @@
 //! can name the context), `boot.rs` (the root thread and its objects),
 //! `sched/`
 //! (`core_state.rs`: a core's scheduler state as data; `mod.rs`: the
-//! scheduling), `syscall.rs` (decode → lock set → execute), `fastpath.rs`,
-//! `ipc.rs`, `object/*.rs` (one file per object type, with its invocations;
-//! the TCB as data is `thread.rs`), `regime/*.rs`, `lockfree/*.rs` (the
-//! `lockfree` regime's kernel side), `exit.rs`, `error.rs` (error
+//! scheduling), `decode.rs` (the one decoder), `syscall.rs` (the one
+//! system-call handler: decode → resolve and lock set → execute or
+//! invoke), `rendezvous.rs` (the one executor, `Ctx::execute`),
+//! `fastpath.rs`,
+//! `ipc.rs` (the resolvers), `object/*.rs` (one file per object type, with
+//! its invocations; the TCB as data is `thread.rs`), `regime/*.rs`,
+//! `lockfree/*.rs` (the `lockfree` regime, whole), `exit.rs`, `error.rs` (error
 //! conventions), `invariants.rs`. Plain values that cross modules live in
 //! leaf files that import nothing above them: `args.rs` (what an entry is
 //! given), `config.rs`, `ids.rs` (`ThreadId`, `ObjectId`), `outcome.rs`,
@@ -94,7 +97,6 @@ mod boot;
 mod config;
 mod counter;
 mod decode;
-mod decode_shared;
 mod drive;
 mod error;
 mod exec;

@@ -12,7 +12,9 @@
 //!
 //! The lock regimes reach it after their resolvers have held what it
 //! touches and offered the lock set (`syscall.rs`); `lockfree` reaches it
-//! from its decoder directly ([`Ctx::execute_decoded`]).
+//! from its decoder directly. [`Ctx::execute`] is the one executor of a
+//! decoded call; object invocations, which need the whole kernel, are
+//! invoked by `syscall.rs` (`invoke_*` of each object file).
 
 use crate::abi::{Error, MessageInfo, Word};
 use crate::decode::{Decoded, RecvHalf, RecvPart};
@@ -27,9 +29,11 @@ use crate::waits::Waits;
 
 impl<W: Waits> Ctx<'_, W> {
     /// Execute a decoded system call of `caller` (this core's current
-    /// thread) that needs no resolving (`lockfree`).
+    /// thread): the point of no return. The lock regimes call it once
+    /// their resolvers have held what it touches and the regime accepted
+    /// the lock set (`syscall.rs`); `lockfree` straight after decoding.
     #[inline(always)]
-    pub(crate) fn execute_decoded<E: Exec<W>>(&mut self, e: &E, caller: Ref<Tcb>, op: Decoded) -> Outcome {
+    pub(crate) fn execute<E: Exec<W>>(&mut self, e: &E, caller: Ref<Tcb>, op: Decoded) -> Outcome {
         match op {
             Decoded::Yield => {
                 self.yield_current(caller);
@@ -73,11 +77,9 @@ impl<W: Waits> Ctx<'_, W> {
                 }
                 out
             }
-            Decoded::Control { t, resume } => e.control(self, t, resume),
-            Decoded::Frame(op) => e.frame(self, caller, op),
-            Decoded::Page(op) => e.page(self, op),
-            Decoded::Destroy { t, slot, cap } => e.destroy(self, t, slot, cap),
-            // Routed to the general path before execution.
+            // Decoded further and invoked by `syscall.rs` (a whole entry)
+            // or by the regime's own decoder (`lockfree`'s shared path)
+            // before execution.
             Decoded::Invocation { .. } => Outcome::Error(Error::IllegalOperation),
         }
     }

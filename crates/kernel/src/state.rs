@@ -60,10 +60,6 @@ pub(crate) struct CoreCell {
     pub other_entries: AtomicU64,
     pub switches: AtomicU64,
     pub fastpath: AtomicU64,
-    pub shared_pages: AtomicU64,
-    pub shared_destroys: AtomicU64,
-    pub bound_wakes: AtomicU64,
-    pub shared_controls: AtomicU64,
 }
 
 /// All kernel state.
@@ -204,10 +200,6 @@ impl<W> State<W> {
                     other_entries: AtomicU64::new(0),
                     switches: AtomicU64::new(0),
                     fastpath: AtomicU64::new(0),
-                    shared_pages: AtomicU64::new(0),
-                    shared_destroys: AtomicU64::new(0),
-                    bound_wakes: AtomicU64::new(0),
-                    shared_controls: AtomicU64::new(0),
                 })
             })
             .collect();
@@ -252,17 +244,16 @@ impl<W> State<W> {
         self.cores.get(core).map_or(0, |c| c.idle_cycles.load(Ordering::Relaxed))
     }
 
+    /// The general counters of `core` (the wait representation adds its
+    /// own: `Kernel::core_stats`).
     pub fn core_stats(&self, core: usize) -> CoreStats {
         self.cores.get(core).map_or(CoreStats::default(), |c| CoreStats {
             syscalls: c.syscalls.load(Ordering::Relaxed),
             other_entries: c.other_entries.load(Ordering::Relaxed),
             switches: c.switches.load(Ordering::Relaxed),
             fastpath: c.fastpath.load(Ordering::Relaxed),
-            shared_pages: c.shared_pages.load(Ordering::Relaxed),
-            shared_destroys: c.shared_destroys.load(Ordering::Relaxed),
-            bound_wakes: c.bound_wakes.load(Ordering::Relaxed),
-            shared_controls: c.shared_controls.load(Ordering::Relaxed),
             idle_cycles: c.idle_cycles.load(Ordering::Relaxed),
+            ..CoreStats::default()
         })
     }
 
@@ -339,7 +330,7 @@ impl<'k, W> Ctx<'k, W> {
         // the whole kernel (`Regime`'s contract), never while this context
         // exists beside another core's, so the generation is stable here.
         // The one exception, a frame renewed on `lockfree`'s shared path
-        // (`object/shared_pages.rs`), is renewed only after a grace period
+        // (`lockfree/pages.rs`), is renewed only after a grace period
         // in which every core that could name it has left its entry.
         let gen = unsafe { T::slab(self.s).gen(r.index()) };
         gen == Some(r.gen())

@@ -13,7 +13,7 @@
 use crate::abi::{Error, InvocationLabel, MessageInfo, MSG_MAX_WORDS};
 use crate::args::{Args, SyscallArgs};
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
-use crate::exec::Slab;
+use crate::exec::Exec;
 use crate::exit::CoreMask;
 use crate::hold::{Halt, Hold};
 use crate::ids::ObjectId;
@@ -139,8 +139,9 @@ impl<W: Waits> Ctx<'_, W> {
     /// object through `guard` before reading it; stops (changing nothing)
     /// when a lock cannot be had or the call needs the whole kernel.
     #[inline]
-    pub(crate) fn handle_syscall<G: Hold>(
+    pub(crate) fn handle_syscall<G: Hold, E: Exec<W>>(
         &mut self,
+        e: &E,
         a: SyscallArgs,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
         fast: bool,
@@ -151,7 +152,10 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let core = self.core;
         let Some(caller) = self.cs(core).current else { return Ok(()) };
-        let outcome = self.dispatch(caller, a, lock, guard)?;
+        if !W::syscall_starts(self, caller) {
+            return Ok(());
+        }
+        let outcome = self.dispatch(e, caller, a, lock, guard)?;
         self.complete::<false>(caller, outcome);
         Ok(())
     }
@@ -207,8 +211,9 @@ impl<W: Waits> Ctx<'_, W> {
     /// Kept out of line: the fast path's entry then saves no more
     /// registers than it uses.
     #[inline(never)]
-    fn dispatch<G: Hold>(
+    fn dispatch<G: Hold, E: Exec<W>>(
         &mut self,
+        e: &E,
         caller: Ref<Tcb>,
         a: SyscallArgs,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
@@ -220,31 +225,35 @@ impl<W: Waits> Ctx<'_, W> {
         let Ok(decoded) = self.decode_call(&Whole, &view, a) else {
             return Ok(Outcome::Error(Error::IllegalOperation));
         };
-        self.dispatch_decoded(caller, decoded, info, lock, guard)
+        self.dispatch_decoded(e, caller, decoded, info, lock, guard)
     }
 
     /// Run a system call decoded for `caller` (`info`: its message info),
     /// holding what it touches through `guard` and offering the lock set
     /// to `lock`; also the `Call` a fault makes (`fault.rs`).
     #[inline]
-    pub(crate) fn dispatch_decoded<G: Hold>(
+    pub(crate) fn dispatch_decoded<G: Hold, E: Exec<W>>(
         &mut self,
+        e: &E,
         caller: Ref<Tcb>,
         decoded: Decoded,
         info: MessageInfo,
         lock: Option<&dyn Fn(&LockSet) -> bool>,
         guard: &mut G,
     ) -> Result<Outcome, G::Stop> {
+        // An executor that takes what it needs itself has nothing to resolve.
+        if !E::RESOLVED && !matches!(decoded, Decoded::Invocation { .. }) {
+            return Ok(self.execute(e, caller, decoded));
+        }
+        // What the executor runs once the resolvers have held what it
+        // touches (the receive half alone, for `ReplyRecv`).
+        let mut exec = decoded;
         let op = match decoded {
             Decoded::Yield => {
                 self.yield_current(caller);
                 return Ok(Outcome::Done);
             }
             Decoded::Fail(e) => return Ok(Outcome::Error(e)),
-            // Only a shared scope decodes it; the whole one decodes an invocation.
-            Decoded::Control { .. } | Decoded::Frame(_) | Decoded::Page(_) | Decoded::Destroy { .. } => {
-                return Ok(Outcome::Error(Error::IllegalOperation))
-            }
             Decoded::Invocation { slot, cap } => {
                 guard.need_whole()?;
                 self.decode_invocation(caller, slot, cap, info).map_err(Halt::Fail)
@@ -275,8 +284,12 @@ impl<W: Waits> Ctx<'_, W> {
                     return Ok(Outcome::Restart);
                 }
                 let (out, woke) = self.run_subsys(caller, call, guard.whole());
-                if let (true, Some(op)) = (woke, wake) {
-                    self.execute(caller, Op::Signal(op));
+                if let (true, Some(SignalOp::Wake { ntfn, badge, .. } | SignalOp::WakeBound { ntfn, badge, .. })) =
+                    (woke, wake)
+                {
+                    self.signal(e, ntfn, badge);
+                } else if let (true, Some(SignalOp::Accumulate { ntfn, badge })) = (woke, wake) {
+                    self.signal(e, ntfn, badge);
                 }
                 return Ok(out);
             }
@@ -284,19 +297,20 @@ impl<W: Waits> Ctx<'_, W> {
             Decoded::Signal { ntfn, badge } => self.resolve_signal(ntfn, badge, guard).map(Op::Signal),
             Decoded::Recv(part) => self.resolve_receive(caller, part, guard),
             Decoded::Reply { reply, grant_cap, info } => {
-                if !self.reply_now(caller, reply, grant_cap, info, lock, guard)? {
+                if !self.reply_now(e, caller, reply, grant_cap, info, lock, guard)? {
                     return Ok(Outcome::Restart);
                 }
                 return Ok(Outcome::Done);
             }
             Decoded::ReplyRecv { reply, grant_cap, info, recv } => {
-                if !self.reply_now(caller, reply, grant_cap, info, lock, guard)? {
+                if !self.reply_now(e, caller, reply, grant_cap, info, lock, guard)? {
                     return Ok(Outcome::Restart);
                 }
                 let part = match recv {
                     RecvHalf::Now(part) => part,
                     RecvHalf::AfterReply(a) => self.decode_recv_after_reply(caller, a),
                 };
+                exec = Decoded::Recv(part);
                 match self.resolve_receive(caller, part, guard) {
                     // The reply is delivered: past the point of no return,
                     // the receive restarts from the user side (`hold.rs`).
@@ -309,7 +323,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
         };
         match op {
-            Ok(op) => Ok(self.run(caller, op, lock)),
+            Ok(op) => Ok(self.run(e, caller, op, exec, lock)),
             Err(Halt::Fail(e)) => Ok(Outcome::Error(e)),
             Err(Halt::Stop(s)) => Err(s),
         }
@@ -320,8 +334,10 @@ impl<W: Waits> Ctx<'_, W> {
     /// `Ok(false)` if the regime refused the set (the call must restart;
     /// nothing changed).
     #[inline]
-    fn reply_now<G: Hold>(
+    #[allow(clippy::too_many_arguments)]
+    fn reply_now<G: Hold, E: Exec<W>>(
         &mut self,
+        e: &E,
         caller: Ref<Tcb>,
         reply: Ref<Reply>,
         grant_cap: bool,
@@ -339,7 +355,7 @@ impl<W: Waits> Ctx<'_, W> {
         if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
             return Ok(false);
         }
-        self.reply(&Slab, caller, reply, grant_cap, info, false);
+        self.reply(e, caller, reply, grant_cap, info, false);
         Ok(true)
     }
 
@@ -354,16 +370,6 @@ impl<W: Waits> Ctx<'_, W> {
             RecvPart::Fail(e) => Err(Halt::Fail(e)),
             RecvPart::Ep { ep, reply, blocking } => self.resolve_recv(caller, ep, reply, blocking, guard).map(Op::Recv),
             RecvPart::Ntfn { ntfn, blocking } => self.resolve_wait(ntfn, blocking, guard).map(Op::Wait),
-        }
-    }
-
-    /// Decode, check and execute an object invocation of `caller` through
-    /// the capability `cap` in `slot` (for entries that hold the whole
-    /// kernel and decoded the call themselves).
-    pub(crate) fn run_invocation(&mut self, caller: Ref<Tcb>, slot: SlotAddr, cap: Cap, info: MessageInfo) -> Outcome {
-        match self.decode_invocation(caller, slot, cap, info) {
-            Ok(op) => self.run(caller, op, None),
-            Err(e) => Outcome::Error(e),
         }
     }
 
@@ -408,9 +414,19 @@ impl<W: Waits> Ctx<'_, W> {
         l(&s)
     }
 
-    /// Lock set, stall check, execute.
+    /// Lock set, stall check, then the point of no return: an invocation
+    /// is invoked, anything else is `exec` on the one executor
+    /// (`rendezvous.rs`), on the objects' own queues, everything it touches
+    /// held.
     #[inline]
-    fn run(&mut self, caller: Ref<Tcb>, op: Op, lock: Option<&dyn Fn(&LockSet) -> bool>) -> Outcome {
+    fn run<E: Exec<W>>(
+        &mut self,
+        e: &E,
+        caller: Ref<Tcb>,
+        op: Op,
+        exec: Decoded,
+        lock: Option<&dyn Fn(&LockSet) -> bool>,
+    ) -> Outcome {
         if let Some(l) = lock {
             let core = self.core;
             let s = op.lock_set(caller, core, self);
@@ -427,40 +443,14 @@ impl<W: Waits> Ctx<'_, W> {
             self.request_stall(caller, blockers);
             return Outcome::Restart;
         }
-        self.execute(caller, op)
-    }
-
-    /// The point of no return: nothing below fails.
-    #[inline]
-    fn execute(&mut self, caller: Ref<Tcb>, op: Op) -> Outcome {
+        // Nothing below fails.
         match op {
-            // The IPC operations run on the one executor (`rendezvous.rs`),
-            // on the objects' own queues, everything they touch held.
-            Op::Send(SendOp::Deliver { ep, msg, .. } | SendOp::Block { ep, msg }) => {
-                self.send(&Slab, caller, ep, msg, true)
-            }
-            Op::Send(SendOp::Drop) => Outcome::Done,
-            Op::Recv(op) => {
-                let (ep, reply, blocking) = match op {
-                    RecvOp::Take { ep, reply, .. } | RecvOp::Signal { ep, reply, .. } | RecvOp::Block { ep, reply } => {
-                        (ep, reply, true)
-                    }
-                    RecvOp::Nothing { ep, reply } => (ep, reply, false),
-                };
-                self.receive(&Slab, caller, RecvPart::Ep { ep, reply, blocking }, None)
-            }
-            Op::Signal(SignalOp::Wake { ntfn, badge, .. } | SignalOp::WakeBound { ntfn, badge, .. })
-            | Op::Signal(SignalOp::Accumulate { ntfn, badge }) => {
-                self.signal(&Slab, ntfn, badge);
-                Outcome::Done
-            }
-            Op::Wait(WaitOp::Take { ntfn } | WaitOp::Block { ntfn }) => self.wait(&Slab, caller, ntfn, true),
-            Op::Wait(WaitOp::Nothing { ntfn }) => self.wait(&Slab, caller, ntfn, false),
             Op::Tcb(op) => self.invoke_tcb(caller, op),
             Op::CNode(op) => self.invoke_cnode(op),
             Op::Retype(op) => self.invoke_untyped(caller, op),
             Op::Irq(op) => self.invoke_irq(op),
             Op::Frame(op) => self.invoke_frame(caller, op, &|_| {}),
+            Op::Send(_) | Op::Recv(_) | Op::Signal(_) | Op::Wait(_) => self.execute(e, caller, exec),
         }
     }
 }

@@ -18,7 +18,8 @@
 
 use crate::abi::Word;
 use crate::args::FaultKind;
-use crate::object::{Notification, Ref, Reply, Tcb};
+use crate::introspect::CoreStats;
+use crate::object::{Cap, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 use crate::violation::InvariantViolation;
@@ -84,6 +85,17 @@ pub trait Waits: Send + Sync + Sized + 'static {
         false
     }
 
+    /// A system call of `caller`, this core's current thread, starts on
+    /// the general path: `false` if this representation stopped it
+    /// instead (`lockfree`: a suspend nobody has met; it first links what
+    /// its shared paths left detached, as every system call must see the
+    /// derivation tree whole).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn syscall_starts(_ctx: &mut Ctx<'_, Self>, _caller: Ref<Tcb>) -> bool {
+        true
+    }
+
     /// Whether this core may run `t`, which it is about to dispatch (the
     /// end of every entry); `false`: a pending suspend stopped it instead
     /// (`lockfree`'s `STOPME`), and the core chooses again.
@@ -133,6 +145,30 @@ pub trait Waits: Send + Sync + Sized + 'static {
     fn stop_requested(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> Option<bool> {
         None
     }
+
+    /// Whether thread `t` is being destroyed by a deletion the general
+    /// code has not finished (`lockfree`'s shared destroy): introspection
+    /// reads it as the deletion's result.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn destroying(_ctx: &mut Ctx<'_, Self>, _t: Ref<Tcb>) -> bool {
+        false
+    }
+
+    /// The capability a dead slot `a` stands for until the general code
+    /// finishes its deletion (the null capability where none does), as
+    /// the invariant checker counts it.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn dead_cap(_ctx: &mut Ctx<'_, Self>, _a: SlotAddr) -> Cap {
+        Cap::NULL
+    }
+
+    /// Add this representation's per-core counters of core `core` to
+    /// `stats`.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn stats(&self, _core: usize, _stats: &mut CoreStats) {}
 
     /// Make the `Call` of `caller`'s fault `kind` in a whole entry, if this
     /// representation runs the executor on its own words (`Some`: the

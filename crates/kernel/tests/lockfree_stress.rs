@@ -13,12 +13,12 @@
 //! * Two pagers (one per core) allocate a 4 KiB frame from one shared
 //!   untyped, map it, check that it is zeroed, write it, unmap and delete
 //!   it, over and over: under `lockfree` these run on the shared path
-//!   (`object/shared_pages.rs`) while the other core does the same, and
+//!   (`lockfree/pages.rs`) while the other core does the same, and
 //!   the manager's system calls link their frames into the derivation tree.
 //! * A manager on core 0 suspends and resumes servers, clients, senders and
 //!   receivers in turn, and now and then creates a victim thread on core 1
 //!   that calls the servers, and deletes it wherever it is (under
-//!   `lockfree` on the shared path: `object/shared_destroy.rs`).
+//!   `lockfree` on the shared path: `lockfree/finish_destroy.rs`).
 //!
 //! Cores serve IPIs at system call boundaries and take timer ticks while
 //! they run a thread (an idle core waits for an IPI); each

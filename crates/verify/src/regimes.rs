@@ -197,7 +197,7 @@ impl Which {
     /// Whether deleting the only capability to a thread of another core
     /// completes at once, the thread stopped by its core when it takes the
     /// interrupt and freed by the next management entry (`lockfree`:
-    /// `object/shared_destroy.rs`), instead of stalling the core first
+    /// `lockfree/finish_destroy.rs`), instead of stalling the core first
     /// (every lock regime).
     pub const fn destroys_asynchronously(self) -> bool {
         matches!(self, Which::LockFree)

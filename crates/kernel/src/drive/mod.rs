@@ -36,12 +36,12 @@ pub use objects::Objects;
 pub use whole::{GeneralOnly, Whole, WholeChecked, WholeKernel};
 
 pub(crate) use crate::args::Entry;
-use crate::args::SyscallArgs;
+use crate::args::{OtherEntry, SyscallArgs};
 use crate::config::{BootConfig, BootError};
+use crate::exec::Exec;
 use crate::exit::ExitPlan;
 use crate::hold::Hold;
 use crate::kernel::{CoreHandle, Kernel};
-use crate::lockfree::SharedEntry;
 use crate::regime::Regime;
 use crate::state::Ctx;
 
@@ -81,27 +81,29 @@ pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
     #[doc(hidden)]
     fn syscall(k: &Kernel<R>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan;
 
-    /// A tick, IPI or interrupt entry on a path outside the general entry,
-    /// if the drive has one and it applies (`lockfree`'s shared paths).
+    /// An entry other than a system call on a path outside the general
+    /// entry, if the drive has one and it applies (`lockfree`'s shared
+    /// paths); `None`: the general entry runs it.
     #[doc(hidden)]
     #[inline(always)]
-    fn shared(_k: &Kernel<R>, _core: &mut CoreHandle, _what: SharedEntry) -> Option<ExitPlan> {
+    fn other(_k: &Kernel<R>, _core: &mut CoreHandle, _what: OtherEntry) -> Option<ExitPlan> {
         None
     }
 }
 
-/// The general path's system call, inside the drive's general entry;
-/// `fast`: try the IPC fast path first.
+/// The general path's system call, inside the drive's general entry, run
+/// on executor `e` (`exec.rs`); `fast`: try the IPC fast path first.
 #[inline(always)]
 pub(crate) fn general_syscall<R: Regime>(
     k: &Kernel<R>,
     core: &mut CoreHandle,
     args: SyscallArgs,
     fast: bool,
+    e: &impl Exec<R::Waits>,
 ) -> ExitPlan {
     k.enter(core, crate::state::TRAP_SYSCALL, Entry::Syscall, |ctx, set, guard| {
         ctx.begin_entry(guard)?;
-        ctx.handle_syscall(args, set, fast, guard)?;
+        ctx.handle_syscall(e, args, set, fast, guard)?;
         ctx.count_syscall();
         Ok(ctx.finish_entry())
     })

@@ -88,7 +88,7 @@ impl Ctx<'_, LfState> {
             return false;
         }
         self.lf_release_receive_claim(lf, t);
-        bump(&self.cell(core).bound_wakes);
+        bump(&self.lf().cores[core].bound_wakes);
         true
     }
 

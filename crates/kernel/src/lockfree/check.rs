@@ -15,34 +15,26 @@
 //!   current nowhere (a look leaves inboxes as they are), and every core
 //!   publishes the priority of its current thread.
 //! * The general code's queues and reply fields stay empty.
+//! * Every doomed entry is a dead slot holding the only capability to a
+//!   live thread being stopped; every detached slot holds the only
+//!   capability to a frame of its untyped, as a lone root.
 //!
 //! Members found are added to `places`, the "every thread in exactly one
 //! place" count of `invariants.rs`.
 
 use alloc::format;
-use alloc::string::String;
+use alloc::vec::Vec;
 use core::sync::atomic::Ordering::Relaxed;
 
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
-use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::object::{CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::{Ctx, Object};
-use crate::violation::InvariantViolation;
+use crate::violation::{ensure, fail, InvariantViolation};
 
+use super::doomed::Doom;
 use super::shared::{published, LfState, ReplyState, IDLE};
 use super::SENDERS;
-
-fn violated(invariant: &'static str, detail: String) -> InvariantViolation {
-    InvariantViolation { invariant, detail }
-}
-
-macro_rules! ensure {
-    ($cond:expr, $inv:literal, $($fmt:tt)+) => {
-        if !$cond {
-            return Err(violated($inv, format!($($fmt)+)));
-        }
-    };
-}
 
 fn capacity<T: Object>(ctx: &Ctx<'_, LfState>) -> u32 {
     T::slab(ctx.s).capacity() as u32
@@ -73,7 +65,7 @@ impl Ctx<'_, LfState> {
                 n += 1;
                 ensure!(n < limit, "lf-endpoint", "ep {i}: cycle");
                 let Some((_, x)) = self.at::<Tcb>(m) else {
-                    return Err(violated("lf-endpoint", format!("ep {i}: dead TCB {m} waits")));
+                    return fail("lf-endpoint", format!("ep {i}: dead TCB {m} waits"));
                 };
                 // A node a signal left behind (`bound.rs`): the thread is
                 // not there any more.
@@ -161,7 +153,7 @@ impl Ctx<'_, LfState> {
             }
             let w = lf.ctl(i);
             if let Err(c) = w.check() {
-                return Err(violated("lf-control", format!("TCB {i}: stop word {c:#x}")));
+                return fail("lf-control", format!("TCB {i}: stop word {c:#x}"));
             }
             ensure!(w.home() == x.core, "lf-control", "TCB {i} on core {} has home {}", x.core, w.home());
             if x.state != ThreadState::Zombie {
@@ -215,6 +207,62 @@ impl Ctx<'_, LfState> {
             let p = cur.and_then(|t| self.get(t)).map_or(IDLE, |x| published(x.prio));
             let have = cell.prio.load(core::sync::atomic::Ordering::Relaxed);
             ensure!(have == p, "lf-priority", "core {c} publishes {have}, runs {p}");
+        }
+        self.check_detached()?;
+        self.check_doomed()
+    }
+
+    /// Every doomed entry (`finish_destroy.rs`) is a dead slot and
+    /// the only capability to a live thread that no other entry names,
+    /// whose stop is requested or met.
+    fn check_doomed(&mut self) -> Result<(), InvariantViolation> {
+        let mut seen: Vec<SlotAddr> = Vec::new();
+        for c in 0..self.s.config.cores {
+            let entries: Vec<_> = self.lists(c).doomed.iter().collect();
+            for Doom { slot, cap, .. } in entries {
+                ensure!(!seen.contains(&slot), "doomed", "core {c}: slot {slot:?} doomed twice");
+                seen.push(slot);
+                let dead = self.cap_ref(slot).is_some_and(|s| s.cap.is_dead());
+                ensure!(dead, "doomed", "core {c}: doomed slot {slot:?} is not dead");
+                let CapObj::Tcb(t) = cap.obj else {
+                    return fail("doomed", format!("core {c}: doomed slot {slot:?} held {:?}", cap.obj));
+                };
+                let caps = self.slot(t).map(|s| s.hdr.caps);
+                ensure!(caps == Some(1), "doomed", "core {c}: doomed thread {t:?} has {caps:?} capabilities");
+                let stopped = self.get(t).is_some_and(|x| x.state == ThreadState::Inactive);
+                let stopping = stopped || self.lf().ctl(t.index()).requested() == Some(false);
+                ensure!(stopping, "doomed", "core {c}: doomed thread {t:?} is not being stopped");
+            }
+        }
+        Ok(())
+    }
+
+    /// Every detached slot (`detached.rs`) holds the only
+    /// capability to a frame of its untyped, as a lone root, and its
+    /// parent slot holds a capability to that untyped.
+    fn check_detached(&mut self) -> Result<(), InvariantViolation> {
+        for c in 0..self.s.config.cores {
+            let entries: Vec<_> = self.lists(c).detached.iter().collect();
+            for e in entries {
+                let s = self.cap_slot(e.slot).cloned();
+                let lone = s.as_ref().is_some_and(|s| s.prev.is_none() && s.next.is_none() && s.depth == 0);
+                ensure!(lone, "detached", "core {c}: detached slot {:?} is linked", e.slot);
+                let CapObj::Frame(f) = self.cap_at(e.slot).obj else {
+                    return fail("detached", format!("core {c}: detached slot {:?} holds no frame", e.slot));
+                };
+                let hdr = self.slot(f).map(|s| s.hdr);
+                ensure!(
+                    hdr.is_some_and(|h| h.caps == 1 && h.parent == Some(e.untyped)),
+                    "detached",
+                    "core {c}: detached frame {f:?} has header {hdr:?}"
+                );
+                let parent = self.cap_at(e.parent).obj;
+                ensure!(
+                    parent == CapObj::Untyped(e.untyped),
+                    "detached",
+                    "core {c}: detached frame {f:?}'s parent slot holds {parent:?}"
+                );
+            }
         }
         Ok(())
     }

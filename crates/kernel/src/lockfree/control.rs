@@ -111,7 +111,7 @@ impl Ctx<'_, LfState> {
         let w = lf.ctl(t.index());
         let rmw = |op| lf.count::<C>(core, op);
         if !X {
-            bump(&self.cell(core).shared_controls);
+            bump(&self.lf().cores[core].controls);
         }
         if resume {
             // A caller that resumes itself is running, so the resume does
@@ -133,7 +133,7 @@ impl Ctx<'_, LfState> {
             }
             _ => w.home(),
         };
-        self.cs(core).own_request = done != Suspended::Already;
+        self.lists(core).own_request = done != Suspended::Already;
         // A thread of this core other than the caller: the decoder found it
         // in this core's ready queue (`Controls::Here`), and it is still
         // there (since then the entry has only drained the inbox, which

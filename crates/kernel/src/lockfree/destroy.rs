@@ -1,10 +1,10 @@
 //! The `lockfree` side of a shared thread destroy
-//! (`object/shared_destroy.rs`): the slot's death by CAS and the thread's
+//! (`finish_destroy.rs`): the slot's death by CAS and the thread's
 //! kill (`STOPME|KILLED` on its stop word, granule-sync's `stop_word.rs`),
 //! and their withdrawal when two cores destroy (or suspend) each other's
 //! threads at once (as `control.rs` withdraws a suspend).
 
-use crate::object::doomed::Doom;
+use super::doomed::Doom;
 use crate::object::{Cap, Ref, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::state::{bump, Ctx};
@@ -38,8 +38,8 @@ impl Ctx<'_, LfState> {
         // could change the slot meanwhile, and decode checked the list's
         // room: the kill is taken back if either failed all the same.
         let dead = self.cap_ref(slot).is_some_and(|s| s.cap.kill_shared(cap, &rmw));
-        if dead && self.cs(core).doomed.push(Doom { slot, cap, requested }) {
-            bump(&self.cell(core).shared_destroys);
+        if dead && self.lists(core).doomed.push(Doom { slot, cap, requested }) {
+            bump(&lf.cores[core].destroys);
             // Only now, so that a kill taken back below never finds the
             // thread stopped by this entry.
             if here {
@@ -67,7 +67,7 @@ impl Ctx<'_, LfState> {
         slot: SlotAddr,
     ) {
         let core = self.core;
-        let Some(Doom { cap, requested, .. }) = self.cs(core).doomed.remove(slot) else { return };
+        let Some(Doom { cap, requested, .. }) = self.lists(core).doomed.remove(slot) else { return };
         let rmw = |op| lf.count::<C>(core, op);
         if let Some(x) = self.cap_ref(slot) {
             x.cap.revive_shared(cap, &rmw);

@@ -18,25 +18,26 @@
 use core::sync::atomic::Ordering;
 
 use crate::abi::Error;
-use crate::args::{FaultKind, SyscallArgs};
+use crate::args::{OtherEntry, SyscallArgs};
 use crate::config::{BootConfig, BootError};
-use crate::drive::{Drive, Entry};
+use crate::drive::{general_syscall, Drive, Entry};
 use crate::exit::ExitPlan;
 use crate::hold::{AllHeld, Never};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
-use crate::object::shared_pages::PageOp;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::regime::{LockFreeOf, Regime};
 use crate::state::{bump, Ctx, State, IPI_RESCHEDULE, IPI_STALL, TRAP_OTHER, TRAP_SYSCALL};
 
-use crate::decode::{CallerView, Controls, Decoded, Scope, Whole};
+use crate::decode::{CallerView, Decoded, Scope};
 use crate::object::{Endpoint, Reply};
 
 use super::shared::ReplyState;
 
+use super::decode::SharedOp;
 use super::ipc::Words;
+use super::pages::PageOp;
 use super::shared::{published, LfState, IDLE};
 
 /// The shared path's decoding scope: only what a shared path may read, and
@@ -44,18 +45,6 @@ use super::shared::{published, LfState, IDLE};
 /// capabilities) sends the call to a management entry.
 impl Scope for LfState {
     const WHOLE: bool = false;
-
-    /// Synthesis's `STOPME` (`control.rs`): a thread of another core
-    /// always; one of the caller's own core where this core owns it
-    /// ([`Controls::Here`]). A destroy need not ask (`destroy.rs`).
-    #[inline(always)]
-    fn controls(&self, t: Ref<Tcb>, core: usize) -> Controls {
-        if self.ctl(t.index()).home() != core {
-            Controls::Remote
-        } else {
-            Controls::Here
-        }
-    }
 
     #[inline(always)]
     fn marked(&self, ep: Ref<Endpoint>) -> bool {
@@ -71,22 +60,6 @@ impl Scope for LfState {
     fn claimed_by_stopping(&self, r: Ref<Reply>, me: Ref<Tcb>) -> bool {
         matches!(self.replies[r.index() as usize].load().1, ReplyState::Receiver(t) if t != me && self.stopping(t))
     }
-}
-
-/// A shared entry other than a system call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SharedEntry {
-    /// A timer tick.
-    Tick,
-    /// Serve pending IPIs (and the inbox).
-    Ipi,
-    /// An interrupt on a line that has no handler notification to signal
-    /// (or is masked): it is only acknowledged. (Signalling a handler's
-    /// notification marks the line pending: a management entry.)
-    Interrupt(usize),
-    /// The current thread faulted: its fault's `Call` to its handler runs
-    /// on the shared path as a system call would (`fault.rs`).
-    Fault(FaultKind),
 }
 
 /// The `lockfree` regime's drive (see the module documentation).
@@ -130,7 +103,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
                 // what follows may walk them (`bound.rs`).
                 ctx.lf_purge_ghosts();
                 // The shared destroys are finished by an entry whose exit
-                // plan follows what they change (`object/shared_destroy.rs`).
+                // plan follows what they change (`finish_destroy.rs`).
                 ctx.finish_doomed();
             }
             let out = f(&mut ctx, None, &mut AllHeld);
@@ -151,16 +124,17 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         if let Some(plan) = shared_syscall(&k.regime, &k.state, c, args) {
             return plan;
         }
-        k.enter(core, TRAP_SYSCALL, Entry::Syscall, |ctx, _, guard| {
-            ctx.begin_entry(guard)?;
-            ctx.lf_exclusive_syscall(args);
-            ctx.count_syscall();
-            Ok(ctx.finish_entry())
-        })
+        // A management entry: the general path, on the words.
+        general_syscall(k, core, args, false, &Words::<true, true> { lf: &k.state.waits })
     }
 
     #[inline(always)]
-    fn shared(k: &Kernel<LockFreeOf<C>>, core: &mut CoreHandle, what: SharedEntry) -> Option<ExitPlan> {
+    /// A tick, an IPI, an interrupt on a line without a handler
+    /// notification to signal (or masked: it is only acknowledged;
+    /// signalling a handler's notification marks the line pending, a
+    /// management entry), and a fault's `Call` to its handler run on the
+    /// shared path; the rest is management.
+    fn other(k: &Kernel<LockFreeOf<C>>, core: &mut CoreHandle, what: OtherEntry) -> Option<ExitPlan> {
         let c = k.check(core);
         shared_entry(&k.regime, &k.state, c, what)
     }
@@ -203,60 +177,55 @@ fn shared_syscall<const C: bool>(
     args: SyscallArgs,
 ) -> Option<ExitPlan> {
     shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
-        let op = match ctx.lf_shared_current()? {
+        let call = match ctx.lf_shared_current()? {
             None => None,
-            Some(c) => Some((c.t, ctx.decode_call(lf, &c, args).ok()?)),
+            Some(c) => Some((c.t, ctx.decode_shared_call(lf, &c, args)?)),
         };
         ctx.lf_begin::<C>(lf, true);
-        if let Some((t, op)) = op {
+        if let Some((t, call)) = call {
             let rmw = |r| lf.count::<C>(core, r);
             // A pending suspend stops the caller before its call runs (a
             // frame the decoder took goes back).
             if ctx.lf_stop_trapped::<C>(lf, t) {
-                if let Decoded::Page(p) = op {
+                if let SharedCall::Op(SharedOp::Page(p)) = call {
                     ctx.undo_page(p, &rmw);
                 }
                 return Some(ctx.lf_finish::<C>(lf));
             }
-            let ipc = !matches!(
-                op,
-                Decoded::Yield
-                    | Decoded::Fail(_)
-                    | Decoded::Subsys(_)
-                    | Decoded::Control { .. }
-                    | Decoded::Frame(_)
-                    | Decoded::Page(_)
-                    | Decoded::Destroy { .. }
-            );
-            let freed = match op {
-                Decoded::Page(PageOp::Free { frame, untyped, .. }) => Some((frame, untyped)),
-                _ => None,
+            let op = match call {
+                SharedCall::Decoded(op) => {
+                    let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_));
+                    let out = ctx.execute(&Words::<false, C> { lf }, t, op);
+                    ctx.complete::<true>(t, out);
+                    if ipc {
+                        bump(&ctx.cell(core).fastpath);
+                    }
+                    return Some(ctx.lf_finish::<C>(lf));
+                }
+                SharedCall::Op(op) => op,
             };
             let (suspended, destroyed) = match op {
-                Decoded::Control { t, resume: false } => (Some(t), None),
-                Decoded::Destroy { t, slot, .. } => (Some(t), Some(slot)),
+                SharedOp::Control { t, resume: false } => (Some(t), None),
+                SharedOp::Destroy { t, slot, .. } => (Some(t), Some(slot)),
                 _ => (None, None),
             };
             if suspended.is_some() {
-                ctx.cs(core).own_request = false;
+                ctx.lists(core).own_request = false;
             }
-            let out = ctx.execute_decoded(&Words::<false, C> { lf }, t, op);
+            let out = ctx.run_shared::<C>(lf, t, op);
             let done = matches!(out, Outcome::Done);
             ctx.complete::<true>(t, out);
             // A freed frame's grace period: every other core leaves the
             // entry in which it may have read the frame's capability
-            // (`object/shared_pages.rs`).
-            if let (Some((frame, untyped)), true) = (freed, done) {
+            // (`pages.rs`).
+            if let (SharedOp::Page(PageOp::Free { frame, untyped, .. }), true) = (op, done) {
                 for other in (0..s.config.cores).filter(|&d| d != core) {
                     let _ = gate.wait_out_of_entry(core, other);
                 }
                 ctx.retire_shared_frame(frame, untyped, &rmw);
             }
-            if ipc {
-                bump(&ctx.cell(core).fastpath);
-            }
-            if matches!(op, Decoded::Page(_)) && done {
-                bump(&ctx.cell(core).shared_pages);
+            if matches!(op, SharedOp::Page(_)) && done {
+                bump(&lf.cores[core].pages);
             }
             // A call of the suspended thread its core checked before the
             // request completes before the suspend returns (`control.rs`).
@@ -272,7 +241,7 @@ fn shared_syscall<const C: bool>(
                 if core > home && lf.ctl(t.index()).requested() == Some(false) {
                     match destroyed {
                         Some(slot) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), slot),
-                        None if ctx.cs(core).own_request => ctx.lf_withdraw_suspend::<C>(lf, t, s),
+                        None if ctx.lists(core).own_request => ctx.lf_withdraw_suspend::<C>(lf, t, s),
                         // The request was not this call's (the thread was
                         // stopped, or another core's request stood): there
                         // is none of its own to take back.
@@ -285,6 +254,14 @@ fn shared_syscall<const C: bool>(
     })
 }
 
+/// A system call a shared path runs: one the one executor runs, or an
+/// invocation this regime runs without the whole kernel.
+#[derive(Clone, Copy, Debug)]
+enum SharedCall {
+    Decoded(Decoded),
+    Op(SharedOp),
+}
+
 /// A tick, IPI or interrupt entry of `core` on the shared path; `None` if
 /// it needs a management entry.
 #[inline]
@@ -292,23 +269,23 @@ fn shared_entry<const C: bool>(
     gate: &LockFreeOf<C>,
     s: &State<LfState>,
     core: usize,
-    what: SharedEntry,
+    what: OtherEntry,
 ) -> Option<ExitPlan> {
     // A fault's call is interrupted like a system call's (`Kernel::fault`).
-    let trap = if matches!(what, SharedEntry::Fault(_)) { TRAP_SYSCALL } else { TRAP_OTHER };
+    let trap = if matches!(what, OtherEntry::Fault(_)) { TRAP_SYSCALL } else { TRAP_OTHER };
     shared(gate, s, core, trap, |ctx, lf| {
         let cur = ctx.lf_shared_current()?;
         let (ack, fault) = match what {
-            SharedEntry::Interrupt(irq) => (ctx.lf_interrupt_ack(irq)?, None),
-            SharedEntry::Tick | SharedEntry::Ipi => (None, None),
+            OtherEntry::Interrupt(irq) => (ctx.lf_interrupt_ack(irq)?, None),
+            OtherEntry::Tick | OtherEntry::Ipi => (None, None),
             // A fault on an idle core is ignored.
-            SharedEntry::Fault(kind) => match cur {
+            OtherEntry::Fault(kind) => match cur {
                 Some(c) => (None, Some((c.t, kind, ctx.decode_fault(lf, &c, kind).ok()?))),
                 None => (None, None),
             },
         };
         ctx.lf_begin::<C>(lf, false);
-        if what == SharedEntry::Tick {
+        if what == OtherEntry::Tick {
             ctx.handle_tick();
         }
         if let Some(irq) = ack {
@@ -320,7 +297,7 @@ fn shared_entry<const C: bool>(
             // again.
             if !ctx.lf_stop_trapped::<C>(lf, t) {
                 let out = match op {
-                    Some(op) => ctx.execute_decoded(&Words::<false, C> { lf }, t, op),
+                    Some(op) => ctx.execute(&Words::<false, C> { lf }, t, op),
                     None => Outcome::Error(Error::FailedLookup),
                 };
                 ctx.end_fault(t, out);
@@ -331,6 +308,32 @@ fn shared_entry<const C: bool>(
 }
 
 impl Ctx<'_, LfState> {
+    /// Decode `caller`'s call `a` for a shared path: the one decoder, then
+    /// for an invocation this regime's shared decoder (`decode.rs`);
+    /// `None` if it needs a management entry (nothing has changed then).
+    #[inline(always)]
+    fn decode_shared_call(&mut self, lf: &LfState, caller: &CallerView, a: SyscallArgs) -> Option<SharedCall> {
+        Some(match self.decode_call(lf, caller, a).ok()? {
+            Decoded::Invocation { slot, cap } => match self.decode_shared(caller, slot, cap, a)? {
+                Ok(op) => SharedCall::Op(op),
+                Err(e) => SharedCall::Decoded(Decoded::Fail(e)),
+            },
+            op => SharedCall::Decoded(op),
+        })
+    }
+
+    /// Run an invocation decoded for a shared path.
+    fn run_shared<const C: bool>(&mut self, lf: &LfState, caller: Ref<Tcb>, op: SharedOp) -> Outcome {
+        let core = self.core;
+        let rmw = |r| lf.count::<C>(core, r);
+        match op {
+            SharedOp::Control { t, resume } => self.lf_control::<false, C>(lf, t, resume),
+            SharedOp::Frame(op) => self.invoke_frame(caller, op, &rmw),
+            SharedOp::Page(op) => self.invoke_page(op, &rmw),
+            SharedOp::Destroy { t, slot, cap } => self.lf_destroy::<C>(lf, t, slot, cap),
+        }
+    }
+
     /// The current thread, if a shared entry may run with it: `Some(None)`
     /// for none, `Some(Some(_))` for a live runnable thread of this core
     /// holding no stalled cores and no node left in an endpoint. A zombie
@@ -383,38 +386,6 @@ impl Ctx<'_, LfState> {
         }
         lf.take_stop_ipi::<C>(self.core);
         self.lf_drain::<C>(lf);
-    }
-
-    /// A system call in a management entry (the general path, with the IPC
-    /// system calls routed to the lock-free operations, which then may also
-    /// transfer capabilities, serve bound notifications and release holds).
-    fn lf_exclusive_syscall(&mut self, args: SyscallArgs) {
-        // Only system calls change the derivation tree (invocations,
-        // capability transfer): frames allocated on shared paths join it
-        // first (`object/detached.rs`).
-        self.adopt_detached();
-        let lf = self.lf();
-        let core = self.core;
-        let Some(caller) = self.cs(core).current else { return };
-        if self.lf_stop_trapped::<true>(lf, caller) {
-            return;
-        }
-        let Some(view) = self.caller_view(caller) else { return };
-        match self.decode_call(&Whole, &view, args) {
-            // A whole scope never falls back.
-            Err(_) => {
-                // `AllHeld` never stops.
-                let _ = self.handle_syscall(args, None, false, &mut AllHeld);
-            }
-            Ok(Decoded::Invocation { slot, cap }) => {
-                let out = self.run_invocation(caller, slot, cap, crate::abi::MessageInfo(args.info));
-                self.complete::<false>(caller, out);
-            }
-            Ok(op) => {
-                let out = self.execute_decoded(&Words::<true, true> { lf }, caller, op);
-                self.complete::<false>(caller, out);
-            }
-        }
     }
 
     /// Start of every management entry but a look: every core's inbox goes

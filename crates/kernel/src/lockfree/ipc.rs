@@ -27,11 +27,8 @@ use granule_sync::lockfree::{Claim, Side, Waited};
 use crate::abi::Word;
 use crate::exec::{Exec, RECEIVERS};
 use crate::ipc::Msg;
-use crate::object::frame::FrameOp;
 use crate::object::reply::ReplyState;
-use crate::object::shared_pages::PageOp;
-use crate::object::{Cap, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
-use crate::outcome::Outcome;
+use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::sched::Action;
 use crate::state::Ctx;
 
@@ -79,6 +76,8 @@ pub(crate) struct Words<'a, const X: bool, const C: bool> {
 }
 
 impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
+    const RESOLVED: bool = false;
+
     #[inline(always)]
     fn whole(&self) -> bool {
         X
@@ -231,28 +230,6 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
                 return Some(t);
             }
         }
-    }
-
-    #[inline(always)]
-    fn control(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, resume: bool) -> Outcome {
-        ctx.lf_control::<X, C>(self.lf, t, resume)
-    }
-
-    #[inline(always)]
-    fn frame(&self, ctx: &mut Ctx<'_, LfState>, caller: Ref<Tcb>, op: FrameOp) -> Outcome {
-        let (lf, core) = (self.lf, ctx.core);
-        ctx.invoke_frame(caller, op, &|r| lf.count::<C>(core, r))
-    }
-
-    #[inline(always)]
-    fn destroy(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, slot: SlotAddr, cap: Cap) -> Outcome {
-        ctx.lf_destroy::<C>(self.lf, t, slot, cap)
-    }
-
-    #[inline(always)]
-    fn page(&self, ctx: &mut Ctx<'_, LfState>, op: PageOp) -> Outcome {
-        let (lf, core) = (self.lf, ctx.core);
-        ctx.invoke_page(op, &|r| lf.count::<C>(core, r))
     }
 
     #[inline(always)]

@@ -11,11 +11,14 @@
 // methods name kernel internals: see `crate::waits`.
 #![allow(private_interfaces, private_bounds)]
 
+use core::sync::atomic::Ordering::Relaxed;
+
 use crate::abi::Word;
 use crate::args::FaultKind;
 use crate::hold::Never;
+use crate::introspect::CoreStats;
 use crate::object::thread::ThreadState;
-use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::object::{Cap, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
 
@@ -82,6 +85,16 @@ impl Waits for LfState {
         true
     }
 
+    /// Only system calls change the derivation tree (invocations,
+    /// capability transfer): frames allocated on shared paths join it
+    /// first (`detached.rs`). A pending suspend stops the caller before
+    /// its call runs.
+    fn syscall_starts(ctx: &mut Ctx<'_, Self>, caller: Ref<Tcb>) -> bool {
+        ctx.adopt_detached();
+        let lf = ctx.lf();
+        !ctx.lf_stop_trapped::<true>(lf, caller)
+    }
+
     fn may_dispatch(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> bool {
         ctx.lf_may_dispatch(t)
     }
@@ -119,12 +132,27 @@ impl Waits for LfState {
 
     fn fault_call(ctx: &mut Ctx<'_, Self>, caller: Ref<Tcb>, kind: FaultKind) -> Option<Outcome> {
         let lf = ctx.lf();
-        let run =
-            |ctx: &mut Ctx<'_, Self>, op| Ok::<_, Never>(ctx.execute_decoded(&Words::<true, true> { lf }, caller, op));
+        let run = |ctx: &mut Ctx<'_, Self>, op| Ok::<_, Never>(ctx.execute(&Words::<true, true> { lf }, caller, op));
         match ctx.fault_call_with(caller, kind, run) {
             Ok(out) => Some(out),
             Err(never) => match never {},
         }
+    }
+
+    fn destroying(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> bool {
+        ctx.doomed(t)
+    }
+
+    fn dead_cap(ctx: &mut Ctx<'_, Self>, a: SlotAddr) -> Cap {
+        ctx.doomed_cap(a)
+    }
+
+    fn stats(&self, core: usize, stats: &mut CoreStats) {
+        let Some(c) = self.cores.get(core) else { return };
+        stats.shared_pages = c.pages.load(Relaxed);
+        stats.shared_destroys = c.destroys.load(Relaxed);
+        stats.bound_wakes = c.bound_wakes.load(Relaxed);
+        stats.shared_controls = c.controls.load(Relaxed);
     }
 
     fn check(ctx: &mut Ctx<'_, Self>, places: &mut [u32]) -> Result<(), InvariantViolation> {

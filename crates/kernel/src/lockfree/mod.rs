@@ -32,9 +32,9 @@
 //! `Controls`); so
 //! does deleting the only capability to such a thread, which kills the
 //! slot by CAS, stops the thread and leaves freeing it to the next
-//! management entry (`object/shared_destroy.rs`); so do frame map, unmap
+//! management entry (`finish_destroy.rs`); so do frame map, unmap
 //! and address queries, and allocating and freeing a 4 KiB frame
-//! (`object/shared_pages.rs`).
+//! (`pages.rs`).
 //!
 //! Everything else — object invocations (retype and delete of anything but
 //! one 4 KiB frame or a thread with one capability, revoke, copy,
@@ -82,7 +82,7 @@
 //!   its free, which claim and clear the slot by CAS of its sequence lock
 //!   (`object/slot_cap.rs`), and the frame itself, owned by the core that
 //!   popped it from its untyped's free list or, after a grace period, by
-//!   the core that freed it (`object/shared_pages.rs`). A shared path never reads another core's TCB: a
+//!   the core that freed it (`pages.rs`). A shared path never reads another core's TCB: a
 //!   capability to anything but an endpoint, notification or reply object
 //!   sends the call to the management path, except a suspend or resume of
 //!   a thread of another core, or a destroy, which read only the TCB slot's
@@ -157,15 +157,23 @@
 mod bound;
 mod check;
 mod control;
+mod core_list;
+mod decode;
 mod destroy;
+mod detached;
+mod doomed;
 mod entry;
+mod finish_destroy;
+mod gate;
 pub(crate) mod ipc;
 mod manage;
+mod pages;
 mod sched;
 pub(crate) mod shared;
 
 pub use entry::Shared;
-pub(crate) use entry::SharedEntry;
+pub(crate) use gate::Tallies;
+pub use gate::{CountingLockFree, LockFree, LockFreeOf, RmwCounts};
 pub(crate) use shared::LfState;
 
 use crate::state::Ctx;
@@ -181,5 +189,18 @@ impl<'k> Ctx<'k, LfState> {
     #[inline(always)]
     pub(crate) fn lf(&self) -> &'k LfState {
         &self.s.waits
+    }
+
+    /// Core `c`'s [`CoreLists`](shared::CoreLists): this core's on its
+    /// shared paths, any core's in a management entry.
+    #[inline(always)]
+    pub(crate) fn lists(&mut self, c: usize) -> &mut shared::CoreLists {
+        // SAFETY: a shared path asks only for its own core's lists (the
+        // platform's `CoreHandle` makes it the only thread acting as that
+        // core), and a management entry, which may ask for any core's, runs
+        // with every shared path excluded by the gate (whose reader and
+        // writer sides are acquire/release pairs); `&mut self` makes this
+        // the only reference this context hands out.
+        unsafe { &mut *self.lf().cores[c].lists.get() }
     }
 }

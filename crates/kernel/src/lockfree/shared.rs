@@ -19,21 +19,25 @@
 //! | `ntfns` | notification slot | [`SignalStack`]: badge bits, active, waiters (FIFO) |
 //! | `replies` | reply slot | [`ReplyWord`]: empty, the caller, or the receiver |
 //! | `threads` | TCB slot | [`ThreadCell`]: the thread's link in whichever of the above holds it, its link in an inbox, and its control word (`control.rs`) |
-//! | `cores` | core | [`LfCore`]: wake-up inbox, published priority |
+//! | `cores` | core | [`LfCore`]: wake-up inbox, published priority, what its shared paths leave management ([`CoreLists`]), counters |
 //!
 //! Every object operation takes a core's [`CoreLinks`]: the link array, and
 //! where the object's read-modify-writes are counted when the regime counts
 //! them (`LockFree::counting`).
 
 use alloc::boxed::Box;
+use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack, StopWord};
 
+use super::Tallies;
 use crate::config::BootConfig;
 use crate::object::{Ref, Tcb};
-use crate::regime::lockfree::Tallies;
+
+use super::detached::Detached;
+use super::doomed::Doomed;
 
 /// The lock-free words of one kernel (see the module documentation): the
 /// `lockfree` regime's [`crate::waits::Waits`].
@@ -120,6 +124,41 @@ pub(crate) struct LfCore {
     /// ends (`finish_entry`'s `dispatchable`), so it sets no IPI bit.
     /// Wake-ups need no flag: the inbox is drained at every entry.
     pub stop_ipi: AtomicBool,
+    /// Plain data of this core, reached only through `Ctx::lists` (see
+    /// there for who may touch it when).
+    pub lists: UnsafeCell<CoreLists>,
+    /// 4 KiB frames this core's shared paths allocated or freed
+    /// (`pages.rs`; reported as `CoreStats::shared_pages`).
+    pub pages: AtomicU64,
+    /// Threads this core's shared paths destroyed (`destroy.rs`).
+    pub destroys: AtomicU64,
+    /// Bound receivers this core's shared signals woke (`bound.rs`).
+    pub bound_wakes: AtomicU64,
+    /// Suspends and resumes this core's shared paths ran (`control.rs`).
+    pub controls: AtomicU64,
+}
+
+// SAFETY: every field but `lists` is an atomic or a lock-free object; `lists`
+// is reached only through `Ctx::lists`, whose contract (its own core's on a
+// shared path of that core, any core's in a management entry, which
+// excludes every shared path; acquire/release through the gate between
+// them) gives one core at a time access to it.
+unsafe impl Sync for LfCore {}
+
+/// What one core's shared paths leave for management to finish, and its
+/// last suspend's request: plain data of the core (`LfCore::lists`).
+#[derive(Debug, Default)]
+pub(crate) struct CoreLists {
+    /// Frame capabilities this core's shared paths allocated and not yet
+    /// linked into the derivation tree (`detached.rs`).
+    pub detached: Detached,
+    /// Thread capabilities this core's shared paths deleted, whose deletion
+    /// management finishes (`doomed.rs`).
+    pub doomed: Doomed,
+    /// This core's last shared suspend made the thread's only stop
+    /// request (new, or renewing a cancelled one): a withdrawal may take it
+    /// back (`control.rs`).
+    pub own_request: bool,
 }
 
 /// The published-priority encoding of "runs nothing".
@@ -159,6 +198,11 @@ impl LfState {
                 prio: AtomicU32::new(IDLE),
                 ghosts: AtomicU32::new(0),
                 stop_ipi: AtomicBool::new(false),
+                lists: UnsafeCell::new(CoreLists::default()),
+                pages: AtomicU64::new(0),
+                destroys: AtomicU64::new(0),
+                bound_wakes: AtomicU64::new(0),
+                controls: AtomicU64::new(0),
             }),
             tally,
         }

@@ -13,9 +13,6 @@
 //! [`crate::state::Ctx`], the only caller).
 
 pub(crate) mod cnode;
-pub(crate) mod core_list;
-pub(crate) mod detached;
-pub(crate) mod doomed;
 pub(crate) mod endpoint;
 pub(crate) mod frame;
 pub(crate) mod frame_pool;
@@ -23,8 +20,6 @@ pub(crate) mod irq;
 pub(crate) mod notification;
 pub(crate) mod page_tables;
 pub(crate) mod reply;
-pub(crate) mod shared_destroy;
-pub(crate) mod shared_pages;
 pub(crate) mod slot_cap;
 pub(crate) mod tcb;
 pub(crate) mod thread;

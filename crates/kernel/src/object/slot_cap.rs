@@ -4,8 +4,8 @@
 //! Every regime keeps a slot's capability here, so there is one capability
 //! logic. Management (and every lock regime) changes it through `&mut`,
 //! with the whole kernel to itself. `lockfree`'s shared paths also allocate
-//! frames into empty slots, free them again (`object/shared_pages.rs`) and
-//! kill the slot of a thread they destroy (`object/shared_destroy.rs`),
+//! frames into empty slots, free them again (`lockfree/pages.rs`) and
+//! kill the slot of a thread they destroy (`lockfree/finish_destroy.rs`),
 //! while other cores look up capabilities in the same CNode: those writes
 //! and every read go through the sequence word.
 //!
@@ -21,7 +21,7 @@
 //!
 //! Kind [`DEAD`] (payload 0) marks a slot whose thread capability a shared
 //! destroy deleted and whose place in the derivation tree waits for
-//! management (`object/shared_destroy.rs`): it reads as empty, but no
+//! management (`lockfree/finish_destroy.rs`): it reads as empty, but no
 //! shared writer fills it.
 
 use core::num::NonZeroU64;

@@ -126,9 +126,9 @@ impl<W: Waits> Ctx<'_, W> {
                     return Err(Error::IllegalOperation);
                 }
                 // Waiters may be in the wait representation (`lockfree`).
-                let lf_waiters = W::has_waiters(self, ntfn);
+                let word_waiters = W::has_waiters(self, ntfn);
                 let nt = self.get(ntfn).ok_or(Error::InvalidCapability)?;
-                if nt.bound.is_some() || !nt.queue.is_empty() || lf_waiters {
+                if nt.bound.is_some() || !nt.queue.is_empty() || word_waiters {
                     return Err(Error::IllegalOperation);
                 }
                 TcbOp::Bind { t, ntfn }

@@ -56,7 +56,7 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// A retype's arguments and destination, checked in seL4's order up to
     /// (not including) the memory: read-only, so `lockfree`'s shared path
-    /// decodes with it too (`object/shared_pages.rs`).
+    /// decodes with it too (`lockfree/pages.rs`).
     pub(crate) fn decode_retype_args(
         &mut self,
         caller: Ref<Tcb>,

@@ -30,13 +30,12 @@
 
 mod biglock;
 mod fine;
-pub(crate) mod lockfree;
 mod none;
 mod rtm;
 
+pub use crate::lockfree::{CountingLockFree, LockFree, LockFreeOf, RmwCounts, Shared};
 pub use biglock::{BigLock, BigLockClh, BigLockMcs, BigLockTicket};
 pub use fine::{Fine, FineCounts, FineOptions};
-pub use lockfree::{CountingLockFree, LockFree, LockFreeOf, RmwCounts, Shared};
 pub use none::NoLock;
 pub use rtm::{Transactional, NEEDS_LOCK};
 

@@ -4,8 +4,6 @@
 //! scheduling itself is `Ctx`'s (`sched/mod.rs`).
 
 use crate::abi::NUM_PRIORITIES;
-use crate::object::detached::Detached;
-use crate::object::doomed::Doomed;
 use crate::object::{Ref, Tcb, NIL};
 
 /// What the end of the entry does with the current thread.
@@ -109,16 +107,6 @@ pub(crate) struct CoreState {
     /// core's scheduler lock instead of the current thread's TCB, which its
     /// own core may be using (see the `fine` regime).
     pub current_prio: u8,
-    /// Frame capabilities this core's shared paths allocated and not yet
-    /// linked into the derivation tree (`lockfree` only; `object/detached.rs`).
-    pub detached: Detached,
-    /// Thread capabilities this core's shared paths deleted, whose deletion
-    /// management finishes (`lockfree` only; `object/doomed.rs`).
-    pub doomed: Doomed,
-    /// This core's last shared suspend made the thread's only stop
-    /// request (new, or renewing a cancelled one): a withdrawal may take it
-    /// back (`lockfree` only; `lockfree/control.rs`).
-    pub own_request: bool,
 }
 
 impl CoreState {
@@ -130,9 +118,6 @@ impl CoreState {
             held: 0,
             last_run: None,
             current_prio: 0,
-            detached: Detached::default(),
-            doomed: Doomed::default(),
-            own_request: false,
         }
     }
 }

@@ -42,14 +42,12 @@
 //! *zombie*: unlinked from everything, still that core's current thread, and
 //! freed by that core's next kernel entry (a `STALL` IPI is sent).
 
-use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
 use crate::hold::Hold;
 use crate::ids::ThreadId;
 use crate::introspect::{ThreadInfo, ThreadStatus};
-use crate::object::core_list::{CoreList, Slotted};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb, NIL};
 use crate::state::{bump, Ctx, IPI_RESCHEDULE, IPI_STALL, TRAP_NONE, TRAP_SYSCALL};
@@ -573,12 +571,12 @@ impl<W: Waits> Ctx<'_, W> {
         Some(StartInfo::from_regs(x.regs, x.fresh))
     }
 
-    /// A destroy management has not finished yet (`object/shared_destroy.rs`)
+    /// A destroy management has not finished yet (`Waits::destroying`)
     /// reads as the deletion's result: `None` if `r` is gone, `Some(true)`
     /// if it is a zombie still current on a core, `Some(false)` if it is not
     /// being destroyed.
     fn as_deleted(&mut self, r: Ref<Tcb>) -> Option<bool> {
-        if !self.doomed(r) {
+        if !W::destroying(self, r) {
             return Some(false);
         }
         (0..self.s.config.cores).find(|&c| self.cs(c).current == Some(r)).map(|_| true)
@@ -608,23 +606,5 @@ impl<W: Waits> Ctx<'_, W> {
             ThreadState::Zombie => ThreadStatus::Zombie,
         };
         Some(ThreadInfo { status, core, priority: prio, call_abandoned: blocked && stop.is_some() })
-    }
-}
-
-impl<W: Waits> Ctx<'_, W> {
-    /// Empty one list of every core (management), returning what was on
-    /// them: `list` picks the list from a core's state.
-    pub(crate) fn take_core_lists<T: Slotted, const N: usize>(
-        &mut self,
-        list: impl Fn(&mut core_state::CoreState) -> &mut CoreList<T, N>,
-    ) -> Vec<T> {
-        let mut all = Vec::new();
-        for c in 0..self.s.config.cores {
-            let l = list(self.cs(c));
-            if !l.is_empty() {
-                all.extend(l.take_all());
-            }
-        }
-        all
     }
 }

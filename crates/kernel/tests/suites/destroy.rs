@@ -2,7 +2,7 @@
 //! any thread can see afterwards is the same whether the deletion ran
 //! alone (the lock regimes, and `lockfree`'s management) or on
 //! `lockfree`'s shared path, where the thread is only stopped at once and
-//! freed by the next management entry (`object/shared_destroy.rs`). The
+//! freed by the next management entry (`lockfree/finish_destroy.rs`). The
 //! test checks that `lockfree` took the shared path. The invariant checker
 //! (doomed slots included) runs after every entry.
 

@@ -2,7 +2,7 @@
 //! (`object/frame_pool.rs`), under every regime: freed 4 KiB frames come
 //! back zeroed, the lists never change what a retype may do, and destroying
 //! an untyped frees its list. Under `lockfree` the allocations and frees
-//! here run on the shared path (`object/shared_pages.rs`); the test checks
+//! here run on the shared path (`lockfree/pages.rs`); the test checks
 //! that they did. The invariant checker (free lists and detached slots
 //! included) runs after every entry.
 

@@ -62,10 +62,11 @@ use crossbeam_utils::CachePadded;
 use granule_sync::lock::{RawLock, Ticket};
 use granule_sync::lockfree::Rmw;
 
-use super::Regime;
 use crate::counter::bump;
-use crate::lockfree::LfState;
-pub use crate::lockfree::Shared;
+use crate::regime::Regime;
+
+use super::shared::LfState;
+use super::Shared;
 
 /// Atomic read-modify-write instructions executed, by instruction (see
 /// the module documentation).

@@ -34,16 +34,16 @@
 //! exactly when it would under every other regime). The free's decision is
 //! its CAS of the slot. Everything else (arguments, destination, errors) is
 //! the one retype and CNode decoder's (the shared decoders are in
-//! `decode_shared.rs`).
+//! `decode.rs`).
 
 use granule_sync::lockfree::Rmw;
 
+use super::detached::Entry;
+use super::shared::LfState;
 use crate::abi::Error;
-use crate::object::detached::Entry;
 use crate::object::{Cap, CapObj, Frame, Ref, SlotAddr, Untyped};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
-use crate::waits::Waits;
 
 /// A frame allocation or free decoded by a shared scope.
 #[derive(Clone, Copy, Debug)]
@@ -57,7 +57,7 @@ pub(crate) enum PageOp {
     Free { frame: Ref<Frame>, untyped: Ref<Untyped>, slot: SlotAddr },
 }
 
-impl<W: Waits> Ctx<'_, W> {
+impl Ctx<'_, LfState> {
     /// Execute a [`PageOp`] (the free's grace period and the frame's reuse
     /// follow in the shared entry: `retire_shared_frame`).
     pub(crate) fn invoke_page(&mut self, op: PageOp, rmw: &impl Fn(Rmw)) -> Outcome {
@@ -76,11 +76,11 @@ impl<W: Waits> Ctx<'_, W> {
                     self.undo_page(op, rmw);
                     return Outcome::Error(Error::DeleteFirst);
                 }
-                self.cs(self.core).detached.push(Entry { slot: dest, parent: src, untyped });
+                self.lists(self.core).detached.push(Entry { slot: dest, parent: src, untyped });
                 Outcome::Done
             }
             PageOp::Free { frame, slot, .. } => {
-                self.cs(self.core).detached.remove(slot);
+                self.lists(self.core).detached.remove(slot);
                 let mine = CapObj::Frame(frame);
                 if !self.cap_ref(slot).is_some_and(|s| s.cap.replace_shared(|c| c.obj == mine, Cap::NULL, rmw)) {
                     return Outcome::Error(Error::FailedLookup);
@@ -112,7 +112,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// Link every core's detached frame capabilities into the derivation
     /// tree, below their untyped (management, before anything else).
     pub(crate) fn adopt_detached(&mut self) {
-        for e in self.take_core_lists(|cs| &mut cs.detached) {
+        for e in self.take_core_lists(|l| &mut l.detached) {
             let (cap, _) = self.unlink_cap(e.slot);
             if !cap.obj.is_null() {
                 self.insert_cap(Some(e.parent), e.slot, cap);

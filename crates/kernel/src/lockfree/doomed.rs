@@ -1,11 +1,11 @@
 //! Thread capabilities a `lockfree` shared path deleted, whose deletion
-//! management finishes: one short list per core (`shared_destroy.rs`).
+//! management finishes: one short list per core (`finish_destroy.rs`).
 //!
 //! Each entry is the dead slot and the capability it held. Management
 //! empties the lists at the start of every entry that ends in an exit plan.
 //! Under the lock regimes they stay empty.
 
-use crate::object::core_list::{CoreList, Slotted};
+use super::core_list::{CoreList, Slotted};
 use crate::object::{Cap, SlotAddr};
 
 /// Most deletions one core may leave to management; a shared destroy that

@@ -3,7 +3,7 @@
 //!
 //! The derivation tree is a doubly-linked list (`cnode.rs`) that two cores
 //! cannot change at once without a lock. So a frame allocated on a shared
-//! path (`shared_pages.rs`) goes into its slot as a lone root, and its core
+//! path (`pages.rs`) goes into its slot as a lone root, and its core
 //! notes `(slot, untyped's slot)` here. The next system call that runs as
 //! a management operation, alone, links every noted slot below its untyped
 //! before it does anything else (`Ctx::adopt_detached`): system calls are
@@ -14,7 +14,7 @@
 //!
 //! Under the lock regimes the list stays empty.
 
-use crate::object::core_list::{CoreList, Slotted};
+use super::core_list::{CoreList, Slotted};
 use crate::object::{Ref, SlotAddr, Untyped};
 
 /// Most capabilities one core may leave unlinked; a shared allocation that

@@ -3,7 +3,7 @@
 //! it frees it") in granule's terms.
 //!
 //! `CNodeDelete` of the only capability to a thread other than the caller,
-//! with no capability derived from it, runs shared (`decode_shared.rs`
+//! with no capability derived from it, runs shared (`decode.rs`
 //! decides; a thread of the caller's own core is met at once if it is
 //! ready, `lockfree/destroy.rs`):
 //!
@@ -29,7 +29,7 @@
 //! the platform. `thread_info` reports a doomed thread as the lock regimes
 //! would after the deletion: gone, or a zombie while it is still current
 //! on its core ([`Ctx::doomed`]); the invariant checker reads a dead slot
-//! as holding its doomed capability ([`Ctx::checked_cap`]). `start_info`
+//! as holding its doomed capability ([`Ctx::doomed_cap`]). `start_info`
 //! reads it the same way; `current_thread` shows it while it is still its
 //! core's current thread, as it shows a zombie.
 //!
@@ -39,17 +39,17 @@
 //! (`Scope::stopping`). A caller reads as gone from its reply object
 //! (`lockfree/ipc.rs`), and a taker refuses the thread.
 
-use crate::object::doomed::Doom;
+use super::doomed::Doom;
+use super::shared::LfState;
 use crate::object::slot_cap::SlotCap;
 use crate::object::{Cap, CapObj, Ref, SlotAddr, Tcb};
 use crate::state::Ctx;
-use crate::waits::Waits;
 
-impl<W: Waits> Ctx<'_, W> {
+impl Ctx<'_, LfState> {
     /// Finish every core's shared destroys: put each capability back in
     /// its dead slot, then delete it (management, before anything else).
     pub(crate) fn finish_doomed(&mut self) {
-        for Doom { slot, cap, .. } in self.take_core_lists(|cs| &mut cs.doomed) {
+        for Doom { slot, cap, .. } in self.take_core_lists(|l| &mut l.doomed) {
             if let Some(s) = self.cap_slot(slot) {
                 s.cap = SlotCap::new(cap);
             }
@@ -59,18 +59,13 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Whether thread `t`'s destroy is on some core's doomed list.
     pub(crate) fn doomed(&mut self, t: Ref<Tcb>) -> bool {
-        (0..self.s.config.cores).any(|c| self.cs(c).doomed.iter().any(|d| d.cap.obj == CapObj::Tcb(t)))
+        (0..self.s.config.cores).any(|c| self.lists(c).doomed.iter().any(|d| d.cap.obj == CapObj::Tcb(t)))
     }
 
-    /// The capability in slot `a` as the invariant checker counts it: a
-    /// dead slot holds the capability on its doomed list (the null
+    /// The capability on a doomed list for dead slot `a` (the null
     /// capability if none has it).
-    pub(crate) fn checked_cap(&mut self, a: SlotAddr) -> Cap {
-        let Some(s) = self.cap_ref(a) else { return Cap::NULL };
-        if !s.cap.is_dead() {
-            return s.cap.get();
-        }
-        let on_list = (0..self.s.config.cores).find_map(|c| self.cs(c).doomed.find(a));
+    pub(crate) fn doomed_cap(&mut self, a: SlotAddr) -> Cap {
+        let on_list = (0..self.s.config.cores).find_map(|c| self.lists(c).doomed.find(a));
         on_list.map_or(Cap::NULL, |d| d.cap)
     }
 }

@@ -7,12 +7,7 @@
 //! small because management empties it at its next entry, and a shared
 //! path that finds it full goes to management instead.
 
-use alloc::vec::Vec;
-
 use crate::object::SlotAddr;
-use crate::state::Ctx;
-
-use super::shared::{CoreLists, LfState};
 
 /// An entry that names the slot it is about.
 pub(crate) trait Slotted: Copy {
@@ -77,23 +72,5 @@ impl<T: Slotted, const N: usize> CoreList<T, N> {
     /// What is on the list.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         self.entries.iter().flatten().copied()
-    }
-}
-
-impl Ctx<'_, LfState> {
-    /// Empty one list of every core (management), returning what was on
-    /// them: `list` picks the list from a core's lists.
-    pub(crate) fn take_core_lists<T: Slotted, const N: usize>(
-        &mut self,
-        list: impl Fn(&mut CoreLists) -> &mut CoreList<T, N>,
-    ) -> Vec<T> {
-        let mut all = Vec::new();
-        for c in 0..self.s.config.cores {
-            let l = list(self.lists(c));
-            if !l.is_empty() {
-                all.extend(l.take_all());
-            }
-        }
-        all
     }
 }

@@ -176,7 +176,11 @@ pub(crate) use gate::Tallies;
 pub use gate::{CountingLockFree, LockFree, LockFreeOf, RmwCounts};
 pub(crate) use shared::LfState;
 
+use alloc::vec::Vec;
+
 use crate::state::Ctx;
+
+use core_list::{CoreList, Slotted};
 
 pub(crate) use crate::exec::SENDERS;
 
@@ -202,5 +206,21 @@ impl<'k> Ctx<'k, LfState> {
         // writer sides are acquire/release pairs); `&mut self` makes this
         // the only reference this context hands out.
         unsafe { &mut *self.lf().cores[c].lists.get() }
+    }
+
+    /// Empty one list of every core (management), returning what was on
+    /// them: `list` picks the list from a core's lists.
+    pub(crate) fn take_core_lists<T: Slotted, const N: usize>(
+        &mut self,
+        list: impl Fn(&mut shared::CoreLists) -> &mut CoreList<T, N>,
+    ) -> Vec<T> {
+        let mut all = Vec::new();
+        for c in 0..self.s.config.cores {
+            let l = list(self.lists(c));
+            if !l.is_empty() {
+                all.extend(l.take_all());
+            }
+        }
+        all
     }
 }

@@ -9,7 +9,7 @@
 //! (`ipc.rs`) and by the one executor that runs the operation on either
 //! wait representation (`rendezvous.rs`, `exec.rs`).
 //!
-//! What the decoder may rely on is its [`Scope`]: [`Whole`] (the whole
+//! What the decoder may rely on is its [`Scope`]: [`AllHeld`] (the whole
 //! kernel is held: every regime's general path, and `lockfree`'s management
 //! entries) never gives up; `lockfree`'s shared path (`LfState`) returns
 //! [`Fallback`] — before any state has changed — for anything a shared path
@@ -29,6 +29,7 @@
 
 use crate::abi::{CapRights, Error, MessageInfo, Sysno, Word};
 use crate::args::{FaultKind, SyscallArgs};
+use crate::hold::AllHeld;
 use crate::ipc::Msg;
 use crate::object::{CNode, Cap, CapObj, Endpoint, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::state::Ctx;
@@ -63,10 +64,9 @@ pub(crate) trait Scope {
     }
 }
 
-/// The whole kernel is held.
-pub(crate) struct Whole;
-
-impl Scope for Whole {
+/// The whole kernel is held (the guard of the drives that grant it, here
+/// the decoder's scope).
+impl Scope for AllHeld {
     const WHOLE: bool = true;
 
     #[inline(always)]
@@ -180,7 +180,7 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn decode_recv_after_reply(&mut self, caller: Ref<Tcb>, a: SyscallArgs) -> RecvPart {
         let Some(view) = self.caller_view(caller) else { return RecvPart::Fail(Error::InvalidCapability) };
         // A whole scope never falls back; were it to, the call fails cleanly.
-        self.decode_recv_part(&Whole, &view, a, Sysno::ReplyRecv, None)
+        self.decode_recv_part(&AllHeld, &view, a, Sysno::ReplyRecv, None)
             .unwrap_or(RecvPart::Fail(Error::IllegalOperation))
     }
 

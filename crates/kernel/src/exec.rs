@@ -6,8 +6,8 @@
 //! reply object, or claim it", "wake a thread". Two representations
 //! implement it:
 //!
-//! * [`Slab`] — the objects' own slab-linked queues and reply fields
-//!   (`Queues`, every regime but `lockfree`). The entry holds everything
+//! * [`Queues`] — the objects' own slab-linked queues and reply fields
+//!   (the wait representation of every regime but `lockfree`). The entry holds everything
 //!   the executor touches (the whole kernel, or under `fine` the objects the
 //!   resolvers held, `hold.rs`), so "take" pops the head, "wait" takes a
 //!   partner already waiting on the other side or appends, and every update
@@ -21,7 +21,7 @@
 //! one, see `crate::lockfree`): a thread about to wait is prepared as
 //! blocked *before* it is published ([`Exec::running`]) and restored if a
 //! partner turned up instead; a caller is recorded in the reply object
-//! before the receiver is woken. Under [`Slab`] the extra steps are plain
+//! before the receiver is woken. Under [`Queues`] the extra steps are plain
 //! stores to objects the entry holds.
 
 use granule_sync::lockfree::Side;
@@ -32,7 +32,7 @@ use crate::object::endpoint::EpState;
 use crate::object::reply::ReplyState;
 use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 use crate::state::Ctx;
-use crate::waits::Waits;
+use crate::waits::{Queues, Waits};
 
 /// The side of an endpoint on which senders wait.
 pub(crate) const SENDERS: Side = Side::A;
@@ -127,11 +127,8 @@ pub(crate) trait Exec<W: Waits> {
 /// The objects' own queues and reply fields, every object the executor
 /// touches held by the entry (see the module documentation). Every wait
 /// representation has them (under `lockfree` they stay empty), so the
-/// general code may name it for any.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Slab;
-
-impl<W: Waits> Exec<W> for Slab {
+/// general code may run on them for any.
+impl<W: Waits> Exec<W> for Queues {
     #[inline(always)]
     fn whole(&self) -> bool {
         // Capability transfer and bound threads made the entry exclusive

@@ -25,8 +25,8 @@
 
 use crate::abi::{MessageInfo, Sysno, MSG_MAX_WORDS};
 use crate::args::SyscallArgs;
-use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
-use crate::hold::Hold;
+use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
+use crate::hold::{AllHeld, Hold};
 use crate::ipc::Msg;
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
@@ -67,7 +67,7 @@ impl<W: Waits> Ctx<'_, W> {
             return Ok(false);
         }
         let view = CallerView::of(me, x);
-        let done = match self.decode_call(&Whole, &view, a) {
+        let done = match self.decode_call(&AllHeld, &view, a) {
             Ok(Decoded::Send { ep, msg, blocking: true }) if call && msg.call => self.fast_call(me, ep, msg, guard)?,
             Ok(Decoded::ReplyRecv {
                 reply,

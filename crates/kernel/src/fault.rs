@@ -25,14 +25,15 @@
 
 use crate::abi::{Error, MessageInfo, Word};
 use crate::args::FaultKind;
-use crate::decode::{Decoded, Whole};
-use crate::exec::{Exec, Slab};
-use crate::hold::Hold;
+use crate::decode::Decoded;
+use crate::exec::Exec;
+use crate::hold::{AllHeld, Hold};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::sched::Action;
 use crate::state::Ctx;
+use crate::waits::Queues;
 use crate::waits::Waits;
 
 impl<W: Waits> Ctx<'_, W> {
@@ -55,7 +56,7 @@ impl<W: Waits> Ctx<'_, W> {
         let out = match W::fault_call(self, cur, kind) {
             Some(out) => out,
             None => self.fault_call_with(cur, kind, |ctx, op| {
-                ctx.dispatch_decoded(&Slab, cur, op, MessageInfo::default(), None, guard)
+                ctx.dispatch_decoded(&Queues, cur, op, MessageInfo::default(), None, guard)
             })?,
         };
         self.end_fault(cur, out);
@@ -72,7 +73,7 @@ impl<W: Waits> Ctx<'_, W> {
     ) -> Result<Outcome, E> {
         let Some(view) = self.caller_view(t) else { return Ok(Outcome::Error(Error::FailedLookup)) };
         // A whole scope never falls back.
-        match self.decode_fault(&Whole, &view, kind).unwrap_or(None) {
+        match self.decode_fault(&AllHeld, &view, kind).unwrap_or(None) {
             Some(op) => run(self, op),
             None => Ok(Outcome::Error(Error::FailedLookup)),
         }

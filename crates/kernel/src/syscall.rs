@@ -12,10 +12,10 @@
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, MSG_MAX_WORDS};
 use crate::args::{Args, SyscallArgs};
-use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Whole};
+use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
 use crate::exec::Exec;
 use crate::exit::CoreMask;
-use crate::hold::{Halt, Hold};
+use crate::hold::{AllHeld, Halt, Hold};
 use crate::ids::ObjectId;
 use crate::ipc::{RecvOp, ReplyOp, SendOp};
 use crate::object::cnode::CNodeOp;
@@ -222,7 +222,7 @@ impl<W: Waits> Ctx<'_, W> {
         let info = MessageInfo(a.info);
         let view = self.caller_view(caller).unwrap_or(CallerView::dead(caller));
         // A whole scope never falls back; were it to, the call fails cleanly.
-        let Ok(decoded) = self.decode_call(&Whole, &view, a) else {
+        let Ok(decoded) = self.decode_call(&AllHeld, &view, a) else {
             return Ok(Outcome::Error(Error::IllegalOperation));
         };
         self.dispatch_decoded(e, caller, decoded, info, lock, guard)

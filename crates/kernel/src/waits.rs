@@ -189,7 +189,7 @@ pub trait Waits: Send + Sync + Sized + 'static {
 }
 
 /// The objects' own slab-linked queues and reply fields: every regime but
-/// `lockfree`. Holds nothing.
+/// `lockfree`. Holds nothing; also the executor's way to them (`exec.rs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Queues;
 

@@ -4,7 +4,6 @@
 use super::{general_syscall, Drive, Entry, SetCheck};
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
-use crate::exec::Slab;
 use crate::exit::ExitPlan;
 use crate::hold::{Hold, Stop};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
@@ -84,7 +83,7 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
 
     #[inline(always)]
     fn syscall(k: &Kernel<R>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
-        general_syscall(k, core, args, true, &Slab)
+        general_syscall(k, core, args, true, &Queues)
     }
 }
 

@@ -5,7 +5,6 @@
 use super::{general_syscall, Drive, Entry, SetCheck};
 use crate::args::SyscallArgs;
 use crate::config::{BootConfig, BootError};
-use crate::exec::Slab;
 use crate::exit::ExitPlan;
 use crate::hold::{AllHeld, Never};
 use crate::kernel::{spin_hook, CoreHandle, Kernel};
@@ -73,6 +72,6 @@ where
 
     #[inline(always)]
     fn syscall(k: &Kernel<R>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
-        general_syscall(k, core, args, FAST_PATH, &Slab)
+        general_syscall(k, core, args, FAST_PATH, &Queues)
     }
 }

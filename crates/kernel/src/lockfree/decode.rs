@@ -19,7 +19,7 @@ use crate::object::frame_pool::POOLED_BITS;
 use crate::object::{CNode, Cap, CapObj, Frame, Ref, SlotAddr, Tcb, Untyped};
 use crate::state::{Ctx, Object};
 
-use super::detached::Entry;
+use super::detached::DetachedFrame;
 use super::pages::PageOp;
 use super::shared::LfState;
 
@@ -177,7 +177,7 @@ impl Ctx<'_, LfState> {
     /// [`PageOp::Free`] of `frame` through its capability in `slot`, if it
     /// is an unmapped 4 KiB frame on this core's detached list.
     fn decode_shared_free(&mut self, slot: SlotAddr, frame: Ref<Frame>) -> Option<Result<SharedOp, Error>> {
-        let Entry { untyped, .. } = self.lists(self.core).detached.find(slot)?;
+        let DetachedFrame { untyped, .. } = self.lists(self.core).detached.find(slot)?;
         let unmapped = self.s.mappings.mapped(frame.index(), &|_| {}).is_none();
         (unmapped && self.live(untyped)).then_some(Ok(SharedOp::Page(PageOp::Free { frame, untyped, slot })))
     }

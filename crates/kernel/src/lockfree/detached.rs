@@ -24,17 +24,17 @@ pub(crate) const MAX_DETACHED: usize = 16;
 /// A frame capability in `slot`, allocated from `untyped`, whose capability
 /// is in `parent`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
+pub(crate) struct DetachedFrame {
     pub slot: SlotAddr,
     pub parent: SlotAddr,
     pub untyped: Ref<Untyped>,
 }
 
-impl Slotted for Entry {
+impl Slotted for DetachedFrame {
     fn slot(&self) -> SlotAddr {
         self.slot
     }
 }
 
 /// One core's list.
-pub(crate) type Detached = CoreList<Entry, MAX_DETACHED>;
+pub(crate) type Detached = CoreList<DetachedFrame, MAX_DETACHED>;

@@ -38,7 +38,7 @@
 
 use granule_sync::lockfree::Rmw;
 
-use super::detached::Entry;
+use super::detached::DetachedFrame;
 use super::shared::LfState;
 use crate::abi::Error;
 use crate::object::{Cap, CapObj, Frame, Ref, SlotAddr, Untyped};
@@ -76,7 +76,7 @@ impl Ctx<'_, LfState> {
                     self.undo_page(op, rmw);
                     return Outcome::Error(Error::DeleteFirst);
                 }
-                self.lists(self.core).detached.push(Entry { slot: dest, parent: src, untyped });
+                self.lists(self.core).detached.push(DetachedFrame { slot: dest, parent: src, untyped });
                 Outcome::Done
             }
             PageOp::Free { frame, slot, .. } => {

@@ -26,13 +26,13 @@ use alloc::vec::Vec;
 
 use crate::abi::{CapRights, Error, InvocationLabel, Word};
 use crate::args::Args;
-use crate::exec::Slab;
 use crate::exit::CoreMask;
 use crate::object::slot_cap::SlotCap;
 use crate::object::thread::ThreadState;
 use crate::object::{Cap, CapObj, Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::state::{Ctx, Object, IPI_STALL};
+use crate::waits::Queues;
 use crate::waits::Waits;
 
 /// The address of a capability slot.
@@ -612,6 +612,6 @@ impl<W: Waits> Ctx<'_, W> {
     /// A blocked thread's system call completes with `e` (the executor's
     /// completion, on the objects' own queues: a management entry).
     pub(crate) fn fail_thread(&mut self, t: Ref<Tcb>, e: Error) {
-        self.finish_blocked(&Slab, t, e.word());
+        self.finish_blocked(&Queues, t, e.word());
     }
 }

@@ -3,13 +3,14 @@
 //! receive). Signal/Wait/Poll decode and execute here.
 
 use crate::abi::{Error, Word};
-use crate::exec::{Exec, Slab};
+use crate::exec::Exec;
 use crate::hold::{Halt, Hold};
 use crate::object::endpoint::Queue;
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb};
 use crate::outcome::Outcome;
 use crate::state::Ctx;
+use crate::waits::Queues;
 use crate::waits::Waits;
 
 /// A notification object.
@@ -211,7 +212,7 @@ impl<W: Waits> Ctx<'_, W> {
         before(self);
         // The wait representation may deliver it (`lockfree`).
         if !W::kernel_signal(self, ntfn, badge) {
-            self.signal(&Slab, ntfn, badge);
+            self.signal(&Queues, ntfn, badge);
         }
         Ok(())
     }

@@ -2,10 +2,10 @@
 //!
 //! Algorithm: Craig (1993) and Magnusson, Landin & Hagersten (1994); layout
 //! after seL4's `clh_lock_t` (`include/smp/lock.h`). The lock holds `cores + 1`
-//! queue nodes, each alone in a cache line, and per core the index of the node
-//! it owns now (`mine`) and of its predecessor (`prev`). Node word layout:
-//! one `AtomicBool`, `true` = "my owner holds or waits for the lock".
-//! The tail is the index of the last node queued.
+//! queue nodes, each alone in a cache line, and per core a pointer to the
+//! node it owns now (`mine`) and to its predecessor's (`prev`). Node word
+//! layout: one `AtomicBool`, `true` = "my owner holds or waits for the
+//! lock". The tail points to the last node queued.
 //!
 //! * acquire(core): mark `mine` waiting; swap it into the tail (`xchg`), which
 //!   returns the predecessor's node; spin on the predecessor's flag, which
@@ -16,18 +16,19 @@
 //!
 //! Each waiter spins on a different line, so a hand-off moves exactly one line
 //! between exactly two cores: the property the queueing model relies on.
-//! Nodes are named by index; `mine`/`prev` are atomics written only by their
-//! core and read with relaxed ordering. Every node index the lock holds
-//! (`tail`, each core's `mine` and `prev`) is one `new` made, in
-//! `0..=cores`, and the lock only moves indices between those words, never
-//! computes one: so a node is read without an index check ([`Clh::node`],
-//! the file's one `unsafe`).
+//! Nodes are named by pointer, as seL4 names them, so reaching one costs no
+//! index arithmetic on the kernel's path; `mine`/`prev` are atomics written
+//! only by their core and read with relaxed ordering. Every node pointer the
+//! lock holds (`tail`, each core's `mine` and `prev`) is one `new` made, into
+//! the lock's own node array, which is never resized or freed while the lock
+//! lives; the lock only moves pointers between those words, never computes
+//! one. So following one is sound ([`Clh::node`], the file's one `unsafe`).
 
-use alloc::vec::Vec;
+use alloc::boxed::Box;
 use crossbeam_utils::CachePadded;
 
 use super::RawLock;
-use crate::primitive::{spin_loop, AtomicBool, AtomicUsize, Ordering};
+use crate::primitive::{spin_loop, AtomicBool, AtomicPtr, Ordering};
 
 /// Under loom only: how many times a successful `try_acquire` found itself
 /// queued behind a held node (the T -> X -> T case) and waited, so a model
@@ -36,43 +37,52 @@ use crate::primitive::{spin_loop, AtomicBool, AtomicUsize, Ordering};
 #[cfg(loom)]
 pub static LOOM_TRY_WAITS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
+/// A node pointer as the lock holds it (see the module documentation).
+type NodePtr = *mut AtomicBool;
+
 #[derive(Debug)]
 struct PerCore {
-    mine: AtomicUsize,
-    prev: AtomicUsize,
+    mine: AtomicPtr<AtomicBool>,
+    prev: AtomicPtr<AtomicBool>,
 }
 
 /// CLH queue lock with per-core nodes (seL4's BKL).
 #[derive(Debug)]
 pub struct Clh {
-    tail: CachePadded<AtomicUsize>,
-    nodes: Vec<CachePadded<AtomicBool>>,
-    cores: Vec<CachePadded<PerCore>>,
+    tail: CachePadded<AtomicPtr<AtomicBool>>,
+    /// The nodes every pointer of the lock points into: never resized,
+    /// moved or freed while the lock lives (a boxed slice's heap block
+    /// stays where it is when the lock moves).
+    nodes: Box<[CachePadded<AtomicBool>]>,
+    cores: Box<[CachePadded<PerCore>]>,
 }
 
 impl Clh {
     /// A free lock for cores `0..cores`.
     pub fn new(cores: usize) -> Self {
         assert!(cores >= 1, "a lock needs at least one core");
+        let nodes: Box<[CachePadded<AtomicBool>]> =
+            (0..=cores).map(|_| CachePadded::new(AtomicBool::new(false))).collect();
+        let ptr = |i: usize| -> NodePtr { core::ptr::from_ref::<AtomicBool>(&nodes[i]).cast_mut() };
         // Node `cores` starts as the (released) tail; core i starts owning node i.
-        Self {
-            tail: CachePadded::new(AtomicUsize::new(cores)),
-            nodes: (0..=cores).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
-            cores: (0..cores)
-                .map(|i| CachePadded::new(PerCore { mine: AtomicUsize::new(i), prev: AtomicUsize::new(i) }))
-                .collect(),
-        }
+        let tail = CachePadded::new(AtomicPtr::new(ptr(cores)));
+        let cores = (0..cores)
+            .map(|i| CachePadded::new(PerCore { mine: AtomicPtr::new(ptr(i)), prev: AtomicPtr::new(ptr(i)) }))
+            .collect();
+        Self { tail, nodes, cores }
     }
 
-    /// Node `i`, an index the lock holds (see the module documentation).
+    /// The node `p` points to, a pointer the lock holds (see the module
+    /// documentation).
     #[inline(always)]
-    fn node(&self, i: usize) -> &AtomicBool {
-        debug_assert!(i < self.nodes.len());
-        // SAFETY: `i` is a node index the lock holds, and every one is below
-        // `nodes.len()` (`cores + 1`): `new` makes them so and the lock only
-        // moves them between `tail`, `mine` and `prev` (module
-        // documentation); `nodes` is never resized.
-        unsafe { self.nodes.get_unchecked(i) }
+    fn node(&self, p: NodePtr) -> &AtomicBool {
+        debug_assert!(self.nodes.iter().any(|n| core::ptr::eq(&**n, p)));
+        // SAFETY: `p` is a node pointer the lock holds: `new` made it point
+        // into `self.nodes`, which lives as long as `self` and is never
+        // resized or moved, and the lock only moves such pointers between
+        // `tail`, `mine` and `prev` (module documentation). Only shared
+        // references to the node, an atomic, are made from it.
+        unsafe { &*p }
     }
 }
 

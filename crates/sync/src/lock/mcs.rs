@@ -56,13 +56,14 @@ impl RawLock for Mcs {
     fn acquire<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
         let node = &self.nodes[core];
         node.next.store(NONE, Ordering::Relaxed);
-        node.locked.store(true, Ordering::Relaxed);
         let prev = self.tail.swap(core, Ordering::AcqRel);
         if prev == NONE {
             return false;
         }
-        // Link behind the predecessor; Release publishes our `locked = true`
-        // before the predecessor can clear it.
+        // As in the paper, `locked` is set only when there is a predecessor
+        // to wait for: it cannot clear it before it finds us linked, and
+        // the link's Release publishes `locked = true` first.
+        node.locked.store(true, Ordering::Relaxed);
         self.nodes[prev].next.store(core, Ordering::Release);
         while node.locked.load(Ordering::Acquire) {
             spin();

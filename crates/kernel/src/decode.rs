@@ -13,11 +13,11 @@
 //! kernel is held: every regime's general path, and `lockfree`'s management
 //! entries) never gives up; `lockfree`'s shared path (`LfState`) returns
 //! [`Fallback`] — before any state has changed — for anything a shared path
-//! may not do:
+//! may not do (an invocation, a capability to any object but an endpoint,
+//! notification or reply object, it returns as [`Decoded::Invocation`]
+//! without checking the object's liveness, which would read a TCB or another
+//! core's object: the regime decides, `lockfree/decode.rs`):
 //!
-//! * a capability to any object but an endpoint, notification or reply
-//!   object (an invocation: and its liveness check would read a TCB or
-//!   another core's object);
 //! * a message carrying capabilities (`grant` with extra capabilities on a
 //!   send; any extra capabilities on a reply): capability transfer writes
 //!   CNodes;

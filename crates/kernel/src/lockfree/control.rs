@@ -6,7 +6,7 @@
 //! # Who does what
 //!
 //! * **Suspend** (any core, on a shared path: `TcbSuspend` decodes to
-//!   `Decoded::Control` as `decode.rs`'s `Controls` says): request the stop
+//!   `SharedOp::Control` as `decode.rs`'s `Controls` says): request the stop
 //!   with one CAS, then interrupt the home core. The call returns at once,
 //!   as in Synthesis. A thread of the caller's own core is shared only if
 //!   the core owns it: the caller itself, met where the entry ends, or a
@@ -221,7 +221,7 @@ impl Ctx<'_, LfState> {
     /// is withdrawn (a resume: cancelled, or the stopped thread claimed and
     /// run again) and the call restarts, so the pending suspend stops `t`
     /// at the end of this entry as if it had come first. Only a request of
-    /// the suspend's own is withdrawn (`CoreState::own_request`): one that
+    /// the suspend's own is withdrawn (`CoreLists::own_request`): one that
     /// merged into another core's standing request has nothing to take
     /// back, and one that merged into this request after it (`MERGED` on
     /// the word) keeps it standing: the withdrawal then changes nothing.

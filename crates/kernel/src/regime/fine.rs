@@ -111,8 +111,9 @@ pub struct FineOptions {
 struct Held {
     idx: [u32; MAX_HELD],
     len: usize,
-    /// Highest index held (meaningful when `len > 0`).
-    max: u32,
+    /// One above the highest lock number held; 0 when none is (so that
+    /// "below something held" is one comparison).
+    above: u32,
     /// The core holds the write side.
     exclusive: bool,
     /// xorshift state for fault injection.
@@ -217,7 +218,7 @@ impl<S: LockStats> Fine<S> {
                     held: UnsafeCell::new(Held {
                         idx: [0; MAX_HELD],
                         len: 0,
-                        max: 0,
+                        above: 0,
                         exclusive: false,
                         rng: options.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(c as u64 + 1)) | 1,
                     }),
@@ -285,7 +286,7 @@ impl<S: LockStats> Fine<S> {
         site: &'static Location<'static>,
     ) -> bool {
         let len = h.len;
-        if len != 0 && i <= h.max {
+        if i < h.above {
             return self.take_below(core, h, i, site);
         }
         // Above everything held (the common case: plans name objects in lock
@@ -301,7 +302,7 @@ impl<S: LockStats> Fine<S> {
         }
         *slot = i;
         h.len = len + 1;
-        h.max = i;
+        h.above = i + 1;
         true
     }
 
@@ -331,7 +332,14 @@ impl<S: LockStats> Fine<S> {
     /// Lock number `i`: a core's reader lock, or an object's lock.
     #[inline(always)]
     fn lock_at(&self, i: u32) -> &Ticket {
-        &self.locks[i as usize]
+        debug_assert!((i as usize) < self.locks.len());
+        // SAFETY: every lock number this regime uses is a core below
+        // `cores` (`lock_one`, `lock_more`) or comes from `index_of`, whose
+        // `start + index` is below `start + len` of its kind; `with_options`
+        // makes every kind's `start + len` and `cores` at most
+        // `base[CLASSES.len() + 1]`, the length of `locks`, which never
+        // changes. `Held::idx` holds only numbers those made.
+        unsafe { self.locks.get_unchecked(i as usize) }
     }
 
     /// The write side: every core's reader lock, in core order (the lock
@@ -536,7 +544,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
             self.lock_at(i).release(core);
         }
         h.len = 0;
-        h.max = 0;
+        h.above = 0;
     }
 
     fn escalate(&self, core: usize) {

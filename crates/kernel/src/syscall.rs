@@ -150,8 +150,7 @@ impl<W: Waits> Ctx<'_, W> {
         if fast && self.fastpath(a, guard)? {
             return Ok(());
         }
-        let core = self.core;
-        let Some(caller) = self.cs(core).current else { return Ok(()) };
+        let Some(caller) = self.own().current else { return Ok(()) };
         if !W::syscall_starts(self, caller) {
             return Ok(());
         }

@@ -198,7 +198,7 @@ fn shared_syscall<const C: bool>(
                     let out = ctx.execute(&Words::<false, C> { lf }, t, op);
                     ctx.complete::<true>(t, out);
                     if ipc {
-                        bump(&ctx.cell(core).fastpath);
+                        bump(&ctx.own_cell().fastpath);
                     }
                     return Some(ctx.lf_finish::<C>(lf));
                 }
@@ -343,7 +343,7 @@ impl Ctx<'_, LfState> {
     #[inline(always)]
     fn lf_shared_current(&mut self) -> Option<Option<CallerView>> {
         let (core, lf) = (self.core, self.lf());
-        let Some(t) = self.cs(core).current else { return Some(None) };
+        let Some(t) = self.own().current else { return Some(None) };
         let x = self.get(t)?;
         let ok = matches!(x.state, ThreadState::Running) && x.core == core && x.holds.is_empty();
         // A bound thread a signal woke may not wait anywhere while its
@@ -376,7 +376,7 @@ impl Ctx<'_, LfState> {
     /// be a zombie), then the inbox.
     #[inline(always)]
     fn lf_begin<const C: bool>(&mut self, lf: &LfState, syscall: bool) {
-        let cell = self.cell(self.core);
+        let cell = self.own_cell();
         bump(if syscall { &cell.syscalls } else { &cell.other_entries });
         if cell.pending.load(Ordering::Relaxed) != 0 {
             let p = cell.pending.swap(0, Ordering::Acquire);

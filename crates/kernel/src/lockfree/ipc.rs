@@ -192,20 +192,19 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     /// (`lf_switch_to`), and stops being one if it goes on running.
     #[inline(always)]
     fn running(&self, ctx: &mut Ctx<'_, LfState>, me: Ref<Tcb>, on: bool) {
-        let core = ctx.core;
-        ctx.cs(core).current = on.then_some(me);
+        ctx.own().current = on.then_some(me);
         if X {
             return;
         }
-        match ctx.cs(core).action {
+        match ctx.own().action {
             Action::SwitchTo(t) if !on => {
                 // `t` is ours: woken on this core by this entry.
                 if let Some(prio) = ctx.get(t).map(|x| x.prio) {
                     let action = ctx.lf_switch_to(t, prio);
-                    ctx.cs(core).action = action;
+                    ctx.own().action = action;
                 }
             }
-            Action::Direct { to, .. } if on => ctx.cs(core).action = Action::SwitchTo(to),
+            Action::Direct { to, .. } if on => ctx.own().action = Action::SwitchTo(to),
             _ => {}
         }
     }

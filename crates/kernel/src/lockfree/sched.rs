@@ -61,9 +61,9 @@ impl Ctx<'_, LfState> {
         if core == self.core && !X {
             // The general `wake`'s common case: a switch candidate, and a
             // direct switch if the caller has stopped running already.
-            if self.cs(core).action == Action::Resume {
+            if self.own().action == Action::Resume {
                 let action = self.lf_switch_to(t, prio);
-                self.cs(core).action = action;
+                self.own().action = action;
                 return;
             }
         }
@@ -91,8 +91,7 @@ impl Ctx<'_, LfState> {
     /// (`lockfree/ipc.rs`).
     #[inline(always)]
     pub(crate) fn lf_switch_to(&mut self, t: Ref<Tcb>, prio: u8) -> Action {
-        let core = self.core;
-        let cs = self.cs(core);
+        let cs = self.own();
         if cs.current.is_none() && cs.held == 0 && !cs.ready.highest().is_some_and(|b| b > prio) {
             Action::Direct { to: t, prio }
         } else {
@@ -141,15 +140,14 @@ impl Ctx<'_, LfState> {
     /// chosen (`true`).
     #[inline(always)]
     fn lf_direct_from_inbox(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
-        let core = self.core;
-        let cs = self.cs(core);
+        let cs = self.own();
         if cs.current.is_some() || cs.action != Action::Resume || lf.ctl(t.index()).pending() {
             return false;
         }
         let Some(prio) = self.get(t).map(|x| x.prio) else { return false };
         match self.lf_switch_to(t, prio) {
             direct @ Action::Direct { .. } => {
-                self.cs(core).action = direct;
+                self.own().action = direct;
                 true
             }
             _ => false,

@@ -263,7 +263,7 @@ impl<W: Waits> Ctx<'_, W> {
                 }
                 // Hold what waking the log's reader touches before anything
                 // changes (a dead notification wakes nobody).
-                let wake = match call.wakes().map(|(n, badge)| self.resolve_signal(n, badge, guard)) {
+                let wake = match call.wakes().map(|(n, _)| self.resolve_signal(n, guard)) {
                     Some(Ok(op)) => Some(op),
                     Some(Err(Halt::Stop(s))) => return Err(s),
                     Some(Err(Halt::Fail(_))) | None => None,
@@ -283,17 +283,14 @@ impl<W: Waits> Ctx<'_, W> {
                     return Ok(Outcome::Restart);
                 }
                 let (out, woke) = self.run_subsys(caller, call, guard.whole());
-                if let (true, Some(SignalOp::Wake { ntfn, badge, .. } | SignalOp::WakeBound { ntfn, badge, .. })) =
-                    (woke, wake)
-                {
-                    self.signal(e, ntfn, badge);
-                } else if let (true, Some(SignalOp::Accumulate { ntfn, badge })) = (woke, wake) {
+                // The wake-up resolved above signals what the call names.
+                if let (true, Some(_), Some((ntfn, badge))) = (woke, wake, call.wakes()) {
                     self.signal(e, ntfn, badge);
                 }
                 return Ok(out);
             }
             Decoded::Send { ep, msg, blocking } => self.resolve_send(ep, msg, blocking, guard).map(Op::Send),
-            Decoded::Signal { ntfn, badge } => self.resolve_signal(ntfn, badge, guard).map(Op::Signal),
+            Decoded::Signal { ntfn, .. } => self.resolve_signal(ntfn, guard).map(Op::Signal),
             Decoded::Recv(part) => self.resolve_receive(caller, part, guard),
             Decoded::Reply { reply, grant_cap, info } => {
                 if !self.reply_now(e, caller, reply, grant_cap, info, lock, guard)? {

@@ -126,7 +126,7 @@ impl Ctx<'_, LfState> {
     /// shared path: [`PageOp::Alloc`] for one 4 KiB frame when the
     /// untyped's free list gives one; the decoder's error; or `None` (a
     /// management entry).
-    pub(crate) fn decode_shared_alloc(
+    fn decode_shared_alloc(
         &mut self,
         caller: &CallerView,
         untyped: Ref<Untyped>,

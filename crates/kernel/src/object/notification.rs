@@ -30,15 +30,17 @@ impl Notification {
     }
 }
 
-/// A decoded signal.
+/// What a signal will touch, as its resolver found it with each object
+/// held: the source of its lock set (the executor, [`Ctx::signal`], runs
+/// the signal itself).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum SignalOp {
-    /// Wake the first waiter with the badge.
-    Wake { ntfn: Ref<Notification>, waiter: Ref<Tcb>, badge: Word },
+    /// Wake the first waiter.
+    Wake { ntfn: Ref<Notification>, waiter: Ref<Tcb> },
     /// Wake the bound thread out of its endpoint receive.
-    WakeBound { ntfn: Ref<Notification>, tcb: Ref<Tcb>, badge: Word },
+    WakeBound { ntfn: Ref<Notification>, tcb: Ref<Tcb> },
     /// Nobody waits: accumulate.
-    Accumulate { ntfn: Ref<Notification>, badge: Word },
+    Accumulate { ntfn: Ref<Notification> },
 }
 
 /// A decoded wait or poll.
@@ -55,7 +57,6 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn resolve_signal<G: Hold>(
         &mut self,
         ntfn: Ref<Notification>,
-        badge: Word,
         guard: &mut G,
     ) -> Result<SignalOp, Halt<G::Stop>> {
         guard.object(ntfn)?;
@@ -64,16 +65,16 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(waiter) = self.ref_at::<Tcb>(head) {
             let (_, core) = self.hold_thread(waiter, guard)?;
             guard.core(core)?;
-            return Ok(SignalOp::Wake { ntfn, waiter, badge });
+            return Ok(SignalOp::Wake { ntfn, waiter });
         }
         if let Some(tcb) = bound {
             // Waking a bound thread pulls it out of an endpoint queue.
             guard.need_whole()?;
             if self.get(tcb).is_some_and(|t| matches!(t.state, ThreadState::BlockedOnRecv { .. })) {
-                return Ok(SignalOp::WakeBound { ntfn, tcb, badge });
+                return Ok(SignalOp::WakeBound { ntfn, tcb });
             }
         }
-        Ok(SignalOp::Accumulate { ntfn, badge })
+        Ok(SignalOp::Accumulate { ntfn })
     }
 
     /// Signal `ntfn` with `badge`, for every wait representation (`Exec`):
@@ -204,7 +205,7 @@ impl<W: Waits> Ctx<'_, W> {
         guard: &mut G,
         before: impl FnOnce(&mut Self),
     ) -> Result<(), G::Stop> {
-        match self.resolve_signal(ntfn, badge, guard) {
+        match self.resolve_signal(ntfn, guard) {
             Ok(_) => {}
             Err(Halt::Stop(s)) => return Err(s),
             Err(Halt::Fail(_)) => return Ok(()),

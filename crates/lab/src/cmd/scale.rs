@@ -17,6 +17,12 @@
 //! in, at 1 core and at the most cores, so that the average hold time is
 //! printed beside the fitted service time (`lock_hold` records).
 //!
+//! `--hold-times` runs each big-lock regime measured once more with the
+//! lock profiler compiled in, at every measured core count and the smallest
+//! delay (short windows), and writes its average hold time per acquisition
+//! (`lock_hold` records): the service times the model's prediction band is
+//! drawn between (seed `001` Figure 4b measured them the same way).
+//!
 //! `--profile` runs every point with the lock profiler compiled in (records
 //! say `profiled: true`; the throughput then includes the profiler's cost)
 //! and adds to each `scale` record what the profile saw over the whole run
@@ -82,6 +88,11 @@ pub struct Args {
     pub fit: bool,
     #[command(flatten)]
     pub fit_args: FitArgs,
+    /// Profile each big-lock regime once more at every measured core count
+    /// (smallest delay, short window) and write its average lock hold time
+    /// per acquisition (`lock_hold` records), for the model's prediction band.
+    #[arg(long)]
+    pub hold_times: bool,
     /// Run every point with the lock profiler compiled in and report its
     /// acquisitions, and for rtm its transactions, aborts and abort rate.
     #[arg(long)]
@@ -167,7 +178,7 @@ pub fn run(a: &Args) -> Result<()> {
         }
     }
     pb.finish_and_clear();
-    if a.fit {
+    if a.fit || a.hold_times {
         let spec = PingSpec {
             cores: 1,
             delay_mean_cycles: a.delays.iter().copied().min().unwrap_or(0) as f64,
@@ -176,18 +187,36 @@ pub fn run(a: &Args) -> Result<()> {
             window: window.min(Duration::from_millis(300)),
             profile: true,
         };
-        let fitted =
-            regimes.iter().filter(|r| a.fit_args.regime.as_deref().map_or(BIG_LOCK_REGIMES.contains(r), |f| f == **r));
-        for regime in fitted.filter(|r| BIG_LOCK_REGIMES.contains(r)) {
+        let profiled = regimes.iter().filter(|r| {
+            BIG_LOCK_REGIMES.contains(r) && (a.hold_times || a.fit_args.regime.as_deref().map_or(true, |f| f == **r))
+        });
+        let mut at: Vec<usize> = if a.hold_times {
+            cores.clone()
+        } else {
             let max = cores.iter().copied().max().unwrap_or(1);
-            for n in if max > 1 { vec![1, max] } else { vec![1] } {
+            vec![1, max]
+        };
+        if !at.contains(&1) {
+            at.push(1);
+        }
+        at.sort_unstable();
+        at.dedup();
+        let profiled: Vec<&&str> = profiled.collect();
+        let pb = progress::bar((profiled.len() * at.len()) as u64, "lock hold times");
+        for regime in profiled {
+            for &n in &at {
+                pb.set_message(format!("{regime} {n} cores, profiled"));
                 let spec = PingSpec { cores: n, ..spec.clone() };
                 let r = measure(regime, &spec).with_context(|| format!("{regime}, profiled run on {n} cores"))?;
                 records.push(LockHold::new(regime, &spec, r.profile.as_deref().unwrap_or_default()).to_map());
+                pb.inc(1);
             }
         }
+        pb.finish_and_clear();
+    }
+    if a.fit {
         let fits = data_from(&crate::input::located("granule scale", &records), a.fit_args.locks_per_round_trip, None)
-            .and_then(|data| fit_records(&data, &a.fit_args, a.common.format));
+            .and_then(|data| fit_records(&data, &a.fit_args, a.common.format, None));
         match fits {
             Ok((fits, figure)) => {
                 records.extend(fits);
@@ -201,7 +230,7 @@ pub fn run(a: &Args) -> Result<()> {
             }
         }
     }
-    let note = if a.fit && a.common.format == Format::Table {
+    let note = if (a.fit || a.hold_times) && a.common.format == Format::Table {
         "lock_hold: average hold time per acquisition from separate short runs with the lock profiler compiled in \
          (its own cost included), beside the fitted s in model_fit (profiled_hold_*).\n"
     } else {

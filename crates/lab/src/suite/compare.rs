@@ -317,7 +317,7 @@ mod tests {
         // once, unprefixed.
         if let Some(f) = merged.iter().find(|f| f.id == "fig-frontier") {
             let Plot::Lines(fig) = &f.plot else { panic!("lines") };
-            let seeds = fig.charts[0].series.iter().filter(|s| s.label.contains("seed 001")).count();
+            let seeds = fig.charts[0].series.iter().filter(|s| s.label == super::super::answer::SEED_SERIES).count();
             assert_eq!(seeds, 1);
         }
         let scale = merged.iter().find(|f| f.id == "fig-scale").unwrap();

@@ -31,6 +31,7 @@
 
 use std::collections::BTreeMap;
 
+pub use super::band::{Band, Range};
 use super::lock_model::held;
 pub use super::lock_model::{Model, DELAYS, MAX_CORES, MAX_MEASURED_DELAYS, MAX_TIME, THRESHOLDS};
 use super::records::{Rec, Records};
@@ -46,6 +47,9 @@ pub const SEED_POINTS: [(u64, usize, &str); 4] = [
     (16000, 28, "16,000 cycles scale to both sockets (28)"),
 ];
 
+/// The least relative spread a measured point is given: 5 %.
+pub const MIN_SPREAD: f64 = 0.05;
+
 /// A measured point: (regime, delay, cores).
 type Key = (String, u64, usize);
 
@@ -54,6 +58,8 @@ type Key = (String, u64, usize);
 #[derive(Clone, Debug, Default)]
 pub struct Measured {
     points: BTreeMap<Key, (f64, Vec<usize>)>,
+    /// The smallest and largest run of each point.
+    ranges: BTreeMap<Key, (f64, f64)>,
 }
 
 impl Measured {
@@ -73,8 +79,26 @@ impl Measured {
             e.0.push(t);
             e.1.push(r.line);
         }
+        let ranges = raw
+            .iter()
+            .map(|(k, (t, _))| {
+                (k.clone(), (t.iter().copied().fold(f64::MAX, f64::min), t.iter().copied().fold(0.0, f64::max)))
+            })
+            .collect();
         let points = raw.into_iter().filter_map(|(k, (t, l))| Some((k, (median(&t)?, l)))).collect();
-        Self { points }
+        Self { points, ranges }
+    }
+
+    /// The relative spread of `regime`'s point at `delay` on `cores`: half
+    /// the range of its runs over their median, at least [`MIN_SPREAD`]
+    /// (a single run says nothing of its noise; this machine's runs differ
+    /// by about that much).
+    pub fn spread(&self, regime: &str, delay: u64, cores: usize) -> f64 {
+        let key = (regime.to_string(), delay, cores);
+        match (self.points.get(&key), self.ranges.get(&key)) {
+            (Some((m, _)), Some((lo, hi))) if *m > 0.0 => ((hi - lo) / 2.0 / m).max(MIN_SPREAD),
+            _ => MIN_SPREAD,
+        }
     }
 
     /// The median throughput of `regime` at `delay` on `cores`, and its lines.
@@ -129,26 +153,61 @@ pub struct FrontierRow {
     /// From the measurements, where `bkl` was measured at this delay on
     /// more than one core.
     pub measured: Option<MeasuredFrontier>,
-    /// From the fitted model, per threshold ([`MAX_CORES`] means "at
-    /// least that").
-    pub predicted: [Option<usize>; 2],
-    /// From the simulator on the seeds' two-socket x86, per threshold, with
-    /// whether it held to its last core (`super::frontier_sim`).
-    pub simulated: Option<super::lock_model::Held>,
+    /// From the model's band (longest, shortest service time), per
+    /// threshold ([`MAX_CORES`] means "at least that").
+    pub predicted: [Option<Range<usize>>; 2],
+    /// From the simulator on the seeds' two-socket x86 with the longest and
+    /// the shortest hold time measured: the 90 % frontier of each, and
+    /// whether it held to the last core simulated (`super::frontier_sim`).
+    pub simulated: Option<super::frontier_sim::Simulated>,
     /// The lines of the simulation records behind `simulated`.
     pub simulated_lines: Vec<usize>,
-    /// From the model and the measured single-core costs: the first core
-    /// count at which `fine` overtakes `bkl` (`None`: not up to
-    /// [`MAX_CORES`], or not computable).
-    pub crossover: Option<usize>,
+    /// From the band and the measured single-core costs: the first core
+    /// count at which `fine` overtakes `bkl`, per end of the band (`None`:
+    /// not up to [`MAX_CORES`]); `None` if not computable.
+    pub crossover: Option<Range<Option<usize>>>,
     /// `fine`'s one-core throughput over `bkl`'s at this delay.
     pub fine_over_bkl_one_core: Option<f64>,
     /// `fine` over `bkl` measured at the most cores measured, if both were.
     pub fine_over_bkl_measured: Option<(usize, f64)>,
+    /// The band against every measurement at this delay.
+    pub checks: Vec<Check>,
     /// The lines of every record this row rests on.
     pub lines: Vec<usize>,
-    /// The lines the crossover rests on: the one-core costs and the fit.
+    /// The lines the crossover rests on: the one-core costs and the band.
     pub crossover_lines: Vec<usize>,
+}
+
+/// What a check compares.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Checked {
+    /// The big lock's efficiency on `cores`: measured against the band.
+    Efficiency,
+    /// `fine` over `bkl` on `cores`: which one is faster, measured against
+    /// the band's crossover.
+    Crossover,
+}
+
+/// A prediction at a core count this machine measured, held against the
+/// measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// What is compared.
+    pub what: Checked,
+    /// Cores.
+    pub cores: usize,
+    /// The measured value (efficiency, or fine ÷ bkl).
+    pub measured: f64,
+    /// Its relative spread ([`Measured::spread`]).
+    pub spread: f64,
+    /// The band's range of the value (for a crossover: 1 where the band
+    /// says fine is ahead on these cores at both ends, 0 where behind at
+    /// both, 0–1 where the band straddles them).
+    pub predicted: Range<f64>,
+    /// Whether the measurement, give or take its spread, is in the range.
+    pub agrees: bool,
+    /// The records behind the measurement.
+    pub lines: Vec<usize>,
 }
 
 /// The whole answer.
@@ -156,10 +215,20 @@ pub struct FrontierRow {
 pub struct Frontier {
     /// One row per delay, ascending.
     pub rows: Vec<FrontierRow>,
-    /// The fitted model, if the suite fitted one.
-    pub model: Option<Model>,
+    /// The measured service-time band the predictions are drawn from.
+    pub band: Option<Band>,
+    /// A least-squares fit of the model, where it is determined enough to
+    /// quote (`model_fit` says `quoted`).
+    pub fit: Option<Model>,
     /// `bkl`'s and `fine`'s cycles per round trip on one core at delay 0.
     pub single_core_cycles: [Option<f64>; 2],
+}
+
+impl Frontier {
+    /// Every check that disagrees, with its delay.
+    pub fn disagreements(&self) -> Vec<(u64, &Check)> {
+        self.rows.iter().flat_map(|r| r.checks.iter().filter(|c| !c.agrees).map(move |c| (r.delay, c))).collect()
+    }
 }
 
 /// The TSC frequency the suite measured, in Hz, and the line it is from
@@ -171,7 +240,8 @@ pub fn tsc_hz(rs: &Records<'_>) -> Option<(f64, usize)> {
 
 /// The frontier and crossover of a suite's records.
 pub fn compute(rs: &Records<'_>) -> Frontier {
-    let model = Model::of(rs);
+    let band = Band::of(rs);
+    let fit = Model::of(rs);
     let m = Measured::of(rs);
     let hz = tsc_hz(rs);
     let cost = |g: &str| {
@@ -194,7 +264,7 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
             if let Some(f) = &measured {
                 lines.extend(f.lines.iter().copied());
             }
-            let predicted = THRESHOLDS.map(|t| model.and_then(|k| k.frontier(delay as f64, t)));
+            let predicted = THRESHOLDS.map(|t| band.as_ref().and_then(|b| b.frontier(delay as f64, t)));
             let (simulated, simulated_lines) = match super::frontier_sim::frontier(rs, delay) {
                 Some((f, l)) => (Some(f), l),
                 None => (None, Vec::new()),
@@ -208,9 +278,10 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 }
                 _ => None,
             };
-            let crossover = model.zip(ratio).and_then(|(k, r)| k.crossover(delay as f64, r));
-            if let Some(k) = &model {
-                crossover_lines.extend(k.lines());
+            let crossover = band.as_ref().zip(ratio).map(|(b, r)| b.crossover(delay as f64, r));
+            if let Some(b) = &band {
+                crossover_lines.push(b.line);
+                lines.push(b.line);
             }
             crossover_lines.sort_unstable();
             crossover_lines.dedup();
@@ -221,6 +292,7 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 lines.extend(bl.iter().chain(fl).copied());
                 Some((c, f / b))
             });
+            let checks = band.as_ref().map_or(Vec::new(), |b| checks(b, &m, delay, crossover));
             lines.sort_unstable();
             lines.dedup();
             FrontierRow {
@@ -232,12 +304,47 @@ pub fn compute(rs: &Records<'_>) -> Frontier {
                 crossover,
                 fine_over_bkl_one_core: ratio,
                 fine_over_bkl_measured,
+                checks,
                 lines,
                 crossover_lines,
             }
         })
         .collect();
-    Frontier { rows, model, single_core_cycles: [bkl_c.map(|c| c.0), fine_c.map(|c| c.0)] }
+    Frontier { rows, band, fit, single_core_cycles: [bkl_c.map(|c| c.0), fine_c.map(|c| c.0)] }
+}
+
+/// The band held against every measurement of `bkl` (and `fine` beside it)
+/// at `delay` on more than one core.
+fn checks(band: &Band, m: &Measured, delay: u64, crossover: Option<Range<Option<usize>>>) -> Vec<Check> {
+    let mut out = Vec::new();
+    let Some((one, one_lines)) = m.at("bkl", delay, 1) else { return out };
+    for c in m.cores("bkl", delay).into_iter().filter(|c| *c > 1) {
+        let Some((t, l)) = m.at("bkl", delay, c) else { continue };
+        let Some(predicted) = band.efficiency(c, delay as f64) else { continue };
+        let measured = t / (c as f64 * one);
+        // The efficiency's spread: this point's and the one-core point's.
+        let spread = m.spread("bkl", delay, c) + m.spread("bkl", delay, 1);
+        let agrees = measured * (1.0 + spread) >= predicted.0 && measured * (1.0 - spread) <= predicted.1;
+        let lines: Vec<usize> = one_lines.iter().chain(l).copied().collect();
+        out.push(Check { what: Checked::Efficiency, cores: c, measured, spread, predicted, agrees, lines });
+        // Which of fine and bkl is ahead here, against the band's crossover.
+        let (Some((lo, hi)), Some((f, fl))) = (crossover, m.at("fine", delay, c)) else { continue };
+        let ratio = f / t;
+        let spread = m.spread("bkl", delay, c) + m.spread("fine", delay, c);
+        // The band: fine ahead on c cores at an end iff its crossover ≤ c.
+        let ahead = |x: Option<usize>| x.is_some_and(|x| x <= c);
+        let predicted = (f64::from(u8::from(ahead(lo) && ahead(hi))), f64::from(u8::from(ahead(lo) || ahead(hi))));
+        let agrees = if ratio > 1.0 + spread {
+            predicted.1 == 1.0
+        } else if ratio < 1.0 - spread {
+            predicted.0 == 0.0
+        } else {
+            true
+        };
+        let lines = l.iter().chain(fl).copied().collect();
+        out.push(Check { what: Checked::Crossover, cores: c, measured: ratio, spread, predicted, agrees, lines });
+    }
+    out
 }
 
 /// The measured frontier of `bkl` at `delay`, if it was measured there on
@@ -267,116 +374,105 @@ fn measured_frontier(m: &Measured, delay: u64) -> Option<MeasuredFrontier> {
 mod tests {
     use super::*;
     use crate::output::record;
+    use crate::suite::band::testing::band_record;
     use crate::suite::records::testing::{rec, scale_point};
     use serde_json::{Map, Value};
 
-    /// The seeds' formula written out directly (no log space): `X(n)`.
-    fn closed_form(n: usize, s: f64, a: f64) -> f64 {
-        let rho = s / a;
-        let mut term = 1.0;
-        let mut sum = 1.0;
-        for k in 1..=n {
-            term *= rho * (n - k + 1) as f64;
-            sum += term;
-        }
-        (1.0 - 1.0 / sum) / s
-    }
-
-    fn fit(s: f64, a: f64) -> Vec<Map<String, Value>> {
+    /// A suite's model records: the band (one-core hold 200, two cores 300
+    /// plus a 100-cycle hand-off, think 100 at delay 0) at 2 GHz.
+    fn band() -> Vec<Map<String, Value>> {
         vec![
             record("machine"),
             rec("fit_input", "model_fit", &[("tsc_ghz", 2.0.into()), ("locks_per_round_trip", 2.0.into())]),
-            rec(
-                "model_fit",
-                "model_fit",
-                &[("regime", "bkl".into()), ("scope", "all delays".into()), ("s", s.into()), ("a", a.into())],
-            ),
+            band_record(&[(1, 200.0, 0.0), (2, 300.0, 100.0)], &[(0.0, 100.0)], 100.0),
         ]
     }
 
     #[test]
-    fn the_predicted_frontier_is_the_closed_form_one() {
-        let (s, a) = (300.0, 100.0);
-        let all = fit(s, a);
-        let model = Model::of(&Records::new(&all)).unwrap();
-        assert_eq!(model.line, 3);
-        for delay in [0.0, 500.0, 4000.0, 16000.0] {
-            let think = a + delay / 2.0;
-            let e = |n: usize| closed_form(n, s, think) / (n as f64 * closed_form(1, s, think));
-            for t in THRESHOLDS {
-                let expect = (1..=200).take_while(|n| e(*n) >= t).last().unwrap();
-                assert_eq!(model.frontier(delay, t), Some(expect), "delay {delay}, threshold {t}");
-            }
-        }
-        // At delay 4000 (think 2100) the 90 % frontier: by hand, E(2) =
-        // X(2)/(2 X(1)) with ρ = 1/7: P0 = 1/(1 + 2/7 + 2/49) = 49/65,
-        // X(2) = (16/65)/300, X(1) = 1/2400, so E(2) = 0.9846.
-        let e2 = model.efficiency(2, 4000.0).unwrap();
-        assert!((e2 - (16.0 / 65.0 / 300.0) / (2.0 / 2400.0)).abs() < 1e-12, "{e2}");
-    }
-
-    #[test]
-    fn the_crossover_is_where_the_efficiency_drops_below_the_cost_ratio() {
-        let all = fit(300.0, 100.0);
-        let model = Model::of(&Records::new(&all)).unwrap();
-        let (s, think) = (300.0, 100.0 + 4000.0 / 2.0);
-        let e = |n: usize| closed_form(n, s, think) / (n as f64 * closed_form(1, s, think));
-        let ratio = 0.8;
-        let first = (1..=200).find(|n| e(*n) < ratio).unwrap();
-        assert_eq!(model.crossover(4000.0, ratio), Some(first));
-        assert_eq!(model.crossover(4000.0, 1.2), Some(1), "fine cheaper on one core wins at once");
-        // A ratio the big lock keeps up to the model's limit: no crossover.
-        assert_eq!(model.crossover(1e12, 0.01), None);
-    }
-
-    #[test]
-    fn the_suite_records_give_both_frontiers_and_the_crossover() {
-        let mut all = fit(300.0, 100.0);
-        // 2 GHz. bkl: 400 cycles per round trip on one core at delay 0;
-        // fine 500. At delay 0 two cores give 1.2× one core (60 %); at
-        // 4000, 1.9× (95 %).
+    fn the_suite_records_give_the_band_frontier_and_the_crossover() {
+        let mut all = band();
+        // bkl: 600 cycles per round trip on one core at delay 0 (300 per
+        // acquisition = 100 think + 200 hold); fine 700. At delay 0 two
+        // cores give 0.75× one core... measured 0.75 / 2 = 37.5 %.
         let p = scale_point;
-        let b0 = 2e9 / 400.0;
-        let b4 = 2e9 / 4400.0;
+        let b0 = 2e9 / 600.0;
         all.extend([
             p("bkl", 0, 1, b0),
-            p("bkl", 0, 2, 1.2 * b0),
-            p("fine", 0, 1, 2e9 / 500.0),
-            p("fine", 0, 2, 2.0 * 2e9 / 500.0),
-            p("bkl", 4000, 1, b4),
-            p("bkl", 4000, 2, 1.9 * b4),
+            p("bkl", 0, 2, 0.75 * b0),
+            p("fine", 0, 1, 2e9 / 700.0),
+            p("fine", 0, 2, 2.0 * 2e9 / 700.0),
         ]);
         let f = compute(&Records::new(&all));
-        assert_eq!(f.single_core_cycles[0].map(f64::round), Some(400.0));
-        assert_eq!(f.single_core_cycles[1].map(f64::round), Some(500.0));
+        let b = f.band.as_ref().unwrap();
+        assert_eq!((b.lo, b.hi), ((200.0, 1), (400.0, 2)));
+        assert_eq!(f.single_core_cycles[0].map(f64::round), Some(600.0));
         let row = |d: u64| f.rows.iter().find(|r| r.delay == d).unwrap();
         let m0 = row(0).measured.as_ref().unwrap();
-        assert_eq!((m0.most_cores, m0.cores, m0.at_least), (2, [1, 2], [false, true]));
-        let m4 = row(4000).measured.as_ref().unwrap();
-        assert_eq!((m4.cores, m4.at_least), ([2, 2], [true, true]));
-        assert!(row(500).measured.is_none(), "not measured there");
-        assert_eq!(row(0).fine_over_bkl_measured.map(|(c, r)| (c, (r * 100.0).round())), Some((2, 133.0)));
-        let model = f.model.unwrap();
+        assert_eq!((m0.most_cores, m0.cores, m0.at_least), (2, [1, 1], [false, false]));
+        // The band at two cores, delay 0: (1/400)/(2/300) = 37.5 % with
+        // the longest service, more with the shortest: the measurement is
+        // in it.
+        let c = &row(0).checks[0];
+        assert_eq!((c.what, c.cores), (Checked::Efficiency, 2));
+        assert!((c.predicted.0 - 0.375).abs() < 0.01, "{:?}", c.predicted);
+        assert!(c.agrees, "{c:?}");
+        // fine ran ahead at two cores, and the band says so (its crossover
+        // is at 2 cores or fewer at both ends).
+        let x = &row(0).checks[1];
+        assert_eq!(x.what, Checked::Crossover);
+        assert!(x.measured > 1.0 && x.agrees, "{x:?}");
         for r in &f.rows {
-            assert_eq!(r.predicted[0], model.frontier(r.delay as f64, 0.9));
-            let ratio = (400.0 + r.delay as f64) / (500.0 + r.delay as f64);
-            assert!((r.fine_over_bkl_one_core.unwrap() - ratio).abs() < 1e-9);
-            assert_eq!(r.crossover, model.crossover(r.delay as f64, ratio));
-            assert!(r.lines.contains(&3), "the fit's line");
+            let p = r.predicted[0].unwrap();
+            assert!(p.0 <= p.1, "{p:?}");
+            assert_eq!(r.predicted[0], b.frontier(r.delay as f64, 0.9));
+            assert!(r.lines.contains(&3), "the band's line");
         }
-        // Delays ascend: the measured 0 first, then the seeds' sweep.
         let delays: Vec<u64> = f.rows.iter().map(|r| r.delay).collect();
         assert_eq!(delays, [0, 500, 1000, 2000, 4000, 8000, 16000, 32000]);
+        assert!(f.disagreements().is_empty());
     }
 
     #[test]
-    fn without_a_fit_only_the_measurements_speak() {
+    fn a_measurement_outside_the_band_is_a_disagreement() {
+        let mut all = band();
+        let b0 = 2e9 / 600.0;
+        // Two cores at a tenth of one core: far below the band's 37.5 %.
+        all.extend([scale_point("bkl", 0, 1, b0), scale_point("bkl", 0, 2, 0.2 * b0)]);
+        let f = compute(&Records::new(&all));
+        let d = f.disagreements();
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].0, d[0].1.cores), (0, 2));
+        assert!((d[0].1.measured - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn without_a_band_only_the_measurements_speak() {
         let all = vec![record("machine")];
         let f = compute(&Records::new(&all));
-        assert!(f.model.is_none());
+        assert!(f.band.is_none() && f.fit.is_none());
         assert!(f.rows.iter().all(|r| r.predicted == [None, None]
             && r.crossover.is_none()
             && r.measured.is_none()
-            && r.simulated.is_none()));
+            && r.simulated.is_none()
+            && r.checks.is_empty()));
+    }
+
+    #[test]
+    fn a_fit_is_quoted_only_where_model_fit_marked_it() {
+        let fit = |quoted: bool| {
+            rec(
+                "model_fit",
+                "model_fit",
+                &[
+                    ("regime", "bkl".into()),
+                    ("scope", "all delays".into()),
+                    ("s", 300.0.into()),
+                    ("a", 100.0.into()),
+                    ("quoted", quoted.into()),
+                ],
+            )
+        };
+        assert!(compute(&Records::new(&[fit(false)])).fit.is_none());
+        assert_eq!(compute(&Records::new(&[fit(true)])).fit.map(|m| m.s), Some(300.0));
     }
 }

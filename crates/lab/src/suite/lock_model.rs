@@ -1,11 +1,9 @@
-//! The big lock's fitted model as the frontier reads it (seed `001` §4):
-//! the service time `s` and think time `a` of the suite's joint `bkl` fit,
-//! the think time at each delay, the scaling efficiency
-//! `E(n) = X(n) / (n · X(1))` of [`granule_model::Repairman`], and where it
-//! crosses a threshold. A leaf shared by the analytic frontier
-//! (`frontier.rs`) and the simulated one (`frontier_sim.rs`).
-
-use granule_model::Repairman;
+//! The frontier's shared constants and the least-squares fit of the big
+//! lock as the page may quote it: the service time `s` and think time `a`
+//! of the suite's joint `bkl` fit, only where `model fit` marked it
+//! determined (at least four core counts, R² ≥ 0.9). The prediction itself
+//! is the measured band (`band.rs`). A leaf shared by the analytic frontier
+//! (`frontier.rs`), the band and the simulated frontier (`frontier_sim.rs`).
 
 use super::records::Records;
 use crate::fields::Fields;
@@ -47,8 +45,9 @@ pub struct Model {
 impl Model {
     /// The big lock's fitted model: the `bkl` joint fit over every delay
     /// (`scope` "all delays"), with the fit input's locks per round trip. A
-    /// fit that did not converge, or whose times are not positive numbers of
-    /// a sane size, is no model.
+    /// fit that did not converge, that `model fit` did not mark `quoted`
+    /// (too few core counts, or R² below 0.9), or whose times are not
+    /// positive numbers of a sane size, is no model.
     pub fn of(rs: &Records<'_>) -> Option<Self> {
         let input = rs.of("model_fit", "fit_input").into_iter().next();
         let l = input.and_then(|r| r.num("locks_per_round_trip")).filter(|l| l.is_finite() && *l > 0.0);
@@ -56,7 +55,9 @@ impl Model {
             .of("model_fit", "model_fit")
             .into_iter()
             .find(|r| r.str("regime") == Some("bkl") && r.str("scope") == Some("all delays"))?;
-        if fit.bool("converged") == Some(false) {
+        // Only a fit determined enough to quote (`model fit` checks the
+        // number of core counts and R²): the prediction itself is the band.
+        if fit.bool("converged") == Some(false) || fit.bool("quoted") != Some(true) {
             return None;
         }
         let (s, a) = (fit.num("s")?, fit.num("a")?);
@@ -73,56 +74,6 @@ impl Model {
     /// The lines of the records the model rests on.
     pub fn lines(&self) -> Vec<usize> {
         std::iter::once(self.line).chain(self.input_line).collect()
-    }
-
-    /// Think time per acquisition at `delay` cycles per round trip.
-    pub fn think(&self, delay: f64) -> f64 {
-        self.a + delay / self.locks_per_round_trip
-    }
-
-    /// The big lock's scaling efficiency on `n` cores at `delay`.
-    pub fn efficiency(&self, n: usize, delay: f64) -> Option<f64> {
-        let x = |n| Repairman::new(n, self.s, self.think(delay)).ok().map(|m| m.solve().throughput);
-        Some(x(n)? / (n as f64 * x(1)?))
-    }
-
-    /// The most cores (up to [`MAX_CORES`]) at which the efficiency at
-    /// `delay` is still at least `threshold`: `E` falls with `n`, so a
-    /// binary search. `None` if even one core misses it (it cannot:
-    /// `E(1) = 1`).
-    pub fn frontier(&self, delay: f64, threshold: f64) -> Option<usize> {
-        let ok = |n: usize| self.efficiency(n, delay).is_some_and(|e| e >= threshold);
-        if !ok(1) {
-            return None;
-        }
-        let (mut lo, mut hi) = (1, MAX_CORES);
-        if ok(hi) {
-            return Some(hi);
-        }
-        // ok(lo), !ok(hi)
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if ok(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo)
-    }
-
-    /// The first core count at which a regime that scales perfectly but
-    /// delivers `ratio` of the big lock's one-core throughput overtakes it;
-    /// `Some(1)` when `ratio ≥ 1`, `None` if not up to [`MAX_CORES`].
-    pub fn crossover(&self, delay: f64, ratio: f64) -> Option<usize> {
-        if ratio >= 1.0 {
-            return Some(1);
-        }
-        // The big lock wins while E(n) ≥ ratio: the frontier at `ratio`.
-        match self.frontier(delay, ratio)? {
-            n if n >= MAX_CORES => None,
-            n => Some(n + 1),
-        }
     }
 }
 

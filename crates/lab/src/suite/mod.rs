@@ -9,7 +9,10 @@
 //! [`figures`], [`summary`]) is drawn from those records only, and every
 //! figure lists the `results.jsonl` line and field of each number it plots.
 
+#[cfg(test)]
+mod agreement_tests;
 pub mod answer;
+pub mod band;
 pub mod bars;
 pub mod compare;
 pub mod figures;
@@ -45,13 +48,27 @@ use crate::fields::Fields;
 /// Core counts the model predicts for (the seeds' machines and beyond).
 pub const PREDICT_CORES: &str = "1,2,4,8,16,28,56";
 
-/// The model fit, once the measurements are in `dir/scale.jsonl`.
+/// The model fit and the service-time band, once the measurements are in
+/// `dir/scale.jsonl` (with the big lock's hold times) and the core-to-core
+/// latencies in `dir/info.jsonl`.
 pub fn fit_step(dir: &Path) -> Step {
     let input = dir.join("scale.jsonl").display().to_string();
+    let info = dir.join("info.jsonl").display().to_string();
     Step::new(
         "model_fit",
         "fitting the model",
-        &["model", "fit", "--input", &input, "--regime", "bkl", "--predict-cores", PREDICT_CORES],
+        &[
+            "model",
+            "fit",
+            "--input",
+            &input,
+            "--latency-input",
+            &info,
+            "--regime",
+            "bkl",
+            "--predict-cores",
+            PREDICT_CORES,
+        ],
         1.0,
     )
 }
@@ -64,28 +81,20 @@ pub const SIMULATED: [(&str, &str); 3] = [
     ("this-machine", "this machine's measured core-to-core latencies"),
 ];
 
-/// The suite step that simulates `topology`.
-pub fn simulate_step_name(topology: &str) -> String {
-    format!("simulate_{}", topology.replace('-', "_"))
+/// The suite step that simulates `topology` with the band's `end`.
+pub fn simulate_step_name(topology: &str, end: frontier_sim::End) -> String {
+    format!("simulate_{}_{}", topology.replace('-', "_"), end.name())
 }
 
 /// Simulations of the seeds' machines, and of this one (its core-to-core
 /// latencies from `granule info`'s records in `dir/info.jsonl`, on 1 to
-/// `cores` cores), with the big lock's service time s and think time a
-/// (cycles per lock acquisition) the fit found: its delay-0 fit if there is
-/// one, else the joint fit over every delay (whose a is the think time
-/// beyond the measured delay, i.e. the delay-0 case).
+/// `cores` cores), each with the longest and with the shortest hold time
+/// the band measured (the simulator charges the topology's hand-off
+/// itself) and the think time of delay 0 (none without a band in `fit`,
+/// the model step's records).
 pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores: usize) -> Vec<Step> {
-    let rs = Records::new(fit);
-    let fits: Vec<_> = rs.iter().filter(|r| r.kind() == "model_fit").collect();
-    let Some(k) = fits.iter().find(|r| r.num("delay") == Some(0.0)).or_else(|| fits.first()) else {
-        return Vec::new();
-    };
-    let (Some(s), Some(a)) = (k.num("s"), k.num("a")) else { return Vec::new() };
-    if !(s.is_finite() && s > 0.0 && a.is_finite()) {
-        return Vec::new();
-    }
-    let (service, delay) = (format!("{s:.1}"), format!("{:.1}", a.max(0.0)));
+    let Some(band) = band::Band::of(&Records::new(fit)) else { return Vec::new() };
+    let delay = format!("{:.1}", band.think(0.0));
     let completions = match p {
         Profile::Smoke => "2000",
         Profile::Quick => "20000",
@@ -95,8 +104,10 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
     let here = (1..=cores.max(1)).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
     SIMULATED
         .iter()
-        .map(|(topology, _)| {
-            let (cores, extra): (&str, &[&str]) = match *topology {
+        .flat_map(|(topology, _)| frontier_sim::End::BOTH.map(|e| (*topology, e)))
+        .map(|(topology, end)| {
+            let service = format!("{:.1}", end.hold(&band));
+            let (cores, extra): (&str, &[&str]) = match topology {
                 "x86-2s" => (PREDICT_CORES, &[]),
                 "arm-quad" => ("1,2,3,4", &[]),
                 _ => (&here, &["--topology-input", &info]),
@@ -118,7 +129,8 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
                 completions,
             ];
             args.extend_from_slice(extra);
-            Step::new(&simulate_step_name(topology), &format!("simulating {topology}"), &args, 2.0)
+            let label = format!("simulating {topology} ({} hold)", end.name());
+            Step::new(&simulate_step_name(topology, end), &label, &args, 1.0)
         })
         .collect()
 }
@@ -225,12 +237,14 @@ pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig
     out.extend(prediction::figure(rs));
     let mut curves: Vec<(String, Vec<_>)> = Vec::new();
     for (topology, _) in SIMULATED {
-        let sims = rs.of(&simulate_step_name(topology), "model_simulate");
-        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
-        locks.dedup();
-        for lock in locks {
-            let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
-            curves.push((format!("{lock} lock, {topology} (simulated)"), pts));
+        for end in frontier_sim::End::BOTH {
+            let sims = rs.of(&simulate_step_name(topology, end), "model_simulate");
+            let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
+            locks.dedup();
+            for lock in locks {
+                let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
+                curves.push((format!("{lock} lock, {topology}, {} hold (simulated)", end.name()), pts));
+            }
         }
     }
     out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
@@ -268,8 +282,18 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
         "<p class=\"note\">{on} Every number for more cores comes from the queueing model or the simulator, \
          fitted to these measurements, and is marked as a prediction.</p>"
     );
-    let _ = writeln!(b, "<h2>The answer for this machine</h2>\n<ul class=\"verdict\">");
-    findings(&mut b, &verdict::verdict(&rs, frontier));
+    let _ = writeln!(b, "<h2>The answer for this machine</h2>");
+    let mut said = verdict::verdict(&rs, frontier).into_iter();
+    if let Some(h) = said.next() {
+        let _ = writeln!(
+            b,
+            "<p class=\"headline\"><b>{}</b> <span class=\"none\">(results.jsonl lines {})</span></p>",
+            esc(&h.text),
+            units::line_list(&h.lines)
+        );
+    }
+    let _ = writeln!(b, "<ul class=\"verdict\">");
+    findings(&mut b, &said.collect::<Vec<_>>());
     let _ = writeln!(b, "</ul>");
     // The frontier first, then its table; the other figures after the findings.
     let (first, rest) = figs.split_at(usize::from(figs.first().is_some_and(|f| f.id == "fig-frontier")));

@@ -250,6 +250,7 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
                 scale_warmup,
                 "--seconds",
                 scale_seconds,
+                "--hold-times",
             ],
             n_points * k.scale_point_s,
         ),

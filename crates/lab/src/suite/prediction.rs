@@ -1,10 +1,12 @@
-//! The prediction per delay (seed `001` Figure 4(a)/(b)): the big lock's
-//! throughput against cores 1 … 56 for every measured delay — the fitted
-//! model's line, the measured points on top, and the socket boundary of the
-//! seeds' two-socket machine (the simulated `x86-2s`) marked.
+//! The prediction per delay (Figure 4 of Elphinstone et al. 2016): the big
+//! lock's throughput against cores 1 … 56 for every measured delay — the
+//! model's band (its two ends as lines), the measured points on top, and
+//! the socket boundary of the seeds' two-socket machine marked.
 
+use super::answer::cores_phrase;
+use super::band::Band;
 use super::figures::{Fig, Plot};
-use super::frontier::{tsc_hz, Measured, Model};
+use super::frontier::{tsc_hz, Measured};
 use super::records::{Records, Source};
 use crate::plot::{Chart, Figure, Series};
 
@@ -23,9 +25,9 @@ pub const BOUNDARY_SERIES: &str = "socket boundary, two-socket x86 (28 cores)";
 const DELAY_COLOURS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
 const BOUNDARY_COLOUR: usize = 6;
 
-/// The figure, if the suite fitted the model and measured `bkl`.
+/// The figure, if the suite measured the band and `bkl`.
 pub fn figure(rs: &Records<'_>) -> Option<Fig> {
-    let model = Model::of(rs)?;
+    let band = Band::of(rs)?;
     let (hz, hz_line) = tsc_hz(rs)?;
     let m = Measured::of(rs);
     let mut delays = m.delays("bkl");
@@ -35,27 +37,30 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
     }
     let mut sources: Vec<Source> = rs
         .iter()
-        .filter(|r| model.lines().contains(&r.line) || r.line == hz_line)
-        .flat_map(|r| ["s", "a", "locks_per_round_trip", "tsc_ghz"].into_iter().filter_map(move |f| Source::of(&r, f)))
+        .filter(|r| r.line == band.line || r.line == hz_line)
+        .flat_map(|r| {
+            ["service_lo", "service_hi", "think_cycles", "think_base", "tsc_ghz"]
+                .into_iter()
+                .filter_map(move |f| Source::of(&r, f))
+        })
         .collect();
     let mut series = Vec::new();
     let mut top: f64 = 0.0;
     for (i, d) in delays.iter().enumerate() {
         let colour = DELAY_COLOURS[i % DELAY_COLOURS.len()];
-        let line: Vec<(f64, f64)> = (1..=CORES)
-            .filter_map(|n| {
-                let x = granule_model::Repairman::new(n, model.s, model.think(*d as f64)).ok()?.solve().throughput;
-                Some((n as f64, x * hz / model.locks_per_round_trip))
-            })
-            .collect();
-        top = line.iter().map(|p| p.1).fold(top, f64::max);
-        series.push(Series {
-            style: 0,
-            label: format!("delay {d}: model (predicted)"),
-            points: line,
-            line: true,
-            colour,
-        });
+        let band_at: Vec<(f64, (f64, f64))> =
+            (1..=CORES).filter_map(|n| Some((n as f64, band.round_trips_per_sec(n, *d as f64, hz)?))).collect();
+        for (end, style, what) in [(1, 0, "shortest"), (0, 2, "longest")] {
+            let line: Vec<(f64, f64)> = band_at.iter().map(|(n, r)| (*n, if end == 0 { r.0 } else { r.1 })).collect();
+            top = line.iter().map(|p| p.1).fold(top, f64::max);
+            series.push(Series {
+                style,
+                label: format!("delay {d}: model, {what} service time (predicted)"),
+                points: line,
+                line: true,
+                colour,
+            });
+        }
         let mut dots = Vec::new();
         for c in m.cores("bkl", *d) {
             if let Some((t, lines)) = m.at("bkl", *d, c) {
@@ -85,15 +90,20 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         id: "fig-predict-delays",
         title: "The big lock on larger machines, per delay".into(),
         caption: format!(
-            "Seed 001's Figure 4 for this machine: for every delay the suite measured, the machine-repairman \
-             model with the service time s = {:.0} and think time a = {:.0} cycles per lock acquisition that the \
-             suite fitted to the big lock (record `model_fit`, line {}), plus the delay's share of each \
-             acquisition (the delay over {} locks per round trip), drawn from 1 to {CORES} cores (lines: \
-             predictions), in round trips per second at the measured TSC frequency, with the medians measured on this machine's cores on top (dots: \
-             measurements, records `scale`). The vertical line marks where the seeds' two-socket x86 (simulated \
-             as `x86-2s`) crosses into its second socket, where seed 001 saw the service time double: the model \
-             assumes one service time throughout, so beyond it the lines are an upper bound.",
-            model.s, model.a, model.line, model.locks_per_round_trip
+            "Figure 4 of Elphinstone et al. (2016) for this machine: for every delay the suite measured, the \
+             machine-repairman model drawn with the shortest ({:.0} cycles, on {}) and the longest ({:.0} cycles, \
+             on {}) service time per lock acquisition measured here (hold time from the lock profiler plus one \
+             cache-line hand-off; record service_band, line {}), with the think time one core measured at that \
+             delay, from 1 to {CORES} cores (solid and dashed lines: predictions), in round trips per second at the \
+             measured clock of {:.2} GHz, with the medians measured on this machine's cores on top (dots). The \
+             vertical line marks where a 28-core socket of the paper's two-socket Xeon ends, where they saw the \
+             service time double: beyond it a band measured on one socket is optimistic.",
+            band.lo.0,
+            cores_phrase(band.lo.1, false),
+            band.hi.0,
+            cores_phrase(band.hi.1, false),
+            band.line,
+            hz / 1e9
         ),
         plot: Plot::Lines(Figure { charts: vec![chart] }),
         sources,

@@ -155,7 +155,13 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
     let mut keys: Vec<(&str, &str)> = knees.iter().filter_map(|r| Some((r.str("regime")?, r.str("scope")?))).collect();
     keys.dedup();
     let mut out = Vec::new();
-    for (regime, scope) in keys {
+    // Only fits determined enough to quote (`model fit`'s `quoted`).
+    let quoted = |regime: &str, scope: &str| {
+        rs.of("model_fit", "model_fit")
+            .iter()
+            .any(|r| r.str("regime") == Some(regime) && r.str("scope") == Some(scope) && r.bool("quoted") == Some(true))
+    };
+    for (regime, scope) in keys.into_iter().filter(|(g, s)| quoted(g, s)) {
         let rows: Vec<&Rec<'_>> =
             knees.iter().filter(|r| r.str("regime") == Some(regime) && r.str("scope") == Some(scope)).collect();
         let at: Vec<String> = rows
@@ -203,8 +209,10 @@ pub fn all(rs: &Records<'_>) -> Vec<Finding> {
 /// and where it falls, and the throughput at the most cores simulated.
 pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (topology, machine) in super::SIMULATED {
-        let sims = rs.of(&super::simulate_step_name(topology), "model_simulate");
+    for ((topology, machine), end) in
+        super::SIMULATED.iter().flat_map(|t| super::frontier_sim::End::BOTH.map(move |e| (*t, e)))
+    {
+        let sims = rs.of(&super::simulate_step_name(topology, end), "model_simulate");
         let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
         locks.dedup();
         let (mut parts, mut lines) = (Vec::new(), Vec::new());
@@ -231,8 +239,9 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
         }
         out.push(Finding {
             text: format!(
-                "Simulated on {machine} with the fitted s and a (lock acquisitions per second; a simulation, not a \
-                 measurement): {}.",
+                "Simulated on {machine} with the {} hold time measured here (lock acquisitions per second; a \
+                 simulation, not a measurement): {}.",
+                if end == super::frontier_sim::End::Long { "longest" } else { "shortest" },
                 parts.join("; ")
             ),
             lines,

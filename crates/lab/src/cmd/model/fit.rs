@@ -37,6 +37,7 @@
 //! records in the input (written by `granule scale --fit` from a profiled
 //! run) are shown beside the fitted `s`.
 
+mod band;
 mod records;
 
 use std::path::PathBuf;
@@ -46,6 +47,7 @@ use clap::Args as ClapArgs;
 use granule_model::{fit, fit_service, Fit, Point};
 use serde_json::{Map, Value};
 
+pub use self::band::Latencies;
 use self::records::{Delay, FitInput, FitKey, FitKnee, FitPoint, ModelCurve, ModelFit};
 use super::MAX_MODEL_CORES;
 use crate::bounds::Counts;
@@ -72,6 +74,11 @@ pub struct Args {
     /// record.
     #[arg(long, value_parser = crate::bounds::ghz())]
     pub ghz: Option<f64>,
+    /// `granule info` output (JSON Lines or CSV): its core-to-core
+    /// latencies are the hand-off in the service-time band
+    /// (`service_band` records; without it the hand-off is taken as 0).
+    #[arg(long)]
+    pub latency_input: Option<PathBuf>,
 }
 
 /// Fitting options shared by `granule model fit` and `granule scale --fit`.
@@ -279,7 +286,12 @@ fn unique_sorted(mut xs: Vec<f64>) -> Vec<f64> {
 
 /// Fit `data` as `f` asks: the records to print (fits, points, knees and,
 /// unless printing a table, curves) and the plot.
-pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<String, Value>>, Figure)> {
+pub fn fit_records(
+    data: &Data,
+    f: &FitArgs,
+    format: Format,
+    lat: Option<&Latencies>,
+) -> Result<(Vec<Map<String, Value>>, Figure)> {
     let predict = f.predict_cores.0.clone();
     // Bounded by its parser (bounds::cycles).
     let think = f.think;
@@ -322,6 +334,10 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
             scopes.extend(delays.iter().map(|&d| Scope::Delay(d)));
         }
         let holds: Vec<&Hold> = data.holds.iter().filter(|h| &h.regime == regime).collect();
+        let all: Vec<&Obs> = data.obs.iter().filter(|o| &o.regime == regime).collect();
+        if let Some(b) = band::band(regime, &holds, &all, units, lat) {
+            records.push(b.to_map());
+        }
         let mut chart = Chart {
             title: format!("{regime}: measured (dots) and fitted machine-repairman model (lines)"),
             x_label: "cores".into(),
@@ -343,7 +359,7 @@ pub fn fit_records(data: &Data, f: &FitArgs, format: Format) -> Result<(Vec<Map<
                 None => fit(&points),
             }
             .with_context(|| format!("{regime}, {}", scope.name()))?;
-            records.push(fit_record(regime, scope, &fitted, units, think.is_some(), pts.len(), &holds).to_map());
+            records.push(fit_record(regime, scope, &fitted, units, think.is_some(), &pts, &holds).to_map());
             for (o, (fx, res)) in pts.iter().zip(fitted.fitted.iter().zip(&fitted.residuals)) {
                 let r = FitPoint {
                     key: FitKey::new(regime, scope, Some(o.delay)),
@@ -426,18 +442,20 @@ fn fit_record<'a>(
     f: &Fit,
     units: Units,
     a_known: bool,
-    points: usize,
+    pts: &[&Obs],
     holds: &[&Hold],
 ) -> ModelFit<'a> {
+    let distinct_cores = unique_sorted(pts.iter().map(|o| o.cores as f64).collect()).len();
     let delay = match scope {
         Scope::All => None,
         Scope::Delay(d) => Some(d),
     };
     let one = holds.iter().find(|h| h.cores == 1);
     let most = holds.iter().filter(|h| h.cores > 1).max_by_key(|h| h.cores);
+    let (quoted, not_quoted_because) = records::quotable(distinct_cores, f.r2, f.converged);
     ModelFit {
         key: FitKey::new(regime, scope, delay),
-        points,
+        points: pts.len(),
         s: f.s,
         s_err: f.s_err,
         a: f.a,
@@ -451,6 +469,9 @@ fn fit_record<'a>(
         profiled_hold_1_core: one.map(|h| h.cycles),
         profiled_hold_cores: most.map(|h| h.cores),
         profiled_hold_n_cores: most.map(|h| h.cycles),
+        distinct_cores,
+        quoted,
+        not_quoted_because,
     }
 }
 
@@ -472,13 +493,35 @@ pub fn run(a: &Args) -> Result<()> {
         locks_per_round_trip,
     };
     records.push(src.to_map());
-    let (fits, figure) = fit_records(&data, &a.fit, a.common.format)?;
+    let lat = match &a.latency_input {
+        Some(path) => Some(latencies(&input::read(path)?)?),
+        None => None,
+    };
+    let (fits, figure) = fit_records(&data, &a.fit, a.common.format, lat.as_deref())?;
     records.extend(fits);
     if let Some(path) = &a.fit.plot {
         figure.write(path)?;
     }
     emit(a.common.format, &records, "")?;
     Ok(())
+}
+
+/// The `core_latency` records of `granule info` output, in order: `(from,
+/// to, one-way cycles)`; an error if there are none.
+fn latencies(records: &[Record]) -> Result<Vec<(usize, usize, f64)>> {
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.kind() == "core_latency") {
+        let cpu = 0..=usize::MAX / 2;
+        if let (Some(a), Some(b), Some(c)) =
+            (r.index("from", cpu.clone())?, r.index("to", cpu)?, r.real("one_way_cycles", 0.0..=1e9)?)
+        {
+            out.push((a, b, c));
+        }
+    }
+    if out.is_empty() {
+        bail!("--latency-input: no core_latency records with from, to and one_way_cycles (granule info output)");
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -160,6 +160,40 @@ pub struct ModelFit<'a> {
     pub profiled_hold_cores: Option<usize>,
     /// Profiled average hold on that many cores, cycles.
     pub profiled_hold_n_cores: Option<f64>,
+    /// Distinct core counts among the points fitted.
+    pub distinct_cores: usize,
+    /// Whether the fit is determined enough to quote as a prediction: at
+    /// least [`QUOTE_MIN_CORES`] distinct core counts and R² ≥
+    /// [`QUOTE_MIN_R2`].
+    pub quoted: bool,
+    /// Why not, when not.
+    pub not_quoted_because: Option<String>,
+}
+
+/// The fewest distinct core counts a quoted fit rests on: two parameters
+/// and at least two degrees of freedom left over the shape of the curve.
+pub const QUOTE_MIN_CORES: usize = 4;
+/// The smallest R² of a quoted fit.
+pub const QUOTE_MIN_R2: f64 = 0.9;
+
+/// Whether a fit over `distinct_cores` core counts with coefficient of
+/// determination `r2` may be quoted, and why not.
+pub fn quotable(distinct_cores: usize, r2: Option<f64>, converged: bool) -> (bool, Option<String>) {
+    let why = if !converged {
+        Some("the fit did not converge".to_string())
+    } else if distinct_cores < QUOTE_MIN_CORES {
+        Some(format!(
+            "only {distinct_cores} distinct core count{} measured (a fit of s and a needs at least {QUOTE_MIN_CORES})",
+            if distinct_cores == 1 { "" } else { "s" }
+        ))
+    } else {
+        match r2 {
+            Some(r) if r >= QUOTE_MIN_R2 => None,
+            Some(r) => Some(format!("R² = {r:.2} is below {QUOTE_MIN_R2}")),
+            None => Some("R² is undefined (every point equal)".to_string()),
+        }
+    };
+    (why.is_none(), why)
 }
 
 impl Record for ModelFit<'_> {

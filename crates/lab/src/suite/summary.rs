@@ -205,43 +205,45 @@ pub fn all(rs: &Records<'_>) -> Vec<Finding> {
     out
 }
 
-/// What the simulator predicts per topology and lock: the peak throughput
-/// and where it falls, and the throughput at the most cores simulated.
+/// What the simulator predicts per topology and lock, once per topology:
+/// the peak throughput and where it falls, as a range over the band's
+/// shortest and longest hold time.
 pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
+    use super::frontier_sim::End;
     let mut out = Vec::new();
-    for ((topology, machine), end) in
-        super::SIMULATED.iter().flat_map(|t| super::frontier_sim::End::BOTH.map(move |e| (*t, e)))
-    {
-        let sims = rs.of(&super::simulate_step_name(topology, end), "model_simulate");
-        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
+    for (topology, machine) in super::SIMULATED {
+        let runs: Vec<Vec<Rec<'_>>> =
+            End::BOTH.iter().map(|e| rs.of(&super::simulate_step_name(topology, *e), "model_simulate")).collect();
+        let mut locks: Vec<&str> = runs.iter().flatten().filter_map(|r| r.str("lock")).collect();
+        locks.sort_unstable();
         locks.dedup();
         let (mut parts, mut lines) = (Vec::new(), Vec::new());
         for lock in locks {
-            let rows: Vec<_> = sims
+            // Per end: the peak (cores, throughput per second, line).
+            let peaks: Vec<(f64, f64, usize)> = runs
                 .iter()
-                .filter(|r| r.str("lock") == Some(lock))
-                .filter_map(|r| Some((r.num("cores")?, r.num("throughput_per_sec")?, r.line)))
+                .filter_map(|run| {
+                    run.iter()
+                        .filter(|r| r.str("lock") == Some(lock))
+                        .filter_map(|r| Some((r.num("cores")?, r.num("throughput_per_sec")?, r.line)))
+                        .max_by(|a, b| a.1.total_cmp(&b.1))
+                })
                 .collect();
-            let peak = rows.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-            let last = rows.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0));
-            let (Some(peak), Some(last)) = (peak, last) else { continue };
+            let [long, short] = peaks[..] else { continue };
             let cores = |n: f64| if n == 1.0 { "1 core".to_string() } else { format!("{n:.0} cores") };
-            let tail =
-                if last.2 == peak.2 { String::new() } else { format!(", {} at {}", number(last.1), cores(last.0)) };
-            parts.push(format!("the {lock} lock peaks at {} at {}{tail}", number(peak.1), cores(peak.0)));
-            lines.push(peak.2);
-            if last.2 != peak.2 {
-                lines.push(last.2);
-            }
+            let at =
+                if long.0 == short.0 { cores(long.0) } else { format!("{} and {}", cores(long.0), cores(short.0)) };
+            parts.push(format!("the {lock} lock peaks at {} to {} at {at}", number(long.1), number(short.1)));
+            lines.extend([long.2, short.2]);
         }
         if parts.is_empty() {
             continue;
         }
+        lines.sort_unstable();
         out.push(Finding {
             text: format!(
-                "Simulated on {machine} with the {} hold time measured here (lock acquisitions per second; a \
-                 simulation, not a measurement): {}.",
-                if end == super::frontier_sim::End::Long { "longest" } else { "shortest" },
+                "Simulated on {machine} with the longest and the shortest hold time measured here (lock \
+                 acquisitions per second; a simulation, not a measurement): {}.",
                 parts.join("; ")
             ),
             lines,

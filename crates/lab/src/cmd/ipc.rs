@@ -18,7 +18,7 @@
 //!   measured in the same invocation (the floor: every lock here needs one
 //!   atomic read-modify-write per acquire + release).
 //!
-//! `--profile` runs the regimes with the lock profiler compiled in
+//! `--lock-stats` runs the regimes with the lock profiler compiled in
 //! (granule-sync's `Profile` statistics instead of `NoStats`, so the
 //! profiled figures include the profiler's own cost) and prints the FreeBSD
 //! `LOCK_PROFILING` table of each after the results — for `fine` the brlock
@@ -91,7 +91,7 @@ pub struct Args {
     /// Compile the lock profiler into the regimes and print their tables
     /// after the run.
     #[arg(long)]
-    pub profile: bool,
+    pub lock_stats: bool,
     #[command(flatten)]
     pub instructions: instructions::Options,
 }
@@ -204,7 +204,7 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let costs = limits::pinned_atomic_costs(15);
     let xchg = costs.iter().find(|c| c.instruction == "xchg").and_then(|c| c.cycles.clone().ok());
-    let spec = PingSpec { cores: 1, delay_mean_cycles: 0.0, words: a.words, warmup, window, profile: a.profile };
+    let spec = PingSpec { cores: 1, delay_mean_cycles: 0.0, words: a.words, warmup, window, profile: a.lock_stats };
     let count_spec = PingSpec { profile: true, window: window.min(Duration::from_millis(300)), ..spec.clone() };
     let mut cycles: Vec<Vec<f64>> = vec![Vec::new(); regimes.len()];
     let mut profiles: Vec<Option<Vec<SiteRecord>>> = vec![None; regimes.len()];
@@ -245,7 +245,7 @@ pub fn run(a: &Args) -> Result<()> {
         let target = floor.map(|f| 1.5 * f);
         let r = IpcRecord {
             regime,
-            profiled: a.profile && regime != "none",
+            profiled: a.lock_stats && regime != "none",
             runs: a.runs,
             words: a.words,
             round_trip_cycles_mean: s.mean,

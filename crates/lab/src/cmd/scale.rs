@@ -17,7 +17,7 @@
 //! in, at 1 core and at the most cores, so that the average hold time is
 //! printed beside the fitted service time (`lock_hold` records).
 //!
-//! `--profile` runs every point with the lock profiler compiled in (records
+//! `--lock-stats` runs every point with the lock profiler compiled in (records
 //! say `profiled: true`; the throughput then includes the profiler's cost)
 //! and adds to each `scale` record what the profile saw over the whole run
 //! (warm-up included): lock acquisitions and contended ones, and for `rtm`
@@ -85,7 +85,7 @@ pub struct Args {
     /// Run every point with the lock profiler compiled in and report its
     /// acquisitions, and for rtm its transactions, aborts and abort rate.
     #[arg(long)]
-    pub profile: bool,
+    pub lock_stats: bool,
 }
 
 /// Run `granule scale`.
@@ -133,7 +133,7 @@ pub fn run(a: &Args) -> Result<()> {
                         words: a.words,
                         warmup,
                         window,
-                        profile: a.profile,
+                        profile: a.lock_stats,
                     };
                     let r = measure(regime, &spec)
                         .with_context(|| format!("{regime}, {n} cores, delay {delay}, run {run}"))?;
@@ -157,8 +157,8 @@ pub fn run(a: &Args) -> Result<()> {
                             .join(" "),
                         xput: if util > 0.0 { rate / util } else { 0.0 },
                         window_s: secs,
-                        profiled: a.profile.then_some(regime != "none"),
-                        profile: a.profile.then(|| WindowProfile::of(r.profile.as_deref().unwrap_or_default())),
+                        profiled: a.lock_stats.then_some(regime != "none"),
+                        profile: a.lock_stats.then(|| WindowProfile::of(r.profile.as_deref().unwrap_or_default())),
                     };
                     records.push(rec.to_map());
                     pb.inc(1);

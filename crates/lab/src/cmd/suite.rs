@@ -15,6 +15,11 @@ use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
 use crate::suite::{fit_step, frontier_sim, simulate_steps, verdict, write_step};
 
+/// What a smoke run says on the console before its conclusions, as its page
+/// does.
+pub const SMOKE_WARNING: &str =
+    "Smoke profile: tiny durations for testing; the numbers mean nothing and so do the conclusions below.";
+
 /// Options of `granule suite`.
 #[derive(Clone, Debug, ClapArgs)]
 pub struct Args {
@@ -148,6 +153,9 @@ pub fn run(a: &Args) -> Result<()> {
         machine.cpu_model,
         machine.cores
     );
+    if matches!(profile, Profile::Smoke) {
+        println!("  {SMOKE_WARNING}\n");
+    }
     for f in verdict::verdict(&rs, &frontier) {
         println!("  - {}", f.text);
     }

@@ -55,7 +55,7 @@ pub struct Options {
     /// Instead of the timed runs, count each regime's instructions per
     /// kernel-only round trip with valgrind's callgrind (the kernel's
     /// `roundtrip` example; needs valgrind).
-    #[arg(long, conflicts_with_all = ["runs", "seconds", "warmup", "words", "profile"])]
+    #[arg(long, conflicts_with_all = ["runs", "seconds", "warmup", "words", "lock_stats"])]
     pub instructions: bool,
     /// With --instructions: the `roundtrip` example to run (default: the one
     /// beside granule, target/release/examples/roundtrip, else built with

@@ -1,4 +1,4 @@
-//! The records of `granule ipc`: one `ipc` per regime, and with `--profile`
+//! The records of `granule ipc`: one `ipc` per regime, and with `--lock-stats`
 //! one `lock_profile` per acquisition site of each profiled regime.
 
 use granule_sync::profile::SiteRecord;

@@ -23,7 +23,7 @@
 //!   regime, measured in the same invocation) × entries per request, and their
 //!   ratio `kernel_over_entries`.
 //!
-//! `--profile` runs the lock regimes with the profiler compiled in and adds
+//! `--lock-stats` runs the lock regimes with the profiler compiled in and adds
 //! their lock acquisitions, contention and (rtm) abort rate to each record,
 //! and prints the FreeBSD table of each point.
 
@@ -87,7 +87,7 @@ pub struct Args {
     pub linux: bool,
     /// Compile the lock profiler into the regimes and report its counts.
     #[arg(long)]
-    pub profile: bool,
+    pub lock_stats: bool,
     /// Cycles an idle core spins before it parks its OS thread (default:
     /// the hosted platform's 200000). A parked core costs whoever wakes it a
     /// futex wake-up; 0..=10^12.
@@ -191,13 +191,13 @@ pub fn run(a: &Args) -> Result<()> {
                         warmup,
                         window,
                         deadline: Duration::from_secs(3600),
-                        profile: a.profile,
+                        profile: a.lock_stats,
                         idle_spin_cycles: a.idle_spin_cycles,
                     };
                     let r = measure(regime, &spec)
                         .with_context(|| format!("{regime}, {n} cores, workload {w}, run {run}"))?;
                     let cost = entry_costs.iter().find(|(r, _)| r == regime).map(|(_, c)| *c);
-                    let rec = KvRecord::new(regime, n, w, run, &r, m.tsc_hz, cost, a.profile);
+                    let rec = KvRecord::new(regime, n, w, run, &r, m.tsc_hz, cost, a.lock_stats);
                     records.push(rec.to_map());
                     if let Some(sites) = &r.profile {
                         profiles.push((format!("{regime} {n} cores workload {w} run {run}"), sites.clone()));

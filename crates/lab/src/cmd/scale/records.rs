@@ -32,10 +32,10 @@ pub struct ScaleRecord {
     pub xput: f64,
     /// Length of the window, seconds.
     pub window_s: f64,
-    /// With `--profile` only: the regime was built with the lock profiler.
+    /// With `--lock-stats` only: the regime was built with the lock profiler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiled: Option<bool>,
-    /// With `--profile` only: what the profile saw over the whole run.
+    /// With `--lock-stats` only: what the profile saw over the whole run.
     #[serde(flatten)]
     pub profile: Option<WindowProfile>,
 }

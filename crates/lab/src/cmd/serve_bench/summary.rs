@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::servers::Kind;
 use crate::output::Record;
+use crate::stats::median;
 
 /// `serve_bench_setup`: the two servers and how the load was laid out.
 #[derive(Clone, Debug, Serialize)]
@@ -132,18 +133,6 @@ impl Sample {
     }
 }
 
-/// The median of `xs` (the mean of the middle two of an even count); none
-/// when empty.
-pub fn median(mut xs: Vec<f64>) -> Option<f64> {
-    xs.retain(|x| x.is_finite());
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    Some(if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 })
-}
-
 /// `a / b`, none unless both are known and `b` positive.
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
@@ -155,8 +144,8 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// The `serve_vs_redis` record of (`test`, `pipeline`) over `samples`.
 pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline: u64) -> ServeVsRedis<'a> {
     let of = |kind: Kind| samples.iter().filter(move |s| s.server == kind && s.test == test && s.pipeline == pipeline);
-    let rps = |kind: Kind| median(of(kind).map(|s| s.requests_per_sec).collect());
-    let xput = |kind: Kind| median(of(kind).filter_map(Sample::requests_per_cpu_s).collect());
+    let rps = |kind: Kind| median(&of(kind).map(|s| s.requests_per_sec).collect::<Vec<_>>());
+    let xput = |kind: Kind| median(&of(kind).filter_map(Sample::requests_per_cpu_s).collect::<Vec<_>>());
     let (g_rps, r_rps) = (rps(Kind::Granule), rps(Kind::Redis));
     let (g_xput, r_xput) = (xput(Kind::Granule), xput(Kind::Redis));
     let ratio_rps = ratio(g_rps, r_rps);
@@ -191,14 +180,6 @@ mod tests {
             requests_per_sec: rps,
             server_cpu_s: cpu,
         }
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(vec![]), None);
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(vec![f64::NAN, 5.0]), Some(5.0));
     }
 
     #[test]

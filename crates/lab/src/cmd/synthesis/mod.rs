@@ -42,7 +42,7 @@ use crate::output::{emit, Format, Record};
 use crate::pin::run_pinned;
 use crate::progress;
 use crate::regimes::{runnable, selected, with_regime, Experiment, Probe};
-use crate::stats::summarize;
+use crate::stats::{median_u64, summarize};
 
 /// The seed's null procedure call (Table 1), µs.
 const SEED_NULL_CALL_US: f64 = 1.0;
@@ -224,15 +224,6 @@ fn config() -> BootConfig {
     BootConfig::new(2)
 }
 
-/// The median of `v` (0 for none).
-fn median(v: &mut [u64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    v[v.len() / 2] as f64
-}
-
 /// The mean of `v` without its top tenth (interrupts and migrations of the
 /// measuring thread), 0 for none. The cycle counter of a VM may tick in
 /// steps of many cycles (here 26: a 10 ns clock at 2.6 GHz): the mean of
@@ -334,11 +325,11 @@ pub fn run(a: &Args) -> Result<()> {
                 let mut pooled: Vec<u64> = Vec::new();
                 let mut run_medians: Vec<f64> = Vec::new();
                 for run in &all[i] {
-                    let mut v = run[row].get(part).cloned().unwrap_or_default();
-                    run_medians.push(median(&mut v));
+                    let v = run[row].get(part).cloned().unwrap_or_default();
+                    run_medians.push(median_u64(&v));
                     pooled.extend(v);
                 }
-                let med = median(&mut pooled);
+                let med = median_u64(&pooled);
                 let mean = trimmed_mean(&mut pooled);
                 let s = summarize(&run_medians);
                 line.push_str(&format!(" {mean:>10.0}"));

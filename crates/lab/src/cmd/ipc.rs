@@ -73,7 +73,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh machine each), 1..=1000; mean and std are
     /// over runs.

@@ -47,7 +47,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`, each at
     /// most this machine's CPUs (and the kernel's 64); default 1..(CPUs of

@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
     /// Regimes for `ipc`, `scale` and `kv` (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
 }
 

@@ -54,7 +54,7 @@ pub struct Args {
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all (`none` cannot run this
     /// benchmark: its cores share the driver's notifications).
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], true))]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2`; default
     /// 1..(CPUs of this machine).

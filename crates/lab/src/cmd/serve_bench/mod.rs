@@ -53,7 +53,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// The regime `granule serve` runs.
-    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false, &[]))]
+    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false))]
     pub regime: String,
     /// Rounds, 1..=100: every (test, pipeline) runs once on each server per
     /// round.

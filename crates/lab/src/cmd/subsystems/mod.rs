@@ -34,7 +34,8 @@ use crate::stats::summarize;
 
 /// The regimes the study runs under (`none` shares objects between cores,
 /// so it cannot).
-const REGIMES: &[&str] = &["bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
+const REGIMES: &[&str] =
+    &crate::regimes::without::<{ crate::regimes::REGIMES.len() - 1 }>(crate::regimes::REGIMES, &["none"]);
 
 /// Options of `granule subsystems`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -42,7 +43,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Kernel regimes (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "bkl,fine,lockfree", value_parser = crate::regimes::parser(REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "bkl,fine,lockfree", value_parser = crate::regimes::parser(REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Subsystem locking policies (comma-separated: giant, sx, improper,
     /// lockfree), or all.

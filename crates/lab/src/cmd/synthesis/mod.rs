@@ -53,7 +53,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh kernel each), 1..=1000.
     #[arg(long, default_value_t = 5, value_parser = crate::bounds::runs::<usize>())]

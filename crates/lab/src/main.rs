@@ -21,6 +21,7 @@ mod progress;
 mod regimes;
 mod stats;
 mod suite;
+mod typed;
 
 /// Measure how coarse kernel locking can be.
 #[derive(Debug, Parser)]

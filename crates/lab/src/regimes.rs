@@ -11,8 +11,9 @@ use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime, RmwCoun
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{NoStats, Profile, SiteRecord};
 use granule_sync::rtm::Rtm;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
@@ -240,17 +241,17 @@ pub fn runnable(list: &[&'static str], records: &mut Vec<Map<String, Value>>) ->
     for &r in list {
         match unavailable(r) {
             None => out.push(r),
-            Some(reason) => records.push(RegimeSkipped { regime: r, reason }.to_map()),
+            Some(reason) => records.push(RegimeSkipped { regime: Cow::Borrowed(r), reason }.to_map()),
         }
     }
     out
 }
 
 /// `regime_skipped`: a regime the command was asked for but did not run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RegimeSkipped {
     /// The regime.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Why: what this machine lacks, or why the experiment cannot run it.
     pub reason: String,
 }

@@ -121,7 +121,7 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
         )
     };
     let mut text =
-        "{\"record\":\"machine\",\"cores\":2}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n".to_string();
+        "{\"record\":\"machine\",\"cores\":\"two\"}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n".to_string();
     text.push_str(&ipc("none"));
     text.push_str(&ipc("bkl"));
     std::fs::write(&p, &text).unwrap();
@@ -132,6 +132,9 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
     for line in [2, 3, 4, 5] {
         assert!(err.contains(&format!("{name}:{line}: ")), "line {line} not named: {err}");
     }
+    // A machine record whose field does not read as the machine record's
+    // type is named with its line and field.
+    assert!(err.contains(&format!("{name}:1: a machine record's field `cores`")), "{err}");
     // The ipc records after the bad lines are still lines 6 and 7.
     let page = std::fs::read_to_string(d.join("index.html")).unwrap();
     assert!(page.contains("<td class=\"line\">6</td><td>none</td>"), "line numbers kept");

@@ -44,9 +44,10 @@
 //! kernel-only round trip with valgrind's callgrind (`ipc_instructions`
 //! records; see [`instructions`]).
 
-mod instructions;
-mod records;
+pub(crate) mod instructions;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -185,7 +186,10 @@ impl Experiment for PingRun<'_> {
 
 /// `lock_profile` records of one regime's profile.
 pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Value>> {
-    sites.iter().map(|site| LockProfileRecord { regime, site }.to_map()).collect()
+    sites
+        .iter()
+        .map(|site| LockProfileRecord { regime: Cow::Borrowed(regime), site: Cow::Borrowed(site) }.to_map())
+        .collect()
 }
 
 /// Run `granule ipc`.
@@ -244,7 +248,7 @@ pub fn run(a: &Args) -> Result<()> {
         let floor = at.and_then(|at| limits::atomics_floor(&at.rmw, at.transactions, calls, &costs));
         let target = floor.map(|f| 1.5 * f);
         let r = IpcRecord {
-            regime,
+            regime: Cow::Borrowed(regime),
             profiled: a.lock_stats && regime != "none",
             runs: a.runs,
             words: a.words,
@@ -259,7 +263,7 @@ pub fn run(a: &Args) -> Result<()> {
             xchg_cycles: xchg,
             extra_per_xchg: extra.zip(xchg).map(|(e, x)| e / x),
             atomics_per_call: per(at0.total()),
-            atomics_source: at.map(|a| a.source.name()),
+            atomics_source: at.map(|a| Cow::Borrowed(a.source.name())),
             xchg_per_call: per(at0.rmw.xchg),
             xadd_per_call: per(at0.rmw.xadd),
             cmpxchg_per_call: per(at0.rmw.cmpxchg),

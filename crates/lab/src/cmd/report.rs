@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use clap::Args as ClapArgs;
 
-use crate::suite::results_file::{read_results, write_report};
+use crate::cmd::suite::SuiteRecord;
+use crate::machine::MachineRecord;
+use crate::suite::results_file::{read_results, write_report, Results};
 
 /// The most results files one comparison takes.
 pub const MAX_FILES: usize = 8;
@@ -62,6 +64,17 @@ fn destination(a: &Args) -> Result<PathBuf> {
     Ok(one.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf))
 }
 
+/// The file's machine and suite records that do not read into the structs
+/// that write them (a field missing or of another type), as `FILE:LINE:
+/// …`: the page then names the machine or the run only in part.
+fn unreadable_heads(r: &Results) -> Vec<String> {
+    let name = r.path.display().to_string();
+    let lines = || crate::typed::numbered(&r.records);
+    let machine = crate::typed::read_records::<MachineRecord<'static>>(&name, lines()).err();
+    let suite = crate::typed::read_records::<SuiteRecord<'static>>(&name, lines()).err();
+    machine.into_iter().chain(suite).map(|e| format!("{e}")).collect()
+}
+
 /// Run `granule report`.
 pub fn run(a: &Args) -> Result<()> {
     if a.files.len() > MAX_FILES {
@@ -71,7 +84,7 @@ pub fn run(a: &Args) -> Result<()> {
     let mut all = Vec::new();
     for f in &a.files {
         let r = read_results(f)?;
-        for s in &r.skipped {
+        for s in r.skipped.iter().chain(&unreadable_heads(&r)) {
             eprintln!("granule: warning: {s}");
         }
         all.push(r);

@@ -24,8 +24,9 @@
 //! the transactions started, the aborts, `abort_rate` (aborts per
 //! transaction; null without transactions) and the fallbacks to the lock.
 
-mod records;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -142,7 +143,7 @@ pub fn run(a: &Args) -> Result<()> {
                     let rate = w.round_trips as f64 / secs;
                     let util = w.utilisation.iter().sum::<f64>() / w.utilisation.len().max(1) as f64;
                     let rec = ScaleRecord {
-                        regime,
+                        regime: Cow::Borrowed(regime),
                         cores: n,
                         delay_cycles: delay,
                         run,

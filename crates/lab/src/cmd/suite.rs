@@ -1,12 +1,13 @@
 //! `granule suite`: the main job — measure this machine, fit the model,
 //! predict larger machines, and write a report (see `crate::suite`).
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::machine::Machine;
 use crate::output::{json_lines, Record};
@@ -56,12 +57,12 @@ impl Args {
 
 /// `suite`: how the suite ran; the second record of `results.jsonl`, after
 /// the machine record.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteRecord<'a> {
     /// `quick`, `full` or `smoke`.
-    pub profile: &'static str,
+    pub profile: Cow<'static, str>,
     /// The suite's command line.
-    pub command: &'a str,
+    pub command: Cow<'a, str>,
     /// Wall-clock time of the whole suite, seconds.
     pub seconds: f64,
     /// The command line of every step, in the order they ran.
@@ -115,8 +116,8 @@ pub fn run(a: &Args) -> Result<()> {
     pb.finish_and_clear();
 
     let suite = SuiteRecord {
-        profile: profile.name(),
-        command: &command,
+        profile: Cow::Borrowed(profile.name()),
+        command: Cow::Borrowed(&command),
         seconds: t0.elapsed().as_secs_f64(),
         steps: done.iter().map(|s| s.step.command_line()).collect(),
         step_names: done.iter().map(|s| s.step.name.clone()).collect(),

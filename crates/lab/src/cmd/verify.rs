@@ -9,7 +9,7 @@
 //! on stderr with that command and a minimised program; the command then
 //! fails (exit status 1) after printing its records.
 
-mod records;
+pub(crate) mod records;
 
 use std::time::{Duration, Instant};
 

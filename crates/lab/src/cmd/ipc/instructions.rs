@@ -30,8 +30,9 @@
 
 mod callgrind;
 mod example;
-mod record;
+pub(crate) mod record;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -94,7 +95,7 @@ pub fn run(a: &super::Args) -> Result<()> {
             regimes.push(regime);
         } else {
             let reason = format!("the roundtrip example has no {regime} regime");
-            records.push(RegimeSkipped { regime, reason }.to_map());
+            records.push(RegimeSkipped { regime: Cow::Borrowed(regime), reason }.to_map());
         }
     }
     if regimes.is_empty() {

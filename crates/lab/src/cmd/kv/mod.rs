@@ -29,8 +29,9 @@
 
 pub(crate) mod linux;
 mod measure;
-mod record;
+pub(crate) mod record;
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -127,7 +128,7 @@ pub fn run(a: &Args) -> Result<()> {
         wanted.retain(|r| *r != "none");
         let reason = "none is only sound when cores touch disjoint objects; the KV system's cores share the \
                       driver's notifications";
-        records.push(RegimeSkipped { regime: "none", reason: reason.into() }.to_map());
+        records.push(RegimeSkipped { regime: Cow::Borrowed("none"), reason: reason.into() }.to_map());
     }
     let regimes = runnable(&wanted, &mut records);
     if regimes.is_empty() && !a.linux {

@@ -2,17 +2,18 @@
 //! server, test, pipeline) and one `serve_vs_redis` per (test, pipeline)
 //! comparing the two servers' medians over the rounds.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use super::servers::Kind;
 use crate::output::Record;
 use crate::stats::median;
 
 /// `serve_bench_setup`: the two servers and how the load was laid out.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
     /// The regime `granule serve` runs.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Port of `granule serve` on 127.0.0.1.
     pub granule_port: u16,
     /// Port of `redis-server` on 127.0.0.1.
@@ -37,14 +38,14 @@ impl Record for Setup {
 }
 
 /// `serve_bench`: one redis-benchmark run against one server.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServeBenchRecord<'a> {
     /// Round, from 1.
     pub round: u64,
     /// `granule` or `redis`.
-    pub server: &'static str,
+    pub server: Cow<'static, str>,
     /// The redis-benchmark test.
-    pub test: &'a str,
+    pub test: Cow<'a, str>,
     /// Pipeline depth (`-P`).
     pub pipeline: u64,
     /// 1 if this server ran first for this (test, pipeline) in its round,
@@ -66,14 +67,14 @@ impl Record for ServeBenchRecord<'_> {
 
 /// `serve_vs_redis`: the two servers' medians over the rounds for one
 /// (test, pipeline); a figure is null where a server has none.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServeVsRedis<'a> {
     /// The redis-benchmark test.
-    pub test: &'a str,
+    pub test: Cow<'a, str>,
     /// Pipeline depth (`-P`).
     pub pipeline: u64,
     /// The regime `granule serve` runs.
-    pub regime: &'a str,
+    pub regime: Cow<'a, str>,
     /// Rounds measured on both servers.
     pub rounds: u64,
     /// `granule serve`'s median requests per second.
@@ -122,8 +123,8 @@ impl Sample {
     pub fn record(&self) -> ServeBenchRecord<'_> {
         ServeBenchRecord {
             round: self.round,
-            server: self.server.name(),
-            test: &self.test,
+            server: Cow::Borrowed(self.server.name()),
+            test: Cow::Borrowed(&self.test),
             pipeline: self.pipeline,
             order: self.order,
             requests_per_sec: self.requests_per_sec,
@@ -151,9 +152,9 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
     let ratio_rps = ratio(g_rps, r_rps);
     let ratio_xput = ratio(g_xput, r_xput);
     ServeVsRedis {
-        test,
+        test: Cow::Borrowed(test),
         pipeline,
-        regime,
+        regime: Cow::Borrowed(regime),
         rounds: of(Kind::Granule).count().min(of(Kind::Redis).count()) as u64,
         granule_requests_per_sec: g_rps,
         redis_requests_per_sec: r_rps,

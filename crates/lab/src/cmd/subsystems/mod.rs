@@ -12,9 +12,10 @@
 //! lock to profile): under `giant` it is what serialises the subsystems.
 //! Runs are interleaved over (regime, policy) so drift spreads evenly.
 
-mod findings;
-mod records;
+pub(crate) mod findings;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -211,8 +212,8 @@ pub fn run(a: &Args) -> Result<()> {
         let l = last[i].as_ref().expect("every point ran");
         records.push(
             SubsystemsRecord {
-                regime,
-                policy: policy.name(),
+                regime: Cow::Borrowed(regime),
+                policy: Cow::Borrowed(policy.name()),
                 cores: n,
                 workers: a.workers,
                 runs: a.runs,
@@ -239,12 +240,12 @@ pub fn run(a: &Args) -> Result<()> {
             let per = |t: u64, n: u64| if n == 0 { 0.0 } else { t as f64 / n as f64 };
             records.push(
                 SubsystemLockRecord {
-                    regime,
-                    policy: policy.name(),
+                    regime: Cow::Borrowed(regime),
+                    policy: Cow::Borrowed(policy.name()),
                     cores: n,
                     avg_held: per(site.hold_total, site.holds),
                     avg_wait: per(site.wait_total, site.acquisitions),
-                    site,
+                    site: Cow::Borrowed(site),
                 }
                 .to_map(),
             );

@@ -25,15 +25,16 @@
 //! The atomic instructions of the lock-free ones are counted in a separate
 //! pass (`atomics.rs`, the `synthesis_atomics` records).
 
-mod atomics;
-mod contended;
+pub(crate) mod atomics;
+pub(crate) mod contended;
 mod drive;
-mod records;
+pub(crate) mod records;
 mod rows;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args as ClapArgs;
 use granule_hosted::granule_kernel::{BootConfig, Kernel, Regime};
+use std::borrow::Cow;
 
 use self::drive::{timing_overhead, Driver};
 use self::records::{NullCallRecord, SynthesisRecord};
@@ -267,8 +268,8 @@ fn contended_records(
             let other = |name: &str| regimes.iter().position(|r| *r == name).map(|j| s.mean / mean(p, j));
             records.push(
                 contended::ContendedRecord {
-                    regime,
-                    operation: contended::OPERATIONS[op],
+                    regime: Cow::Borrowed(regime),
+                    operation: Cow::Borrowed(contended::OPERATIONS[op]),
                     issuing_cores: issuing,
                     runs: a.runs,
                     pairs_per_sec_mean: s.mean,
@@ -337,9 +338,9 @@ pub fn run(a: &Args) -> Result<()> {
                 records.push(
                     SynthesisRecord {
                         table: spec.table,
-                        operation: spec.operation,
-                        part: part_name,
-                        regime,
+                        operation: Cow::Borrowed(spec.operation),
+                        part: Cow::Borrowed(part_name),
+                        regime: Cow::Borrowed(regime),
                         runs,
                         iterations,
                         cycles_median: med,
@@ -350,7 +351,7 @@ pub fn run(a: &Args) -> Result<()> {
                         over_null_call: if null > 0.0 { mean / null } else { 0.0 },
                         seed_us: seed,
                         seed_over_null_call: seed.map(|s| s / SEED_NULL_CALL_US),
-                        note: spec.note,
+                        note: Cow::Borrowed(spec.note),
                     }
                     .to_map(),
                 );

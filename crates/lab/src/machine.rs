@@ -1,11 +1,12 @@
 //! The machine record that heads every result file: what the numbers were
 //! measured on, so they are never separated from their context.
 
+use std::borrow::Cow;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::output::Record;
@@ -98,14 +99,14 @@ impl Machine {
     /// The `{"record":"machine",...}` record.
     pub fn record(&self) -> Map<String, Value> {
         MachineRecord {
-            cpu_model: &self.cpu_model,
+            cpu_model: Cow::Borrowed(&self.cpu_model),
             cores: self.cores,
             tsc_ghz: self.tsc_hz / 1e9,
-            rtm: &self.rtm,
-            os: std::env::consts::OS,
-            arch: std::env::consts::ARCH,
-            granule_version: env!("CARGO_PKG_VERSION"),
-            git_revision: &self.git_revision,
+            rtm: Cow::Borrowed(&self.rtm),
+            os: Cow::Borrowed(std::env::consts::OS),
+            arch: Cow::Borrowed(std::env::consts::ARCH),
+            granule_version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
+            git_revision: Cow::Borrowed(&self.git_revision),
             command: std::env::args().collect::<Vec<_>>().join(" "),
         }
         .to_map()
@@ -114,24 +115,24 @@ impl Machine {
 
 /// `machine`: what every command's numbers were measured on, and by which
 /// build and command line. The first record of every output.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MachineRecord<'a> {
     /// CPU brand string.
-    pub cpu_model: &'a str,
+    pub cpu_model: Cow<'a, str>,
     /// Logical CPUs this process may run on.
     pub cores: usize,
     /// Cycle-counter (TSC) frequency, GHz.
     pub tsc_ghz: f64,
     /// What RTM detection found.
-    pub rtm: &'a str,
+    pub rtm: Cow<'a, str>,
     /// Operating system (`std::env::consts::OS`).
-    pub os: &'static str,
+    pub os: Cow<'static, str>,
     /// CPU architecture (`std::env::consts::ARCH`).
-    pub arch: &'static str,
+    pub arch: Cow<'static, str>,
     /// Version of the `granule` package.
-    pub granule_version: &'static str,
+    pub granule_version: Cow<'static, str>,
     /// `git describe` of the source tree, or "unknown".
-    pub git_revision: &'a str,
+    pub git_revision: Cow<'a, str>,
     /// The command line, arguments separated by spaces.
     pub command: String,
 }

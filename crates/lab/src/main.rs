@@ -21,17 +21,41 @@ mod progress;
 mod regimes;
 mod stats;
 mod suite;
+mod typed;
 
 /// Measure how coarse kernel locking can be.
 #[derive(Debug, Parser)]
 #[command(name = "granule", version, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
+
+/// What `granule` alone prints: where a new user starts.
+const START_HERE: &str = "\
+granule: how coarse can kernel locking be on this machine?
+
+Start here:
+    granule suite          (from a checkout: cargo run --release -- suite)
+
+It runs every experiment on this machine (a few minutes with the default
+quick profile), fits the lock model and writes an HTML report with its
+data beside it:
+    ./report/index.html     the report: open it in a browser
+    ./report/results.jsonl  every measurement, one JSON record a line
+(--out DIR writes them to DIR instead.)
+
+Every other command, and each one's options: granule --help
+";
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The main job: every experiment on this machine, the model fitted to
+    /// them, predictions for larger machines, and an HTML report.
+    Suite(cmd::suite::Args),
+    /// The suite's report again from results.jsonl files, without running
+    /// anything; several files: one page comparing the machines.
+    Report(cmd::report::Args),
     /// This machine's physical limits: CPU, cores, TSC frequency, RTM,
     /// core-to-core cache-line latency and the cost of atomic instructions.
     Info(cmd::info::Args),
@@ -69,12 +93,6 @@ enum Command {
     /// The queueing model of a big lock: predict, fit measurements,
     /// simulate lock hand-off on a topology, validate the simulator.
     Model(cmd::model::Args),
-    /// The main job: every experiment on this machine, the model fitted to
-    /// them, predictions for larger machines, and an HTML report.
-    Suite(cmd::suite::Args),
-    /// The suite's report again from results.jsonl files, without running
-    /// anything; several files: one page comparing the machines.
-    Report(cmd::report::Args),
 }
 
 /// A usage error in one line: clap's message without its blank lines, usage
@@ -106,7 +124,13 @@ fn main() -> std::process::ExitCode {
             }
         },
     };
-    let result = match &cli.command {
+    let Some(command) = &cli.command else {
+        print!("{START_HERE}");
+        return std::process::ExitCode::SUCCESS;
+    };
+    let result = match command {
+        Command::Suite(a) => cmd::suite::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Info(a) => cmd::info::run(a),
         Command::Locks(a) => cmd::locks::run(a),
         Command::Quaject(a) => cmd::quaject::run(a),
@@ -119,8 +143,6 @@ fn main() -> std::process::ExitCode {
         Command::Serve(a) => cmd::serve::run(a),
         Command::ServeBench(a) => cmd::serve_bench::run(a),
         Command::Model(a) => cmd::model::run(a),
-        Command::Suite(a) => cmd::suite::run(a),
-        Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

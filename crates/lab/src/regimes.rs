@@ -11,59 +11,148 @@ use granule_hosted::granule_kernel::{BootConfig, Kernel, NoLock, Regime, RmwCoun
 use granule_sync::lock::{Clh, Mcs, RawLock, Ticket};
 use granule_sync::profile::{NoStats, Profile, SiteRecord};
 use granule_sync::rtm::Rtm;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
-/// Every regime with one line about it, in table order: the one list that
-/// every command's `--regimes` / `--regime` help and validation come from.
-pub const REGISTRY: [(&str, &str); 7] = [
+/// The regimes the platform boots, in table order: `granule_verify`'s list
+/// ([`granule_verify::regimes::REGIMES`]), the one list of regime names.
+/// Everything here is derived from it.
+pub use granule_verify::regimes::REGIMES as ALL_REGIMES;
+
+/// The regimes of [`ALL_REGIMES`] only `granule verify` runs: `rtm`'s
+/// fallback path on its own (the experiments measure `rtm` itself).
+pub const VERIFY_ONLY: &[&str] = &["rtm-fallback"];
+
+/// Every regime the experiments run, in table order: [`ALL_REGIMES`] less
+/// [`VERIFY_ONLY`]. `all` on a command line means all of them.
+pub const REGIMES: &[&str] = &without::<{ ALL_REGIMES.len() - VERIFY_ONLY.len() }>(ALL_REGIMES, VERIFY_ONLY);
+
+/// The regimes of [`REGIMES`] with one big lock: the ones the queueing
+/// model describes (`model fit`, `scale --fit`).
+pub const BIG_LOCK_REGIMES: &[&str] = &with_prefix::<{ count_prefixed(REGIMES, "bkl") }>(REGIMES, "bkl");
+
+/// One line about each regime of [`ALL_REGIMES`], keyed by name, for the
+/// `--regimes` / `--regime` help (a test checks that the two name the same
+/// regimes).
+pub const HELP: [(&str, &str); 8] = [
     ("none", "no lock at all (sound only while cores touch disjoint objects)"),
     ("bkl", "one big kernel lock, CLH"),
     ("bkl-ticket", "one big kernel lock, ticket"),
     ("bkl-mcs", "one big kernel lock, MCS"),
     ("fine", "a big-reader lock plus a lock per object and per core"),
     ("rtm", "each kernel entry one Intel RTM transaction, the CLH big lock as fallback"),
+    ("rtm-fallback", "rtm's fallback path alone: every transaction aborts"),
     ("lockfree", "IPC and notifications on compare-and-swap words, management behind a gate"),
 ];
 
-/// The regimes of [`REGISTRY`] with one big lock: the ones the queueing
-/// model describes (`model fit`, `scale --fit`).
-pub const BIG_LOCK_REGIMES: &[&str] = &["bkl", "bkl-ticket", "bkl-mcs"];
-
-/// Every regime, in table order. `all` on a command line means all of them.
-pub const REGIMES: &[&str] = &names(&REGISTRY);
-
-const fn names<const N: usize>(registry: &[(&'static str, &'static str); N]) -> [&'static str; N] {
-    let mut out = [""; N];
+/// Whether two names are the same (usable in constants).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
     let mut i = 0;
-    while i < N {
-        out[i] = registry[i].0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `name` is one of `names` (usable in constants).
+const fn listed(name: &str, names: &[&str]) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if same(name, names[i]) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The names of `from` that are not in `drop`, in order; `N` must be their
+/// number (checked when the constant is built).
+pub const fn without<const N: usize>(from: &[&'static str], drop: &[&str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < from.len() {
+        if !listed(from[i], drop) {
+            assert!(n < N, "more regimes are left than the constant holds");
+            out[n] = from[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "fewer regimes are left than the constant holds");
+    out
+}
+
+/// How many names of `from` start with `prefix`.
+const fn count_prefixed(from: &[&str], prefix: &str) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < from.len() {
+        if has_prefix(from[i], prefix) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// Whether `name` starts with `prefix` (usable in constants).
+const fn has_prefix(name: &str, prefix: &str) -> bool {
+    let (a, p) = (name.as_bytes(), prefix.as_bytes());
+    if a.len() < p.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if a[i] != p[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The names of `from` that start with `prefix`, in order (`N`: their
+/// number, [`count_prefixed`]).
+const fn with_prefix<const N: usize>(from: &[&'static str], prefix: &str) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < from.len() {
+        if has_prefix(from[i], prefix) {
+            out[n] = from[i];
+            n += 1;
+        }
         i += 1;
     }
     out
 }
 
-/// What `name` is, from [`REGISTRY`] (or `extra`), for help texts.
-fn about(name: &str, extra: &[(&'static str, &'static str)]) -> &'static str {
-    REGISTRY.iter().chain(extra).find(|(n, _)| *n == name).map_or("", |(_, a)| a)
+/// What `name` is, from [`HELP`], for help texts.
+fn about(name: &str) -> &'static str {
+    HELP.iter().find(|(n, _)| *n == name).map_or("", |(_, a)| a)
 }
 
 /// The value parser of a `--regimes` list over `known` (plus `all`): its
-/// `--help` lists every regime with its line from [`REGISTRY`] (or
-/// `extra`); names in `hidden` are accepted but not listed (the command
-/// explains why it cannot run them). Validation and `all` are
-/// [`select_from`]'s.
+/// `--help` lists every regime with its line from [`HELP`]; names in
+/// `hidden` are accepted but not listed (the command explains why it cannot
+/// run them). Validation and `all` are [`select_from`]'s.
 pub fn parser(
     known: &'static [&'static str],
     hidden: &'static [&'static str],
     all: bool,
-    extra: &'static [(&'static str, &'static str)],
 ) -> clap::builder::PossibleValuesParser {
     let values = known
         .iter()
-        .map(|&n| clap::builder::PossibleValue::new(n).help(about(n, extra)).hide(hidden.contains(&n)))
+        .map(|&n| clap::builder::PossibleValue::new(n).help(about(n)).hide(hidden.contains(&n)))
         .chain(all.then(|| clap::builder::PossibleValue::new("all").help("every regime above")));
     clap::builder::PossibleValuesParser::new(values)
 }
@@ -81,7 +170,7 @@ pub fn rank(name: &str) -> usize {
 pub const REGIME_COLOURS: usize = 1 << 20;
 
 /// The fixed colour of every regime in every figure, by name: the
-/// regimes of [`REGISTRY`], `rtm-fallback` (`granule verify`'s) and
+/// regimes of [`ALL_REGIMES`] and `rtm-fallback` (`granule verify`'s) and
 /// `linux` (real Redis on Linux in the KV figures). The big locks share a
 /// warm family, the rtm pair a purple one.
 pub const COLOURS: [(&str, &str); 9] = [
@@ -152,17 +241,17 @@ pub fn runnable(list: &[&'static str], records: &mut Vec<Map<String, Value>>) ->
     for &r in list {
         match unavailable(r) {
             None => out.push(r),
-            Some(reason) => records.push(RegimeSkipped { regime: r, reason }.to_map()),
+            Some(reason) => records.push(RegimeSkipped { regime: Cow::Borrowed(r), reason }.to_map()),
         }
     }
     out
 }
 
 /// `regime_skipped`: a regime the command was asked for but did not run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RegimeSkipped {
     /// The regime.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Why: what this machine lacks, or why the experiment cannot run it.
     pub reason: String,
 }
@@ -374,9 +463,26 @@ mod tests {
     }
 
     #[test]
-    fn big_lock_regimes_are_registered() {
-        for r in BIG_LOCK_REGIMES {
-            assert!(REGIMES.contains(r), "{r}");
+    fn the_help_lines_cover_exactly_the_registry() {
+        let mut helped: Vec<&str> = HELP.iter().map(|(n, _)| *n).collect();
+        let mut registered: Vec<&str> = ALL_REGIMES.to_vec();
+        helped.sort_unstable();
+        registered.sort_unstable();
+        assert_eq!(helped, registered);
+        assert!(HELP.iter().all(|(_, about)| !about.is_empty()));
+    }
+
+    #[test]
+    fn the_derived_lists_are_filters_of_the_registry_in_its_order() {
+        assert_eq!(REGIMES, ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"]);
+        assert_eq!(BIG_LOCK_REGIMES, ["bkl", "bkl-ticket", "bkl-mcs"]);
+        for list in [REGIMES, BIG_LOCK_REGIMES] {
+            let positions: Vec<usize> =
+                list.iter().map(|r| ALL_REGIMES.iter().position(|a| a == r).unwrap_or(usize::MAX)).collect();
+            assert!(positions.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+        }
+        for r in VERIFY_ONLY {
+            assert!(ALL_REGIMES.contains(r) && !REGIMES.contains(r), "{r}");
         }
     }
 }

@@ -126,3 +126,42 @@ fn bad_options_fail_with_a_clear_message() {
     assert!(!ok);
     assert!(err.contains("--threads"), "{err}");
 }
+
+#[test]
+fn granule_alone_says_where_to_start_and_succeeds() {
+    let (ok, out, err) = granule(&[]);
+    assert!(ok, "exit status: {err}");
+    for what in
+        ["granule suite", "cargo run --release -- suite", "report/index.html", "results.jsonl", "granule --help"]
+    {
+        assert!(out.contains(what), "no {what:?} in: {out}");
+    }
+    assert!(out.lines().count() <= 20, "a short start, not the help: {out}");
+}
+
+#[test]
+fn help_lists_suite_first_and_report_next() {
+    let (ok, out, err) = granule(&["--help"]);
+    assert!(ok, "{err}");
+    let commands: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(commands.get(..2), Some(&["suite", "report"][..]), "{out}");
+}
+
+#[test]
+fn the_lock_profiler_option_is_lock_stats_not_profile() {
+    for command in ["ipc", "scale", "kv"] {
+        let (ok, out, _) = granule(&[command, "--help"]);
+        assert!(ok);
+        assert!(out.contains("--lock-stats"), "{command}: {out}");
+        assert!(!out.contains("--profile"), "{command}: {out}");
+        let (ok, _, err) = granule(&[command, "--profile"]);
+        assert!(!ok && err.contains("--profile"), "{command}: {err}");
+    }
+}

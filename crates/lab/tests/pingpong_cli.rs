@@ -53,8 +53,8 @@ fn ipc_json_has_one_record_per_regime_with_ratios_to_none() {
 #[test]
 fn ipc_profile_prints_the_lock_profile() {
     let (ok, out, err) =
-        granule(&["ipc", "--regimes", "none,bkl", "--runs", "1", "--seconds", "0.02", "--warmup", "0", "--profile"]);
-    assert!(ok, "granule ipc --profile failed: {err}");
+        granule(&["ipc", "--regimes", "none,bkl", "--runs", "1", "--seconds", "0.02", "--warmup", "0", "--lock-stats"]);
+    assert!(ok, "granule ipc --lock-stats failed: {err}");
     assert!(out.contains("== lock profile: bkl"), "{out}");
     assert!(out.contains("wait_max") && out.contains("cnt_lock"), "{out}");
     let (ok, out, err) = granule(&[
@@ -67,7 +67,7 @@ fn ipc_profile_prints_the_lock_profile() {
         "0.02",
         "--warmup",
         "0",
-        "--profile",
+        "--lock-stats",
         "--format",
         "json",
     ]);
@@ -141,11 +141,11 @@ fn scale_profile_reports_what_the_profiler_saw() {
         "0",
         "--seconds",
         "0.02",
-        "--profile",
+        "--lock-stats",
         "--format",
         "json",
     ]);
-    assert!(ok, "granule scale --profile failed: {err}");
+    assert!(ok, "granule scale --lock-stats failed: {err}");
     let rs = records(&out);
     for p in of_kind(&rs, "scale") {
         match p["regime"].as_str().unwrap() {

@@ -9,6 +9,14 @@ use std::path::{Path, PathBuf};
 
 use common::{granule, of_kind, records};
 
+/// The names of the files in `dir`, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("granule-report-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -113,7 +121,7 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
         )
     };
     let mut text =
-        "{\"record\":\"machine\",\"cores\":2}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n".to_string();
+        "{\"record\":\"machine\",\"cores\":\"two\"}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n".to_string();
     text.push_str(&ipc("none"));
     text.push_str(&ipc("bkl"));
     std::fs::write(&p, &text).unwrap();
@@ -124,17 +132,62 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
     for line in [2, 3, 4, 5] {
         assert!(err.contains(&format!("{name}:{line}: ")), "line {line} not named: {err}");
     }
+    // A machine record whose field does not read as the machine record's
+    // type is named with its line and field.
+    assert!(err.contains(&format!("{name}:1: a machine record's field `cores`")), "{err}");
     // The ipc records after the bad lines are still lines 6 and 7.
     let page = std::fs::read_to_string(d.join("index.html")).unwrap();
     assert!(page.contains("<td class=\"line\">6</td><td>none</td>"), "line numbers kept");
-    // Nothing to draw: an error that says so, with the page written anyway.
+    // Nothing to draw: an error that says so, and the page already there
+    // is left as it was.
+    let before = files(&d);
     std::fs::write(&p, b"{\"record\":\"machine\",\"cores\":2}\n\xff\n").unwrap();
     let (ok, _, err) = granule(&["report", p.to_str().unwrap()]);
     assert!(!ok && err.contains("no record the report draws"), "{err}");
     assert!(err.contains(&format!("{name}:2: not UTF-8")), "{err}");
-    assert!(d.join("index.html").is_file());
+    assert_eq!(std::fs::read_to_string(d.join("index.html")).unwrap(), page, "the page was replaced");
+    assert_eq!(files(&d), before, "a file was written or left behind");
     // A missing file is an error, not a panic.
     let (ok, _, err) = granule(&["report", d.join("missing.jsonl").to_str().unwrap()]);
     assert!(!ok && err.contains("missing.jsonl"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn report_writes_only_where_asked_or_beside_a_results_file_and_nothing_on_failure() {
+    let d = temp("where");
+    std::fs::create_dir_all(&d).unwrap();
+    let suite_page = "<html>the suite's page</html>";
+    std::fs::write(d.join("index.html"), suite_page).unwrap();
+    let ipc = "{\"record\":\"machine\",\"cores\":2}\n{\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"bkl\",\
+               \"round_trip_cycles_mean\":250,\"round_trip_cycles_std\":3}\n\
+               {\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"none\",\"round_trip_cycles_mean\":200,\
+               \"round_trip_cycles_std\":3}\n";
+    std::fs::write(d.join("ipc.jsonl"), ipc).unwrap();
+    std::fs::write(d.join("info.csv"), "record,cores\nmachine,2\n").unwrap();
+    let before = files(&d);
+    // One step's records or a CSV file, without --out: refused, naming
+    // --out, before anything is written.
+    for f in ["ipc.jsonl", "info.csv"] {
+        let (ok, out, err) = granule(&["report", d.join(f).to_str().unwrap()]);
+        assert!(!ok, "{f}: {out}");
+        assert!(err.contains("--out") && err.contains(f), "{f}: {err}");
+        assert_eq!(std::fs::read_to_string(d.join("index.html")).unwrap(), suite_page, "{f}");
+        assert_eq!(files(&d), before, "{f}");
+    }
+    // A file that is not records, even with --out: an error and no page.
+    let elsewhere = d.join("elsewhere");
+    let (ok, _, err) = granule(&["report", d.join("info.csv").to_str().unwrap(), "--out", elsewhere.to_str().unwrap()]);
+    assert!(!ok && err.contains("no record the report draws"), "{err}");
+    assert!(!elsewhere.exists(), "an empty page was written");
+    assert_eq!(files(&d), before);
+    // The step's records with --out: the page goes there, and only there.
+    let (ok, out, err) =
+        granule(&["report", d.join("ipc.jsonl").to_str().unwrap(), "--out", elsewhere.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("report: "), "{out}");
+    assert!(files(&elsewhere).contains(&"index.html".to_string()));
+    assert!(!files(&elsewhere).iter().any(|n| n.starts_with('.')), "staging left behind");
+    assert_eq!(std::fs::read_to_string(d.join("index.html")).unwrap(), suite_page);
     let _ = std::fs::remove_dir_all(d);
 }

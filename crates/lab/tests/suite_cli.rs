@@ -49,6 +49,11 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     let (ok, out, err) = granule(&["suite", "--smoke", "--out", dir.to_str().unwrap()]);
     assert!(ok, "granule suite failed: {err}");
     assert!(out.contains("report: "), "{out}");
+    // The console says what the page says: a smoke run's numbers mean
+    // nothing, before any conclusion.
+    let warning = out.find("the numbers mean nothing").unwrap_or_else(|| panic!("no smoke warning: {out}"));
+    let first_conclusion = out.find("  - ").unwrap_or(out.len());
+    assert!(warning < first_conclusion, "the warning comes after the conclusions: {out}");
     let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
 
     // Nothing from a network: no absolute URLs to fetch, no external scripts.

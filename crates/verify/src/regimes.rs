@@ -12,7 +12,11 @@
 //! "fine", "under_fine" => Fine, StopsWorld, Fine<NoStats>, |cfg, fault| Fine::new(cfg),
 //! ```
 //!
-//! (and a `tests/under_<regime>.rs` target). The maker receives
+//! (and a `tests/under_<regime>.rs` target, and its help line in the
+//! `granule` command's `crates/lab/src/regimes.rs`, whose test checks that
+//! every regime here has one). The `granule` experiments take their regime
+//! names and order from this list too, less the regimes only
+//! `granule verify` runs. The maker receives
 //! `Some(FaultInjection)` when asked for faults (`--fault-injection`; the
 //! kernel tests' `faulty_regime`): regimes with fault hooks (forced RTM
 //! aborts, delays while object locks are held) build their fault-injecting

@@ -6,10 +6,11 @@
 //! for each ordered pair of CPUs (`core_latency` records). These are the
 //! floors under every lock measurement: see [`crate::limits`].
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use anyhow::ensure;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::limits::{self, AtomicCost, CoreLatency, LatencyConfig};
 use crate::machine::Machine;
@@ -42,10 +43,10 @@ pub struct Args {
 
 /// `atomic_cost`: what one uncontended atomic instruction costs on one
 /// pinned thread (median over `--samples`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AtomicCostRecord {
     /// The instruction, as written in assembly.
-    pub instruction: &'static str,
+    pub instruction: Cow<'static, str>,
     /// Cycle-counter ticks per instruction; null if it could not be measured.
     pub cycles: Option<f64>,
     /// The same in nanoseconds, to 0.01 ns; null with `cycles`.
@@ -66,12 +67,12 @@ impl AtomicCostRecord {
             Err(why) => (None, why.clone()),
         };
         let ns = cycles.map(|cy| (cy * ns_per_cycle * 100.0).round() / 100.0);
-        Self { instruction: c.instruction, cycles, ns, note }
+        Self { instruction: Cow::Borrowed(c.instruction), cycles, ns, note }
     }
 }
 
 /// `core_latency`: the one-way cache-line latency from one CPU to another.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CoreLatencyRecord {
     /// OS id of the CPU that starts each round trip.
     pub from: usize,

@@ -18,7 +18,7 @@
 //!   measured in the same invocation (the floor: every lock here needs one
 //!   atomic read-modify-write per acquire + release).
 //!
-//! `--profile` runs the regimes with the lock profiler compiled in
+//! `--lock-stats` runs the regimes with the lock profiler compiled in
 //! (granule-sync's `Profile` statistics instead of `NoStats`, so the
 //! profiled figures include the profiler's own cost) and prints the FreeBSD
 //! `LOCK_PROFILING` table of each after the results — for `fine` the brlock
@@ -44,9 +44,10 @@
 //! kernel-only round trip with valgrind's callgrind (`ipc_instructions`
 //! records; see [`instructions`]).
 
-mod instructions;
-mod records;
+pub(crate) mod instructions;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,7 +74,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh machine each), 1..=1000; mean and std are
     /// over runs.
@@ -91,7 +92,7 @@ pub struct Args {
     /// Compile the lock profiler into the regimes and print their tables
     /// after the run.
     #[arg(long)]
-    pub profile: bool,
+    pub lock_stats: bool,
     #[command(flatten)]
     pub instructions: instructions::Options,
 }
@@ -185,7 +186,10 @@ impl Experiment for PingRun<'_> {
 
 /// `lock_profile` records of one regime's profile.
 pub fn profile_records(regime: &str, sites: &[SiteRecord]) -> Vec<Map<String, Value>> {
-    sites.iter().map(|site| LockProfileRecord { regime, site }.to_map()).collect()
+    sites
+        .iter()
+        .map(|site| LockProfileRecord { regime: Cow::Borrowed(regime), site: Cow::Borrowed(site) }.to_map())
+        .collect()
 }
 
 /// Run `granule ipc`.
@@ -204,7 +208,7 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let costs = limits::pinned_atomic_costs(15);
     let xchg = costs.iter().find(|c| c.instruction == "xchg").and_then(|c| c.cycles.clone().ok());
-    let spec = PingSpec { cores: 1, delay_mean_cycles: 0.0, words: a.words, warmup, window, profile: a.profile };
+    let spec = PingSpec { cores: 1, delay_mean_cycles: 0.0, words: a.words, warmup, window, profile: a.lock_stats };
     let count_spec = PingSpec { profile: true, window: window.min(Duration::from_millis(300)), ..spec.clone() };
     let mut cycles: Vec<Vec<f64>> = vec![Vec::new(); regimes.len()];
     let mut profiles: Vec<Option<Vec<SiteRecord>>> = vec![None; regimes.len()];
@@ -244,8 +248,8 @@ pub fn run(a: &Args) -> Result<()> {
         let floor = at.and_then(|at| limits::atomics_floor(&at.rmw, at.transactions, calls, &costs));
         let target = floor.map(|f| 1.5 * f);
         let r = IpcRecord {
-            regime,
-            profiled: a.profile && regime != "none",
+            regime: Cow::Borrowed(regime),
+            profiled: a.lock_stats && regime != "none",
             runs: a.runs,
             words: a.words,
             round_trip_cycles_mean: s.mean,
@@ -259,7 +263,7 @@ pub fn run(a: &Args) -> Result<()> {
             xchg_cycles: xchg,
             extra_per_xchg: extra.zip(xchg).map(|(e, x)| e / x),
             atomics_per_call: per(at0.total()),
-            atomics_source: at.map(|a| a.source.name()),
+            atomics_source: at.map(|a| Cow::Borrowed(a.source.name())),
             xchg_per_call: per(at0.rmw.xchg),
             xadd_per_call: per(at0.rmw.xadd),
             cmpxchg_per_call: per(at0.rmw.cmpxchg),

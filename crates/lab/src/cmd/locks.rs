@@ -17,8 +17,9 @@
 //!   `fairness` (fewest / most acquisitions of any thread). More threads than
 //!   CPUs needs `--oversubscribe` when a spinning lock is selected.
 
-mod records;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -309,7 +310,7 @@ fn measure<S: Subject>(
 ) -> Result<()> {
     let cycles = run_pinned(1, |_| time_pairs(a.runs, a.pairs, || subject.pair(0, || {})))[0];
     uncontended.push(LockUncontended {
-        lock: name,
+        lock: Cow::Borrowed(name),
         threads: 1,
         cycles_per_pair: cycles,
         ns_per_pair: cycles * m.ns_per_cycle(),
@@ -320,7 +321,7 @@ fn measure<S: Subject>(
     for &t in &a.threads {
         let (rate, fairness) = contended(name, subject, t, a)?;
         contended_out.push(LockContended {
-            lock: name,
+            lock: Cow::Borrowed(name),
             threads: t,
             critical_cycles: a.critical_cycles,
             oversubscribed: t > crate::pin::cpus().len(),
@@ -346,7 +347,7 @@ fn measure_elided<L: RawLock>(
     match granule_sync::rtm::Elided::<L>::new(name, cores) {
         Ok(l) => measure(name, &ElidedSubject(l), a, m, xchg, unc, con),
         Err(e) => {
-            skipped.push(LockSkipped { lock: name, reason: e.to_string() });
+            skipped.push(LockSkipped { lock: Cow::Borrowed(name), reason: e.to_string() });
             Ok(())
         }
     }

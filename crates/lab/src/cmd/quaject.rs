@@ -38,7 +38,7 @@
 //! node from (returning it to) the stack's node pool, a second CAS that the
 //! seed's array stack did not need (see `granule_sync::lockfree::stack`).
 
-mod records;
+pub(crate) mod records;
 
 use std::hint::black_box;
 

@@ -21,17 +21,18 @@
 //! lock profiler compiled in, at every measured core count and the smallest
 //! delay (short windows), and writes its average hold time per acquisition
 //! (`lock_hold` records): the service times the model's prediction band is
-//! drawn between (seed `001` Figure 4b measured them the same way).
+//! drawn between (Elphinstone et al. 2016, Figure 4b, measured them so).
 //!
-//! `--profile` runs every point with the lock profiler compiled in (records
+//! `--lock-stats` runs every point with the lock profiler compiled in (records
 //! say `profiled: true`; the throughput then includes the profiler's cost)
 //! and adds to each `scale` record what the profile saw over the whole run
 //! (warm-up included): lock acquisitions and contended ones, and for `rtm`
 //! the transactions started, the aborts, `abort_rate` (aborts per
 //! transaction; null without transactions) and the fallbacks to the lock.
 
-mod records;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -53,7 +54,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2,4`, each at
     /// most this machine's CPUs (and the kernel's 64); default 1..(CPUs of
@@ -96,7 +97,7 @@ pub struct Args {
     /// Run every point with the lock profiler compiled in and report its
     /// acquisitions, and for rtm its transactions, aborts and abort rate.
     #[arg(long)]
-    pub profile: bool,
+    pub lock_stats: bool,
 }
 
 /// Run `granule scale`.
@@ -144,7 +145,7 @@ pub fn run(a: &Args) -> Result<()> {
                         words: a.words,
                         warmup,
                         window,
-                        profile: a.profile,
+                        profile: a.lock_stats,
                     };
                     let r = measure(regime, &spec)
                         .with_context(|| format!("{regime}, {n} cores, delay {delay}, run {run}"))?;
@@ -153,7 +154,7 @@ pub fn run(a: &Args) -> Result<()> {
                     let rate = w.round_trips as f64 / secs;
                     let util = w.utilisation.iter().sum::<f64>() / w.utilisation.len().max(1) as f64;
                     let rec = ScaleRecord {
-                        regime,
+                        regime: Cow::Borrowed(regime),
                         cores: n,
                         delay_cycles: delay,
                         run,
@@ -168,8 +169,8 @@ pub fn run(a: &Args) -> Result<()> {
                             .join(" "),
                         xput: if util > 0.0 { rate / util } else { 0.0 },
                         window_s: secs,
-                        profiled: a.profile.then_some(regime != "none"),
-                        profile: a.profile.then(|| WindowProfile::of(r.profile.as_deref().unwrap_or_default())),
+                        profiled: a.lock_stats.then_some(regime != "none"),
+                        profile: a.lock_stats.then(|| WindowProfile::of(r.profile.as_deref().unwrap_or_default())),
                     };
                     records.push(rec.to_map());
                     pb.inc(1);

@@ -1,12 +1,13 @@
 //! `granule suite`: the main job — measure this machine, fit the model,
 //! predict larger machines, and write a report (see `crate::suite`).
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::machine::Machine;
 use crate::output::{json_lines, Record};
@@ -14,6 +15,11 @@ use crate::suite::plan::{measurement_steps, Profile};
 use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
 use crate::suite::{fit_step, frontier_sim, simulate_steps, verdict, write_step};
+
+/// What a smoke run says on the console before its conclusions, as its page
+/// does.
+pub const SMOKE_WARNING: &str =
+    "Smoke profile: tiny durations for testing; the numbers mean nothing and so do the conclusions below.";
 
 /// Options of `granule suite`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -33,7 +39,7 @@ pub struct Args {
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
     /// Regimes for `ipc`, `scale` and `kv` (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
 }
 
@@ -51,12 +57,12 @@ impl Args {
 
 /// `suite`: how the suite ran; the second record of `results.jsonl`, after
 /// the machine record.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteRecord<'a> {
     /// `quick`, `full` or `smoke`.
-    pub profile: &'static str,
+    pub profile: Cow<'static, str>,
     /// The suite's command line.
-    pub command: &'a str,
+    pub command: Cow<'a, str>,
     /// Wall-clock time of the whole suite, seconds.
     pub seconds: f64,
     /// The command line of every step, in the order they ran.
@@ -110,8 +116,8 @@ pub fn run(a: &Args) -> Result<()> {
     pb.finish_and_clear();
 
     let suite = SuiteRecord {
-        profile: profile.name(),
-        command: &command,
+        profile: Cow::Borrowed(profile.name()),
+        command: Cow::Borrowed(&command),
         seconds: t0.elapsed().as_secs_f64(),
         steps: done.iter().map(|s| s.step.command_line()).collect(),
         step_names: done.iter().map(|s| s.step.name.clone()).collect(),
@@ -148,6 +154,9 @@ pub fn run(a: &Args) -> Result<()> {
         machine.cpu_model,
         machine.cores
     );
+    if matches!(profile, Profile::Smoke) {
+        println!("  {SMOKE_WARNING}\n");
+    }
     for f in verdict::verdict(&rs, &frontier) {
         println!("  - {}", f.text);
     }

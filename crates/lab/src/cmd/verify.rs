@@ -9,7 +9,7 @@
 //! on stderr with that command and a minimised program; the command then
 //! fails (exit status 1) after printing its records.
 
-mod records;
+pub(crate) mod records;
 
 use std::time::{Duration, Instant};
 
@@ -41,7 +41,7 @@ pub struct Args {
         long,
         value_delimiter = ',',
         default_value = "all",
-        value_parser = crate::regimes::parser(REGIMES, &[], true, EXTRA)
+        value_parser = crate::regimes::parser(REGIMES, &[], true)
     )]
     pub regimes: Vec<String>,
     /// Cores of the concurrent programs (single-core programs use one),
@@ -79,9 +79,6 @@ pub struct Args {
 
 /// Most cores a verified program may have (one OS thread each).
 const MAX_CORES: usize = 8;
-
-/// The regimes `verify` knows besides the registry's, with what they are.
-const EXTRA: &[(&str, &str)] = &[("rtm-fallback", "rtm's fallback path alone: every transaction aborts")];
 
 /// `--regimes` validated: `all`, or known names without duplicates.
 fn selected(names: &[String]) -> Result<Vec<&'static str>> {

@@ -225,7 +225,7 @@ pub fn measurement_steps(p: Profile, cpus: usize, regimes: &str) -> Vec<Step> {
                 "ipc",
                 "--regimes",
                 profiled,
-                "--profile",
+                "--lock-stats",
                 "--runs",
                 "1",
                 "--seconds",

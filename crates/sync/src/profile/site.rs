@@ -229,7 +229,7 @@ impl LockStats for Profile {
 }
 
 /// Everything recorded for one (lock, site) pair; times in cycles.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SiteRecord {
     /// Lock name.
     pub lock: String,

@@ -1,8 +1,9 @@
-//! The records of `granule ipc`: one `ipc` per regime, and with `--profile`
+//! The records of `granule ipc`: one `ipc` per regime, and with `--lock-stats`
 //! one `lock_profile` per acquisition site of each profiled regime.
 
 use granule_sync::profile::SiteRecord;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
@@ -11,10 +12,10 @@ use crate::output::Record;
 /// (see the module documentation of `granule ipc`). Cycles are
 /// cycle-counter (TSC) ticks; a field that cannot be computed (no `none`
 /// in the run, no counting run, an instruction cost not measured) is null.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IpcRecord {
     /// The regime.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Built with the lock profiler (its cost included in the figures).
     pub profiled: bool,
     /// Runs measured (each on a fresh machine).
@@ -46,7 +47,7 @@ pub struct IpcRecord {
     pub atomics_per_call: Option<f64>,
     /// How they were obtained: `counted` or `derived` (from the lock
     /// profile).
-    pub atomics_source: Option<&'static str>,
+    pub atomics_source: Option<Cow<'static, str>>,
     /// `xchg` per system call.
     pub xchg_per_call: Option<f64>,
     /// `lock xadd` per system call.
@@ -71,13 +72,13 @@ impl Record for IpcRecord {
 
 /// `lock_profile`: one acquisition site of a profiled regime's lock over
 /// its last run (times in cycles).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockProfileRecord<'a> {
     /// The regime.
-    pub regime: &'a str,
+    pub regime: Cow<'a, str>,
     /// What the profiler recorded at the site.
     #[serde(flatten)]
-    pub site: &'a SiteRecord,
+    pub site: Cow<'a, SiteRecord>,
 }
 
 impl Record for LockProfileRecord<'_> {

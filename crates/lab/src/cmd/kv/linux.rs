@@ -42,6 +42,7 @@
 //! share its process group). Only a `SIGKILL` of this process leaves them
 //! running.
 
+use std::borrow::Cow;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -57,7 +58,7 @@ use granule_user::kv::KvConfig;
 use granule_user::ycsb::drive::{self, DriveError};
 use granule_user::ycsb::{Generator, Op};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::record::LoadFigures;
 
@@ -626,7 +627,7 @@ pub fn measure(path: &Path, config: &KvConfig, warmup: Duration, window: Duratio
     let server_cpu_s = s1.server_ticks.saturating_sub(s0.server_ticks) as f64 / USER_HZ;
     let client_cpu_s = s1.client_ticks.saturating_sub(s0.client_ticks) as f64 / USER_HZ;
     Ok(LinuxPoint {
-        regime: "linux",
+        regime: Cow::Borrowed("linux"),
         cores: config.cores,
         workload: config.ycsb.workload.to_string(),
         load: LoadFigures::new(window_s, ops_window_s, ops, requests, &latency, tsc_hz, &util),
@@ -648,10 +649,10 @@ pub fn measure(path: &Path, config: &KvConfig, warmup: Duration, window: Duratio
 /// fields of a `kv_linux` record but its run ([`super::record::KvLinuxRecord`]);
 /// those it shares with the kernel's `kv` record have the same names and
 /// units.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinuxPoint {
     /// Always "linux".
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Cores of the layout (CPUs measured).
     pub cores: usize,
     /// YCSB workload.

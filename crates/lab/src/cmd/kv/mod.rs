@@ -23,14 +23,15 @@
 //!   regime, measured in the same invocation) × entries per request, and their
 //!   ratio `kernel_over_entries`.
 //!
-//! `--profile` runs the lock regimes with the profiler compiled in and adds
+//! `--lock-stats` runs the lock regimes with the profiler compiled in and adds
 //! their lock acquisitions, contention and (rtm) abort rate to each record,
 //! and prints the FreeBSD table of each point.
 
 pub(crate) mod linux;
 mod measure;
-mod record;
+pub(crate) mod record;
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -54,7 +55,7 @@ pub struct Args {
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all (`none` cannot run this
     /// benchmark: its cores share the driver's notifications).
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], true))]
     pub regimes: Vec<String>,
     /// Core counts: a range `1..N` (inclusive) or a list `1,2`; default
     /// 1..(CPUs of this machine).
@@ -87,7 +88,7 @@ pub struct Args {
     pub linux: bool,
     /// Compile the lock profiler into the regimes and report its counts.
     #[arg(long)]
-    pub profile: bool,
+    pub lock_stats: bool,
     /// Cycles an idle core spins before it parks its OS thread (default:
     /// the hosted platform's 200000). A parked core costs whoever wakes it a
     /// futex wake-up; 0..=10^12.
@@ -127,7 +128,7 @@ pub fn run(a: &Args) -> Result<()> {
         wanted.retain(|r| *r != "none");
         let reason = "none is only sound when cores touch disjoint objects; the KV system's cores share the \
                       driver's notifications";
-        records.push(RegimeSkipped { regime: "none", reason: reason.into() }.to_map());
+        records.push(RegimeSkipped { regime: Cow::Borrowed("none"), reason: reason.into() }.to_map());
     }
     let regimes = runnable(&wanted, &mut records);
     if regimes.is_empty() && !a.linux {
@@ -191,13 +192,13 @@ pub fn run(a: &Args) -> Result<()> {
                         warmup,
                         window,
                         deadline: Duration::from_secs(3600),
-                        profile: a.profile,
+                        profile: a.lock_stats,
                         idle_spin_cycles: a.idle_spin_cycles,
                     };
                     let r = measure(regime, &spec)
                         .with_context(|| format!("{regime}, {n} cores, workload {w}, run {run}"))?;
                     let cost = entry_costs.iter().find(|(r, _)| r == regime).map(|(_, c)| *c);
-                    let rec = KvRecord::new(regime, n, w, run, &r, m.tsc_hz, cost, a.profile);
+                    let rec = KvRecord::new(regime, n, w, run, &r, m.tsc_hz, cost, a.lock_stats);
                     records.push(rec.to_map());
                     if let Some(sites) = &r.profile {
                         profiles.push((format!("{regime} {n} cores workload {w} run {run}"), sites.clone()));

@@ -5,7 +5,7 @@
 
 use granule_user::ycsb::Workload;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::linux::LinuxPoint;
 use super::measure::KvResult;
@@ -13,7 +13,7 @@ use crate::output::Record;
 
 /// What every load point reports, on the kernel (`kv`) and on Linux
 /// (`kv_linux`), under the same names and units.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoadFigures {
     /// Length of the window, seconds.
     pub window_s: f64,
@@ -74,7 +74,7 @@ impl LoadFigures {
 
 /// `kv`: one (regime, cores, workload, run) point on the kernel. Cycles are
 /// cycle-counter ticks.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KvRecord {
     /// The regime.
     pub regime: String,
@@ -195,7 +195,7 @@ impl Record for KvRecord {
 }
 
 /// `kv_linux`: one (cores, workload, run) point of real Redis on Linux.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KvLinuxRecord {
     /// What it measured.
     #[serde(flatten)]
@@ -209,7 +209,7 @@ impl Record for KvLinuxRecord {
 }
 
 /// `linux_skipped`: `--linux` was asked for but cannot run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinuxSkipped {
     /// Why (what is missing).
     pub reason: String,

@@ -1,17 +1,18 @@
 //! The records of `granule locks`: per lock one `lock_uncontended` and one
 //! `lock_contended` per thread count, or one `lock_skipped`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
 /// `lock_uncontended`: one lock's `acquire + release` pair on one pinned
 /// thread, median over `--runs`, beside the uncontended `xchg` (cycles are
 /// cycle-counter ticks).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockUncontended {
     /// The lock.
-    pub lock: &'static str,
+    pub lock: Cow<'static, str>,
     /// Threads: always 1.
     pub threads: usize,
     /// Cycles per pair, an empty loop subtracted.
@@ -35,10 +36,10 @@ impl Record for LockUncontended {
 
 /// `lock_contended`: `threads` pinned threads taking one lock in a loop for
 /// `--seconds`, medians over `--runs`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockContended {
     /// The lock.
-    pub lock: &'static str,
+    pub lock: Cow<'static, str>,
     /// Threads taking it.
     pub threads: usize,
     /// Busy-wait inside each critical section, cycles.
@@ -57,10 +58,10 @@ impl Record for LockContended {
 
 /// `lock_skipped`: a lock this machine cannot run (an elided lock without
 /// usable RTM).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockSkipped {
     /// The lock.
-    pub lock: &'static str,
+    pub lock: Cow<'static, str>,
     /// Why.
     pub reason: String,
 }

@@ -37,9 +37,10 @@
 //! records in the input (written by `granule scale --fit` from a profiled
 //! run) are shown beside the fitted `s`.
 
-mod band;
-mod records;
+pub(crate) mod band;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -465,7 +466,7 @@ fn fit_record<'a>(
         dof: f.dof,
         converged: f.converged,
         knee_cores: delay.map(|_| f.knee(0.0)),
-        time_unit: units.time_unit(),
+        time_unit: Cow::Borrowed(units.time_unit()),
         profiled_hold_1_core: one.map(|h| h.cycles),
         profiled_hold_cores: most.map(|h| h.cores),
         profiled_hold_n_cores: most.map(|h| h.cycles),
@@ -488,7 +489,7 @@ pub fn run(a: &Args) -> Result<()> {
     let src = FitInput {
         file: a.input.display().to_string(),
         points: data.obs.len(),
-        cpu_model: machine.and_then(|m| m.str("cpu_model")),
+        cpu_model: machine.and_then(|m| m.str("cpu_model")).map(Cow::Borrowed),
         tsc_ghz,
         locks_per_round_trip,
     };

@@ -8,12 +8,13 @@
 //! const` uses the exact constant-service model instead of the seeds'
 //! exponential one.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use granule_model::{knee, FiniteSource, Repairman, ServiceLaw, Solution};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Law;
 use crate::bounds::Counts;
@@ -68,7 +69,7 @@ pub fn run(a: &Args) -> Result<()> {
     for &n in &cores {
         let sol = solve(n, s, d, law)?;
         let r = PredictRecord {
-            service_dist: law.name(),
+            service_dist: Cow::Borrowed(law.name()),
             cores: n,
             throughput: sol.throughput,
             throughput_per_sec: per_sec.map(|f| sol.throughput * f),
@@ -107,10 +108,10 @@ pub fn run(a: &Args) -> Result<()> {
 /// `model_predict`: the model's solution for one core count. Times are in
 /// the unit of `--service` (cycles); throughput is critical sections per
 /// that unit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PredictRecord {
     /// Service-time law: `exp` or `const`.
-    pub service_dist: &'static str,
+    pub service_dist: Cow<'static, str>,
     /// Cores.
     pub cores: usize,
     /// Lock throughput, critical sections per cycle.
@@ -137,7 +138,7 @@ impl Record for PredictRecord {
 
 /// `model_knee` of `granule model predict`: where the big lock saturates.
 /// (`granule model fit` writes its own `model_knee`, per fitted delay.)
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PredictKnee {
     /// Mean service time s, cycles.
     pub service: f64,

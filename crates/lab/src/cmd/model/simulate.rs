@@ -15,8 +15,9 @@
 //! (`model_throughput`, exact for the simulated service law) — the gap is
 //! what the topology and the lock kind cost.
 
-mod records;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -194,7 +195,7 @@ pub fn run(a: &Args) -> Result<()> {
 
     let mut records = vec![machine.record()];
     let t = TopologyRecord {
-        name: topo.name(),
+        name: Cow::Borrowed(topo.name()),
         cores: topo.cores(),
         ghz,
         mean_latency_cycles: topo.mean_latency(topo.cores()),

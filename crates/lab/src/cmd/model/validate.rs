@@ -10,12 +10,13 @@
 //! seeds' formula misses). A `model_validate_summary` record closes; the
 //! command exits non-zero if any row is beyond `--tolerance`.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args as ClapArgs;
 use granule_model::{validate, Row, ServiceLaw, Validation};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Law;
 use crate::bounds::Counts;
@@ -130,10 +131,10 @@ pub fn run(a: &Args) -> Result<()> {
 
 /// `model_validate`: the simulator against the exact analytic model for
 /// one (service law, cores). Throughput is critical sections per cycle.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValidateRecord {
     /// Service-time law: `exp` or `const`.
-    pub service_dist: &'static str,
+    pub service_dist: Cow<'static, str>,
     /// Cores.
     pub cores: usize,
     /// The exact analytic throughput for the law.
@@ -163,7 +164,7 @@ impl Record for ValidateRecord {
 impl From<&Row> for ValidateRecord {
     fn from(r: &Row) -> Self {
         Self {
-            service_dist: r.law.name(),
+            service_dist: Cow::Borrowed(r.law.name()),
             cores: r.cores,
             analytic: r.analytic,
             simulated: r.simulated,
@@ -179,7 +180,7 @@ impl From<&Row> for ValidateRecord {
 }
 
 /// `model_validate_summary`: the whole comparison, closing the output.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValidateSummary {
     /// Mean service time s, cycles.
     pub service: f64,

@@ -1,7 +1,8 @@
 //! The record of `granule quaject`: one `quaject` per row of the Synthesis
 //! Table 1.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use super::{Medians, Row};
 use crate::output::Record;
@@ -11,12 +12,12 @@ use crate::output::Record;
 /// module documentation of `granule quaject`). Cycles are cycle-counter
 /// ticks; figures are rounded to 0.01. The lock-free columns are null for
 /// the null procedure call, which has no lock-free twin.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuajectRecord {
     /// The operation.
-    pub operation: &'static str,
+    pub operation: Cow<'static, str>,
     /// How it is implemented.
-    pub variant: &'static str,
+    pub variant: Cow<'static, str>,
     /// Sequential twin, cycles.
     pub nosync_cycles: f64,
     /// Lock-free, no interference, cycles.
@@ -60,8 +61,8 @@ impl QuajectRecord {
     pub(super) fn new(row: &Row, m: &Medians, ns_per_cycle: f64) -> Self {
         let opt = |x: f64| row.lock_free.then(|| round2(x));
         Self {
-            operation: row.operation,
-            variant: row.variant,
+            operation: Cow::Borrowed(row.operation),
+            variant: Cow::Borrowed(row.variant),
             nosync_cycles: round2(m.nosync),
             opt0_cycles: opt(m.opt0),
             opt1_cycles: opt(m.opt1),

@@ -3,17 +3,18 @@
 //! `granule model fit`'s).
 
 use granule_sync::profile::SiteRecord;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use super::PingSpec;
 use crate::output::Record;
 
 /// `scale`: one (regime, cores, delay, run) point: the round trips of all
 /// pairs over the window.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScaleRecord {
     /// The regime.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Cores, one ping-pong pair each.
     pub cores: usize,
     /// Mean of the servers' exponential delay, cycles.
@@ -32,10 +33,10 @@ pub struct ScaleRecord {
     pub xput: f64,
     /// Length of the window, seconds.
     pub window_s: f64,
-    /// With `--profile` only: the regime was built with the lock profiler.
+    /// With `--lock-stats` only: the regime was built with the lock profiler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiled: Option<bool>,
-    /// With `--profile` only: what the profile saw over the whole run.
+    /// With `--lock-stats` only: what the profile saw over the whole run.
     #[serde(flatten)]
     pub profile: Option<WindowProfile>,
 }
@@ -46,7 +47,7 @@ impl Record for ScaleRecord {
 
 /// What a profiled point's lock profile saw over the whole run (warm-up
 /// included), summed over its sites.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowProfile {
     /// Lock acquisitions.
     pub lock_acquisitions: u64,
@@ -81,10 +82,10 @@ impl WindowProfile {
 
 /// `lock_hold`: a big-lock regime's average hold time per acquisition, over
 /// every site of the lock, from a separate short profiled run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockHold<'a> {
     /// The regime.
-    pub regime: &'a str,
+    pub regime: Cow<'a, str>,
     /// Cores of the run.
     pub cores: usize,
     /// Mean server delay, cycles.
@@ -110,7 +111,7 @@ impl<'a> LockHold<'a> {
         let holds: u64 = sites.iter().map(|s| s.holds).sum();
         let held: u64 = sites.iter().map(|s| s.hold_total).sum();
         Self {
-            regime,
+            regime: Cow::Borrowed(regime),
             cores: spec.cores,
             delay_cycles: spec.delay_mean_cycles,
             hold_cycles: (holds > 0).then(|| held as f64 / holds as f64),

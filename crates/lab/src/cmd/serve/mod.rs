@@ -63,7 +63,7 @@ use crate::regimes::{unavailable, with_regime, Experiment, Probe, REGIMES};
 pub struct Args {
     /// The kernel's regime (`none` cannot run the KV system: its cores share
     /// the driver's notifications).
-    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false, &[]))]
+    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false))]
     pub regime: String,
     /// Cores of the machine: 1 runs driver, stack and server on core 0 and
     /// leaves the other CPUs to the clients; N ≥ 2 puts the driver on core 0

@@ -29,8 +29,9 @@
 mod bench;
 mod child;
 mod servers;
-mod summary;
+pub(crate) mod summary;
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::Duration;
 
@@ -53,7 +54,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// The regime `granule serve` runs.
-    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false, &[]))]
+    #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false))]
     pub regime: String,
     /// Rounds, 1..=100: every (test, pipeline) runs once on each server per
     /// round.
@@ -201,7 +202,7 @@ pub fn run(a: &Args) -> Result<()> {
     let mut pair = Pair { granule, redis };
 
     let setup = Setup {
-        regime: s.regime,
+        regime: Cow::Borrowed(s.regime),
         granule_port: pair.granule.port,
         redis_port: pair.redis.port,
         redis_version,

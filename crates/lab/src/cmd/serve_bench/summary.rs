@@ -2,16 +2,18 @@
 //! server, test, pipeline) and one `serve_vs_redis` per (test, pipeline)
 //! comparing the two servers' medians over the rounds.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use super::servers::Kind;
 use crate::output::Record;
+use crate::stats::median;
 
 /// `serve_bench_setup`: the two servers and how the load was laid out.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
     /// The regime `granule serve` runs.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// Port of `granule serve` on 127.0.0.1.
     pub granule_port: u16,
     /// Port of `redis-server` on 127.0.0.1.
@@ -36,14 +38,14 @@ impl Record for Setup {
 }
 
 /// `serve_bench`: one redis-benchmark run against one server.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServeBenchRecord<'a> {
     /// Round, from 1.
     pub round: u64,
     /// `granule` or `redis`.
-    pub server: &'static str,
+    pub server: Cow<'static, str>,
     /// The redis-benchmark test.
-    pub test: &'a str,
+    pub test: Cow<'a, str>,
     /// Pipeline depth (`-P`).
     pub pipeline: u64,
     /// 1 if this server ran first for this (test, pipeline) in its round,
@@ -65,14 +67,14 @@ impl Record for ServeBenchRecord<'_> {
 
 /// `serve_vs_redis`: the two servers' medians over the rounds for one
 /// (test, pipeline); a figure is null where a server has none.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServeVsRedis<'a> {
     /// The redis-benchmark test.
-    pub test: &'a str,
+    pub test: Cow<'a, str>,
     /// Pipeline depth (`-P`).
     pub pipeline: u64,
     /// The regime `granule serve` runs.
-    pub regime: &'a str,
+    pub regime: Cow<'a, str>,
     /// Rounds measured on both servers.
     pub rounds: u64,
     /// `granule serve`'s median requests per second.
@@ -121,8 +123,8 @@ impl Sample {
     pub fn record(&self) -> ServeBenchRecord<'_> {
         ServeBenchRecord {
             round: self.round,
-            server: self.server.name(),
-            test: &self.test,
+            server: Cow::Borrowed(self.server.name()),
+            test: Cow::Borrowed(&self.test),
             pipeline: self.pipeline,
             order: self.order,
             requests_per_sec: self.requests_per_sec,
@@ -130,18 +132,6 @@ impl Sample {
             requests_per_cpu_s: self.requests_per_cpu_s(),
         }
     }
-}
-
-/// The median of `xs` (the mean of the middle two of an even count); none
-/// when empty.
-pub fn median(mut xs: Vec<f64>) -> Option<f64> {
-    xs.retain(|x| x.is_finite());
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    Some(if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 })
 }
 
 /// `a / b`, none unless both are known and `b` positive.
@@ -155,16 +145,16 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// The `serve_vs_redis` record of (`test`, `pipeline`) over `samples`.
 pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline: u64) -> ServeVsRedis<'a> {
     let of = |kind: Kind| samples.iter().filter(move |s| s.server == kind && s.test == test && s.pipeline == pipeline);
-    let rps = |kind: Kind| median(of(kind).map(|s| s.requests_per_sec).collect());
-    let xput = |kind: Kind| median(of(kind).filter_map(Sample::requests_per_cpu_s).collect());
+    let rps = |kind: Kind| median(&of(kind).map(|s| s.requests_per_sec).collect::<Vec<_>>());
+    let xput = |kind: Kind| median(&of(kind).filter_map(Sample::requests_per_cpu_s).collect::<Vec<_>>());
     let (g_rps, r_rps) = (rps(Kind::Granule), rps(Kind::Redis));
     let (g_xput, r_xput) = (xput(Kind::Granule), xput(Kind::Redis));
     let ratio_rps = ratio(g_rps, r_rps);
     let ratio_xput = ratio(g_xput, r_xput);
     ServeVsRedis {
-        test,
+        test: Cow::Borrowed(test),
         pipeline,
-        regime,
+        regime: Cow::Borrowed(regime),
         rounds: of(Kind::Granule).count().min(of(Kind::Redis).count()) as u64,
         granule_requests_per_sec: g_rps,
         redis_requests_per_sec: r_rps,
@@ -191,14 +181,6 @@ mod tests {
             requests_per_sec: rps,
             server_cpu_s: cpu,
         }
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(vec![]), None);
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(vec![f64::NAN, 5.0]), Some(5.0));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 
 use granule_hosted::granule_kernel::SubsystemLocking;
 use granule_sync::profile::SiteRecord;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
@@ -36,12 +37,12 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
 }
 
 /// `subsystem_findings`: the seed's findings for one regime and core count.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FindingsRecord {
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     pub cores: usize,
     /// The lock `giant` serialises with (null: not profiled).
-    pub giant_lock: Option<&'static str>,
+    pub giant_lock: Option<Cow<'static, str>>,
     /// Under `giant`: that lock's acquisitions, contended acquisitions and
     /// total wait (cycles).
     pub giant_acquisitions: Option<u64>,
@@ -84,9 +85,9 @@ pub fn findings(
     let s = sum(&sx, sysctl);
     let i = sum(&improper, sysctl);
     Some(FindingsRecord {
-        regime,
+        regime: Cow::Borrowed(regime),
         cores,
-        giant_lock: lock,
+        giant_lock: lock.map(Cow::Borrowed),
         giant_acquisitions: g.map(|g| g.0),
         giant_contended: g.map(|g| g.1),
         giant_wait_total: g.map(|g| g.2),
@@ -106,7 +107,7 @@ impl FindingsRecord {
     /// The three findings in words.
     pub fn text(&self) -> String {
         let mut t = format!("== the seed's findings: {}, {} cores ==\n", self.regime, self.cores);
-        match (self.giant_lock, self.giant_wait_total, self.giant_contended) {
+        match (self.giant_lock.as_deref(), self.giant_wait_total, self.giant_contended) {
             (Some(l), Some(w), Some(c)) => t.push_str(&format!(
                 "1. giant waited {w} cycles in total on `{l}` ({c} contended acquisitions); sx waited {} cycles on the \
                  sysctl lock ({} contended of {}).\n",

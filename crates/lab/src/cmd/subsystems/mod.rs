@@ -12,9 +12,10 @@
 //! lock to profile): under `giant` it is what serialises the subsystems.
 //! Runs are interleaved over (regime, policy) so drift spreads evenly.
 
-mod findings;
-mod records;
+pub(crate) mod findings;
+pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +35,8 @@ use crate::stats::summarize;
 
 /// The regimes the study runs under (`none` shares objects between cores,
 /// so it cannot).
-const REGIMES: &[&str] = &["bkl", "bkl-ticket", "bkl-mcs", "fine", "rtm", "lockfree"];
+const REGIMES: &[&str] =
+    &crate::regimes::without::<{ crate::regimes::REGIMES.len() - 1 }>(crate::regimes::REGIMES, &["none"]);
 
 /// Options of `granule subsystems`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -42,7 +44,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Kernel regimes (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "bkl,fine,lockfree", value_parser = crate::regimes::parser(REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "bkl,fine,lockfree", value_parser = crate::regimes::parser(REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Subsystem locking policies (comma-separated: giant, sx, improper,
     /// lockfree), or all.
@@ -210,8 +212,8 @@ pub fn run(a: &Args) -> Result<()> {
         let l = last[i].as_ref().expect("every point ran");
         records.push(
             SubsystemsRecord {
-                regime,
-                policy: policy.name(),
+                regime: Cow::Borrowed(regime),
+                policy: Cow::Borrowed(policy.name()),
                 cores: n,
                 workers: a.workers,
                 runs: a.runs,
@@ -238,12 +240,12 @@ pub fn run(a: &Args) -> Result<()> {
             let per = |t: u64, n: u64| if n == 0 { 0.0 } else { t as f64 / n as f64 };
             records.push(
                 SubsystemLockRecord {
-                    regime,
-                    policy: policy.name(),
+                    regime: Cow::Borrowed(regime),
+                    policy: Cow::Borrowed(policy.name()),
                     cores: n,
                     avg_held: per(site.hold_total, site.holds),
                     avg_wait: per(site.wait_total, site.acquisitions),
-                    site,
+                    site: Cow::Borrowed(site),
                 }
                 .to_map(),
             );

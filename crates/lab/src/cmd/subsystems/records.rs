@@ -3,18 +3,19 @@
 //! each (the seed's Tables 1–3).
 
 use granule_sync::profile::SiteRecord;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
 /// `subsystems`: the build load's throughput under one regime and policy,
 /// over `runs` runs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SubsystemsRecord {
     /// The kernel regime.
-    pub regime: &'static str,
+    pub regime: Cow<'static, str>,
     /// The subsystems' locking policy.
-    pub policy: &'static str,
+    pub policy: Cow<'static, str>,
     /// Cores with workers.
     pub cores: usize,
     /// Workers per core.
@@ -46,12 +47,12 @@ impl Record for SubsystemsRecord {
 
 /// `subsystem_lock`: one lock acquisition site over the last run of a
 /// (regime, policy, cores) point, with FreeBSD's averages (times in cycles).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SubsystemLockRecord<'a> {
     /// The kernel regime.
-    pub regime: &'a str,
+    pub regime: Cow<'a, str>,
     /// The subsystems' locking policy.
-    pub policy: &'a str,
+    pub policy: Cow<'a, str>,
     /// Cores with workers.
     pub cores: usize,
     /// Total hold time over acquisitions.
@@ -60,7 +61,7 @@ pub struct SubsystemLockRecord<'a> {
     pub avg_wait: f64,
     /// What the profiler recorded at the site.
     #[serde(flatten)]
-    pub site: &'a SiteRecord,
+    pub site: Cow<'a, SiteRecord>,
 }
 
 impl Record for SubsystemLockRecord<'_> {

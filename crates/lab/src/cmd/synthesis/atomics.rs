@@ -8,7 +8,8 @@ use anyhow::{anyhow, bail, Result};
 use granule_hosted::granule_kernel::abi::{InvocationLabel, ObjectType, Sysno, Word, CAP_INIT_CNODE, CAP_INIT_VSPACE};
 use granule_hosted::granule_kernel::{CountingLockFree, ExitPlan, FaultKind, Kernel, LockFree, MessageInfo, RmwCounts};
 use granule_verify::encode::Invocation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use super::drive::Driver;
 use crate::limits::AtomicCost;
@@ -17,11 +18,11 @@ use crate::output::Record;
 /// `synthesis_atomics`: the atomic read-modify-writes of one part of one
 /// thread operation under `lockfree`, per operation (the mean over the
 /// iterations; uncontended, so every count is the path's fixed number).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AtomicsRecord {
-    pub operation: &'static str,
+    pub operation: Cow<'static, str>,
     /// `requester` or `dispatcher` (the target core's entry).
-    pub part: &'static str,
+    pub part: Cow<'static, str>,
     pub iterations: usize,
     pub atomics: f64,
     /// Of them: the management gate's reader-side `xchg`, one per entry.
@@ -328,8 +329,8 @@ pub fn records(
                 _ => timed_row(op).and_then(|row| extra(row, part)),
             };
             out.push(AtomicsRecord {
-                operation: op,
-                part,
+                operation: Cow::Borrowed(op),
+                part: Cow::Borrowed(part),
                 iterations: n,
                 atomics: per(s.total()),
                 xchg: per(s.xchg),

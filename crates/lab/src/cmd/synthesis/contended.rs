@@ -6,6 +6,7 @@
 //! (`granule_user::manage_load`). Throughput in pairs per second, per
 //! regime; `none` cannot run it (the cores share objects).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use anyhow::{anyhow, bail, Result};
 use granule_hosted::granule_kernel::{Kernel, Regime};
 use granule_hosted::MachineConfig;
 use granule_user::manage_load::{self, ManageLoad, ManageSpec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::output::Record;
 use crate::regimes::{with_regime, Experiment, Probe};
@@ -25,10 +26,10 @@ pub const OPERATIONS: [&str; 3] = ["suspend + resume", "allocate + free page", "
 /// regime, in pairs per second (mean and standard deviation over runs),
 /// with the two-core over one-core ratio and the ratios to `bkl` and
 /// `fine` at the same number of cores (measured in the same invocation).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContendedRecord {
-    pub regime: &'static str,
-    pub operation: &'static str,
+    pub regime: Cow<'static, str>,
+    pub operation: Cow<'static, str>,
     /// Cores issuing the operation (the other core, if any, runs only its
     /// victim).
     pub issuing_cores: usize,

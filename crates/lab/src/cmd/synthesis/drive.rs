@@ -265,13 +265,12 @@ pub fn timed<T>(overhead: u64, f: impl FnOnce() -> T) -> (u64, T) {
 
 /// The median cost of timing nothing.
 pub fn timing_overhead() -> u64 {
-    let mut v: Vec<u64> = (0..2001)
+    let v: Vec<u64> = (0..2001)
         .map(|_| {
             let t0 = cycles::now();
             let t1 = cycles::now();
             t1.saturating_sub(t0)
         })
         .collect();
-    v.sort_unstable();
-    v[v.len() / 2]
+    crate::stats::median_u64(&v) as u64
 }

@@ -25,15 +25,16 @@
 //! The atomic instructions of the lock-free ones are counted in a separate
 //! pass (`atomics.rs`, the `synthesis_atomics` records).
 
-mod atomics;
-mod contended;
+pub(crate) mod atomics;
+pub(crate) mod contended;
 mod drive;
-mod records;
+pub(crate) mod records;
 mod rows;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args as ClapArgs;
 use granule_hosted::granule_kernel::{BootConfig, Kernel, Regime};
+use std::borrow::Cow;
 
 use self::drive::{timing_overhead, Driver};
 use self::records::{NullCallRecord, SynthesisRecord};
@@ -42,7 +43,7 @@ use crate::output::{emit, Format, Record};
 use crate::pin::run_pinned;
 use crate::progress;
 use crate::regimes::{runnable, selected, with_regime, Experiment, Probe};
-use crate::stats::summarize;
+use crate::stats::{median_u64, summarize};
 
 /// The seed's null procedure call (Table 1), µs.
 const SEED_NULL_CALL_US: f64 = 1.0;
@@ -53,7 +54,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: super::Common,
     /// Regimes to measure (comma-separated), or all.
-    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true, &[]))]
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
     /// Runs per regime (a fresh kernel each), 1..=1000.
     #[arg(long, default_value_t = 5, value_parser = crate::bounds::runs::<usize>())]
@@ -224,15 +225,6 @@ fn config() -> BootConfig {
     BootConfig::new(2)
 }
 
-/// The median of `v` (0 for none).
-fn median(v: &mut [u64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    v[v.len() / 2] as f64
-}
-
 /// The mean of `v` without its top tenth (interrupts and migrations of the
 /// measuring thread), 0 for none. The cycle counter of a VM may tick in
 /// steps of many cycles (here 26: a 10 ns clock at 2.6 GHz): the mean of
@@ -276,8 +268,8 @@ fn contended_records(
             let other = |name: &str| regimes.iter().position(|r| *r == name).map(|j| s.mean / mean(p, j));
             records.push(
                 contended::ContendedRecord {
-                    regime,
-                    operation: contended::OPERATIONS[op],
+                    regime: Cow::Borrowed(regime),
+                    operation: Cow::Borrowed(contended::OPERATIONS[op]),
                     issuing_cores: issuing,
                     runs: a.runs,
                     pairs_per_sec_mean: s.mean,
@@ -334,11 +326,11 @@ pub fn run(a: &Args) -> Result<()> {
                 let mut pooled: Vec<u64> = Vec::new();
                 let mut run_medians: Vec<f64> = Vec::new();
                 for run in &all[i] {
-                    let mut v = run[row].get(part).cloned().unwrap_or_default();
-                    run_medians.push(median(&mut v));
+                    let v = run[row].get(part).cloned().unwrap_or_default();
+                    run_medians.push(median_u64(&v));
                     pooled.extend(v);
                 }
-                let med = median(&mut pooled);
+                let med = median_u64(&pooled);
                 let mean = trimmed_mean(&mut pooled);
                 let s = summarize(&run_medians);
                 line.push_str(&format!(" {mean:>10.0}"));
@@ -346,9 +338,9 @@ pub fn run(a: &Args) -> Result<()> {
                 records.push(
                     SynthesisRecord {
                         table: spec.table,
-                        operation: spec.operation,
-                        part: part_name,
-                        regime,
+                        operation: Cow::Borrowed(spec.operation),
+                        part: Cow::Borrowed(part_name),
+                        regime: Cow::Borrowed(regime),
                         runs,
                         iterations,
                         cycles_median: med,
@@ -359,7 +351,7 @@ pub fn run(a: &Args) -> Result<()> {
                         over_null_call: if null > 0.0 { mean / null } else { 0.0 },
                         seed_us: seed,
                         seed_over_null_call: seed.map(|s| s / SEED_NULL_CALL_US),
-                        note: spec.note,
+                        note: Cow::Borrowed(spec.note),
                     }
                     .to_map(),
                 );

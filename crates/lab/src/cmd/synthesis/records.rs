@@ -1,7 +1,8 @@
 //! The records of `granule synthesis`: one `synthesis` per (table row,
 //! part, regime), and one `null_call` per invocation.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
@@ -10,14 +11,14 @@ use crate::output::Record;
 /// are cycle-counter ticks over every iteration of every run: the median,
 /// the mean without the top tenth, and the smallest and largest run's
 /// median.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SynthesisRecord {
     /// The seed's table: 2 (switch), 3 (threads), 4 (memory).
     pub table: u8,
-    pub operation: &'static str,
+    pub operation: Cow<'static, str>,
     /// `requester`, `dispatcher`, or `whole`.
-    pub part: &'static str,
-    pub regime: &'static str,
+    pub part: Cow<'static, str>,
+    pub regime: Cow<'static, str>,
     pub runs: usize,
     pub iterations: usize,
     pub cycles_median: f64,
@@ -34,7 +35,7 @@ pub struct SynthesisRecord {
     /// `seed_us` over the seed's null procedure call (1.0 µs, Table 1).
     pub seed_over_null_call: Option<f64>,
     /// What this machine can and cannot show about the row.
-    pub note: &'static str,
+    pub note: Cow<'static, str>,
 }
 
 impl Record for SynthesisRecord {
@@ -43,7 +44,7 @@ impl Record for SynthesisRecord {
 
 /// `null_call`: this machine's null procedure call, the unit both
 /// machines' rows are normalised to.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NullCallRecord {
     pub cycles: f64,
     pub ns: f64,

@@ -2,17 +2,18 @@
 //! `verify_summary` per run.
 
 use granule_verify::Stats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
 /// `verify`: what was checked under one regime, summed over the programs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifyRecord {
     /// The regime.
     pub regime: String,
     /// When the invariant checker ran ("every entry", "quiescent points"…).
-    pub invariants_checked_at: &'static str,
+    pub invariants_checked_at: Cow<'static, str>,
     /// Programs run under the regime.
     pub programs: u64,
     /// System calls made.
@@ -72,7 +73,7 @@ impl VerifyRecord {
     pub fn new(regime: &str, how: &'static str, s: &Stats) -> Self {
         Self {
             regime: regime.to_owned(),
-            invariants_checked_at: how,
+            invariants_checked_at: Cow::Borrowed(how),
             programs: s.programs,
             syscalls: s.syscalls,
             kernel_entries: s.entries,
@@ -100,7 +101,7 @@ impl VerifyRecord {
 }
 
 /// `verify_summary`: the run as a whole.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifySummaryRecord {
     /// The first program's seed.
     pub seed: u64,

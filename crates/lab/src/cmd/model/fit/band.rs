@@ -18,7 +18,7 @@
 //!
 //! One `service_band` record per big-lock regime with hold times.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Hold, Obs, Units};
 use crate::output::Record;
@@ -26,7 +26,7 @@ use crate::stats::median;
 
 /// `service_band`: the measured service times the prediction is drawn
 /// between, and the think times it uses (cycles per lock acquisition).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServiceBand {
     /// The regime.
     pub regime: String,
@@ -91,7 +91,13 @@ pub fn handoff(lat: &Latencies, n: usize) -> Option<f64> {
 /// The band of `regime` from its hold times, the one-core measurements in
 /// `obs` (model units: acquisitions per cycle) and the latencies; `None`
 /// without a one-core hold time or a one-core measurement.
-pub fn band(regime: &str, holds: &[&Hold], obs: &[&Obs], units: Units, lat: Option<&Latencies>) -> Option<ServiceBand> {
+pub(super) fn band(
+    regime: &str,
+    holds: &[&Hold],
+    obs: &[&Obs],
+    units: Units,
+    lat: Option<&Latencies>,
+) -> Option<ServiceBand> {
     let Units::Scale { per_trip, .. } = units else { return None };
     let mut holds: Vec<(usize, f64)> = holds.iter().map(|h| (h.cores, h.cycles)).collect();
     holds.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));

@@ -8,16 +8,17 @@
 //! generic `cores, throughput` input ([`Peak`], [`Predicted`]). `s`, `a` and
 //! think times are in the unit `time_unit` of `model_fit` names.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use super::{Scope, Units};
 use crate::output::Record;
 
 /// A delay as printed: a whole number as an integer, else as a float.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 pub struct Delay(pub f64);
 
 impl Delay {
@@ -45,12 +46,12 @@ impl fmt::Display for Delay {
 }
 
 /// The fields that say which fit a record belongs to.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitKey<'a> {
     /// The regime (or the input's `regime` field, `data` without one).
-    pub regime: &'a str,
+    pub regime: Cow<'a, str>,
     /// `all delays` (one joint fit) or `one delay`.
-    pub scope: &'static str,
+    pub scope: Cow<'static, str>,
     /// The delay (cycles per round trip for scale input); null only for
     /// the `model_fit` of a joint fit over every delay.
     pub delay: Option<Delay>,
@@ -59,12 +60,12 @@ pub struct FitKey<'a> {
 impl<'a> FitKey<'a> {
     /// The key of `regime`'s fit over `scope`, at `delay`.
     pub(super) fn new(regime: &'a str, scope: Scope, delay: Option<f64>) -> Self {
-        Self { regime, scope: scope.name(), delay: delay.map(Delay) }
+        Self { regime: Cow::Borrowed(regime), scope: Cow::Borrowed(scope.name()), delay: delay.map(Delay) }
     }
 }
 
 /// The model's peak throughput `1/s`, in the input's unit.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Peak {
     /// Round trips per second (`granule scale` input).
     #[serde(rename = "peak_round_trips_per_sec")]
@@ -75,7 +76,7 @@ pub enum Peak {
 }
 
 /// A predicted throughput, in the input's unit.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Predicted {
     /// Round trips per second (`granule scale` input).
     #[serde(rename = "predicted_round_trips_per_sec")]
@@ -104,14 +105,14 @@ impl Units {
 }
 
 /// `fit_input`: what was read.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitInput<'a> {
     /// The input file as named (`-`: standard input).
     pub file: String,
     /// Measurements read.
     pub points: usize,
     /// The input's machine record's CPU (null without one).
-    pub cpu_model: Option<&'a str>,
+    pub cpu_model: Option<Cow<'a, str>>,
     /// TSC frequency the scale input was converted with, GHz (null for
     /// generic input).
     pub tsc_ghz: Option<f64>,
@@ -124,7 +125,7 @@ impl Record for FitInput<'_> {
 }
 
 /// `model_fit`: one least-squares fit of the machine-repairman model.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelFit<'a> {
     /// Which fit.
     #[serde(flatten)]
@@ -152,7 +153,7 @@ pub struct ModelFit<'a> {
     /// `model_knee` per delay).
     pub knee_cores: Option<f64>,
     /// The unit of `s` and `a`.
-    pub time_unit: &'static str,
+    pub time_unit: Cow<'static, str>,
     /// Profiled average hold on 1 core, cycles (from `lock_hold` records
     /// in the input; null without).
     pub profiled_hold_1_core: Option<f64>,
@@ -202,7 +203,7 @@ impl Record for ModelFit<'_> {
 
 /// `fit_point`: one measurement beside the fitted model, in the input's
 /// throughput unit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitPoint<'a> {
     /// Which fit.
     #[serde(flatten)]
@@ -224,7 +225,7 @@ impl Record for FitPoint<'_> {
 /// `model_knee` of a fit, for one delay: where the fitted big lock
 /// saturates, and what it predicts at the most `--predict-cores`.
 /// (`granule model predict` writes its own `model_knee`.)
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitKnee<'a> {
     /// Which fit and delay.
     #[serde(flatten)]
@@ -249,7 +250,7 @@ impl Record for FitKnee<'_> {
 
 /// `model_curve`: the fitted model's throughput at one of
 /// `--predict-cores`, for one delay.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelCurve<'a> {
     /// Which fit and delay.
     #[serde(flatten)]

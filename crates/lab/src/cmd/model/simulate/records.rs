@@ -2,15 +2,16 @@
 //! `model_simulate` per (lock, cores).
 
 use granule_model::Outcome;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use crate::output::Record;
 
 /// `topology`: the machine simulated and the distributions used.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TopologyRecord<'a> {
     /// Preset name, `uniform:…` or `this-machine`.
-    pub name: &'a str,
+    pub name: Cow<'a, str>,
     /// Its cores.
     pub cores: usize,
     /// Clock rate used for per-second figures, GHz (null if unknown).
@@ -30,10 +31,10 @@ impl Record for TopologyRecord<'_> {
 /// `model_simulate`: one (lock, cores) simulation beside the analytic
 /// model with the same `s` and `a` and no hand-off. Times are cycles;
 /// throughput is critical sections per cycle.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimulateRecord<'a> {
     /// Lock kind as given to `--lock`.
-    pub lock: &'a str,
+    pub lock: Cow<'a, str>,
     /// Cores.
     pub cores: usize,
     /// Simulated throughput.
@@ -77,7 +78,7 @@ impl<'a> SimulateRecord<'a> {
     /// figures with `per_sec` cycles per second.
     pub fn new(lock: &'a str, rtm: bool, o: &Outcome, model: f64, per_sec: Option<f64>) -> Self {
         Self {
-            lock,
+            lock: Cow::Borrowed(lock),
             cores: o.cores,
             throughput: o.throughput,
             throughput_ci95: o.throughput_ci95,

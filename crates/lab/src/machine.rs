@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::output::Record;
+use crate::topology::{Topology, TopologyRecord};
 
 /// Facts about this machine that every command reports first.
 #[derive(Clone, Debug)]
@@ -23,6 +24,8 @@ pub struct Machine {
     pub rtm: String,
     /// `git describe` of the source tree, if known.
     pub git_revision: String,
+    /// Sockets, LLC domains, SMT siblings and the CPU fill order.
+    pub topology: Topology,
 }
 
 /// Bytes of memory the OS reports available (`MemAvailable` in
@@ -87,6 +90,7 @@ impl Machine {
             tsc_hz: tsc_hz(),
             rtm: granule_sync::rtm::detect().to_string(),
             git_revision: git_revision(),
+            topology: Topology::detect().clone(),
         }
     }
 
@@ -107,6 +111,7 @@ impl Machine {
             granule_version: env!("CARGO_PKG_VERSION"),
             git_revision: &self.git_revision,
             command: std::env::args().collect::<Vec<_>>().join(" "),
+            topology: self.topology.record(),
         }
         .to_map()
     }
@@ -134,6 +139,10 @@ pub struct MachineRecord<'a> {
     pub git_revision: &'a str,
     /// The command line, arguments separated by spaces.
     pub command: String,
+    /// Sockets, LLC domains and SMT sibling groups (CPU lists), the order
+    /// experiments take CPUs in, and the core counts at which that order
+    /// completes an LLC domain and a socket (`boundaries`).
+    pub topology: TopologyRecord,
 }
 
 impl Record for MachineRecord<'_> {

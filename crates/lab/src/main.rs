@@ -21,6 +21,7 @@ mod progress;
 mod regimes;
 mod stats;
 mod suite;
+mod topology;
 
 /// Measure how coarse kernel locking can be.
 #[derive(Debug, Parser)]
@@ -106,6 +107,7 @@ fn main() -> std::process::ExitCode {
             }
         },
     };
+    pin::place_kernel_cores();
     let result = match &cli.command {
         Command::Info(a) => cmd::info::run(a),
         Command::Locks(a) => cmd::locks::run(a),

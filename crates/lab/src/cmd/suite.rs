@@ -1,6 +1,7 @@
 //! `granule suite`: the main job — measure this machine, fit the model,
 //! predict larger machines, and write a report (see `crate::suite`).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -81,7 +82,7 @@ impl Record for SuiteRecord<'_> {
     const KIND: &'static str = "suite";
 }
 
-/// `m` seconds as `3 min 05 s`.
+/// `s` seconds as `3 min 05 s`.
 fn minutes(s: f64) -> String {
     let s = s.round() as u64;
     if s < 60 {
@@ -98,29 +99,36 @@ fn print_plan(a: &Args, profile: Profile) -> Result<()> {
         None => (Topology::detect().clone(), "this machine".to_string()),
     };
     let plan = Plan::new(profile, &topology, &a.regimes.join(","), a.cpus.is_some());
-    println!("granule suite ({}) planned for {whose}", profile.name());
-    println!("  topology: {}", topology.describe());
+    let mut out = format!("granule suite ({}) planned for {whose}\n", profile.name());
+    out.push_str(&format!("  topology: {}\n", topology.describe()));
     for u in &topology.unknown {
-        println!("  assumed: {u}");
+        out.push_str(&format!("  assumed: {u}\n"));
     }
     if topology.cpus() > KERNEL_MAX_CORES {
-        println!(
-            "  the hosted kernel runs at most {KERNEL_MAX_CORES} cores: measured up to {KERNEL_MAX_CORES}, predicted \
-             beyond"
-        );
+        out.push_str(&format!(
+            "  the hosted kernel runs at most {KERNEL_MAX_CORES} cores: measured up to {KERNEL_MAX_CORES}, \
+             predicted beyond\n"
+        ));
     }
     let counts = plan.counts.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
-    println!("  core counts: {counts}\n");
+    out.push_str(&format!("  core counts: {counts}\n\n"));
     for s in &plan.steps {
-        println!("{:>10}  {}", minutes(s.estimate_s), s.command_line());
+        out.push_str(&format!("{:>10}  {}\n", minutes(s.estimate_s), s.command_line()));
     }
-    println!("{:>10}  model fit and simulations (planned once the measurements are in)", minutes(plan.model_s));
-    println!(
-        "\ntotal: about {} ({:.0} s), by the plan's own estimates; nothing was run",
+    out.push_str(&format!(
+        "{:>10}  model fit and simulations (planned once the measurements are in)\n",
+        minutes(plan.model_s)
+    ));
+    out.push_str(&format!(
+        "\ntotal: about {} ({:.0} s), by the plan's own estimates; nothing was run\n",
         minutes(plan.total_s()),
         plan.total_s()
-    );
-    Ok(())
+    ));
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("printing the plan"),
+        _ => Ok(()),
+    }
 }
 
 /// The records of the parts of one sweep (`earlier`, then `last`), in
@@ -245,4 +253,42 @@ pub fn run(a: &Args) -> Result<()> {
     println!("\n  (the detailed findings, figures and tables are in the report)");
     println!("\nreport: {}", index.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::plan::Step;
+
+    fn part(name: &str, records: &[(&str, u64)]) -> StepRun {
+        let records = records
+            .iter()
+            .map(|(kind, cores)| {
+                let mut m = Map::new();
+                m.insert("record".into(), Value::from(*kind));
+                m.insert("experiment".into(), Value::from(name));
+                m.insert("cores".into(), Value::from(*cores));
+                m
+            })
+            .collect();
+        StepRun { step: Step::new(name, name, &[name], 1.0), records, machine: None, seconds: 1.0 }
+    }
+
+    #[test]
+    fn the_parts_of_one_sweep_are_written_as_one_without_repeats() {
+        let done = [
+            part("ipc", &[("ipc", 1), ("ipc", 1)]),
+            part("scale", &[("regime_skipped", 0), ("scale", 1), ("scale", 2)]),
+            part("scale", &[("regime_skipped", 0), ("scale", 12)]),
+            part("kv", &[("kv", 1)]),
+        ];
+        let kinds: Vec<(String, u64)> = all_records(&done)
+            .iter()
+            .map(|r| (r["record"].as_str().unwrap().to_string(), r["cores"].as_u64().unwrap()))
+            .collect();
+        let want =
+            [("ipc", 1), ("ipc", 1), ("regime_skipped", 0), ("scale", 1), ("scale", 2), ("scale", 12), ("kv", 1)];
+        assert_eq!(kinds, want.map(|(k, c)| (k.to_string(), c)), "a step's own repeats stay; a later part's go");
+        assert_eq!(merged_records(&done[1..2], &done[2]).len(), 4);
+    }
 }

@@ -45,7 +45,7 @@ pub const KV_SETUP_S: f64 = 0.1;
 pub const REDIS_START_S: f64 = 0.15;
 
 /// Records one Linux `redis-server` loads per second over loopback TCP.
-pub const REDIS_LOAD_PER_S: f64 = 28_000.0;
+pub const REDIS_LOAD_PER_S: f64 = 24_000.0;
 
 /// Seconds to boot and shut down a hosted machine of `cores` cores.
 pub fn machine_s(cores: usize) -> f64 {

@@ -7,7 +7,7 @@
 //! be measured with real cores racing for real cache lines.
 //!
 //! **Cores** ([`core`](crate::core)) are OS threads, one per simulated core,
-//! each pinned to a distinct CPU. A core's thread stack is its kernel stack;
+//! each pinned to a distinct CPU, taken in the order of [`placement`]. A core's thread stack is its kernel stack;
 //! its loop *is* the kernel's entry and exit path: resume the chosen user
 //! context, take its trap, call the kernel, and perform the returned
 //! `ExitPlan` — ring other cores, unmask interrupt lines, create contexts —
@@ -49,6 +49,7 @@ pub mod doorbell;
 pub mod irq;
 mod machine;
 pub mod nic;
+pub mod placement;
 pub mod thread;
 
 pub use irq::IrqWire;

@@ -19,8 +19,9 @@ use crate::thread::{install_panic_hook, tearing_down, ProgramFn, Programs, RootF
 pub struct MachineConfig {
     /// The kernel's boot configuration (`kernel.cores` is the number of cores).
     pub kernel: BootConfig,
-    /// CPU (index into the process's allowed CPUs, see `core_affinity`) of
-    /// each core; `None`: core `i` on the `i`-th allowed CPU, wrapping around.
+    /// CPU (index into the process's CPU order, see
+    /// [`placement`](crate::placement)) of each core; `None`: core `i` on the
+    /// `i`-th CPU of that order, wrapping around.
     pub cpus: Option<Vec<usize>>,
     /// Pin each core's OS thread to its CPU.
     pub pin: bool,
@@ -309,7 +310,7 @@ impl<R: Regime> Machine<R> {
             idle_spin_cycles: config.idle_spin_cycles,
             hold: config.hold_secondary_cores,
         });
-        let allowed = core_affinity::get_core_ids().unwrap_or_default();
+        let allowed = crate::placement::cpu_order();
         let mut machine = Machine {
             shared: shared.clone(),
             cores: Vec::with_capacity(cores),

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::output::Record;
+use crate::topology::{Topology, TopologyRecord};
 
 /// Facts about this machine that every command reports first.
 #[derive(Clone, Debug)]
@@ -24,6 +25,8 @@ pub struct Machine {
     pub rtm: String,
     /// `git describe` of the source tree, if known.
     pub git_revision: String,
+    /// Sockets, LLC domains, SMT siblings and the CPU fill order.
+    pub topology: Topology,
 }
 
 /// Bytes of memory the OS reports available (`MemAvailable` in
@@ -88,6 +91,7 @@ impl Machine {
             tsc_hz: tsc_hz(),
             rtm: granule_sync::rtm::detect().to_string(),
             git_revision: git_revision(),
+            topology: Topology::detect().clone(),
         }
     }
 
@@ -108,6 +112,7 @@ impl Machine {
             granule_version: Cow::Borrowed(env!("CARGO_PKG_VERSION")),
             git_revision: Cow::Borrowed(&self.git_revision),
             command: std::env::args().collect::<Vec<_>>().join(" "),
+            topology: self.topology.record(),
         }
         .to_map()
     }
@@ -135,6 +140,10 @@ pub struct MachineRecord<'a> {
     pub git_revision: Cow<'a, str>,
     /// The command line, arguments separated by spaces.
     pub command: String,
+    /// Sockets, LLC domains and SMT sibling groups (CPU lists), the order
+    /// experiments take CPUs in, and the core counts at which that order
+    /// completes an LLC domain and a socket (`boundaries`).
+    pub topology: TopologyRecord,
 }
 
 impl Record for MachineRecord<'_> {

@@ -21,6 +21,7 @@ mod progress;
 mod regimes;
 mod stats;
 mod suite;
+mod topology;
 mod typed;
 
 /// Measure how coarse kernel locking can be.
@@ -128,6 +129,7 @@ fn main() -> std::process::ExitCode {
         print!("{START_HERE}");
         return std::process::ExitCode::SUCCESS;
     };
+    pin::place_kernel_cores();
     let result = match command {
         Command::Suite(a) => cmd::suite::run(a),
         Command::Report(a) => cmd::report::run(a),

@@ -1,13 +1,24 @@
-//! Running measurement threads pinned to distinct CPUs.
+//! Running measurement threads pinned to distinct CPUs, taken in the
+//! topology's fill order (see `crate::topology`).
 
 use std::sync::Barrier;
 
-/// The CPUs this process may run on, in order.
+use crate::topology::Topology;
+
+/// The CPUs this process may run on, in fill order: one last-level-cache
+/// domain, then one socket, at a time, SMT siblings last.
 pub fn cpus() -> Vec<core_affinity::CoreId> {
-    core_affinity::get_core_ids().unwrap_or_default()
+    Topology::detect().fill_order.iter().map(|&id| core_affinity::CoreId { id }).collect()
 }
 
-/// Run `f(i)` on `n` threads, thread `i` pinned to the `i`-th CPU (wrapping
+/// Make the hosted machines place their cores in the same fill order as
+/// [`run_pinned`] (call once, before any machine boots).
+pub fn place_kernel_cores() {
+    granule_hosted::placement::set_cpu_order(&Topology::detect().fill_order);
+}
+
+/// Run `f(i)` on `n` threads, thread `i` pinned to the `i`-th CPU of the
+/// fill order (wrapping
 /// around if there are fewer CPUs than threads), all starting together.
 /// Returns the results in thread order.
 pub fn run_pinned<T: Send, F: Fn(usize) -> T + Sync>(n: usize, f: F) -> Vec<T> {

@@ -273,7 +273,11 @@ const TABLE: Table = &[
             ("--plot", Output),
         ],
     ),
-    (&["suite"], &[], &[("--regimes", REGIMES), ("--out", Output)]),
+    (
+        &["suite"],
+        &[],
+        &[("--regimes", REGIMES), ("--out", Output), ("--cpus", Int { zero_ok: false, over: Some("4097") })],
+    ),
     (&["report"], &[], &[("--out", Output)]),
 ];
 

@@ -2,19 +2,22 @@
 //! predict larger machines, and write a report (see `crate::suite`).
 
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::machine::Machine;
 use crate::output::{json_lines, Record};
-use crate::suite::plan::{measurement_steps, Profile};
+use crate::suite::plan::{Plan, Profile, KERNEL_MAX_CORES};
 use crate::suite::records::Records;
 use crate::suite::run::{run_step, StepRun};
 use crate::suite::{fit_step, frontier_sim, simulate_steps, verdict, write_step};
+use crate::topology::Topology;
 
 /// What a smoke run says on the console before its conclusions, as its page
 /// does.
@@ -41,6 +44,14 @@ pub struct Args {
     /// Regimes for `ipc`, `scale` and `kv` (comma-separated), or all.
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
     pub regimes: Vec<String>,
+    /// Print the steps, each one's estimated time and the total, and run
+    /// nothing.
+    #[arg(long)]
+    pub plan: bool,
+    /// With --plan: plan for a machine of this many CPUs (1..=4096) instead
+    /// of this one (one socket per 64 CPUs, one LLC domain per 16, no SMT).
+    #[arg(long, requires = "plan", value_parser = crate::bounds::int::<usize>(1, 4096))]
+    pub cpus: Option<usize>,
 }
 
 impl Args {
@@ -77,18 +88,99 @@ impl Record for SuiteRecord<'_> {
     const KIND: &'static str = "suite";
 }
 
+/// `s` seconds as `3 min 05 s`.
+fn minutes(s: f64) -> String {
+    let s = s.round() as u64;
+    if s < 60 {
+        format!("{s} s")
+    } else {
+        format!("{} min {:02} s", s / 60, s % 60)
+    }
+}
+
+/// `granule suite --plan`: the steps, their estimates and the total.
+fn print_plan(a: &Args, profile: Profile) -> Result<()> {
+    let (topology, whose) = match a.cpus {
+        Some(n) => (Topology::synthetic(n), format!("a machine of {n} CPUs (synthetic topology)")),
+        None => (Topology::detect().clone(), "this machine".to_string()),
+    };
+    let plan = Plan::new(profile, &topology, &a.regimes.join(","), a.cpus.is_some());
+    let mut out = format!("granule suite ({}) planned for {whose}\n", profile.name());
+    out.push_str(&format!("  topology: {}\n", topology.describe()));
+    for u in &topology.unknown {
+        out.push_str(&format!("  assumed: {u}\n"));
+    }
+    if topology.cpus() > KERNEL_MAX_CORES {
+        out.push_str(&format!(
+            "  the hosted kernel runs at most {KERNEL_MAX_CORES} cores: measured up to {KERNEL_MAX_CORES}, \
+             predicted beyond\n"
+        ));
+    }
+    let counts = plan.counts.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+    out.push_str(&format!("  core counts: {counts}\n\n"));
+    for s in &plan.steps {
+        out.push_str(&format!("{:>10}  {}\n", minutes(s.estimate_s), s.command_line()));
+    }
+    out.push_str(&format!(
+        "{:>10}  model fit and simulations (planned once the measurements are in)\n",
+        minutes(plan.model_s)
+    ));
+    out.push_str(&format!(
+        "\ntotal: about {} ({:.0} s), by the plan's own estimates; nothing was run\n",
+        minutes(plan.total_s()),
+        plan.total_s()
+    ));
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("printing the plan"),
+        _ => Ok(()),
+    }
+}
+
+/// The records of the parts of one sweep (`earlier`, then `last`), in
+/// order, without the repeats of the later parts (each part says which
+/// regimes it skipped and why).
+fn merged_records(earlier: &[StepRun], last: &StepRun) -> Vec<Map<String, Value>> {
+    let mut out: Vec<Map<String, Value>> = Vec::new();
+    for (i, part) in earlier.iter().chain([last]).enumerate() {
+        let before = out.len();
+        for r in &part.records {
+            if i == 0 || !out[..before].contains(r) {
+                out.push(r.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Every step's records, in order, the parts of one sweep merged.
+fn all_records(done: &[StepRun]) -> Vec<Map<String, Value>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < done.len() {
+        let parts = done[i..].iter().take_while(|d| d.step.name == done[i].step.name).count();
+        let (earlier, last) = (&done[i..i + parts - 1], &done[i + parts - 1]);
+        out.extend(merged_records(earlier, last));
+        i += parts;
+    }
+    out
+}
+
 /// Run `granule suite`.
 pub fn run(a: &Args) -> Result<()> {
     let profile = a.profile();
     crate::regimes::selected(&a.regimes)?;
+    if a.plan {
+        return print_plan(a, profile);
+    }
     let exe = std::env::current_exe().context("cannot find the granule binary to run the experiments")?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
     let machine = Machine::detect();
     let command = std::iter::once("granule".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
-    let steps = measurement_steps(profile, machine.cores, &a.regimes.join(","));
+    let plan = Plan::new(profile, &machine.topology, &a.regimes.join(","), false);
+    let total = plan.total_s();
+    let steps = plan.steps;
     let fit = fit_step(&a.out);
-    // The simulations (planned once the fit is known) take about 10 s.
-    let total: f64 = steps.iter().chain([&fit]).map(|s| s.estimate_s).sum::<f64>() + 10.0;
     let pb = crate::progress::bar((total * 10.0).ceil() as u64, "suite");
     pb.enable_steady_tick(std::time::Duration::from_millis(200));
     let t0 = Instant::now();
@@ -104,7 +196,16 @@ pub fn run(a: &Args) -> Result<()> {
                 machine_record = m.clone();
             }
         }
-        write_step(&a.out, &machine_record, &r)?;
+        // A sweep planned as several steps of one name (see `suite::plan`)
+        // is written as one file.
+        let parts = done.iter().rev().take_while(|d| d.step.name == r.step.name).count();
+        if parts == 0 {
+            write_step(&a.out, &machine_record, &r)?;
+        } else {
+            let mut merged = r.clone();
+            merged.records = merged_records(&done[done.len() - parts..], &r);
+            write_step(&a.out, &machine_record, &merged)?;
+        }
         estimated += step.estimate_s;
         pb.set_position((estimated * 10.0) as u64);
         if step.name == "model_fit" {
@@ -124,9 +225,7 @@ pub fn run(a: &Args) -> Result<()> {
         step_seconds: done.iter().map(|s| s.seconds).collect(),
     };
     let mut records = vec![machine_record, suite.to_map()];
-    for s in &done {
-        records.extend(s.records.iter().cloned());
-    }
+    records.extend(all_records(&done));
     std::fs::write(a.out.join("results.jsonl"), json_lines(&records)).context("writing results.jsonl")?;
     let mut commands =
         format!("# granule suite ({}), {}\n{command}\n\n# its steps\n", profile.name(), env!("CARGO_PKG_VERSION"));
@@ -163,4 +262,42 @@ pub fn run(a: &Args) -> Result<()> {
     println!("\n  (the detailed findings, figures and tables are in the report)");
     println!("\nreport: {}", index.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::plan::Step;
+
+    fn part(name: &str, records: &[(&str, u64)]) -> StepRun {
+        let records = records
+            .iter()
+            .map(|(kind, cores)| {
+                let mut m = Map::new();
+                m.insert("record".into(), Value::from(*kind));
+                m.insert("experiment".into(), Value::from(name));
+                m.insert("cores".into(), Value::from(*cores));
+                m
+            })
+            .collect();
+        StepRun { step: Step::new(name, name, &[name], 1.0), records, machine: None, seconds: 1.0 }
+    }
+
+    #[test]
+    fn the_parts_of_one_sweep_are_written_as_one_without_repeats() {
+        let done = [
+            part("ipc", &[("ipc", 1), ("ipc", 1)]),
+            part("scale", &[("regime_skipped", 0), ("scale", 1), ("scale", 2)]),
+            part("scale", &[("regime_skipped", 0), ("scale", 12)]),
+            part("kv", &[("kv", 1)]),
+        ];
+        let kinds: Vec<(String, u64)> = all_records(&done)
+            .iter()
+            .map(|r| (r["record"].as_str().unwrap().to_string(), r["cores"].as_u64().unwrap()))
+            .collect();
+        let want =
+            [("ipc", 1), ("ipc", 1), ("regime_skipped", 0), ("scale", 1), ("scale", 2), ("scale", 12), ("kv", 1)];
+        assert_eq!(kinds, want.map(|(k, c)| (k.to_string(), c)), "a step's own repeats stay; a later part's go");
+        assert_eq!(merged_records(&done[1..2], &done[2]).len(), 4);
+    }
 }

@@ -19,6 +19,44 @@ pub struct Finding {
     pub lines: Vec<usize>,
 }
 
+/// A measured extra cost beside the floor its atomic instructions set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloorCheck {
+    /// At most 1.5 × the floor.
+    Within,
+    /// More than 1.5 × the floor: the rest is the lock's own bookkeeping.
+    Beyond,
+    /// Below the floor, or negative: the difference is within this run's
+    /// noise, and no target is claimed met.
+    BelowNoise,
+}
+
+impl FloorCheck {
+    /// How a table says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            FloorCheck::Within => "yes",
+            FloorCheck::Beyond => "no",
+            FloorCheck::BelowNoise => "below the noise of this run",
+        }
+    }
+}
+
+/// `extra` cycles against an atomic `floor` (`meets`: the record's own
+/// verdict, `extra` ≤ 1.5 × `floor`). A measurement below its floor cannot
+/// meet a target the floor sets: it is noise.
+pub fn floor_check(extra: f64, floor: f64, meets: Option<bool>) -> FloorCheck {
+    if extra < 0.0 || extra < floor {
+        return FloorCheck::BelowNoise;
+    }
+    match meets {
+        Some(true) => FloorCheck::Within,
+        Some(false) => FloorCheck::Beyond,
+        None if extra <= 1.5 * floor => FloorCheck::Within,
+        None => FloorCheck::Beyond,
+    }
+}
+
 /// Single-core findings: what each regime adds per system call.
 pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
     let rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
@@ -30,18 +68,24 @@ pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
     }];
     // One sentence for every regime: its extra cycles, and whether they are
     // within 1.5× of what its atomic instructions cost.
-    let (mut within, mut beyond, mut lines) = (Vec::new(), Vec::new(), vec![none.line]);
+    let (mut within, mut beyond, mut noise, mut lines) = (Vec::new(), Vec::new(), Vec::new(), vec![none.line]);
     for r in rows.iter().filter(|r| r.str("regime") != Some("none")) {
         let (Some(regime), Some(extra)) = (r.str("regime"), r.num("extra_cycles_per_call")) else { continue };
-        let derived = if r.str("atomics_source") == Some("derived") { ", derived" } else { "" };
+        let derived = if r.str("atomics_source") == Some("derived") { " derived" } else { "" };
         let atoms = match (r.num("atomics_per_call"), r.num("atomic_floor_cycles")) {
-            (Some(n), Some(f)) => format!(" ({n:.1} atomics{derived}, floor {})", quantity(f, "cycles")),
+            (Some(n), Some(f)) => format!(" ({n:.1} atomics, a{derived} floor of {})", quantity(f, "cycles")),
             _ => String::new(),
         };
         let part = format!("`{regime}` {}{atoms}", quantity(extra, "cycles"));
-        match r.bool("meets_target") {
-            Some(false) => beyond.push(part),
-            _ => within.push(part),
+        let check = match r.num("atomic_floor_cycles") {
+            Some(f) => floor_check(extra, f, r.bool("meets_target")),
+            None if r.bool("meets_target") == Some(false) => FloorCheck::Beyond,
+            None => FloorCheck::Within,
+        };
+        match check {
+            FloorCheck::Within => within.push(part),
+            FloorCheck::Beyond => beyond.push(part),
+            FloorCheck::BelowNoise => noise.push(part),
         }
         lines.push(r.line);
     }
@@ -58,6 +102,14 @@ pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
             "{}Beyond it, the rest being their own bookkeeping: {}.",
             if text.is_empty() { "" } else { " " },
             beyond.join(", ")
+        );
+    }
+    if !noise.is_empty() {
+        let _ = write!(
+            text,
+            "{}Below their floor, so within the noise of this run (no target claimed): {}.",
+            if text.is_empty() { "" } else { " " },
+            noise.join(", ")
         );
     }
     if !text.is_empty() {
@@ -362,11 +414,21 @@ mod tests {
         assert!(f[0].text.contains("200 cycles"));
         assert!(
             f[1].text.starts_with("Within 1.5×")
-                && f[1].text.contains("`bkl` 15 cycles (1.0 atomics, floor 14 cycles)"),
+                && f[1].text.contains("`bkl` 15 cycles (1.0 atomics, a floor of 14 cycles)"),
             "{}",
             f[1].text
         );
         assert_eq!(f[1].lines, [2, 3]);
+        // Below its floor: noise, never a target met.
+        let mut below = all.clone();
+        below[2].insert("extra_cycles_per_call".into(), 9.4.into());
+        let f = ipc(&Records::new(&below));
+        assert!(
+            f[1].text.starts_with("Below their floor, so within the noise of this run")
+                && f[1].text.contains("`bkl` 9.4 cycles"),
+            "{}",
+            f[1].text
+        );
     }
 
     #[test]

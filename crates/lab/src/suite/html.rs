@@ -166,8 +166,10 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; max-width
 td, th { border: 1px solid #ccc; padding: 0.15em 0.45em; text-align: right; overflow-wrap: anywhere; }
 th { background: #f3f3f3; } td.line { color: #888; }
 figure { margin: 1.2em 0; } figure svg { display: block; max-width: 100%; height: auto; }
-figcaption { font-size: 0.9em; color: #444; }
-.summary li, .verdict li { margin: 0.3em 0; } .none, .csv { color: #666; font-size: 0.9em; }
+figcaption { font-size: 0.85em; color: #444; }
+.summary li, .verdict li { margin: 0.3em 0; } ul.summary { columns: 2; column-gap: 2em; } .summary li { break-inside: avoid; }
+.tables { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); column-gap: 1.5em; align-items: start; }
+.tables > section.wide { grid-column: 1 / -1; } .tables h3 { margin-top: 0.6em; } .none, .csv { color: #666; font-size: 0.9em; }
 .note { background: #fff8e0; border-left: 4px solid #e0b000; padding: 0.5em 1em; }
 code { font-size: 0.92em; background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
 pre { background: #f6f6f6; padding: 0.8em; font-size: 0.85em; white-space: pre-wrap; overflow-wrap: anywhere; }

@@ -226,17 +226,7 @@ pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
     out.extend(prediction::figure(rs));
-    let mut curves: Vec<(String, Vec<_>)> = Vec::new();
-    for (topology, _) in SIMULATED {
-        let sims = rs.of(&simulate_step_name(topology), "model_simulate");
-        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
-        locks.dedup();
-        for lock in locks {
-            let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
-            curves.push((format!("{lock} lock, {topology} (simulated)"), pts));
-        }
-    }
-    out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
+    out.extend(figures::simulated(rs));
     out.extend(figures::kv_throughput(rs));
     out.extend(figures::kv_xput(rs));
     out.extend(figures::lock_costs(rs));
@@ -291,14 +281,24 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
     for f in rest {
         b.push_str(&html::figure(f));
     }
-    let _ = writeln!(b, "<h2>Tables</h2>");
-    tables::ipc(&mut b, &rs);
-    let _ = writeln!(
-        b,
-        "<h3>Multicore ping-pong</h3>\n<p>Every measured point is drawn in the throughput figure above (round \
-         trips per second against cores, one chart per delay).</p>"
-    );
-    b.push_str(&html::csv_link("scale", "Every run, with its utilisation"));
+    let _ = writeln!(b, "<h2>Tables</h2>\n<div class=\"tables\">");
+    section(&mut b, true, |b| tables::ipc(b, &rs));
+    section(&mut b, false, |b| {
+        let _ = writeln!(
+            b,
+            "<h3>Multicore ping-pong</h3>\n<p>Every measured point is drawn in the throughput figure above (round \
+             trips per second against cores, one chart per delay).</p>"
+        );
+        b.push_str(&html::csv_link("scale", "Every run, with its utilisation"));
+    });
+    let sims: Vec<String> = run
+        .steps
+        .iter()
+        .map(|s| s.name.clone())
+        .filter(|n| n.starts_with("simulate_") || n.starts_with("frontier_sim_"))
+        .collect();
+    section(&mut b, false, |b| tables::simulations(b, &rs, &sims));
+    let _ = writeln!(b, "<section class=\"wide\">");
     let _ = writeln!(b, "<h3>Model fits (prediction inputs)</h3>");
     b.push_str(&table(
         &rs.of("model_fit", "model_fit"),
@@ -315,22 +315,25 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
             ("profiled hold, 1 core", "profiled_hold_1_core"),
         ],
     ));
-    let sims: Vec<String> = run
-        .steps
-        .iter()
-        .map(|s| s.name.clone())
-        .filter(|n| n.starts_with("simulate_") || n.starts_with("frontier_sim_"))
-        .collect();
-    tables::simulations(&mut b, &rs, &sims);
-    tables::kv(&mut b, &rs);
-    subsystems::tables(&mut b, &rs);
-    tables::limits(&mut b, &rs);
-    tables::locks(&mut b, &rs);
-    tables::quaject(&mut b, &rs);
-    synthesis::tables(&mut b, &rs);
-    tables::profiler(&mut b, &rs);
+    let _ = writeln!(b, "</section>");
+    section(&mut b, true, |b| tables::kv(b, &rs));
+    section(&mut b, true, |b| subsystems::tables(b, &rs));
+    section(&mut b, false, |b| tables::limits(b, &rs));
+    section(&mut b, false, |b| tables::locks(b, &rs));
+    section(&mut b, false, |b| tables::quaject(b, &rs));
+    section(&mut b, false, |b| tables::profiler(b, &rs));
+    section(&mut b, true, |b| synthesis::tables(b, &rs));
+    let _ = writeln!(b, "</div>");
     tables::repeat(&mut b, &run);
     html::page("granule suite report", &b)
+}
+
+/// One block of the tables' grid: half the page wide, or the whole width
+/// (`wide`) for tables of many columns.
+fn section(b: &mut String, wide: bool, f: impl FnOnce(&mut String)) {
+    let _ = writeln!(b, "<section{}>", if wide { " class=\"wide\"" } else { "" });
+    f(b);
+    let _ = writeln!(b, "</section>");
 }
 
 /// Findings as list items, each naming its `results.jsonl` lines.

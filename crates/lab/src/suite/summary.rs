@@ -255,6 +255,7 @@ pub fn all(rs: &Records<'_>) -> Vec<Finding> {
 /// and where it falls, and the throughput at the most cores simulated.
 pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
+    let Some((ghz, _)) = super::figures::clock(rs) else { return out };
     for (topology, machine) in super::SIMULATED {
         let sims = rs.of(&super::simulate_step_name(topology), "model_simulate");
         let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
@@ -264,7 +265,7 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
             let rows: Vec<_> = sims
                 .iter()
                 .filter(|r| r.str("lock") == Some(lock))
-                .filter_map(|r| Some((r.num("cores")?, r.num("throughput_per_sec")?, r.line)))
+                .filter_map(|r| Some((r.num("cores")?, super::figures::simulated_per_sec(r, ghz)?, r.line)))
                 .collect();
             let peak = rows.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
             let last = rows.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0));
@@ -283,8 +284,8 @@ pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
         }
         out.push(Finding {
             text: format!(
-                "Simulated on {machine} with the fitted s and a (lock acquisitions per second; a simulation, not a \
-                 measurement): {}.",
+                "Simulated on {machine} with the fitted s and a (lock acquisitions per second at this machine's \
+                 {ghz:.2} GHz clock; a simulation, not a measurement): {}.",
                 parts.join("; ")
             ),
             lines,

@@ -7,10 +7,11 @@ use std::fmt::Write as _;
 use super::bars::{Bar, BarChart};
 use super::cite;
 use super::figures::{Fig, Plot};
-use super::html::{csv_link, esc, grid, ColumnFormat};
+use super::html::{csv_link, esc};
 use super::pivot::{pivot, pivot_with};
 use super::records::{Records, Source};
-use super::summary::floor_check;
+use super::summary::{floor_check, FloorCheck};
+use super::units::{line_list, number};
 use crate::fields::Fields;
 use crate::regimes::colour;
 
@@ -69,13 +70,14 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
             "<p>Cycles per operation, mean without the top tenth. The null procedure call here: {} cycles \
              (results.jsonl line {}, the one null call this page quotes); the paper's: 1.0 µs. Rows are single \
              kernel entries, uncontended, on the hosted platform (no page tables or TLB: the address-space switch \
-             shows only the kernel's bookkeeping).</p>",
+             shows only the kernel's bookkeeping). Table 3, the thread operations, is the figure above.</p>",
             n.num("cycles").map_or("?".into(), |c| format!("{c:.1}")),
             n.line
         );
     }
+    let rows: Vec<_> = rs.of(STEP, "synthesis").into_iter().filter(|r| r.num("table") != Some(3.0)).collect();
     b.push_str(&pivot_with(
-        &rs.of(STEP, "synthesis"),
+        &rows,
         "operation (Table)",
         |r| {
             let part = match r.str("part")? {
@@ -98,38 +100,33 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
          extra below its floor, or negative, is below the noise of this run:</p>"
     );
     let rows = rs.of(STEP, "synthesis_atomics");
-    let col = |f: &str| ColumnFormat::of(&rows.iter().filter_map(|r| r.num(f)).collect::<Vec<_>>());
-    let (fa, ff, fe) = (col("atomics"), col("atomic_floor_cycles"), col("extra_over_none_cycles"));
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let w = |f: &str, fmt: &ColumnFormat| r.num(f).map_or(String::new(), |v| fmt.write(v));
-            let check = match (r.num("extra_over_none_cycles"), r.num("atomic_floor_cycles")) {
-                (Some(e), Some(f)) => floor_check(e, f, r.bool("within_target")).words(),
-                _ => "",
-            };
-            vec![
-                esc(r.str("operation").unwrap_or("")),
-                esc(r.str("part").unwrap_or("")),
-                w("atomics", &fa),
-                w("atomic_floor_cycles", &ff),
-                w("extra_over_none_cycles", &fe),
-                check.into(),
-                format!("<span class=\"none\">{}</span>", r.line),
-            ]
-        })
-        .collect();
-    let head = [
-        "operation",
-        "part",
-        "atomics",
-        "their cost, cycles (floor)",
-        "extra over none, cycles",
-        "≤ 1.5 × floor?",
-        "line",
-    ]
-    .map(String::from);
-    b.push_str(&grid(&head, &cells));
+    let (mut within, mut beyond, mut noise) = (Vec::new(), Vec::new(), Vec::new());
+    for r in &rows {
+        let (Some(op), Some(part), Some(e), Some(f)) =
+            (r.str("operation"), r.str("part"), r.num("extra_over_none_cycles"), r.num("atomic_floor_cycles"))
+        else {
+            continue;
+        };
+        let name = format!("{op} ({part}): {} over a floor of {}", number(e), number(f));
+        match floor_check(e, f, r.bool("within_target")) {
+            FloorCheck::Within => within.push(name),
+            FloorCheck::Beyond => beyond.push(name),
+            FloorCheck::BelowNoise => noise.push(name),
+        }
+    }
+    if !rows.is_empty() {
+        let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join("; ") };
+        let _ = writeln!(
+            b,
+            "<p>Of {} parts, {} are within 1.5 × their floor. Beyond it (cycles): {}. Below the noise of this run \
+             (extra below the floor or negative, no target claimed): {} (results.jsonl lines {}).</p>",
+            rows.len(),
+            within.len(),
+            esc(&list(&beyond)),
+            esc(&list(&noise)),
+            line_list(&rows.iter().map(|r| r.line).collect::<Vec<_>>())
+        );
+    }
     let _ = writeln!(
         b,
         "<p>The contended case: management operations from one core, then from both at once (the paper's case for \

@@ -79,7 +79,7 @@ pub(crate) const TICK_FONT: f64 = 12.0;
 pub(crate) const LEGEND_FONT: f64 = 12.0;
 pub(crate) const VALUE_FONT: f64 = 11.0;
 /// Height of the plot area of a line chart.
-const PLOT_HEIGHT: f64 = 210.0;
+const PLOT_HEIGHT: f64 = 165.0;
 /// Below the plot area of a line chart: tick labels, then the axis label.
 const BOTTOM: f64 = 44.0;
 /// The narrowest left margin.
@@ -592,7 +592,7 @@ pub(crate) fn plottable(v: f64) -> bool {
 pub const LOG_SCALE: &str = "log scale";
 
 /// Height of the plot area of each chart in a grid of charts.
-const GRID_PLOT_HEIGHT: f64 = 180.0;
+const GRID_PLOT_HEIGHT: f64 = 160.0;
 
 /// A chart's scales and labels, before its horizontal layout is known.
 struct Planned<'a> {
@@ -804,7 +804,7 @@ fn flow(entries: &[(Mark, String)]) -> (Vec<(f64, f64, Mark, String)>, f64) {
 
 impl Figure {
     /// The SVG document: one chart with its legend at its right, or
-    /// several in a grid two wide with one legend under them.
+    /// several in a grid with one legend under them.
     pub fn svg(&self) -> String {
         if self.charts.len() >= 2 {
             return self.grid_svg();
@@ -825,15 +825,20 @@ impl Figure {
         out
     }
 
-    /// Two charts to a row, one legend for all of them underneath.
+    /// Up to four charts to a row (two when there are two, three when
+    /// there are more than four), one legend for all of them underneath.
     fn grid_svg(&self) -> String {
-        let cell = WIDTH / 2.0;
+        let per_row = match self.charts.len() {
+            n @ 2..=4 => n,
+            _ => 3,
+        };
+        let cell = WIDTH / per_row as f64;
         let planned: Vec<Planned<'_>> =
             self.charts.iter().map(|c| Planned::new(c, 0.0, cell, GRID_PLOT_HEIGHT)).collect();
         let left = planned.iter().map(|p| p.y.left()).fold(MIN_LEFT, f64::max);
         let mut body = String::new();
         let mut y0 = 0.0;
-        for row in planned.chunks(2) {
+        for row in planned.chunks(per_row) {
             let mut h: f64 = 0.0;
             for (i, p) in row.iter().enumerate() {
                 h = h.max(p.render(&mut body, (i as f64 * cell, cell), y0, (left, NO_LEGEND_RIGHT), false));

@@ -56,7 +56,7 @@ pub struct BarChart {
 }
 
 /// Height of the plot area.
-const PLOT_HEIGHT: f64 = 210.0;
+const PLOT_HEIGHT: f64 = 160.0;
 /// Clearance between neighbouring labels, as a multiple of the font size.
 const CLEARANCE: f64 = 1.35;
 /// The widest a turned category label gets (longer ones are cut short,
@@ -453,13 +453,13 @@ mod tests {
         assert!(text_boxes(&svg).iter().any(|t| t.4 == "3.00M"), "value labels shown");
         // Many narrower bars: the values stand upright above them.
         let many = BarChart {
-            bars: (0..30).map(|i| bar(&format!("b{i}"), 1.0e6 + 1.0e4 * i as f64, i)).collect(),
+            bars: (0..40).map(|i| bar(&format!("b{i}"), 1.0e6 + 1.0e4 * i as f64, i)).collect(),
             ..chart.clone()
         };
         let svg = many.svg();
         assert_no_text_overlaps(&svg);
         let upright = svg.matches("transform=\"rotate(-90").count();
-        assert_eq!(upright, 30 + 1, "30 upright values and the y axis label");
+        assert!((41..=42).contains(&upright), "40 upright values and the y axis label's one or two lines: {upright}");
     }
 
     #[test]

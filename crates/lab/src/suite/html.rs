@@ -159,13 +159,13 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 const STYLE: &str =
-    "body { font-family: sans-serif; max-width: 1200px; margin: 1.5em auto; padding: 0 1em; color: #222; line-height: 1.35; }
-h1 { margin-bottom: 0.2em; font-size: 1.7em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.6em; }
-h3 { margin: 1em 0 0.3em; }
+    "body { font-family: sans-serif; max-width: 1200px; margin: 1.5em auto; padding: 0 1em; color: #222; line-height: 1.28; font-size: 14.5px; }
+h1 { margin-bottom: 0.2em; font-size: 1.7em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin: 1.2em 0 0.5em; }
+h3 { margin: 0.8em 0 0.3em; } p { margin: 0.5em 0; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; max-width: 100%; }
-td, th { border: 1px solid #ccc; padding: 0.15em 0.45em; text-align: right; overflow-wrap: anywhere; }
+td, th { border: 1px solid #ccc; padding: 0.1em 0.4em; text-align: right; overflow-wrap: break-word; }
 th { background: #f3f3f3; } td.line { color: #888; }
-figure { margin: 1.2em 0; } figure svg { display: block; max-width: 100%; height: auto; }
+figure { margin: 0.8em 0; } figure h3 { margin-top: 0; } figure svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 0.85em; color: #444; }
 .summary li, .verdict li { margin: 0.3em 0; } ul.summary { columns: 2; column-gap: 2em; } .summary li { break-inside: avoid; }
 .tables { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); column-gap: 1.5em; align-items: start; }

@@ -283,21 +283,13 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
     }
     let _ = writeln!(b, "<h2>Tables</h2>\n<div class=\"tables\">");
     section(&mut b, true, |b| tables::ipc(b, &rs));
-    section(&mut b, false, |b| {
-        let _ = writeln!(
-            b,
-            "<h3>Multicore ping-pong</h3>\n<p>Every measured point is drawn in the throughput figure above (round \
-             trips per second against cores, one chart per delay).</p>"
-        );
-        b.push_str(&html::csv_link("scale", "Every run, with its utilisation"));
-    });
     let sims: Vec<String> = run
         .steps
         .iter()
         .map(|s| s.name.clone())
         .filter(|n| n.starts_with("simulate_") || n.starts_with("frontier_sim_"))
         .collect();
-    section(&mut b, false, |b| tables::simulations(b, &rs, &sims));
+    section(&mut b, true, |b| tables::drawn(b, &rs, &sims));
     let _ = writeln!(b, "<section class=\"wide\">");
     let _ = writeln!(b, "<h3>Model fits (prediction inputs)</h3>");
     b.push_str(&table(

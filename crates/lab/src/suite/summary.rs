@@ -241,56 +241,13 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
 }
 
 /// Every finding, in the report's order: IPC cost, measured scaling, the
-/// fitted model, the simulations, the KV macrobenchmark.
+/// fitted model, the KV macrobenchmark (the simulations are said by their
+/// figure).
 pub fn all(rs: &Records<'_>) -> Vec<Finding> {
     let mut out = ipc(rs);
     out.extend(scaling(rs));
     out.extend(model(rs));
-    out.extend(simulation(rs));
     out.extend(kv(rs));
-    out
-}
-
-/// What the simulator predicts per topology and lock: the peak throughput
-/// and where it falls, and the throughput at the most cores simulated.
-pub fn simulation(rs: &Records<'_>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let Some((ghz, _)) = super::figures::clock(rs) else { return out };
-    for (topology, machine) in super::SIMULATED {
-        let sims = rs.of(&super::simulate_step_name(topology), "model_simulate");
-        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
-        locks.dedup();
-        let (mut parts, mut lines) = (Vec::new(), Vec::new());
-        for lock in locks {
-            let rows: Vec<_> = sims
-                .iter()
-                .filter(|r| r.str("lock") == Some(lock))
-                .filter_map(|r| Some((r.num("cores")?, super::figures::simulated_per_sec(r, ghz)?, r.line)))
-                .collect();
-            let peak = rows.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-            let last = rows.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0));
-            let (Some(peak), Some(last)) = (peak, last) else { continue };
-            let cores = |n: f64| if n == 1.0 { "1 core".to_string() } else { format!("{n:.0} cores") };
-            let tail =
-                if last.2 == peak.2 { String::new() } else { format!(", {} at {}", number(last.1), cores(last.0)) };
-            parts.push(format!("the {lock} lock peaks at {} at {}{tail}", number(peak.1), cores(peak.0)));
-            lines.push(peak.2);
-            if last.2 != peak.2 {
-                lines.push(last.2);
-            }
-        }
-        if parts.is_empty() {
-            continue;
-        }
-        out.push(Finding {
-            text: format!(
-                "Simulated on {machine} with the fitted s and a (lock acquisitions per second at this machine's \
-                 {ghz:.2} GHz clock; a simulation, not a measurement): {}.",
-                parts.join("; ")
-            ),
-            lines,
-        });
-    }
     out
 }
 

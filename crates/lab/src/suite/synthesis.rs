@@ -11,7 +11,7 @@ use super::html::{csv_link, esc};
 use super::pivot::{pivot, pivot_with};
 use super::records::{Records, Source};
 use super::summary::{floor_check, FloorCheck};
-use super::units::{line_list, number};
+use super::units::line_list;
 use crate::fields::Fields;
 use crate::regimes::colour;
 
@@ -107,7 +107,7 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
         else {
             continue;
         };
-        let name = format!("{op} ({part}): {} over a floor of {}", number(e), number(f));
+        let name = format!("{op} ({part})");
         match floor_check(e, f, r.bool("within_target")) {
             FloorCheck::Within => within.push(name),
             FloorCheck::Beyond => beyond.push(name),
@@ -118,12 +118,14 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
         let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join("; ") };
         let _ = writeln!(
             b,
-            "<p>Of {} parts, {} are within 1.5 × their floor. Beyond it (cycles): {}. Below the noise of this run \
-             (extra below the floor or negative, no target claimed): {} (results.jsonl lines {}).</p>",
+            "<p>Of {} parts, {} are within 1.5 × their floor; {} beyond it: {}; and {} below the noise of this run \
+             (extra below the floor or negative, no target claimed) (results.jsonl lines {}; each part's counts \
+             and cycles in synthesis.csv).</p>",
             rows.len(),
             within.len(),
+            beyond.len(),
             esc(&list(&beyond)),
-            esc(&list(&noise)),
+            noise.len(),
             line_list(&rows.iter().map(|r| r.line).collect::<Vec<_>>())
         );
     }

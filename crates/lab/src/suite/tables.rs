@@ -86,34 +86,25 @@ pub fn ipc(b: &mut String, rs: &Records<'_>) {
 pub fn kv(b: &mut String, rs: &Records<'_>) {
     let all: Vec<Rec<'_>> = rs.of(kv::STEP, "kv").into_iter().chain(rs.of(kv::STEP, "kv_linux")).collect();
     let most = all.iter().filter_map(|r| r.num("cores")).fold(0.0, f64::max);
-    let _ = writeln!(b, "<h3>KV macrobenchmark at {most:.0} cores (measured on this machine)</h3>");
+    let _ = writeln!(b, "<h3>KV macrobenchmark (measured on this machine), at {most:.0} cores</h3>");
+    let rows: Vec<Rec<'_>> = all.into_iter().filter(|r| r.num("cores") == Some(most)).collect();
     let _ = writeln!(
         b,
-        "<p>User cycles between kernel entries are to be read beside {}'s {:.0} (core 0, the virtual network) and \
-         {:.0} (the client/server cores) in their five-core case (§5.2.2); the last column is the cycles spent \
-         outside user code per request over the request's kernel entries times the regime's entry cost (half a \
-         ping-pong round trip).</p>",
-        cite::paper(1),
-        kv::SEED_USER_CYCLES_CORE0,
-        kv::SEED_USER_CYCLES_SERVERS
+        "<p>YCSB operations per second per regime and workload (every run's median is in the KV figures):</p>"
     );
-    let mut rows: Vec<Rec<'_>> = all.into_iter().filter(|r| r.num("cores") == Some(most)).collect();
-    rows.sort_by_key(|r| (r.str("workload").unwrap_or("").to_string(), rank(r.str("regime").unwrap_or(""))));
-    b.push_str(&table(
+    b.push_str(&pivot(
         &rows,
-        &[
-            ("workload", "workload"),
-            ("regime", "regime"),
-            ("ops/s", "ops_per_sec"),
-            ("p50 µs", "latency_p50_us"),
-            ("p99 µs", "latency_p99_us"),
-            ("Xput (ops/s ÷ utilisation)", "xput"),
-            ("user cycles / entry, core 0", "user_cycles_per_entry_core0"),
-            ("user cycles / entry, servers", "user_cycles_per_entry_servers"),
-            ("outside user ÷ entries × cost", "kernel_over_entries"),
-        ],
+        "regime",
+        |r| {
+            Some(match r.str("regime")? {
+                kv::LINUX => "Linux redis-server".to_string(),
+                g => format!("`{g}`"),
+            })
+        },
+        |r| r.str("workload").map(|w| format!("workload {}", w.to_uppercase())),
+        "ops_per_sec",
     ));
-    b.push_str(&csv_link(kv::STEP, "Every run at every core count, with latencies, failures and the entry costs"));
+    b.push_str(&csv_link(kv::STEP, "Every run at every core count, with latencies, Xput, the user cycles between kernel entries and the entry costs"));
     for r in rs.of(kv::STEP, "linux_skipped").into_iter().chain(rs.of(kv::STEP, "regime_skipped")) {
         let what = r.str("regime").map_or("Linux redis-server".to_string(), |g| format!("`{g}`"));
         let _ = writeln!(
@@ -269,9 +260,8 @@ pub fn profiler(b: &mut String, rs: &Records<'_>) {
 pub fn repeat(b: &mut String, run: &RunInfo) {
     let _ = writeln!(b, "<h2>Repeat this run</h2>\n<pre>{}</pre>", esc(&run.command));
     if !run.steps.is_empty() {
-        let steps: Vec<String> = run.steps.iter().map(|s| format!("{} {:.1} s", esc(&s.name), s.seconds)).collect();
-        let _ = writeln!(b, "<p class=\"none\">Its steps and their times: {}.</p>", steps.join(" · "));
-        let _ = writeln!(b, "<details><summary>Each step's command line (also in commands.txt)</summary>\n<pre>");
+        let _ =
+            writeln!(b, "<details><summary>Each step's command line and time (also in commands.txt)</summary>\n<pre>");
         for s in &run.steps {
             let _ = writeln!(b, "{}   # {:.1} s", esc(&s.command), s.seconds);
         }
@@ -287,16 +277,18 @@ pub fn repeat(b: &mut String, run: &RunInfo) {
     let _ = writeln!(b, "<p class=\"none\">The papers this suite repeats: {}.</p>", papers.join("; "));
 }
 
-/// The simulations, whose every core count is in the figures: a link to
-/// each step's CSV.
-pub fn simulations(b: &mut String, rs: &Records<'_>, steps: &[String]) {
-    let _ = writeln!(b, "<h3>Simulated larger machines</h3>");
+/// The measured ping-pong points and the simulations, each drawn in the
+/// figures: where every record of them is.
+pub fn drawn(b: &mut String, rs: &Records<'_>, steps: &[String]) {
     let n = rs.iter().filter(|r| r.kind() == "model_simulate").count();
+    let scale = rs.of("scale", "scale").len();
     let links: Vec<String> = steps.iter().map(|s| format!("<a href=\"{0}.csv\">{0}.csv</a>", esc(s))).collect();
     let _ = writeln!(
         b,
-        "<p>{n} simulated points (predictions, not measurements), drawn in the figures above; each with its lock \
-         utilisation, queue length and hand-off time in {}.</p>",
+        "<h3>Multicore ping-pong and simulated machines</h3>\n<p>The {scale} measured ping-pong runs are the \
+         throughput figure's dots (every run, with its utilisation, in <a href=\"scale.csv\">scale.csv</a>); the \
+         {n} simulated points (predictions, not measurements) are the lines of the prediction figures, each with \
+         its lock utilisation, queue length and hand-off time in {}.</p>",
         if links.is_empty() { "results.jsonl".to_string() } else { links.join(" · ") }
     );
 }

@@ -84,7 +84,7 @@ pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
         caption: format!(
             "Round-trip cycles of a client/server ping-pong on one core under each regime: mean ± standard \
              deviation over {runs:.0} runs, each on a freshly booted machine (records `ipc` of experiment `ipc`; \
-             the seeds' Figure 3 / Figure 1)."
+             Figure 3 of Elphinstone et al. (2016), Figure 1 of Peters et al. (2015))."
         ),
         plot: Plot::Bars(chart),
         sources,
@@ -170,7 +170,7 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
         caption: "One independent ping-pong pair per core, exponentially distributed delay between receive and \
                   reply; dots are measured (records `scale`), lines are the machine-repairman model fitted to the \
                   measured big-lock points (records `model_curve` of the fit steps), drawn over the measured cores; \
-                  the next figure extends it to larger machines. The seeds' Figures 4–5."
+                  the next figure extends it to larger machines. Figures 4–5 of Elphinstone et al. (2016)."
             .into(),
         plot: Plot::Lines(Figure { charts }),
         sources,

@@ -333,9 +333,9 @@ pub fn kv(rs: &Records<'_>) -> Vec<Finding> {
         out.push(Finding {
             text: format!(
                 "Workload {name} on {cores}, measured on this machine: user code runs {core0} cycles between kernel \
-                 entries on core 0{servers} across the regimes; the seeds measured {SEED_USER_CYCLES_CORE0:.0} and \
-                 {SEED_USER_CYCLES_SERVERS:.0} cycles in their five-core case (seed 001 §5.2.2), which they liken to \
-                 the ping-pong's 1,000-cycle delay curve.{kernel_time}"
+                 entries on core 0{servers} across the regimes; Elphinstone et al. (2016, §5.2.2) measured \
+                 {SEED_USER_CYCLES_CORE0:.0} and {SEED_USER_CYCLES_SERVERS:.0} cycles in their five-core case, which \
+                 they liken to the ping-pong's 1,000-cycle delay curve.{kernel_time}"
             ),
             lines: kernel.iter().map(|r| r.line).collect(),
         });

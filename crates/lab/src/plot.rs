@@ -71,7 +71,7 @@ const OTHER_PALETTE: [&str; 10] =
     ["#393b79", "#bcbd22", "#7b4173", "#e7ba52", "#637939", "#6b6ecf", "#000000", "#9c9ede", "#a6761d", "#66c2a5"];
 
 /// Width of every figure, in SVG units (pixels when the page has room).
-pub const WIDTH: f64 = 940.0;
+pub const WIDTH: f64 = 1160.0;
 /// Font sizes, in SVG units.
 pub(crate) const TITLE_FONT: f64 = 15.0;
 pub(crate) const AXIS_FONT: f64 = 13.0;
@@ -79,7 +79,7 @@ pub(crate) const TICK_FONT: f64 = 12.0;
 pub(crate) const LEGEND_FONT: f64 = 12.0;
 pub(crate) const VALUE_FONT: f64 = 11.0;
 /// Height of the plot area of a line chart.
-const PLOT_HEIGHT: f64 = 340.0;
+const PLOT_HEIGHT: f64 = 165.0;
 /// Below the plot area of a line chart: tick labels, then the axis label.
 const BOTTOM: f64 = 44.0;
 /// The narrowest left margin.
@@ -256,8 +256,13 @@ pub(crate) struct Title {
 
 impl Title {
     pub(crate) fn new(text: &str) -> Self {
+        Self::within(text, WIDTH)
+    }
+
+    /// A title for a chart `width` wide.
+    pub(crate) fn within(text: &str, width: f64) -> Self {
         // Bold text runs about a tenth wider.
-        Title { text: text.to_string(), wrapped: wrap(text, TITLE_FONT * 1.1, WIDTH - 24.0, 2) }
+        Title { text: text.to_string(), wrapped: wrap(text, TITLE_FONT * 1.1, width - 24.0, 2) }
     }
 
     /// The top margin it needs: the plot area starts this far below the
@@ -271,7 +276,11 @@ impl Title {
     pub(crate) fn draw(&self, out: &mut String, (x0, x1): (f64, f64), y0: f64) {
         for (i, line) in self.wrapped.lines.iter().enumerate() {
             let w = text_width(line, TITLE_FONT * 1.1);
-            let x = if w <= x1 - x0 { (x0 + x1) / 2.0 } else { WIDTH / 2.0 };
+            let x = if w <= x1 - x0 {
+                (x0 + x1) / 2.0
+            } else {
+                ((x0 + x1) / 2.0).clamp(w / 2.0 + 4.0, WIDTH - w / 2.0 - 4.0)
+            };
             let y = y0 + 26.0 + 18.0 * i as f64;
             let tip = if self.wrapped.cut { format!("<title>{}</title>", escape(&self.text)) } else { String::new() };
             let _ = writeln!(
@@ -288,6 +297,10 @@ impl Title {
 #[derive(Clone, Debug)]
 pub(crate) struct YAxis {
     top: f64,
+    /// The value at the bottom: 0 on a linear axis, a power of ten on a
+    /// logarithmic one.
+    bottom: f64,
+    log: bool,
     ticks: Vec<(f64, String)>,
     text: String,
     label: Wrapped,
@@ -301,7 +314,52 @@ impl YAxis {
             ticks.push((i * step, tick_label(i * step, step)));
             i += 1.0;
         }
-        YAxis { top, ticks, text: text.to_string(), label: wrap(text, AXIS_FONT, height - 8.0, 2) }
+        YAxis {
+            top,
+            bottom: 0.0,
+            log: false,
+            ticks,
+            text: text.to_string(),
+            label: wrap(text, AXIS_FONT, height - 8.0, 2),
+        }
+    }
+
+    /// A logarithmic axis from the power of ten at or below `lo` to the one
+    /// at or above `hi` (both positive), ticks at 1, 2 and 5 × each power
+    /// when it spans at most three decades, else at the powers alone.
+    pub(crate) fn log(lo: f64, hi: f64, text: &str, height: f64) -> Self {
+        let (a, b) = (lo.log10().floor() as i32, (hi.log10().ceil() as i32).max(lo.log10().floor() as i32 + 1));
+        let steps: &[f64] = if b - a <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        let mut ticks = Vec::new();
+        for e in a..=b {
+            for m in steps {
+                let v = m * 10f64.powi(e);
+                if v <= 10f64.powi(b) * (1.0 + 1e-9) {
+                    ticks.push((v, tick_label(v, 10f64.powi(e))));
+                }
+            }
+        }
+        YAxis {
+            top: 10f64.powi(b),
+            bottom: 10f64.powi(a),
+            log: true,
+            ticks,
+            text: text.to_string(),
+            label: wrap(text, AXIS_FONT, height - 8.0, 2),
+        }
+    }
+
+    /// Where `v` sits on the axis: 0 at the bottom, 1 at the top (values a
+    /// logarithmic axis cannot show sit at its bottom).
+    pub(crate) fn frac(&self, v: f64) -> f64 {
+        if self.log {
+            if v <= 0.0 {
+                return 0.0;
+            }
+            (v.log10() - self.bottom.log10()) / (self.top.log10() - self.bottom.log10())
+        } else {
+            (v - self.bottom) / (self.top - self.bottom)
+        }
     }
 
     /// The value at the top of the axis.
@@ -318,6 +376,12 @@ impl YAxis {
     /// Grid lines across `x0..x1` with tick labels left of `x0` (`py` maps
     /// a value to its SVG y), and the label, halfway up.
     pub(crate) fn draw(&self, out: &mut String, (x0, x1): (f64, f64), py: impl Fn(f64) -> f64) {
+        self.draw_at(out, (x0, x1), 0.0, py);
+    }
+
+    /// [`YAxis::draw`] in a chart whose left edge is at `cell` (its label
+    /// sits that far right).
+    pub(crate) fn draw_at(&self, out: &mut String, (x0, x1): (f64, f64), cell: f64, py: impl Fn(f64) -> f64) {
         for (v, t) in &self.ticks {
             let y = py(*v);
             let _ = writeln!(
@@ -328,10 +392,10 @@ impl YAxis {
                 escape(t)
             );
         }
-        let ly = (py(0.0) + py(self.top)) / 2.0;
+        let ly = (py(self.bottom) + py(self.top)) / 2.0;
         let tip = if self.label.cut { format!("<title>{}</title>", escape(&self.text)) } else { String::new() };
         for (i, line) in self.label.lines.iter().enumerate() {
-            let lx = 10.0 + AXIS_FONT + 16.0 * i as f64;
+            let lx = cell + 10.0 + AXIS_FONT + 16.0 * i as f64;
             let _ = writeln!(
                 out,
                 r#"<text x="{lx:.1}" y="{ly:.1}" font-size="{AXIS_FONT}" text-anchor="middle" transform="rotate(-90 {lx:.1} {ly:.1})">{tip}{}</text>"#,
@@ -443,48 +507,58 @@ impl Legend {
     pub(crate) fn draw(&self, out: &mut String, x: f64, y: f64) {
         let mut y = y + 6.0;
         for (mark, label, w) in &self.entries {
-            out.push_str("<g>");
-            if w.cut {
-                let _ = write!(out, "<title>{}</title>", escape(label));
-            }
-            match mark {
-                Mark::Dot(c, style) => point(out, x + 11.0, y, c, *style),
-                Mark::Line(c, style) => {
-                    let _ = write!(
-                        out,
-                        r#"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="1.8"{}/>"#,
-                        x + 22.0,
-                        dash(*style)
-                    );
-                }
-                Mark::Dashed => {
-                    let _ = write!(
-                        out,
-                        r##"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="6 4"/>"##,
-                        x + 22.0
-                    );
-                }
-                Mark::Swatch(c) => {
-                    let _ = write!(
-                        out,
-                        r#"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{c}" fill-opacity="0.85"/>"#,
-                        x + 5.0,
-                        y - 6.0
-                    );
-                }
-            }
-            for (i, line) in w.lines.iter().enumerate() {
-                let _ = write!(
-                    out,
-                    r#"<text x="{:.1}" y="{:.1}" font-size="{LEGEND_FONT}">{}</text>"#,
-                    x + 30.0,
-                    y + 4.0 + LEGEND_LINE * i as f64,
-                    escape(line)
-                );
-            }
-            out.push_str("</g>\n");
+            self.draw_wrapped(out, *mark, label, w, x, y);
             y += LEGEND_LINE * w.lines.len() as f64 + LEGEND_GAP;
         }
+    }
+
+    /// One entry on one line, its mark's left edge at `x`, its middle at `y`.
+    pub(crate) fn draw_entry(&self, out: &mut String, mark: Mark, label: &str, x: f64, y: f64) {
+        let w = Wrapped { lines: vec![label.to_string()], cut: false, broke: false };
+        self.draw_wrapped(out, mark, label, &w, x, y + 6.0);
+    }
+
+    fn draw_wrapped(&self, out: &mut String, mark: Mark, label: &str, w: &Wrapped, x: f64, y: f64) {
+        out.push_str("<g>");
+        if w.cut {
+            let _ = write!(out, "<title>{}</title>", escape(label));
+        }
+        match mark {
+            Mark::Dot(c, style) => point(out, x + 11.0, y, c, style),
+            Mark::Line(c, style) => {
+                let _ = write!(
+                    out,
+                    r#"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="1.8"{}/>"#,
+                    x + 22.0,
+                    dash(style)
+                );
+            }
+            Mark::Dashed => {
+                let _ = write!(
+                    out,
+                    r##"<line x1="{x:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#555" stroke-dasharray="6 4"/>"##,
+                    x + 22.0
+                );
+            }
+            Mark::Swatch(c) => {
+                let _ = write!(
+                    out,
+                    r#"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{c}" fill-opacity="0.85"/>"#,
+                    x + 5.0,
+                    y - 6.0
+                );
+            }
+        }
+        for (i, line) in w.lines.iter().enumerate() {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{:.1}" font-size="{LEGEND_FONT}">{}</text>"#,
+                x + 30.0,
+                y + 4.0 + LEGEND_LINE * i as f64,
+                escape(line)
+            );
+        }
+        out.push_str("</g>\n");
     }
 }
 
@@ -511,6 +585,15 @@ pub(crate) fn plottable(v: f64) -> bool {
     v.is_finite() && v.abs() <= PLOTTABLE
 }
 
+/// The words in a chart's y label that ask for a logarithmic y axis: a
+/// chart whose `y_label` contains them (for example `"cores (log scale)"`)
+/// is drawn on a log axis, so points near the bottom of a wide range stay
+/// apart; non-positive values then sit on the axis' bottom.
+pub const LOG_SCALE: &str = "log scale";
+
+/// Height of the plot area of each chart in a grid of charts.
+const GRID_PLOT_HEIGHT: f64 = 160.0;
+
 /// A chart's scales and labels, before its horizontal layout is known.
 struct Planned<'a> {
     chart: &'a Chart,
@@ -519,37 +602,39 @@ struct Planned<'a> {
     x_max: f64,
     whole: bool,
     legend: Legend,
+    height: f64,
+}
+
+/// The legend entry of a series.
+fn mark_of(s: &Series) -> Mark {
+    let c = colour(s.colour);
+    if s.line {
+        Mark::Line(c, s.style)
+    } else {
+        Mark::Dot(c, s.style)
+    }
 }
 
 impl<'a> Planned<'a> {
-    fn new(chart: &'a Chart, legend_text: f64) -> Self {
+    /// `width`: the chart's share of the figure; `height`: its plot area's.
+    fn new(chart: &'a Chart, legend_text: f64, width: f64, height: f64) -> Self {
         let all = || chart.series.iter().flat_map(finite);
         let x_max = all().map(|p| p.0).fold(1.0, f64::max);
         let y_max = all().map(|p| p.1).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
         // Whole steps when every x is whole (cores).
         let whole = all().all(|p| p.0.fract() == 0.0);
-        let ys = nice_step(y_max, 6.0);
-        // A margin above, so no mark sits on the frame.
-        let y_top = (y_max * 1.02 / ys).ceil() * ys;
-        let legend = Legend::new(
-            chart
-                .series
-                .iter()
-                .map(|s| {
-                    let c = colour(s.colour);
-                    (if s.line { Mark::Line(c, s.style) } else { Mark::Dot(c, s.style) }, s.label.clone())
-                })
-                .collect(),
-            legend_text,
-        );
-        Planned {
-            chart,
-            title: Title::new(&chart.title),
-            y: YAxis::new(y_top, ys, &chart.y_label, PLOT_HEIGHT),
-            x_max,
-            whole,
-            legend,
-        }
+        let y = if chart.y_label.contains(LOG_SCALE) {
+            let lo = all().map(|p| p.1).filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min);
+            let lo = if lo.is_finite() { lo } else { 1.0 };
+            YAxis::log(lo, y_max.max(lo), &chart.y_label, height)
+        } else {
+            let ys = nice_step(y_max, 6.0);
+            // A margin above, so no mark sits on the frame.
+            let y_top = (y_max * 1.02 / ys).ceil() * ys;
+            YAxis::new(y_top, ys, &chart.y_label, height)
+        };
+        let legend = Legend::new(chart.series.iter().map(|s| (mark_of(s), s.label.clone())).collect(), legend_text);
+        Planned { chart, title: Title::within(&chart.title, width), y, x_max, whole, legend, height }
     }
 
     /// The x step and top whose tick labels do not collide over `pw`.
@@ -568,17 +653,25 @@ impl<'a> Planned<'a> {
         }
     }
 
-    /// Draw the chart with its top at `y0` and the plot area from `left`
-    /// to `WIDTH - right`; returns the chart's height.
-    fn render(&self, out: &mut String, y0: f64, left: f64, right: f64) -> f64 {
+    /// Draw the chart in the cell `x0..x0 + width` with its top at `y0`,
+    /// the plot area from `x0 + left` to `x0 + width - right`, the legend
+    /// right of it when `legend`; returns the chart's height.
+    fn render(
+        &self,
+        out: &mut String,
+        (x0, width): (f64, f64),
+        y0: f64,
+        (left, right): (f64, f64),
+        legend: bool,
+    ) -> f64 {
         let chart = self.chart;
         let top = self.title.top();
-        let pw = WIDTH - left - right;
-        let ph = PLOT_HEIGHT;
+        let left = x0 + left;
+        let pw = width - (left - x0) - right;
+        let ph = self.height;
         let (xs, x_top) = self.x_scale(pw);
-        let y_top = self.y.top();
         let px = |x: f64| left + x / x_top * pw;
-        let py = |y: f64| y0 + top + ph - y / y_top * ph;
+        let py = |y: f64| y0 + top + ph - self.y.frac(y) * ph;
         self.title.draw(out, (left, left + pw), y0);
         let _ = writeln!(
             out,
@@ -599,7 +692,7 @@ impl<'a> Planned<'a> {
             );
             i += 1.0;
         }
-        self.y.draw(out, (left, left + pw), py);
+        self.y.draw_at(out, (left, left + pw), x0, py);
         let x_label = wrap(&chart.x_label, AXIS_FONT, pw, 2);
         for (i, line) in x_label.lines.iter().enumerate() {
             let tip = if x_label.cut { format!("<title>{}</title>", escape(&chart.x_label)) } else { String::new() };
@@ -611,43 +704,153 @@ impl<'a> Planned<'a> {
                 escape(line)
             );
         }
-        for s in &chart.series {
-            let c = colour(s.colour);
-            if s.line {
-                let path: Vec<String> = finite(s).map(|(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-                let _ = writeln!(
-                    out,
-                    r#"<polyline fill="none" stroke="{c}" stroke-width="1.8"{} points="{}"/>"#,
-                    dash(s.style),
-                    path.join(" ")
-                );
-            } else {
-                for (x, y) in finite(s) {
-                    point(out, px(x), py(y), c, s.style);
-                    out.push('\n');
-                }
-            }
+        for s in chart.series.iter().filter(|s| s.line) {
+            let path: Vec<String> = finite(s).map(|(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline fill="none" stroke="{}" stroke-width="1.8"{} points="{}"/>"#,
+                colour(s.colour),
+                dash(s.style),
+                path.join(" ")
+            );
         }
-        self.legend.draw(out, WIDTH - right + 16.0, y0 + top + 4.0);
+        for (k, x, y) in dodged(chart, &px, &py) {
+            let s = &chart.series[k];
+            point(out, x, y, colour(s.colour), s.style);
+            out.push('\n');
+        }
         let below = BOTTOM + 16.0 * x_label.lines.len() as f64;
-        (top + ph + below).max(top + 4.0 + self.legend.height() + 16.0)
+        if legend {
+            self.legend.draw(out, x0 + width - right + 16.0, y0 + top + 4.0);
+            (top + ph + below).max(top + 4.0 + self.legend.height() + 16.0)
+        } else {
+            top + ph + below
+        }
     }
 }
 
+/// The dots of `chart` at their places (`px`, `py` map values to the
+/// SVG), as `(series, x, y)`; dots of different series at the same x that
+/// would cover one another are spread sideways, a few units apart, in the
+/// order of their series (the record keeps the true x).
+fn dodged(chart: &Chart, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f64) -> f64) -> Vec<(usize, f64, f64)> {
+    const CLOSE: f64 = 7.0;
+    let mut dots: Vec<(usize, f64, f64, f64)> = chart
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.line)
+        .flat_map(|(k, s)| finite(s).map(move |(x, y)| (k, x, y)))
+        .map(|(k, x, y)| (k, x, px(x), py(y)))
+        .collect();
+    // The smallest distance between two distinct x positions bounds the
+    // spread, so dodged dots never reach the next core count's.
+    let mut xs: Vec<f64> = dots.iter().map(|d| d.2).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup_by(|a, b| (*a - *b).abs() < 0.5);
+    let gap = xs.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
+    dots.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.3.total_cmp(&b.3)).then(a.0.cmp(&b.0)));
+    let mut out = Vec::with_capacity(dots.len());
+    let mut i = 0;
+    while i < dots.len() {
+        // A cluster: same x, each dot within CLOSE of the previous one.
+        let mut j = i + 1;
+        while j < dots.len() && dots[j].1 == dots[i].1 && dots[j].3 - dots[j - 1].3 < CLOSE {
+            j += 1;
+        }
+        let m = j - i;
+        let step = if m > 1 { (CLOSE + 1.0).min(gap * 0.8 / m as f64) } else { 0.0 };
+        let mut cluster: Vec<_> = dots[i..j].to_vec();
+        cluster.sort_by_key(|d| d.0);
+        for (n, (k, _, x, y)) in cluster.into_iter().enumerate() {
+            out.push((k, x + (n as f64 - (m as f64 - 1.0) / 2.0) * step, y));
+        }
+        i = j;
+    }
+    out
+}
+
+/// A legend drawn in rows under a grid of charts: every distinct entry of
+/// the charts once, left to right.
+fn flow_legend(charts: &[Chart]) -> Vec<(Mark, String)> {
+    let mut entries: Vec<(Mark, String)> = Vec::new();
+    for s in charts.iter().flat_map(|c| &c.series) {
+        if !entries.iter().any(|(_, l)| *l == s.label) {
+            entries.push((mark_of(s), s.label.clone()));
+        }
+    }
+    entries
+}
+
+/// Place `entries` in rows across the figure: `(x, y, mark, label)` with
+/// `y` from 0, and the total height.
+fn flow(entries: &[(Mark, String)]) -> (Vec<(f64, f64, Mark, String)>, f64) {
+    let mut placed = Vec::new();
+    let (mut x, mut y) = (16.0, 0.0);
+    let max_text = WIDTH - 16.0 - 30.0 - 16.0;
+    for (m, label) in entries {
+        let (label, _) = truncate(label, (max_text / (0.6 * LEGEND_FONT)) as usize);
+        let w = 30.0 + text_width(&label, LEGEND_FONT) + 18.0;
+        if x > 16.0 && x + w > WIDTH - 8.0 {
+            x = 16.0;
+            y += LEGEND_LINE + LEGEND_GAP;
+        }
+        placed.push((x, y, *m, label));
+        x += w;
+    }
+    let h = if entries.is_empty() { 0.0 } else { y + LEGEND_LINE + LEGEND_GAP };
+    (placed, h)
+}
+
 impl Figure {
-    /// The SVG document.
+    /// The SVG document: one chart with its legend at its right, or
+    /// several in a grid with one legend under them.
     pub fn svg(&self) -> String {
+        if self.charts.len() >= 2 {
+            return self.grid_svg();
+        }
         let text_w = Legend::text_width_for(self.charts.iter().flat_map(|c| c.series.iter().map(|s| s.label.as_str())));
-        let planned: Vec<Planned<'_>> = self.charts.iter().map(|c| Planned::new(c, text_w)).collect();
-        // One left and right margin for every chart, so their plot areas
-        // line up.
+        let planned: Vec<Planned<'_>> =
+            self.charts.iter().map(|c| Planned::new(c, text_w, WIDTH, PLOT_HEIGHT)).collect();
         let left = planned.iter().map(|p| p.y.left()).fold(MIN_LEFT, f64::max);
         let right = planned.iter().map(|p| p.legend.right()).fold(NO_LEGEND_RIGHT, f64::max);
         let mut body = String::new();
         let mut y0 = 0.0;
         for p in &planned {
-            y0 += p.render(&mut body, y0, left, right);
+            y0 += p.render(&mut body, (0.0, WIDTH), y0, (left, right), true);
         }
+        let mut out = svg_open(y0.max(1.0).ceil());
+        out.push_str(&body);
+        out.push_str("</svg>\n");
+        out
+    }
+
+    /// Up to four charts to a row (two when there are two, three when
+    /// there are more than four), one legend for all of them underneath.
+    fn grid_svg(&self) -> String {
+        let per_row = match self.charts.len() {
+            n @ 2..=4 => n,
+            _ => 3,
+        };
+        let cell = WIDTH / per_row as f64;
+        let planned: Vec<Planned<'_>> =
+            self.charts.iter().map(|c| Planned::new(c, 0.0, cell, GRID_PLOT_HEIGHT)).collect();
+        let left = planned.iter().map(|p| p.y.left()).fold(MIN_LEFT, f64::max);
+        let mut body = String::new();
+        let mut y0 = 0.0;
+        for row in planned.chunks(per_row) {
+            let mut h: f64 = 0.0;
+            for (i, p) in row.iter().enumerate() {
+                h = h.max(p.render(&mut body, (i as f64 * cell, cell), y0, (left, NO_LEGEND_RIGHT), false));
+            }
+            y0 += h;
+        }
+        let (placed, lh) = flow(&flow_legend(&self.charts));
+        let legend = Legend::new(Vec::new(), 0.0);
+        for (x, y, m, label) in &placed {
+            legend.draw_entry(&mut body, *m, label, *x, y0 + 4.0 + y);
+        }
+        y0 += lh + 8.0;
         let mut out = svg_open(y0.max(1.0).ceil());
         out.push_str(&body);
         out.push_str("</svg>\n");
@@ -765,11 +968,39 @@ pub(crate) mod tests {
         };
         let svg = Figure { charts: vec![chart.clone(), chart] }.svg();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert_eq!(svg.matches("<circle").count(), 2 * (2 + 1), "two dots and one legend dot per chart");
+        assert_eq!(svg.matches("<circle").count(), 2 * 2 + 1, "two dots per chart, one legend dot under the grid");
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("a &lt; b &amp; c") && !svg.contains("a < b"));
         assert!(!svg.contains("NaN"));
         assert_no_text_overlaps(&svg);
+    }
+
+    #[test]
+    fn dots_at_one_place_are_set_side_by_side_and_log_axes_keep_small_values_apart() {
+        let dots = |label: &str, colour: usize| Series {
+            style: 0,
+            label: label.into(),
+            points: vec![(1.0, 100.0), (2.0, 50.0)],
+            line: false,
+            colour,
+        };
+        let chart = Chart {
+            title: "t".into(),
+            x_label: "cores".into(),
+            y_label: "y".into(),
+            series: vec![dots("a", 0), dots("b", 1)],
+        };
+        let px = |x: f64| x * 100.0;
+        let py = |y: f64| 300.0 - y;
+        let placed = dodged(&chart, &px, &py);
+        assert_eq!(placed.len(), 4);
+        let at_one: Vec<f64> = placed.iter().filter(|p| (p.2 - 200.0).abs() < 1e-9).map(|p| p.1).collect();
+        assert_eq!(at_one.len(), 2);
+        assert!((at_one[0] - at_one[1]).abs() >= 7.0, "two dots at one place stand apart: {at_one:?}");
+        let log = YAxis::log(1.0, 120.0, "cores (log scale)", 200.0);
+        assert!(log.frac(2.0) > 0.1 && log.frac(1.0) == 0.0 && (log.frac(1000.0) - 1.0).abs() < 1e-9);
+        let svg = Figure { charts: vec![Chart { y_label: format!("cores ({LOG_SCALE})"), ..chart.clone() }] }.svg();
+        assert!(svg.contains(">10<") && svg.contains(">20<") && svg.contains(">50<"), "log ticks: {svg}");
     }
 
     #[test]

@@ -89,16 +89,14 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
     assert!(!of_kind(&recs, "synthesis_atomics").is_empty());
 
     // The subsystem study ran every policy, with no failed call, and its
-    // three profiler tables are on the page.
+    // three profiler tables are named on the page (every lock in subsystems.csv).
     let sub = of_kind(&recs, "subsystems");
     for p in ["giant", "sx", "improper", "lockfree"] {
         assert!(sub.iter().any(|r| r["policy"] == p), "no subsystems record for {p}");
     }
     assert!(sub.iter().all(|r| r["errors"].as_u64() == Some(0)), "{sub:?}");
     assert!(!of_kind(&recs, "subsystem_findings").is_empty());
-    for t in ["Table 1", "Table 2", "Table 3"] {
-        assert!(html.contains(&format!("the seed's {t}")), "{t}");
-    }
+    assert!(html.contains("the paper's Tables 2, 1 and 3 for giant, sx and improper"), "the profiler tables are named");
 
     // Every figure is there, as inline SVG and as a sibling file, and every
     // number it plotted is the record field it names.

@@ -84,7 +84,7 @@ pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
         caption: format!(
             "Round-trip cycles of a client/server ping-pong on one core under each regime: mean ± standard \
              deviation over {runs:.0} runs, each on a freshly booted machine (records `ipc` of experiment `ipc`; \
-             the seeds' Figure 3 / Figure 1)."
+             Figure 3 of Elphinstone et al. (2016), Figure 1 of Peters et al. (2015))."
         ),
         plot: Plot::Bars(chart),
         sources,
@@ -170,49 +170,89 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
         caption: "One independent ping-pong pair per core, exponentially distributed delay between receive and \
                   reply; dots are measured (records `scale`), lines are the machine-repairman model fitted to the \
                   measured big-lock points (records `model_curve` of the fit steps), drawn over the measured cores; \
-                  the next figure extends it to larger machines. The seeds' Figures 4–5."
+                  the next figure extends it to larger machines. Figures 4–5 of Elphinstone et al. (2016)."
             .into(),
         plot: Plot::Lines(Figure { charts }),
         sources,
     })
 }
 
-/// Predicted scaling on larger machines: one line per (source, label).
-pub fn prediction(curves: &[(String, Vec<Rec<'_>>)], x_field: &str, y_field: &str, y_label: &str) -> Option<Fig> {
-    if curves.is_empty() {
-        return None;
-    }
-    let mut sources = Vec::new();
-    let series = curves
+/// The clock the page converts cycles to seconds with: this machine's TSC
+/// frequency in GHz (record `machine`, field `tsc_ghz`), with its source.
+pub fn clock(rs: &Records<'_>) -> Option<(f64, Source)> {
+    let s = Source::of(&rs.machine()?, "tsc_ghz").filter(|s| s.value.is_finite() && s.value > 0.0)?;
+    Some((s.value, s))
+}
+
+/// A simulated point's lock acquisitions per second: its acquisitions per
+/// cycle (field `throughput`) at `ghz`, the one clock the page assumes for
+/// every simulated machine (the fitted times are this machine's cycles).
+pub fn simulated_per_sec(r: &Rec<'_>, ghz: f64) -> Option<f64> {
+    r.num("throughput").map(|t| t * ghz * 1e9)
+}
+
+/// Predicted big-lock throughput on larger machines: one line per
+/// simulated topology and lock, in lock acquisitions per second at this
+/// machine's clock; a colour per machine (this one black), a dash per lock.
+pub fn simulated(rs: &Records<'_>) -> Option<Fig> {
+    let (ghz, clock_source) = clock(rs)?;
+    let mut sources = vec![clock_source];
+    let mut series = Vec::new();
+    for ((m, (topology, name)), (e, end)) in super::SIMULATED
         .iter()
         .enumerate()
-        .map(|(i, (label, rows))| {
+        .flat_map(|t| super::frontier_sim::End::BOTH.into_iter().enumerate().map(move |e| (t, e)))
+    {
+        let sims = rs.of(&super::simulate_step_name(topology, end), "model_simulate");
+        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
+        locks.dedup();
+        for (l, lock) in locks.into_iter().enumerate() {
             let mut points = Vec::new();
-            for r in rows {
-                if let (Some(x), Some(y)) = (Source::of(r, x_field), Source::of(r, y_field)) {
-                    points.push((x.value, y.value));
+            for r in sims.iter().filter(|r| r.str("lock") == Some(lock)) {
+                if let (Some(x), Some(y), Some(v)) =
+                    (Source::of(r, "cores"), Source::of(r, "throughput"), simulated_per_sec(r, ghz))
+                {
+                    points.push((x.value, v));
                     sources.extend([x, y]);
                 }
             }
-            Series { style: 0, label: label.clone(), points, line: true, colour: i }
-        })
-        .collect();
+            let colour = match *topology {
+                "this-machine" => 6,
+                _ => [0, 2][m % 2],
+            };
+            let short = name.split(" (").next().unwrap_or(name);
+            series.push(Series {
+                style: l + 2 * e,
+                label: format!("{lock} lock, {short}, {} hold (simulated)", end.name()),
+                points,
+                line: true,
+                colour,
+            });
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
     let chart = Chart {
         title: "Predicted big-lock throughput on larger machines".into(),
         x_label: "cores".into(),
-        y_label: y_label.into(),
+        y_label: "lock acquisitions per second".into(),
         series,
     };
     Some(Fig {
         id: "fig-predict",
         title: "Where a big lock stops scaling".into(),
-        caption: "Discrete-event simulations of the big lock with the service time s and think time a fitted to \
-                  this machine's measurements (records `model_simulate` of the simulate steps): the seeds' x86 \
-                  two-socket and quad-core ARM machines, and this machine with the core-to-core latencies `granule \
-                  info` measured. The think time is the fit's a alone, i.e. system calls back to back, the big \
-                  lock's worst case (the previous figure and the frontier give every delay). These are predictions, \
-                  not measurements."
-            .into(),
+        caption: format!(
+            "Discrete-event simulations of the big lock with the longest and with the shortest hold time the lock \
+             profiler measured on this machine (record `service_band`; the simulator adds each machine's own \
+             cache-line hand-off) and the think time one core measured with system calls back to back, the big \
+             lock's worst case (records `model_simulate` of the simulate steps): {}, the quad-core ARM of \
+             Elphinstone et al. (2016), and this machine with the core-to-core latencies `granule info` measured \
+             (black). One colour per machine, and one dash pattern per lock and hold time (see the legend). The hold times are this machine's cycles, so every \
+             simulated machine is drawn at this machine's clock, {ghz:.2} GHz (record `machine`, line 1): lock \
+             acquisitions per second. Predictions, not measurements.",
+            super::cite::SEEDS_MACHINE
+        ),
         plot: Plot::Lines(Figure { charts: vec![chart] }),
         sources,
     })
@@ -294,19 +334,39 @@ fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(Fig
     Some((Figure { charts }, sources))
 }
 
-/// KV throughput against cores (seed `002` Figure 3, seed `001` Figure 7).
+/// What the KV captions say of real redis-server on Linux: its dots when
+/// the run measured it (records `kv_linux`), else that it was not measured
+/// and why (record `linux_skipped`).
+fn linux_words(rs: &Records<'_>) -> String {
+    if !rs.of(kv::STEP, "kv_linux").is_empty() {
+        return ", and real redis-server on Linux in the same layout over loopback TCP (records `kv_linux`)".into();
+    }
+    match rs.of(kv::STEP, "linux_skipped").first() {
+        Some(r) => format!(
+            "; real redis-server on Linux was not measured in this run: {} (results.jsonl line {})",
+            r.str("reason").unwrap_or("no reason recorded").trim_end_matches('.'),
+            r.line
+        ),
+        None => "; real redis-server on Linux was not measured in this run".into(),
+    }
+}
+
+/// KV throughput against cores (Peters et al. 2015, Figure 3; Elphinstone
+/// et al. 2016, Figure 7).
 pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
     let (figure, sources) = kv_against_cores(rs, "ops_per_sec", "YCSB operations per second")?;
+    let linux = linux_words(rs);
     Some(Fig {
         id: "fig-kv",
         title: "KV throughput against cores".into(),
-        caption: "The seeds' Redis/YCSB macrobenchmark measured on this machine, one chart per YCSB workload: \
+        caption: format!(
+            "The papers' Redis/YCSB macrobenchmark measured on this machine, one chart per YCSB workload: \
                   core 0 runs the virtual network card's driver, every other core a KV server and two load \
                   clients, each with its own network stack (`granule kv`). Dots are YCSB operations per second \
-                  (records `kv` of experiment `kv`, field `ops_per_sec`), one series per regime, and real \
-                  redis-server on Linux in the same layout over loopback TCP (records `kv_linux`); each dot is \
-                  the median run. The seeds' Figure 3 (seed 002) and Figure 7 (seed 001)."
-            .into(),
+                  (records `kv` of experiment `kv`, field `ops_per_sec`), one series per regime{linux}; each \
+                  dot is the median run, and dots that would cover one another are set side by side. Figure 3 of \
+                  Peters et al. (2015) and Figure 7 of Elphinstone et al. (2016)."
+        ),
         plot: Plot::Lines(figure),
         sources,
     })
@@ -315,14 +375,20 @@ pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
 /// KV throughput per unit of utilisation against cores (seed `002` Figure 4).
 pub fn kv_xput(rs: &Records<'_>) -> Option<Fig> {
     let (figure, sources) = kv_against_cores(rs, "xput", "operations per second ÷ utilisation")?;
+    let has_linux = !rs.of(kv::STEP, "kv_linux").is_empty();
+    let linux = linux_words(rs);
     Some(Fig {
         id: "fig-kv-xput",
         title: "KV Xput against cores".into(),
-        caption: "Xput: YCSB operations per second divided by the mean utilisation of the cores (the kernel's \
-                  idle-loop accounting; /proc/stat on Linux), the throughput for a fixed processing cost, measured \
-                  on this machine (field `xput` of records `kv` and `kv_linux` of experiment `kv`, the median \
-                  run of each point). The seeds' Figure 4 (seed 002)."
-            .into(),
+        caption: format!(
+            "Xput: YCSB operations per second divided by the mean utilisation of the cores (the kernel's idle-loop \
+             accounting{proc}), the throughput for a fixed processing cost, measured on this machine (field `xput` \
+             of records `kv`{linux_records} of experiment `kv`, the median run of each point){linux}. Figure 4 of \
+             Peters et al. (2015).",
+            proc = if has_linux { "; /proc/stat on Linux" } else { "" },
+            linux_records = if has_linux { " and `kv_linux`" } else { "" },
+            linux = if has_linux { String::new() } else { linux }
+        ),
         plot: Plot::Lines(figure),
         sources,
     })

@@ -14,6 +14,7 @@ mod agreement_tests;
 pub mod answer;
 pub mod band;
 pub mod bars;
+pub mod cite;
 pub mod compare;
 pub mod figures;
 pub mod frontier;
@@ -21,6 +22,7 @@ pub mod frontier_sim;
 pub mod html;
 pub mod kv;
 pub mod lock_model;
+pub mod pivot;
 pub mod plan;
 pub mod prediction;
 pub mod records;
@@ -29,6 +31,7 @@ pub mod run;
 pub mod subsystems;
 pub mod summary;
 pub mod synthesis;
+pub mod tables;
 pub mod units;
 pub mod verdict;
 
@@ -76,8 +79,8 @@ pub fn fit_step(dir: &Path) -> Step {
 /// The topologies the suite simulates, in report order, with how the
 /// summary names each.
 pub const SIMULATED: [(&str, &str); 3] = [
-    ("x86-2s", "the seeds' two-socket x86 (56 threads)"),
-    ("arm-quad", "the seeds' quad-core ARM"),
+    ("x86-2s", cite::SEEDS_MACHINE),
+    ("arm-quad", "the quad-core ARM of Elphinstone et al. (2016)"),
     ("this-machine", "this machine's measured core-to-core latencies"),
 ];
 
@@ -235,19 +238,7 @@ pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
     out.extend(prediction::figure(rs));
-    let mut curves: Vec<(String, Vec<_>)> = Vec::new();
-    for (topology, _) in SIMULATED {
-        for end in frontier_sim::End::BOTH {
-            let sims = rs.of(&simulate_step_name(topology, end), "model_simulate");
-            let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
-            locks.dedup();
-            for lock in locks {
-                let pts: Vec<_> = sims.iter().copied().filter(|r| r.str("lock") == Some(lock)).collect();
-                curves.push((format!("{lock} lock, {topology}, {} hold (simulated)", end.name()), pts));
-            }
-        }
-    }
-    out.extend(figures::prediction(&curves, "cores", "throughput", "lock acquisitions per cycle"));
+    out.extend(figures::simulated(rs));
     out.extend(figures::kv_throughput(rs));
     out.extend(figures::kv_xput(rs));
     out.extend(figures::lock_costs(rs));
@@ -312,35 +303,16 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
     for f in rest {
         b.push_str(&html::figure(f));
     }
-    let _ = writeln!(b, "<h2>Tables</h2>\n<h3>Single-core IPC</h3>");
-    let ipc: Vec<_> = rs.of("ipc", "ipc");
-    b.push_str(&table(
-        &ipc,
-        &[
-            ("regime", "regime"),
-            ("runs", "runs"),
-            ("cycles (mean)", "round_trip_cycles_mean"),
-            ("std", "round_trip_cycles_std"),
-            ("× none", "ratio_to_none"),
-            ("extra / call", "extra_cycles_per_call"),
-            ("atomics / call", "atomics_per_call"),
-            ("atomics are", "atomics_source"),
-            ("atomic floor", "atomic_floor_cycles"),
-            ("≤ 1.5 × floor", "meets_target"),
-        ],
-    ));
-    let _ = writeln!(b, "<h3>Multicore ping-pong</h3>");
-    b.push_str(&table(
-        &rs.of("scale", "scale"),
-        &[
-            ("regime", "regime"),
-            ("cores", "cores"),
-            ("delay", "delay_cycles"),
-            ("round trips/s", "round_trips_per_sec"),
-            ("utilisation", "utilisation"),
-            ("xput", "xput"),
-        ],
-    ));
+    let _ = writeln!(b, "<h2>Tables</h2>\n<div class=\"tables\">");
+    section(&mut b, true, |b| tables::ipc(b, &rs));
+    let sims: Vec<String> = run
+        .steps
+        .iter()
+        .map(|s| s.name.clone())
+        .filter(|n| n.starts_with("simulate_") || n.starts_with("frontier_sim_"))
+        .collect();
+    section(&mut b, true, |b| tables::drawn(b, &rs, &sims));
+    let _ = writeln!(b, "<section class=\"wide\">");
     let _ = writeln!(b, "<h3>Model fits (prediction inputs)</h3>");
     b.push_str(&table(
         &rs.of("model_fit", "model_fit"),
@@ -357,91 +329,25 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
             ("profiled hold, 1 core", "profiled_hold_1_core"),
         ],
     ));
-    let _ = writeln!(b, "<h3>Simulated larger machines (predictions from the fitted s and a)</h3>");
-    b.push_str(&table(
-        &rs.iter().filter(|r| r.kind() == "model_simulate").collect::<Vec<_>>(),
-        &[
-            ("experiment", "experiment"),
-            ("lock", "lock"),
-            ("cores", "cores"),
-            ("throughput / cycle", "throughput"),
-            ("lock utilisation", "lock_utilisation"),
-            ("queue", "queue_length"),
-            ("hand-off cycles", "mean_handoff_cycles"),
-            ("model", "model_throughput"),
-        ],
-    ));
-    kv_tables(&mut b, &rs);
-    subsystems::tables(&mut b, &rs);
-    let _ = writeln!(b, "<h3>The machine's limits</h3>");
-    b.push_str(&table(
-        &rs.of("info", "atomic_cost"),
-        &[("instruction", "instruction"), ("cycles", "cycles"), ("note", "note")],
-    ));
-    b.push_str(&table(
-        &rs.of("info", "core_latency"),
-        &[("from", "from"), ("to", "to"), ("one-way cycles", "one_way_cycles"), ("one-way ns", "one_way_ns")],
-    ));
-    let _ = writeln!(b, "<h3>Locks</h3>");
-    b.push_str(&table(
-        &rs.of("locks", "lock_uncontended"),
-        &[
-            ("lock", "lock"),
-            ("cycles", "cycles_per_pair"),
-            ("× xchg", "ratio_to_xchg"),
-            ("× parking_lot", "ratio_to_parking_lot"),
-        ],
-    ));
-    b.push_str(&table(
-        &rs.of("locks", "lock_contended"),
-        &[
-            ("lock", "lock"),
-            ("threads", "threads"),
-            ("acquisitions/s", "acquisitions_per_sec"),
-            ("fairness", "fairness"),
-        ],
-    ));
-    let _ = writeln!(b, "<h3>The Synthesis table (lock-free objects)</h3>");
-    b.push_str(&table(
-        &rs.of("quaject", "quaject"),
-        &[
-            ("operation", "operation"),
-            ("no sync", "nosync_cycles"),
-            ("0 retry", "opt0_cycles"),
-            ("1 retry", "opt1_cycles"),
-            ("0 retry / no sync", "opt0_over_nosync"),
-            ("1 retry / 0 retry", "opt1_over_opt0"),
-        ],
-    ));
-    synthesis::tables(&mut b, &rs);
-    let _ = writeln!(b, "<h3>Lock profiler (profiled runs)</h3>");
-    b.push_str(&table(
-        &rs.of("ipc_profile", "lock_profile"),
-        &[
-            ("regime", "regime"),
-            ("lock", "lock"),
-            ("count", "acquisitions"),
-            ("contended", "contended"),
-            ("wait max", "wait_max"),
-            ("wait total", "wait_total"),
-            ("hold max", "hold_max"),
-            ("hold total", "hold_total"),
-            ("aborts", "aborts_conflict"),
-            ("fallbacks", "fallbacks"),
-        ],
-    ));
-    let _ = writeln!(b, "<h2>Repeat this run</h2>\n<pre>{}\n", esc(&run.command));
-    for s in &run.steps {
-        let _ = writeln!(b, "{}   # {:.1} s", esc(&s.command), s.seconds);
-    }
-    let _ = writeln!(b, "</pre>");
-    let _ = writeln!(b, "<p>Files: <a href=\"results.jsonl\">results.jsonl</a> (every record, machine record first)");
-    for s in &run.steps {
-        let n = &s.name;
-        let _ = write!(b, " · <a href=\"{n}.csv\">{n}.csv</a>");
-    }
-    let _ = writeln!(b, " · <a href=\"commands.txt\">commands.txt</a></p>");
+    let _ = writeln!(b, "</section>");
+    section(&mut b, true, |b| tables::kv(b, &rs));
+    section(&mut b, true, |b| subsystems::tables(b, &rs));
+    section(&mut b, false, |b| tables::limits(b, &rs));
+    section(&mut b, false, |b| tables::locks(b, &rs));
+    section(&mut b, false, |b| tables::quaject(b, &rs));
+    section(&mut b, false, |b| tables::profiler(b, &rs));
+    section(&mut b, true, |b| synthesis::tables(b, &rs));
+    let _ = writeln!(b, "</div>");
+    tables::repeat(&mut b, &run);
     html::page("granule suite report", &b)
+}
+
+/// One block of the tables' grid: half the page wide, or the whole width
+/// (`wide`) for tables of many columns.
+fn section(b: &mut String, wide: bool, f: impl FnOnce(&mut String)) {
+    let _ = writeln!(b, "<section{}>", if wide { " class=\"wide\"" } else { "" });
+    f(b);
+    let _ = writeln!(b, "</section>");
 }
 
 /// Findings as list items, each naming its `results.jsonl` lines.
@@ -450,78 +356,9 @@ fn findings(b: &mut String, fs: &[summary::Finding]) {
         let _ = writeln!(
             b,
             "<li>{} <span class=\"none\">(results.jsonl line{} {})</span></li>",
-            esc(&f.text),
+            cite::html(&f.text),
             if f.lines.len() == 1 { "" } else { "s" },
             units::line_list(&f.lines)
-        );
-    }
-}
-
-/// The KV macrobenchmark's tables: the kernel's records, Linux's, and what
-/// was not measured and why.
-fn kv_tables(b: &mut String, rs: &Records<'_>) {
-    let _ = writeln!(b, "<h3>KV macrobenchmark (measured on this machine)</h3>");
-    let _ = writeln!(
-        b,
-        "<p>User cycles between kernel entries beside the seeds' {:.0} (core 0, the virtual network) and {:.0} \
-         (the client/server cores) in their five-core case (seed 001 §5.2.2); cycles outside user code per \
-         request beside the request's kernel entries times the regime's entry cost (half a ping-pong round \
-         trip).</p>",
-        kv::SEED_USER_CYCLES_CORE0,
-        kv::SEED_USER_CYCLES_SERVERS
-    );
-    b.push_str(&table(
-        &rs.of(kv::STEP, "kv"),
-        &[
-            ("regime", "regime"),
-            ("cores", "cores"),
-            ("workload", "workload"),
-            ("run", "run"),
-            ("ops/s", "ops_per_sec"),
-            ("p50 µs", "latency_p50_us"),
-            ("p99 µs", "latency_p99_us"),
-            ("utilisation", "utilisation"),
-            ("xput", "xput"),
-            ("entries / request", "entries_per_request"),
-            ("user cycles / entry, core 0 (seeds 800)", "user_cycles_per_entry_core0"),
-            ("user cycles / entry, servers (seeds 1600)", "user_cycles_per_entry_servers"),
-            ("kernel cycles / request", "kernel_cycles_per_request"),
-            ("entry cost", "entry_cost_cycles"),
-            ("entries × entry cost", "entries_cost_per_request"),
-            ("kernel ÷ entries × cost", "kernel_over_entries"),
-            ("failed", "failed"),
-            ("dropped", "dropped"),
-        ],
-    ));
-    let linux = rs.of(kv::STEP, "kv_linux");
-    if !linux.is_empty() {
-        let _ = writeln!(b, "<p>Real redis-server on Linux, same layout, loopback TCP:</p>");
-        b.push_str(&table(
-            &linux,
-            &[
-                ("cores", "cores"),
-                ("workload", "workload"),
-                ("run", "run"),
-                ("ops/s", "ops_per_sec"),
-                ("p50 µs", "latency_p50_us"),
-                ("p99 µs", "latency_p99_us"),
-                ("utilisation", "utilisation"),
-                ("xput", "xput"),
-                ("server CPU s", "server_cpu_s"),
-                ("requests / server CPU s", "requests_per_server_cpu_s"),
-                ("failed", "failed"),
-                ("redis-server", "redis_version"),
-            ],
-        ));
-    }
-    for r in rs.of(kv::STEP, "linux_skipped").into_iter().chain(rs.of(kv::STEP, "regime_skipped")) {
-        let what = r.str("regime").map_or("Linux redis-server".to_string(), |g| format!("`{g}`"));
-        let _ = writeln!(
-            b,
-            "<p class=\"none\">Not measured: {}: {} (results.jsonl line {}).</p>",
-            esc(&what),
-            esc(r.str("reason").unwrap_or("")),
-            r.line
         );
     }
 }

@@ -1,4 +1,4 @@
-//! The report's subsystem study (seed `003`): the throughput figure per
+//! The report's subsystem study (Toy, 2010): the throughput figure per
 //! regime and policy, and the tables — throughput, the seed's findings,
 //! and the lock profiler's tables for `giant`, `sx` and `improper` (the
 //! seed's Tables 2, 1 and 3) in the seed's columns.
@@ -6,8 +6,10 @@
 use std::fmt::Write as _;
 
 use super::bars::{Bar, BarChart};
+use super::cite;
 use super::figures::{Fig, Plot};
-use super::html::table;
+use super::html::{csv_link, esc, table};
+use super::pivot::pivot;
 use super::records::{Records, Source};
 use crate::fields::Fields;
 use crate::regimes::colour;
@@ -51,7 +53,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         caption: format!(
             "Jobs per second of the build load (workers computing between sysctl reads, rare sets, walks and log \
              appends; `granule subsystems`) under each regime and subsystem locking policy: mean ± standard \
-             deviation over {runs:.0} runs (records `subsystems` of experiment `subsystems`; seed 003 §5.2 found \
+             deviation over {runs:.0} runs (records `subsystems` of experiment `subsystems`; Toy (2010, §5.2) found \
              +0.5 % for sx over giant on a real build)."
         ),
         plot: Plot::Bars(chart),
@@ -59,59 +61,33 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
     })
 }
 
-/// The study's tables.
+/// The study's tables: jobs per second per regime and policy, the
+/// paper's findings, and for each policy the lock each regime waited on
+/// most (every lock of every policy is in `subsystems.csv`).
 pub fn tables(b: &mut String, rs: &Records<'_>) {
-    let _ = writeln!(b, "<h3>Subsystem locking (seed 003)</h3>");
-    b.push_str(&table(
+    let _ = writeln!(b, "<h3>Subsystem locking ({})</h3>", esc(&cite::paper(3)));
+    let _ = writeln!(b, "<p>Jobs per second (mean over the runs) per regime and subsystem locking policy:</p>");
+    b.push_str(&pivot(
         &rs.of(STEP, "subsystems"),
-        &[
-            ("regime", "regime"),
-            ("policy", "policy"),
-            ("cores", "cores"),
-            ("jobs/s", "jobs_per_sec_mean"),
-            ("std", "jobs_per_sec_std"),
-            ("× giant", "ratio_to_giant"),
-            ("calls/s", "calls_per_sec_mean"),
-            ("log read", "klog_read"),
-            ("log dropped", "klog_dropped"),
-            ("errors", "errors"),
-        ],
+        "regime, cores",
+        |r| Some(format!("`{}`, {:.0}", r.str("regime")?, r.num("cores")?)),
+        |r| r.str("policy").map(str::to_string),
+        "jobs_per_sec_mean",
     ));
-    let _ = writeln!(b, "<p>The seed's findings, per regime (totals over the last run of each policy):</p>");
+    let _ = writeln!(b, "<p>The paper's findings, per regime (totals over the last run of each policy, cycles):</p>");
     b.push_str(&table(
         &rs.of(STEP, "subsystem_findings"),
         &[
             ("regime", "regime"),
-            ("cores", "cores"),
             ("giant's lock", "giant_lock"),
-            ("giant wait", "giant_wait_total"),
-            ("giant contended", "giant_contended"),
-            ("sx sysctl wait", "sx_sysctl_wait_total"),
-            ("sx contended", "sx_sysctl_contended"),
-            ("improper acquisitions ÷ giant", "improper_over_giant_acquisitions"),
-            ("improper wait ÷ giant", "improper_over_giant_wait"),
-            ("sx jobs ÷ giant", "sx_over_giant_jobs"),
+            ("giant: total wait", "giant_wait_total"),
+            ("giant: found held", "giant_contended"),
+            ("sx: sysctl wait", "sx_sysctl_wait_total"),
+            ("sx: found held", "sx_sysctl_contended"),
+            ("improper ÷ giant, acquisitions", "improper_over_giant_acquisitions"),
+            ("improper ÷ giant, wait", "improper_over_giant_wait"),
+            ("sx ÷ giant, jobs", "sx_over_giant_jobs"),
         ],
     ));
-    let locks = rs.of(STEP, "subsystem_lock");
-    for (policy, seed_table) in [("giant", "Table 2"), ("sx", "Table 1"), ("improper", "Table 3")] {
-        let _ = writeln!(b, "<p>Lock profile under <b>{policy}</b> (the seed's {seed_table}; cycles):</p>");
-        let rows: Vec<_> = locks.iter().copied().filter(|r| r.str("policy") == Some(policy)).collect();
-        b.push_str(&table(
-            &rows,
-            &[
-                ("regime", "regime"),
-                ("max held", "hold_max"),
-                ("max wait", "wait_max"),
-                ("total held", "hold_total"),
-                ("total wait", "wait_total"),
-                ("times acquired", "acquisitions"),
-                ("average held", "avg_held"),
-                ("average wait", "avg_wait"),
-                ("lock", "lock"),
-                ("file", "file"),
-                ("line", "line"),
-            ],
-        ));
-    }
+    b.push_str(&csv_link(STEP, "Every lock under every policy (the paper's Tables 2, 1 and 3 for giant, sx and improper), with its source line, and the calls per second"));
 }

@@ -93,6 +93,12 @@ pub fn line_list(lines: &[usize]) -> String {
     out.join(", ")
 }
 
+/// A decimal numeral with commas between groups of three digits of its
+/// integer part: `1234567.5` as `1,234,567.5`.
+pub fn grouped(n: &str) -> String {
+    thousands(n)
+}
+
 /// Commas between groups of three digits of a decimal numeral's integer part.
 fn thousands(n: &str) -> String {
     let (sign, rest) = n.strip_prefix('-').map_or(("", n), |r| ("-", r));

@@ -152,7 +152,7 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
     let mut charts = vec![Chart {
         title: "Most cores at which one big lock keeps its share of perfect scaling".into(),
         x_label: "mean delay between system calls (cycles per round trip)".into(),
-        y_label: "cores".into(),
+        y_label: format!("cores ({})", crate::plot::LOG_SCALE),
         series,
     }];
     let mut cross = Vec::new();
@@ -172,7 +172,7 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
         charts.push(Chart {
             title: "Fewest cores at which fine-grained locking overtakes the big lock".into(),
             x_label: "mean delay between system calls (cycles per round trip)".into(),
-            y_label: "cores".into(),
+            y_label: format!("cores ({})", crate::plot::LOG_SCALE),
             series: cross,
         });
     }

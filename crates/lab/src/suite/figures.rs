@@ -157,6 +157,8 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
                 colour: colour(f.regime),
             });
         }
+        let top = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+        series.extend(super::prediction::boundaries(rs, most as usize, top));
         charts.push(Chart {
             title: format!("mean delay {delay} cycles"),
             x_label: "cores".into(),
@@ -168,9 +170,10 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
         id: "fig-scale",
         title: "Throughput against cores".into(),
         caption: "One independent ping-pong pair per core, exponentially distributed delay between receive and \
-                  reply; dots are measured (records `scale`), lines are the machine-repairman model fitted to the \
-                  measured big-lock points (records `model_curve` of the fit steps), drawn over the measured cores; \
-                  the next figure extends it to larger machines. Figures 4–5 of Elphinstone et al. (2016)."
+                  reply; dots are measured (records `scale`), lines, where a fit is determined enough to quote (at least 4 \
+                  core counts, R² ≥ 0.9), the machine-repairman model fitted to the measured big-lock points \
+                  (records `model_curve`), drawn over the measured cores; dotted vertical lines mark this machine's \
+                  cache and socket boundaries. Figures 4–5 of Elphinstone et al. (2016)."
             .into(),
         plot: Plot::Lines(Figure { charts }),
         sources,

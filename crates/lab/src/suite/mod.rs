@@ -212,7 +212,18 @@ pub fn write_step(dir: &Path, machine: &Map<String, Value>, s: &StepRun) -> Resu
 /// The report's figures.
 pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig> {
     let fits: Vec<FitLine<'_>> = {
-        let curves = rs.of("model_fit", "model_curve");
+        // Only fits `model fit` marked determined enough to quote.
+        let quoted: Vec<(&str, &str)> = rs
+            .of("model_fit", "model_fit")
+            .into_iter()
+            .filter(|r| r.bool("quoted") == Some(true))
+            .filter_map(|r| Some((r.str("regime")?, r.str("scope")?)))
+            .collect();
+        let curves: Vec<_> = rs
+            .of("model_fit", "model_curve")
+            .into_iter()
+            .filter(|r| quoted.iter().any(|q| Some(q.0) == r.str("regime") && Some(q.1) == r.str("scope")))
+            .collect();
         let mut keys: Vec<(String, u64)> = curves
             .iter()
             .filter(|r| r.str("scope") != Some("all"))

@@ -8,6 +8,7 @@ use super::band::Band;
 use super::figures::{Fig, Plot};
 use super::frontier::{tsc_hz, Measured};
 use super::records::{Records, Source};
+use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
 
 /// The most cores drawn (the seeds' 56-thread machine).
@@ -24,6 +25,33 @@ pub const BOUNDARY_SERIES: &str = "socket boundary, two-socket x86 (28 cores)";
 /// delays, and of the socket boundary.
 const DELAY_COLOURS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
 const BOUNDARY_COLOUR: usize = 6;
+
+/// Vertical marks at this machine's last-level-cache, socket and SMT
+/// boundaries inside `1..max_cores` (from the machine record's topology),
+/// each from 0 to `top`.
+pub fn boundaries(rs: &Records<'_>, max_cores: usize, top: f64) -> Vec<Series> {
+    let Some(b) = rs.machine().and_then(|m| crate::topology::Boundaries::of_machine(m.map)) else {
+        return Vec::new();
+    };
+    b.marks(max_cores)
+        .into_iter()
+        .map(|m| {
+            let what = match m.kind {
+                "socket" => "socket",
+                "llc" => "last-level cache",
+                _ => "SMT siblings from here",
+            };
+            let x = m.cores as f64 + 0.5;
+            Series {
+                style: 3,
+                label: format!("this machine: {what} boundary after {} cores", m.cores),
+                points: vec![(x, 0.0), (x, top)],
+                line: true,
+                colour: BOUNDARY_COLOUR,
+            }
+        })
+        .collect()
+}
 
 /// The figure, if the suite measured the band and `bkl`.
 pub fn figure(rs: &Records<'_>) -> Option<Fig> {
@@ -73,6 +101,8 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         }
         series.push(Series { style: 0, label: format!("delay {d}: measured"), points: dots, line: false, colour });
     }
+    let here = rs.machine().and_then(|m| m.num("cores")).map_or(1, |c| c as usize).min(CORES);
+    series.extend(boundaries(rs, here, top));
     series.push(Series {
         style: 0,
         label: BOUNDARY_SERIES.into(),

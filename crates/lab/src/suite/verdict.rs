@@ -281,8 +281,8 @@ fn cores_range_text(lo: usize, hi: usize) -> String {
 
 /// What finer locking costs, and from where it pays.
 fn crossover(f: &Frontier) -> Option<Finding> {
-    let [Some(b), Some(fine)] = f.single_core_cycles else { return None };
     let row = f.rows.iter().find(|r| r.delay == QUOTED[0])?;
+    let one_core = row.fine_over_bkl_one_core?;
     let cross = row.crossover?;
     let measured = f
         .rows
@@ -300,12 +300,12 @@ fn crossover(f: &Frontier) -> Option<Finding> {
     };
     Some(Finding {
         text: format!(
-            "Fine-grained locking costs {} per round trip on one core where the big lock costs {}, so by the model's \
-             band it overtakes the big lock from {} cores when system calls are {} cycles apart.{measured}",
-            quantity(fine, "cycles"),
-            quantity(b, "cycles"),
+            "On one core fine-grained locking delivers {} the big lock's throughput when system calls are {} \
+             cycles apart (the scaling run's one-core points), so by the model's band it overtakes the big lock \
+             from {} cores there.{measured}",
+            times(one_core),
+            count(row.delay),
             crossover_text(cross),
-            count(row.delay)
         ),
         lines: row.crossover_lines.clone(),
     })

@@ -10,7 +10,7 @@ use granule_model::Repairman;
 
 use super::lock_model::{MAX_CORES, MAX_TIME};
 use super::records::Records;
-use crate::fields::Fields;
+use crate::cmd::model::fit::band::ServiceBand;
 
 /// The measured service-time band of the big lock, cycles per acquisition.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,38 +42,49 @@ impl Band {
     /// The `bkl` band of a suite's records (`None` without one, or with
     /// times that are not positive numbers of a sane size).
     pub fn of(rs: &Records<'_>) -> Option<Self> {
-        let r = rs.iter().find(|r| r.kind() == "service_band" && r.str("regime") == Some("bkl"))?;
-        let nums = |f: &str| -> Vec<f64> {
-            r.field(f).and_then(|v| v.as_array()).map_or(Vec::new(), |a| a.iter().filter_map(|v| v.as_f64()).collect())
-        };
+        // Read through the struct `model fit` wrote it with.
+        let (line, r) = rs.iter().find_map(|r| {
+            let b = crate::typed::record_of::<ServiceBand>(r.map).ok()??;
+            (b.regime == "bkl").then_some((r.line, b))
+        })?;
         let sane = |v: f64| v.is_finite() && (0.0..=MAX_TIME).contains(&v);
-        let (lo, hi, one) = (r.num("service_lo")?, r.num("service_hi")?, r.num("one_core_hold")?);
-        let (base, l) = (r.num("think_base")?, r.num("locks_per_round_trip")?);
-        if !(sane(lo) && sane(hi) && lo > 0.0 && hi >= lo && sane(one) && one > 0.0 && sane(base) && l > 0.0) {
+        let ok = sane(r.service_lo)
+            && sane(r.service_hi)
+            && r.service_lo > 0.0
+            && r.service_hi >= r.service_lo
+            && sane(r.one_core_hold)
+            && r.one_core_hold > 0.0
+            && sane(r.think_base)
+            && r.locks_per_round_trip.is_finite()
+            && r.locks_per_round_trip > 0.0;
+        if !ok {
             return None;
         }
-        let cores = nums("cores");
-        let (hold, handoff) = (nums("hold_cycles"), nums("handoff_cycles"));
-        let holds = cores
+        let holds = r
+            .cores
             .iter()
-            .zip(&hold)
-            .zip(handoff.iter().chain(std::iter::repeat(&0.0)))
-            .filter(|((c, h), x)| **c >= 1.0 && sane(**h) && sane(**x))
-            .map(|((c, h), x)| (*c as usize, *h, *x))
+            .zip(&r.hold_cycles)
+            .zip(r.handoff_cycles.iter().chain(std::iter::repeat(&0.0)))
+            .filter(|((c, h), x)| **c >= 1 && sane(**h) && sane(**x))
+            .map(|((c, h), x)| (*c, *h, *x))
             .collect();
-        let think_at =
-            nums("think_delays").into_iter().zip(nums("think_cycles")).filter(|(d, a)| sane(*d) && sane(*a)).collect();
-        let cores_of = |f: &str| r.num(f).filter(|c| *c >= 1.0).map_or(1, |c| c as usize);
+        let think_at = r
+            .think_delays
+            .iter()
+            .zip(&r.think_cycles)
+            .filter(|(d, a)| sane(**d) && sane(**a))
+            .map(|(d, a)| (*d, *a))
+            .collect();
         Some(Self {
-            lo: (lo, cores_of("service_lo_cores")),
-            hi: (hi, cores_of("service_hi_cores")),
-            one_core_hold: one,
+            lo: (r.service_lo, r.service_lo_cores.max(1)),
+            hi: (r.service_hi, r.service_hi_cores.max(1)),
+            one_core_hold: r.one_core_hold,
             holds,
             think_at,
-            think_base: base,
-            locks_per_round_trip: l,
-            handoff_source: r.str("handoff_source").unwrap_or("").to_string(),
-            line: r.line,
+            think_base: r.think_base,
+            locks_per_round_trip: r.locks_per_round_trip,
+            handoff_source: r.handoff_source,
+            line,
         })
     }
 
@@ -180,6 +191,7 @@ pub mod testing {
                 ("cores", holds.iter().map(|h| h.0).collect::<Vec<_>>().into()),
                 ("hold_cycles", holds.iter().map(|h| h.1).collect::<Vec<_>>().into()),
                 ("handoff_cycles", holds.iter().map(|h| h.2).collect::<Vec<_>>().into()),
+                ("service_cycles", service.clone().into()),
                 ("service_lo", service[lo].into()),
                 ("service_lo_cores", holds[lo].0.into()),
                 ("service_hi", service[hi].into()),

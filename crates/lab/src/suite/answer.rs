@@ -21,7 +21,7 @@ const SIM_COLOUR: usize = 7;
 
 /// The legend of the seeds' points (a reference series: a comparison of
 /// machines draws it once).
-pub const SEED_SERIES: &str = "Elphinstone et al. (2016), measured on their 28-thread Xeon";
+pub const SEED_SERIES: &str = "measured by Elphinstone et al. (2016) on their two-socket Xeon";
 
 /// Cores as a table cell or label: `14`, `≥ 2`, `≥ 4096`.
 pub fn cores_text(n: usize, at_least: bool) -> String {
@@ -187,8 +187,7 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
              measured on this machine ({}), as Elphinstone et al. (2016) drew theirs (their Figure 4b), scanned up \
              to {MAX_CORES} cores. Dots marked measured here come from the scale records (medians) where this \
              machine has the cores; a dot at the most cores measured means the machine ran out of cores first. \
-             The dotted and dashed grey lines are the discrete-event simulator on the 28-thread two-socket Xeon of \
-             Elphinstone et al. with the same hold times and its cache-line hand-off latencies; the grey squares \
+             The dotted and dashed grey lines are the discrete-event simulator on {} with the same hold times and its cache-line hand-off latencies; the grey squares \
              are that paper's own measurements on it. Bottom: the first core count at which fine-grained locking, \
              dearer per call but sharing no lock, overtakes the big lock, from the measured one-core costs and the \
              same band.",
@@ -198,7 +197,8 @@ pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
                 b.hi.0,
                 cores_phrase(b.lo.1, false),
                 cores_phrase(b.hi.1, false)
-            ))
+            )),
+            super::cite::SEEDS_MACHINE,
         ),
         plot: Plot::Lines(Figure { charts }),
         sources: sources(rs, f),

@@ -228,10 +228,7 @@ fn predicted(f: &Frontier) -> Option<Finding> {
         })
         .collect();
     let sim = if sim.len() == at.len() {
-        format!(
-            " (simulated on the two-socket Xeon of Elphinstone et al. (2016) with the same hold times: {})",
-            sim.join(" and ")
-        )
+        format!(" (simulated on {} with the same hold times: {})", super::cite::SEEDS_MACHINE, sim.join(" and "))
     } else {
         String::new()
     };
@@ -262,7 +259,7 @@ fn predicted(f: &Frontier) -> Option<Finding> {
         text: format!(
             "With the big lock's service time between {} (measured on {}) and {} (on {}), the model predicts that \
              one big lock stays within 90 % of perfect scaling up to {}{sim}: a prediction for cores this machine \
-             does not have; Elphinstone et al. measured {} on their 28-thread Xeon.{fit}",
+             does not have; Elphinstone et al. (2016) measured {} on theirs.{fit}",
             quantity(band.lo.0, "cycles"),
             cores_phrase(band.lo.1, false),
             quantity(band.hi.0, "cycles"),

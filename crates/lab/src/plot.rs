@@ -633,7 +633,15 @@ impl<'a> Planned<'a> {
             let y_top = (y_max * 1.02 / ys).ceil() * ys;
             YAxis::new(y_top, ys, &chart.y_label, height)
         };
-        let legend = Legend::new(chart.series.iter().map(|s| (mark_of(s), s.label.clone())).collect(), legend_text);
+        // One entry per label: series sharing a label (a band's two ends)
+        // share its entry.
+        let mut entries: Vec<(Mark, String)> = Vec::new();
+        for s in &chart.series {
+            if !entries.iter().any(|(_, l)| *l == s.label) {
+                entries.push((mark_of(s), s.label.clone()));
+            }
+        }
+        let legend = Legend::new(entries, legend_text);
         Planned { chart, title: Title::within(&chart.title, width), y, x_max, whole, legend, height }
     }
 

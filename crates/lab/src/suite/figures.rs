@@ -226,7 +226,7 @@ pub fn simulated(rs: &Records<'_>) -> Option<Fig> {
             let short = name.split(" (").next().unwrap_or(name);
             series.push(Series {
                 style: l + 2 * e,
-                label: format!("{lock} lock, {short}, {} hold (simulated)", end.name()),
+                label: format!("{lock} lock, {short} (simulated, both hold times)"),
                 points,
                 line: true,
                 colour,
@@ -251,7 +251,8 @@ pub fn simulated(rs: &Records<'_>) -> Option<Fig> {
              cache-line hand-off) and the think time one core measured with system calls back to back, the big \
              lock's worst case (records `model_simulate` of the simulate steps): {}, the quad-core ARM of \
              Elphinstone et al. (2016), and this machine with the core-to-core latencies `granule info` measured \
-             (black). One colour per machine, and one dash pattern per lock and hold time (see the legend). The hold times are this machine's cycles, so every \
+             (black). One colour per machine; with the longest hold time CLH is solid and ticket dashed, with the \
+             shortest CLH is dotted and ticket dash-dotted. The hold times are this machine's cycles, so every \
              simulated machine is drawn at this machine's clock, {ghz:.2} GHz (record `machine`, line 1): lock \
              acquisitions per second. Predictions, not measurements.",
             super::cite::SEEDS_MACHINE

@@ -324,7 +324,24 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
         .collect();
     section(&mut b, true, |b| tables::drawn(b, &rs, &sims));
     let _ = writeln!(b, "<section class=\"wide\">");
-    let _ = writeln!(b, "<h3>Model fits (prediction inputs)</h3>");
+    let _ = writeln!(
+        b,
+        "<h3>The model's inputs</h3>\n<p>The prediction's service-time band (cycles per lock acquisition: the lock \
+         profiler's hold time plus one cache-line hand-off, per core count), and the least-squares fits, quoted \
+         only where determined:</p>"
+    );
+    b.push_str(&table(
+        &rs.of("model_fit", "service_band"),
+        &[
+            ("regime", "regime"),
+            ("cores", "cores"),
+            ("hold", "hold_cycles"),
+            ("hand-off", "handoff_cycles"),
+            ("shortest", "service_lo"),
+            ("longest", "service_hi"),
+            ("think, per delay", "think_cycles"),
+        ],
+    ));
     b.push_str(&table(
         &rs.of("model_fit", "model_fit"),
         &[
@@ -335,9 +352,9 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
             ("a", "a"),
             ("± a", "a_err"),
             ("R²", "r2"),
-            ("knee (cores)", "knee_cores"),
-            ("unit", "time_unit"),
-            ("profiled hold, 1 core", "profiled_hold_1_core"),
+            ("core counts", "distinct_cores"),
+            ("quoted", "quoted"),
+            ("why not", "not_quoted_because"),
         ],
     ));
     let _ = writeln!(b, "</section>");

@@ -78,12 +78,12 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
         let colour = DELAY_COLOURS[i % DELAY_COLOURS.len()];
         let band_at: Vec<(f64, (f64, f64))> =
             (1..=CORES).filter_map(|n| Some((n as f64, band.round_trips_per_sec(n, *d as f64, hz)?))).collect();
-        for (end, style, what) in [(1, 0, "shortest"), (0, 2, "longest")] {
+        for (end, style) in [(1, 0), (0, 2)] {
             let line: Vec<(f64, f64)> = band_at.iter().map(|(n, r)| (*n, if end == 0 { r.0 } else { r.1 })).collect();
             top = line.iter().map(|p| p.1).fold(top, f64::max);
             series.push(Series {
                 style,
-                label: format!("delay {d}: model, {what} service time (predicted)"),
+                label: format!("delay {d}: model band (lines), measured (dots)"),
                 points: line,
                 line: true,
                 colour,
@@ -99,7 +99,13 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
                 }
             }
         }
-        series.push(Series { style: 0, label: format!("delay {d}: measured"), points: dots, line: false, colour });
+        series.push(Series {
+            style: 0,
+            label: format!("delay {d}: model band (lines), measured (dots)"),
+            points: dots,
+            line: false,
+            colour,
+        });
     }
     let here = rs.machine().and_then(|m| m.num("cores")).map_or(1, |c| c as usize).min(CORES);
     series.extend(boundaries(rs, here, top));
@@ -124,7 +130,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
              machine-repairman model drawn with the shortest ({:.0} cycles, on {}) and the longest ({:.0} cycles, \
              on {}) service time per lock acquisition measured here (hold time from the lock profiler plus one \
              cache-line hand-off; record service_band, line {}), with the think time one core measured at that \
-             delay, from 1 to {CORES} cores (solid and dashed lines: predictions), in round trips per second at the \
+             delay, from 1 to {CORES} cores (solid line: shortest, dotted: longest; predictions), in round trips per second at the \
              measured clock of {:.2} GHz, with the medians measured on this machine's cores on top (dots). The \
              vertical line marks where a 28-core socket of the paper's two-socket Xeon ends, where they saw the \
              service time double: beyond it a band measured on one socket is optimistic.",

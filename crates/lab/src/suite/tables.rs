@@ -282,14 +282,17 @@ pub fn repeat(b: &mut String, run: &RunInfo) {
 pub fn drawn(b: &mut String, rs: &Records<'_>, steps: &[String]) {
     let n = rs.iter().filter(|r| r.kind() == "model_simulate").count();
     let scale = rs.of("scale", "scale").len();
-    let links: Vec<String> = steps.iter().map(|s| format!("<a href=\"{0}.csv\">{0}.csv</a>", esc(s))).collect();
+    let where_ = if steps.is_empty() {
+        "results.jsonl".to_string()
+    } else {
+        format!("the {} simulation steps' CSV files, listed under Files below", steps.len())
+    };
     let _ = writeln!(
         b,
         "<h3>Multicore ping-pong and simulated machines</h3>\n<p>The {scale} measured ping-pong runs are the \
          throughput figure's dots (every run, with its utilisation, in <a href=\"scale.csv\">scale.csv</a>); the \
          {n} simulated points (predictions, not measurements) are the lines of the prediction figures, each with \
-         its lock utilisation, queue length and hand-off time in {}.</p>",
-        if links.is_empty() { "results.jsonl".to_string() } else { links.join(" · ") }
+         its lock utilisation, queue length and hand-off time in {where_}.</p>"
     );
 }
 

@@ -100,14 +100,20 @@ fn headline(f: &Frontier) -> Option<Finding> {
         Some(r) => {
             let m = r.measured.as_ref()?;
             lines.extend(m.lines.iter().copied());
-            let predicted = r.predicted[0].map(|p| {
+            let predicted = r.predicted[0].map(|(lo, hi)| {
                 if let Some(b) = &f.band {
                     lines.push(b.line);
                 }
+                // The measurement rules out a limit below the cores measured.
+                let ruled_out = if lo < m.most_cores {
+                    format!(" (its low end, {}, is below what was measured here)", cores_phrase(lo, false))
+                } else {
+                    String::new()
+                };
                 format!(
                     "; beyond them the model, drawn between the shortest and the longest service time measured, \
-                     puts the limit at {}",
-                    cores_range_phrase(p)
+                     puts the limit at {}{ruled_out}",
+                    cores_range_phrase((lo.max(m.most_cores), hi))
                 )
             });
             let caveat = if r.checks.iter().any(|c| !c.agrees) {

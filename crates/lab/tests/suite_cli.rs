@@ -108,7 +108,6 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
             "fig-frontier",
             "fig-ipc",
             "fig-scale",
-            "fig-predict-delays",
             "fig-predict",
             "fig-kv",
             "fig-kv-xput",

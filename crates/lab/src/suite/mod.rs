@@ -248,14 +248,38 @@ pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig
     out.extend(answer::figure(rs, frontier));
     out.extend(figures::ipc_cost(rs));
     out.extend(figures::scaling(rs, &fits));
-    out.extend(prediction::figure(rs));
-    out.extend(figures::simulated(rs));
+    out.extend(side_by_side(prediction::figure(rs), figures::simulated(rs)));
     out.extend(figures::kv_throughput(rs));
     out.extend(figures::kv_xput(rs));
     out.extend(figures::lock_costs(rs));
     out.extend(subsystems::figure(rs));
     out.extend(synthesis::figure(rs));
     out
+}
+
+/// Two figures of line charts as one, their charts side by side under one
+/// legend (the larger-machine predictions: the band per delay, and the
+/// simulations); either alone as it is.
+fn side_by_side(left: Option<Fig>, right: Option<Fig>) -> Option<Fig> {
+    match (left, right) {
+        (Some(l), Some(r)) => match (l.plot, r.plot) {
+            (figures::Plot::Lines(mut a), figures::Plot::Lines(b)) => {
+                a.charts.extend(b.charts);
+                let mut sources = l.sources;
+                sources.extend(r.sources);
+                Some(Fig {
+                    id: r.id,
+                    title: "The big lock on larger machines: the model's band and the simulator".into(),
+                    caption: format!("Left: {} Right: {}", l.caption, r.caption),
+                    plot: figures::Plot::Lines(a),
+                    sources,
+                })
+            }
+            // Not two line figures: keep the left one.
+            (lp, _) => Some(Fig { plot: lp, ..l }),
+        },
+        (l, r) => l.or(r),
+    }
 }
 
 /// The report page.

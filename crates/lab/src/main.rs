@@ -40,8 +40,8 @@ Start here:
     granule suite          (from a checkout: cargo run --release -- suite)
 
 It runs every experiment on this machine (a few minutes with the default
-quick profile), fits the lock model and writes an HTML report with its
-data beside it:
+quick profile), draws the lock model from what it measured and writes an
+HTML report with its data beside it:
     ./report/index.html     the report: open it in a browser
     ./report/results.jsonl  every measurement, one JSON record a line
 (--out DIR writes them to DIR instead.)

@@ -233,7 +233,11 @@ const TABLE: Table = &[
             ("--plot", Output),
         ],
     ),
-    (&["model", "fit"], &[("--input", SCALE_INPUT)], &[FORMAT, ("--input", InputFile), ("--ghz", GHZ)]),
+    (
+        &["model", "fit"],
+        &[("--input", SCALE_INPUT)],
+        &[FORMAT, ("--input", InputFile), ("--latency-input", InputFile), ("--ghz", GHZ)],
+    ),
     (
         &["model", "simulate"],
         &[("--service", "100"), ("--delay", "1000")],

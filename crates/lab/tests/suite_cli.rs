@@ -127,9 +127,14 @@ fn smoke_suite_writes_a_self_contained_traceable_report() {
             assert_eq!(rec[field].as_f64(), s["value"].as_f64(), "{id}: line {line} field {field}");
         }
     }
-    // The scaling figure overlays the fitted model on the measurements.
+    // The scaling figure draws the measurements, and a fitted model only
+    // where `model fit` marked the fit determined enough to quote (never
+    // from the smoke run's two core counts).
     let scale_svg = std::fs::read_to_string(dir.join("fig-scale.svg")).unwrap();
-    assert!(scale_svg.contains("(fitted model)") && scale_svg.contains("(measured)"));
+    assert!(scale_svg.contains("(measured)"));
+    let quoted = of_kind(&recs, "model_fit").iter().any(|r| r["quoted"] == true);
+    assert_eq!(scale_svg.contains("(fitted model)"), quoted, "a fitted line exactly when a fit is quoted");
+    assert!(!of_kind(&recs, "service_band").is_empty(), "the band is recorded");
     // The KV figures plot every point (one run each in the smoke profile):
     // each kv and kv_linux record's cores and its throughput or Xput.
     for (id, field) in [("fig-kv", "ops_per_sec"), ("fig-kv-xput", "xput")] {

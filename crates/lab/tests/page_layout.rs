@@ -10,12 +10,10 @@
 #[allow(dead_code)]
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::granule;
+use common::{browser, granule};
 use serde_json::Value;
 
 /// The tallest the page may be at 1280 px wide.
@@ -70,93 +68,19 @@ window.addEventListener('load', function () {
 </script>
 "#;
 
-/// Chromium: `/usr/bin/chromium`, or `chromium` on `PATH`.
-fn chromium() -> Option<PathBuf> {
-    let debian = PathBuf::from("/usr/bin/chromium");
-    if debian.is_file() {
-        return Some(debian);
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("chromium")).find(|p| p.is_file())
-}
-
 /// The recorded run the page is drawn from.
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/epyc-2core/results.jsonl")
 }
 
-/// Undo the HTML escaping of text content.
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
-}
-
 /// The probe's JSON in the dumped DOM.
 fn metrics(dom: &str) -> Option<Value> {
-    let open = "<pre id=\"layout-metrics\">";
-    let start = dom.find(open)? + open.len();
-    let end = start + dom[start..].find("</pre>")?;
-    serde_json::from_str(&unescape(&dom[start..end])).ok()
-}
-
-/// Chromium's DOM of `page` after load, 1280 px wide, with a fresh profile
-/// in `profile`; killed after [`CHROMIUM_TIMEOUT`].
-fn dump_dom(chromium: &Path, page: &Path, profile: &Path) -> (bool, String, String) {
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            &format!("--user-data-dir={}", profile.display()),
-            "--window-size=1280,900",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-            &format!("file://{}", page.display()),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let read = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = read(Box::new(child.stdout.take().expect("stdout")));
-    let err = read(Box::new(child.stderr.take().expect("stderr")));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for chromium") {
-            break Some(status);
-        }
-        if started.elapsed() > CHROMIUM_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (out, err) = (out.join().expect("stdout reader"), err.join().expect("stderr reader"));
-    let Some(status) = status else {
-        panic!("chromium did not finish within {CHROMIUM_TIMEOUT:?}; its log:\n{err}");
-    };
-    (status.success(), out, err)
+    browser::pre_json(dom, "layout-metrics")
 }
 
 #[test]
 fn the_page_of_a_real_run_fits_1280_px_without_clipping_or_backticks() {
-    let Some(chromium) = chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed and CI is set: .ci/run installs Debian's chromium package for this test");
-        }
-        println!("skipped: chromium is not installed (/usr/bin/chromium or chromium on PATH)");
-        return;
-    };
+    let Some(chromium) = browser::chromium_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("granule-page-layout-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.to_str().expect("a UTF-8 temporary directory");
@@ -170,7 +94,13 @@ fn the_page_of_a_real_run_fits_1280_px_without_clipping_or_backticks() {
     std::fs::write(&page, format!("{html}{PROBE}")).expect("write the probed copy");
     let profile = dir.join("chromium-profile");
     std::fs::create_dir_all(&profile).expect("profile dir");
-    let (ok, dom, log) = dump_dom(&chromium, &page, &profile);
+    let (ok, dom, log) = browser::dump_dom(
+        &chromium,
+        &page,
+        &profile,
+        &["--window-size=1280,900", "--virtual-time-budget=3000"],
+        CHROMIUM_TIMEOUT,
+    );
     assert!(ok, "chromium failed; its log:\n{log}");
     let m = metrics(&dom).unwrap_or_else(|| panic!("no layout metrics in the DOM; chromium's log:\n{log}"));
 

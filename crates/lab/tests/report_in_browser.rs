@@ -10,12 +10,9 @@
 #[allow(dead_code)]
 mod common;
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::granule;
+use common::{browser, granule};
 use serde_json::Value;
 
 /// How long Chromium may take before the test kills it.
@@ -71,15 +68,6 @@ const PROBE: &str = r#"<script>
 </script>
 "#;
 
-/// Chromium: `/usr/bin/chromium`, or `chromium` on `PATH`.
-fn chromium() -> Option<PathBuf> {
-    let debian = PathBuf::from("/usr/bin/chromium");
-    if debian.is_file() {
-        return Some(debian);
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("chromium")).find(|p| p.is_file())
-}
-
 /// `html` with the probe inserted at the top of `<head>` (so it sees every
 /// error), just after the charset declaration (which must stay within the
 /// first kilobyte), or at the very start when there is no `<head>`.
@@ -92,17 +80,9 @@ fn with_probe(html: &str) -> String {
     }
 }
 
-/// Undo the HTML escaping of text content.
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
-}
-
 /// The probe's JSON in the dumped DOM.
 fn probe_result(dom: &str) -> Option<Value> {
-    let open = format!("<pre id=\"{PROBE_ID}\">");
-    let start = dom.find(&open)? + open.len();
-    let end = start + dom[start..].find("</pre>")?;
-    serde_json::from_str(&unescape(&dom[start..end])).ok()
+    browser::pre_json(dom, PROBE_ID)
 }
 
 /// Lines of Chromium's log that report an error from the page's console
@@ -111,73 +91,9 @@ fn console_errors(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.contains("CONSOLE") && l.to_lowercase().contains("error")).collect()
 }
 
-/// Run Chromium headless on `page` with a fresh profile in `profile`,
-/// killing it after [`CHROMIUM_TIMEOUT`]: (exit success, DOM, log).
-fn dump_dom(chromium: &Path, page: &Path, profile: &Path) -> (bool, String, String) {
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            &format!("--user-data-dir={}", profile.display()),
-            "--window-size=1000,2000",
-            "--virtual-time-budget=5000",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-            &format!("file://{}", page.display()),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    // Read both pipes while waiting, so a full pipe cannot stall Chromium.
-    let read = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = read(Box::new(child.stdout.take().expect("stdout")));
-    let err = read(Box::new(child.stderr.take().expect("stderr")));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for chromium") {
-            break Some(status);
-        }
-        if started.elapsed() > CHROMIUM_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (out, err) = (out.join().expect("stdout reader"), err.join().expect("stderr reader"));
-    let Some(status) = status else {
-        panic!("chromium did not finish within {CHROMIUM_TIMEOUT:?}; its log:\n{err}");
-    };
-    (status.success(), out, err)
-}
-
 #[test]
 fn the_smoke_report_renders_in_chromium_without_errors() {
-    let Some(chromium) = chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "chromium is not installed (neither /usr/bin/chromium nor chromium on PATH), and CI is set: \
-                 .ci/run installs Debian's chromium package for this test"
-            );
-        }
-        println!("skipped: chromium is not installed (/usr/bin/chromium or chromium on PATH)");
-        return;
-    };
+    let Some(chromium) = browser::chromium_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("granule-browser-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (ok, _, err) = granule(&["suite", "--smoke", "--out", dir.to_str().unwrap()]);
@@ -191,7 +107,19 @@ fn the_smoke_report_renders_in_chromium_without_errors() {
     std::fs::write(&page, with_probe(&html)).expect("write the probed copy");
     let profile = dir.join("chromium-profile");
     std::fs::create_dir_all(&profile).expect("profile dir");
-    let (ok, dom, log) = dump_dom(&chromium, &page, &profile);
+    let (ok, dom, log) = browser::dump_dom(
+        &chromium,
+        &page,
+        &profile,
+        &[
+            "--disable-quic",
+            "--window-size=1000,2000",
+            "--virtual-time-budget=5000",
+            "--enable-logging=stderr",
+            "--v=0",
+        ],
+        CHROMIUM_TIMEOUT,
+    );
     assert!(ok, "chromium failed; its log:\n{log}");
 
     let errors = console_errors(&log);

@@ -1,4 +1,9 @@
-//! Helpers shared by the command-line tests: run `granule`, parse JSON Lines.
+//! Helpers shared by the command-line tests: run `granule`, parse JSON Lines,
+//! and headless Chromium for the report's browser tests ([`browser`]).
+
+// Only the browser tests use it; every other test target compiles it too.
+#[allow(dead_code)]
+pub mod browser;
 
 use std::process::Command;
 

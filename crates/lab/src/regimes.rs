@@ -48,27 +48,11 @@ pub const HELP: [(&str, &str); 8] = [
     ("lockfree", "IPC and notifications on compare-and-swap words, management behind a gate"),
 ];
 
-/// Whether two names are the same (usable in constants).
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// Whether `name` is one of `names` (usable in constants).
 const fn listed(name: &str, names: &[&str]) -> bool {
     let mut i = 0;
     while i < names.len() {
-        if same(name, names[i]) {
+        if granule_verify::regimes::same(name, names[i]) {
             return true;
         }
         i += 1;

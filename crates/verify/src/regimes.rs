@@ -89,8 +89,9 @@ fn call<R>(f: impl Fn(&BootConfig, Option<FaultInjection>) -> R, cfg: &BootConfi
     f(cfg, fault)
 }
 
-/// Whether two names are the same (usable in constants).
-const fn same(a: &str, b: &str) -> bool {
+/// Whether two names are the same (usable in constants; the lab's
+/// registry filters use it too).
+pub const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

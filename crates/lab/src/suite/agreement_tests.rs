@@ -72,16 +72,7 @@ fn check(records: &[Map<String, Value>]) -> (usize, usize) {
         let key = (r.num("delay_cycles").unwrap() as u64, r.num("cores").unwrap() as usize);
         pts.entry(key).or_default().push(r.num("round_trips_per_sec").unwrap());
     }
-    let med = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
+    let med = |v: &[f64]| crate::stats::median(v).expect("a point has runs");
     let spread = |v: &[f64]| {
         let (lo, hi) = v.iter().fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
         ((hi - lo) / 2.0 / med(v)).max(MIN_SPREAD)

@@ -59,15 +59,21 @@ pub fn step_name(d: u64, end: End) -> String {
     format!("frontier_sim_{d}_{}", end.name())
 }
 
+/// Completions each simulation of profile `p` runs (every simulation step
+/// of the suite).
+pub fn completions(p: Profile) -> &'static str {
+    match p {
+        Profile::Smoke => "2000",
+        Profile::Quick => "20000",
+        Profile::Full => "100000",
+    }
+}
+
 /// Two simulation steps per delay of [`DELAYS`], from the fit step's
 /// records (none without a band).
 pub fn steps(p: Profile, fit: &Records<'_>) -> Vec<Step> {
     let Some(band) = Band::of(fit) else { return Vec::new() };
-    let completions = match p {
-        Profile::Smoke => "2000",
-        Profile::Quick => "20000",
-        Profile::Full => "100000",
-    };
+    let completions = completions(p);
     let cores = (1..=CORES).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
     DELAYS
         .iter()

@@ -26,6 +26,16 @@ pub const MAX_MEASURED_DELAYS: usize = 64;
 /// The thresholds: share of the lock-free ideal the big lock must keep.
 pub const THRESHOLDS: [f64; 2] = [0.9, 0.5];
 
+/// The `(regime, scope)` of every fit `model fit` marked determined enough
+/// to quote (`quoted`): the only fits the page may draw or quote.
+pub fn quoted_fits<'a>(rs: &Records<'a>) -> Vec<(&'a str, &'a str)> {
+    rs.of("model_fit", "model_fit")
+        .into_iter()
+        .filter(|r| r.bool("quoted") == Some(true))
+        .filter_map(|r| Some((r.str("regime")?, r.str("scope")?)))
+        .collect()
+}
+
 /// The model the suite fitted to the big lock, in cycles per lock
 /// acquisition.
 #[derive(Clone, Copy, Debug, PartialEq)]

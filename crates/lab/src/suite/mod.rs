@@ -98,11 +98,7 @@ pub fn simulate_step_name(topology: &str, end: frontier_sim::End) -> String {
 pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores: usize) -> Vec<Step> {
     let Some(band) = band::Band::of(&Records::new(fit)) else { return Vec::new() };
     let delay = format!("{:.1}", band.think(0.0));
-    let completions = match p {
-        Profile::Smoke => "2000",
-        Profile::Quick => "20000",
-        Profile::Full => "100000",
-    };
+    let completions = frontier_sim::completions(p);
     let info = dir.join("info.jsonl").display().to_string();
     let here = (1..=cores.max(1)).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
     SIMULATED
@@ -212,13 +208,7 @@ pub fn write_step(dir: &Path, machine: &Map<String, Value>, s: &StepRun) -> Resu
 /// The report's figures.
 pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig> {
     let fits: Vec<FitLine<'_>> = {
-        // Only fits `model fit` marked determined enough to quote.
-        let quoted: Vec<(&str, &str)> = rs
-            .of("model_fit", "model_fit")
-            .into_iter()
-            .filter(|r| r.bool("quoted") == Some(true))
-            .filter_map(|r| Some((r.str("regime")?, r.str("scope")?)))
-            .collect();
+        let quoted = lock_model::quoted_fits(rs);
         let curves: Vec<_> = rs
             .of("model_fit", "model_curve")
             .into_iter()

@@ -207,13 +207,8 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
     let mut keys: Vec<(&str, &str)> = knees.iter().filter_map(|r| Some((r.str("regime")?, r.str("scope")?))).collect();
     keys.dedup();
     let mut out = Vec::new();
-    // Only fits determined enough to quote (`model fit`'s `quoted`).
-    let quoted = |regime: &str, scope: &str| {
-        rs.of("model_fit", "model_fit")
-            .iter()
-            .any(|r| r.str("regime") == Some(regime) && r.str("scope") == Some(scope) && r.bool("quoted") == Some(true))
-    };
-    for (regime, scope) in keys.into_iter().filter(|(g, s)| quoted(g, s)) {
+    let quoted = super::lock_model::quoted_fits(rs);
+    for (regime, scope) in keys.into_iter().filter(|k| quoted.contains(k)) {
         let rows: Vec<&Rec<'_>> =
             knees.iter().filter(|r| r.str("regime") == Some(regime) && r.str("scope") == Some(scope)).collect();
         let at: Vec<String> = rows

@@ -230,7 +230,11 @@ fn predicted(f: &Frontier) -> Option<Finding> {
         .iter()
         .filter_map(|(r, _)| {
             let ((lo, _), (hi, at_least)) = r.simulated?;
-            Some(if at_least { format!("{} or more", count(lo.min(hi) as u64)) } else { cores_range_text(lo, hi) })
+            Some(if at_least {
+                format!("{} or more", count(lo.min(hi) as u64))
+            } else {
+                super::answer::cores_range((lo, hi))
+            })
         })
         .collect();
     let sim = if sim.len() == at.len() {
@@ -275,11 +279,6 @@ fn predicted(f: &Frontier) -> Option<Finding> {
         ),
         lines,
     })
-}
-
-/// `lo–hi` cores as a table-style range.
-fn cores_range_text(lo: usize, hi: usize) -> String {
-    super::answer::cores_range((lo, hi))
 }
 
 /// What finer locking costs, and from where it pays.

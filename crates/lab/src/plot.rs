@@ -633,15 +633,7 @@ impl<'a> Planned<'a> {
             let y_top = (y_max * 1.02 / ys).ceil() * ys;
             YAxis::new(y_top, ys, &chart.y_label, height)
         };
-        // One entry per label: series sharing a label (a band's two ends)
-        // share its entry.
-        let mut entries: Vec<(Mark, String)> = Vec::new();
-        for s in &chart.series {
-            if !entries.iter().any(|(_, l)| *l == s.label) {
-                entries.push((mark_of(s), s.label.clone()));
-            }
-        }
-        let legend = Legend::new(entries, legend_text);
+        let legend = Legend::new(legend_entries(&chart.series), legend_text);
         Planned { chart, title: Title::within(&chart.title, width), y, x_max, whole, legend, height }
     }
 
@@ -781,8 +773,14 @@ fn dodged(chart: &Chart, px: &dyn Fn(f64) -> f64, py: &dyn Fn(f64) -> f64) -> Ve
 /// A legend drawn in rows under a grid of charts: every distinct entry of
 /// the charts once, left to right.
 fn flow_legend(charts: &[Chart]) -> Vec<(Mark, String)> {
+    legend_entries(charts.iter().flat_map(|c| &c.series))
+}
+
+/// One legend entry per distinct label, in order: series sharing a label
+/// (one machine's series in several charts, a band's two ends) share it.
+fn legend_entries<'a>(series: impl IntoIterator<Item = &'a Series>) -> Vec<(Mark, String)> {
     let mut entries: Vec<(Mark, String)> = Vec::new();
-    for s in charts.iter().flat_map(|c| &c.series) {
+    for s in series {
         if !entries.iter().any(|(_, l)| *l == s.label) {
             entries.push((mark_of(s), s.label.clone()));
         }

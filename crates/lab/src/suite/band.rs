@@ -21,16 +21,15 @@ pub struct Band {
     pub hi: (f64, usize),
     /// The one-core hold time.
     pub one_core_hold: f64,
-    /// The hold time per measured core count: `(cores, hold, hand-off)`.
-    pub holds: Vec<(usize, f64, f64)>,
+    /// The profiled hold times at the measured core counts (hand-off not
+    /// included: the simulator charges its own).
+    pub holds: Vec<f64>,
     /// Think time per acquisition at the delays measured on one core.
     pub think_at: Vec<(f64, f64)>,
     /// Think time beyond the delay elsewhere.
     pub think_base: f64,
     /// Lock acquisitions per round trip.
     pub locks_per_round_trip: f64,
-    /// Where the hand-off came from.
-    pub handoff_source: String,
     /// The `service_band` record's line.
     pub line: usize,
 }
@@ -66,7 +65,7 @@ impl Band {
             .zip(&r.hold_cycles)
             .zip(r.handoff_cycles.iter().chain(std::iter::repeat(&0.0)))
             .filter(|((c, h), x)| **c >= 1 && sane(**h) && sane(**x))
-            .map(|((c, h), x)| (*c, *h, *x))
+            .map(|((_, h), _)| *h)
             .collect();
         let think_at = r
             .think_delays
@@ -83,7 +82,6 @@ impl Band {
             think_at,
             think_base: r.think_base,
             locks_per_round_trip: r.locks_per_round_trip,
-            handoff_source: r.handoff_source,
             line,
         })
     }

@@ -42,7 +42,7 @@ impl End {
     /// The hold time of this end, cycles per acquisition: the simulator
     /// adds the topology's hand-off itself.
     pub fn hold(self, b: &Band) -> f64 {
-        let holds = b.holds.iter().map(|h| h.1);
+        let holds = b.holds.iter().copied();
         match self {
             End::Long => holds.fold(b.one_core_hold, f64::max),
             End::Short => holds.fold(b.one_core_hold, f64::min),

@@ -42,7 +42,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 extern crate alloc;
-#[cfg(any(feature = "std", test))]
+#[cfg(test)]
 extern crate std;
 
 pub mod cycles;

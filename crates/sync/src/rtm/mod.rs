@@ -101,5 +101,4 @@ impl fmt::Display for RtmUnavailable {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for RtmUnavailable {}
+impl core::error::Error for RtmUnavailable {}

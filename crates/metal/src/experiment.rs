@@ -1,0 +1,414 @@
+//! The experiment the command line names (`experiment=pingpong`, the
+//! default, or `kernel-fault`, which faults on purpose to show the fault
+//! report), under the regime it names:
+//! `regime=none|bkl|bkl-ticket|bkl-mcs|fine|lockfree|rtm|all` (default
+//! `all`), `rounds=N` round trips per core (default 10,000), `cores=N`
+//! (default: every core the MADT lists, at most [`crate::MAX_CORES`]),
+//! `check=every|end` (default `end`, see below).
+//!
+//! **Ping-pong pairs.** The root task, driven by core 0, creates one
+//! endpoint, one reply object and two threads (a server and a client, both
+//! at priority 200) for every core, sets their affinity and resumes them.
+//! Then every core drives whichever of its threads the kernel runs there:
+//! the server's first `Recv`, then `ReplyRecv`; the client's `Call`, until
+//! it has made `rounds` calls. Each reply's label is checked against its
+//! call's. The kernel decides everything else — which thread runs, the
+//! direct switches, the cross-core wake-ups (read by each core from
+//! [`Kernel::pending_ipi`]) — exactly as behind a `syscall` instruction.
+//!
+//! **Invariants.** The kernel's invariant checker runs once at the end of
+//! every run, and with `check=every` (what the tests boot) also after every
+//! entry: on one core under every regime, on more under the lock regimes
+//! (the check takes the kernel like any entry). Under `none` and
+//! `lockfree` on several cores it runs at the end only: their entries do
+//! not exclude a checker reading the whole kernel.
+//!
+//! Each core prints one `metal_pingpong` JSON line: regime, cores, core,
+//! round trips and cycles per round trip from the time-stamp counter, with
+//! `platform` `qemu-tcg` when QEMU's software emulation runs us (its
+//! timings mean nothing).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use granule_kernel::abi::{InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE};
+use granule_kernel::{
+    BigLock, BootConfig, CoreHandle, ExitPlan, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs, ThreadId,
+    Transactional,
+};
+use granule_sync::lock::{Clh, Mcs, Ticket};
+use granule_sync::profile::NoStats;
+
+use crate::boot_info::BootInfo;
+use crate::{println, smp};
+
+/// Every regime `regime=all` runs, in order.
+const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"];
+
+/// Runs what the command line asks; `Err` says what failed.
+pub fn run(boot: &BootInfo) -> Result<(), String> {
+    match boot.arg("experiment").unwrap_or("pingpong") {
+        "pingpong" => {}
+        "kernel-fault" => {
+            // The fault report's own test: an invalid opcode in the kernel.
+            println!("granule-metal: faulting on purpose (experiment=kernel-fault)");
+            // SAFETY: `ud2` raises #UD, whose handler reports and ends the run.
+            unsafe { core::arch::asm!("ud2", options(nomem, nostack)) };
+            return Err("ud2 did not fault".into());
+        }
+        other => return Err(format!("experiment={other}: `pingpong` or `kernel-fault`")),
+    }
+    let number = |key: &str, default: usize| -> Result<usize, String> {
+        boot.arg(key).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{key}={v}: not a number")))
+    };
+    let want = boot.arg("cores").map(|v| v.parse::<usize>()).transpose().map_err(|_| "cores=: not a number")?;
+    if want == Some(0) {
+        return Err("cores=0: at least one core is needed".into());
+    }
+    let rounds = number("rounds", 10_000)?.max(1);
+    let every = match boot.arg("check").unwrap_or("end") {
+        "every" => true,
+        "end" => false,
+        other => return Err(format!("check={other}: `every` (after every entry) or `end`")),
+    };
+    let cores = smp::start_cores(boot.rsdp, want)?;
+    let platform = platform();
+    println!("granule-metal: {cores} cores running on {platform}");
+    let regimes: Vec<&str> = match boot.arg("regime").unwrap_or("all") {
+        "all" => ALL.to_vec(),
+        one => alloc::vec![one],
+    };
+    for name in regimes {
+        let pairs = Pairs { cores, rounds, platform, regime: name, every };
+        match name {
+            // SAFETY: each core's pair touches only its own objects and its
+            // own core's state once the root, alone on core 0, built them;
+            // the cores drive only their own handles (`NoLock`'s contract).
+            "none" => pairs.run(unsafe { NoLock::new() }),
+            "bkl" => pairs.run(BigLock::<Clh>::new(cores)),
+            "bkl-ticket" => pairs.run(BigLock::<Ticket>::new(cores)),
+            "bkl-mcs" => pairs.run(BigLock::<Mcs>::new(cores)),
+            "fine" => pairs.run(Fine::<NoStats>::new(&config(cores))),
+            "lockfree" => pairs.run(LockFree::new(cores)),
+            "rtm" => match Transactional::<granule_sync::rtm::Rtm>::new(cores) {
+                Ok(r) => pairs.run(r),
+                Err(e) => Err(format!("regime rtm refused: {e}")),
+            },
+            other => {
+                Err(format!("regime={other}: not one of none, bkl, bkl-ticket, bkl-mcs, fine, lockfree, rtm, all"))
+            }
+        }?;
+    }
+    Ok(())
+}
+
+/// The boot configuration of a run on `cores` cores: slabs sized for the
+/// pairs (two threads, an endpoint and a reply object per core) with room
+/// to spare, so that the invariant checker, which visits every slot, stays
+/// quick enough to run after every entry under emulation.
+fn config(cores: usize) -> BootConfig {
+    let mut cfg = BootConfig::new(cores);
+    cfg.root_priority = 100;
+    cfg.root_cnode_bits = 8;
+    cfg.max_threads = 64;
+    cfg.max_endpoints = 32;
+    cfg.max_replies = 32;
+    cfg.max_notifications = 8;
+    cfg.max_cnodes = 8;
+    cfg.max_frames = 16;
+    cfg.max_vspaces = 4;
+    cfg.max_untypeds = 16;
+    cfg.max_page_tables = 16;
+    cfg.sysctl_max_nodes = 256;
+    cfg
+}
+
+/// `qemu-tcg` under QEMU's software emulation (its CPUID hypervisor leaf
+/// says `TCGTCGTCGTCG`), `hypervisor` under another one, else `bare-metal`.
+fn platform() -> &'static str {
+    let leaf1 = core::arch::x86_64::__cpuid(1);
+    if leaf1.ecx & (1 << 31) == 0 {
+        return "bare-metal";
+    }
+    // The hypervisor range exists when bit 31 is set.
+    let h = core::arch::x86_64::__cpuid(0x4000_0000);
+    let mut sig = [0u8; 12];
+    for (i, w) in [h.ebx, h.ecx, h.edx].iter().enumerate() {
+        sig[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    if &sig == b"TCGTCGTCGTCG" {
+        "qemu-tcg"
+    } else {
+        "hypervisor"
+    }
+}
+
+/// One ping-pong run: a pair per core.
+struct Pairs {
+    cores: usize,
+    rounds: usize,
+    platform: &'static str,
+    regime: &'static str,
+    /// Check the invariants after every entry (`check=every`).
+    every: bool,
+}
+
+/// Each core's handle, taken by that core alone.
+struct Handles(Vec<UnsafeCell<CoreHandle>>);
+
+// SAFETY: core `i` uses only `self.0[i]`, and `run_on_all` runs each core's
+// part on that core alone.
+unsafe impl Sync for Handles {}
+
+impl Pairs {
+    fn run<R: Regime>(&self, regime: R) -> Result<(), String> {
+        let cores = self.cores;
+        let (k, boot, hs) = Kernel::boot(config(cores), regime).map_err(|e| format!("boot: {e:?}"))?;
+        let handles = Handles(hs.into_iter().map(UnsafeCell::new).collect());
+        let check = self.every && (cores == 1 || !matches!(self.regime, "none" | "lockfree"));
+        // SAFETY: core 0's handle, used by core 0 alone until the per-core
+        // part starts (and by core 0 in it).
+        let h0 = unsafe { &mut *handles.0[0].get() };
+        let root = Root { k: &k, me: boot.root_thread, check };
+        let plan = k.ipi(h0);
+        root.entered(h0, plan)?;
+        let mut free = boot.first_free_slot;
+        let mut pairs = Vec::with_capacity(cores);
+        for core in 0..cores {
+            pairs.push(root.build_pair(h0, &mut free, core)?);
+        }
+        // The other cores' pairs first (the root keeps core 0), then core
+        // 0's server, which runs at once and waits in `Recv`, giving core 0
+        // back to the root, which resumes core 0's client last.
+        for p in pairs.iter().skip(1) {
+            root.invoke(h0, p.server_cap, InvocationLabel::TcbResume, &[])?;
+            root.invoke(h0, p.client_cap, InvocationLabel::TcbResume, &[])?;
+        }
+        let mut drivers: Vec<UnsafeCell<Driver<'_, R>>> =
+            pairs.iter().map(|&pair| UnsafeCell::new(Driver::new(&k, pair, self.rounds, check))).collect();
+        let first = drivers[0].get_mut();
+        first.running = root.invoke_to(h0, pairs[0].server_cap, InvocationLabel::TcbResume, &[])?;
+        first.step(h0)?;
+        first.running = root.invoke_to(h0, pairs[0].client_cap, InvocationLabel::TcbResume, &[])?;
+        let failed = AtomicBool::new(false);
+        let drivers = PerCore(drivers);
+        let drive = |core: usize| {
+            let (handles, drivers) = (&handles, &drivers);
+            // SAFETY: this core's own handle and driver (see `PerCore`).
+            let (h, d) = unsafe { (&mut *handles.0[core].get(), &mut *drivers.0[core].get()) };
+            d.outcome = d.run(h, core, &failed);
+            if d.outcome.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+        };
+        smp::run_on_all(cores, &drive);
+        k.check_invariants(h0).map_err(|v| format!("{}: an invariant broke during the run: {v:?}", self.regime))?;
+        for (core, d) in drivers.0.into_iter().enumerate() {
+            let cycles = d.into_inner().outcome.map_err(|e| format!("{} on core {core}: {e}", self.regime))?;
+            println!(
+                "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1}}}",
+                self.platform,
+                self.regime,
+                self.rounds,
+                cycles as f64 / self.rounds as f64
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Per-core values, each taken by its core alone.
+struct PerCore<T>(Vec<UnsafeCell<T>>);
+
+// SAFETY: core `i` uses only entry `i` (`run_on_all` runs each core's part
+// on that core), and the boot core reads them after every core finished.
+unsafe impl<T: Send> Sync for PerCore<T> {}
+
+/// A pair's objects: capabilities in the root's CNode, and its threads.
+#[derive(Clone, Copy, Debug)]
+struct Pair {
+    ep: Word,
+    reply: Word,
+    server_cap: Word,
+    client_cap: Word,
+    server: ThreadId,
+    client: ThreadId,
+}
+
+/// The root task's part, driven by core 0.
+struct Root<'k, R: Regime> {
+    k: &'k Kernel<R>,
+    me: ThreadId,
+    check: bool,
+}
+
+impl<R: Regime> Root<'_, R> {
+    /// Checks the invariants after an entry if this run does.
+    fn entered(&self, h: &mut CoreHandle, plan: ExitPlan) -> Result<Option<ThreadId>, String> {
+        if self.check {
+            self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
+        }
+        Ok(plan.run)
+    }
+
+    /// The root's invocation of `cptr`; the thread core 0 runs next.
+    fn invoke_to(
+        &self,
+        h: &mut CoreHandle,
+        cptr: Word,
+        label: InvocationLabel,
+        args: &[Word],
+    ) -> Result<Option<ThreadId>, String> {
+        // SAFETY: the root is core 0's current thread between entries, and
+        // core 0 alone acts for it.
+        let b = unsafe { &mut *self.k.ipc_buffer(self.me) };
+        b.msg[..args.len()].copy_from_slice(args);
+        let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
+        let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
+        let next = self.entered(h, plan)?;
+        // SAFETY: as above.
+        let result = unsafe { &*self.k.ipc_buffer(self.me) }.result();
+        result.map_err(|e| format!("the root's {label:?} failed: {e:?}"))?;
+        Ok(next)
+    }
+
+    /// As [`Self::invoke_to`], where the root keeps running.
+    fn invoke(&self, h: &mut CoreHandle, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<(), String> {
+        match self.invoke_to(h, cptr, label, args)? {
+            Some(t) if t == self.me => Ok(()),
+            other => Err(format!("after {label:?} core 0 runs {other:?}, not the root")),
+        }
+    }
+
+    /// Creates core `core`'s pair in the slots from `*free` on.
+    fn build_pair(&self, h: &mut CoreHandle, free: &mut Word, core: usize) -> Result<Pair, String> {
+        let at = *free;
+        for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
+            self.invoke(h, CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, at + i as Word, 1])?;
+        }
+        *free += 4;
+        let (server_cap, client_cap) = (at + 2, at + 3);
+        for t in [server_cap, client_cap] {
+            self.invoke(h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0])?;
+            self.invoke(h, t, InvocationLabel::TcbSetPriority, &[200])?;
+            self.invoke(h, t, InvocationLabel::TcbSetAffinity, &[core as Word])?;
+        }
+        let mut id = |cap| self.k.thread_of_cap(h, self.me, cap).ok_or_else(|| format!("no thread behind slot {cap}"));
+        Ok(Pair { ep: at, reply: at + 1, server_cap, client_cap, server: id(server_cap)?, client: id(client_cap)? })
+    }
+}
+
+/// One core's part: it performs the entries of whichever of its pair's
+/// threads the kernel runs there, as a `syscall` instruction would.
+struct Driver<'k, R: Regime> {
+    k: &'k Kernel<R>,
+    pair: Pair,
+    rounds: usize,
+    check: bool,
+    /// The thread the last entry's exit plan runs on this core.
+    running: Option<ThreadId>,
+    /// Whether the server made its first `Recv`.
+    received: bool,
+    /// Calls the client made.
+    calls: usize,
+    /// Cycles the round trips took, or what went wrong.
+    outcome: Result<u64, String>,
+}
+
+impl<'k, R: Regime> Driver<'k, R> {
+    fn new(k: &'k Kernel<R>, pair: Pair, rounds: usize, check: bool) -> Self {
+        Self { k, pair, rounds, check, running: None, received: false, calls: 0, outcome: Ok(0) }
+    }
+
+    /// Drives this core until its client made all its calls; the cycles
+    /// from the first call to the last reply.
+    fn run(&mut self, h: &mut CoreHandle, core: usize, failed: &AtomicBool) -> Result<u64, String> {
+        let mut started = None;
+        let mut idle: u64 = 0;
+        while self.calls < self.rounds || self.running != Some(self.pair.client) {
+            if failed.load(Ordering::Relaxed) {
+                return Err("stopped: another core failed".into());
+            }
+            if self.running.is_none() || self.k.pending_ipi(core) {
+                let plan = self.k.ipi(h);
+                self.entered(h, plan)?;
+            }
+            if self.running.is_none() {
+                idle += 1;
+                if idle > 2_000_000_000 {
+                    return Err(format!("core {core} idle for ever: its pair never became runnable"));
+                }
+                core::hint::spin_loop();
+                continue;
+            }
+            if started.is_none() && self.running == Some(self.pair.client) {
+                started = Some(granule_sync::cycles::now());
+            }
+            self.step(h)?;
+        }
+        self.check_reply()?;
+        Ok(granule_sync::cycles::now() - started.unwrap_or(0))
+    }
+
+    /// One entry of the running thread: the server's `Recv` or `ReplyRecv`,
+    /// or the client's next `Call`.
+    fn step(&mut self, h: &mut CoreHandle) -> Result<(), String> {
+        let p = self.pair;
+        let args = if self.running == Some(p.server) {
+            let tag = if self.received {
+                // SAFETY: the server is this core's current thread between
+                // entries, and only this core acts for it.
+                let b = unsafe { &mut *self.k.ipc_buffer(p.server) };
+                b.msg[0] = b.msg[0].wrapping_add(1);
+                MessageInfo::new(2, 0, 0, 1).word()
+            } else {
+                0
+            };
+            let sysno = if self.received { Sysno::ReplyRecv } else { Sysno::Recv };
+            self.received = true;
+            SyscallArgs::new(sysno.word(), p.ep, tag, p.reply)
+        } else if self.running == Some(p.client) {
+            if self.calls > 0 {
+                self.check_reply()?;
+            }
+            // SAFETY: the client is this core's current thread, as above.
+            let b = unsafe { &mut *self.k.ipc_buffer(p.client) };
+            b.msg[0] = self.calls as Word * 2;
+            self.calls += 1;
+            SyscallArgs::new(Sysno::Call.word(), p.ep, MessageInfo::new(1, 0, 0, 1).word(), 0)
+        } else {
+            return Err(format!("this core runs {:?}, which is not its pair's", self.running));
+        };
+        let plan = self.k.syscall(h, args);
+        self.entered(h, plan)
+    }
+
+    /// The client's last call was answered with its word plus one.
+    fn check_reply(&self) -> Result<(), String> {
+        // SAFETY: the client is this core's current thread between entries.
+        let b = unsafe { &*self.k.ipc_buffer(self.pair.client) };
+        let sent = (self.calls as Word - 1) * 2;
+        let tag = MessageInfo(b.tag);
+        if tag.label() != 2 || b.msg[0] != sent + 1 {
+            return Err(format!(
+                "call {} answered with label {} and word {}, not 2 and {}",
+                self.calls,
+                tag.label(),
+                b.msg[0],
+                sent + 1
+            ));
+        }
+        Ok(())
+    }
+
+    fn entered(&mut self, h: &mut CoreHandle, plan: ExitPlan) -> Result<(), String> {
+        if self.check {
+            self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
+        }
+        self.running = plan.run;
+        Ok(())
+    }
+}

@@ -1,0 +1,168 @@
+//! Boots the bare-metal image under QEMU's software emulation (TCG) and
+//! checks what it prints on its serial line and its exit status.
+//!
+//! Skips, saying why, where `qemu-system-x86_64` or the
+//! `x86_64-unknown-none` target is missing (`.ci/run` installs both).
+//! Timings under TCG mean nothing; only behaviour is checked.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// QEMU's status for a run that passed: the image writes 0x10 to
+/// `isa-debug-exit`, which exits with `2 * 0x10 + 1`.
+const PASSED: i32 = 33;
+/// The status for a failed run (0x01 written).
+const FAILED: i32 = 3;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Why these tests cannot run here, if they cannot.
+fn missing() -> Option<String> {
+    if Command::new("qemu-system-x86_64").arg("--version").output().is_err() {
+        return Some("qemu-system-x86_64 not on PATH (Debian: apt-get install qemu-system-x86)".into());
+    }
+    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
+    let sysroot = String::from_utf8_lossy(&sysroot.stdout).trim().to_string();
+    if !Path::new(&sysroot).join("lib/rustlib/x86_64-unknown-none").exists() {
+        return Some("the x86_64-unknown-none target is not installed (rustup target add x86_64-unknown-none)".into());
+    }
+    None
+}
+
+/// The image, built once per test process into `target/metal`.
+fn image() -> &'static Path {
+    static IMAGE: OnceLock<PathBuf> = OnceLock::new();
+    IMAGE.get_or_init(|| {
+        let target_dir = workspace().join("target/metal");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .current_dir(workspace())
+            .args(["build", "-p", "granule-metal", "--release", "--target", "x86_64-unknown-none"])
+            .env("CARGO_TARGET_DIR", &target_dir)
+            // The image's relocation model comes from .cargo/config.toml,
+            // which RUSTFLAGS from the outside would replace.
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the bare-metal image failed");
+        target_dir.join("x86_64-unknown-none/release/granule-metal")
+    })
+}
+
+/// One boot: its exit status and serial log.
+struct Boot {
+    status: i32,
+    log: String,
+}
+
+/// Boots the image on `cpus` CPUs with `cmdline`, within `limit`.
+fn boot(cpus: usize, cmdline: &str, limit: Duration) -> Boot {
+    let mut child = Command::new("qemu-system-x86_64")
+        .args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", &cpus.to_string()])
+        .arg("-kernel")
+        .arg(image())
+        .args(["-append", cmdline])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("qemu starts");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("qemu waits") {
+            break s.code().unwrap_or(-1);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("qemu output");
+            panic!(
+                "{cpus} CPUs, {cmdline:?}: no exit within {limit:?}; serial log:\n{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().expect("qemu output");
+    let log = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    Boot { status, log: log + &String::from_utf8_lossy(&out.stderr) }
+}
+
+/// The `metal_pingpong` records of `log` for `regime`.
+fn records<'a>(log: &'a str, regime: &str) -> Vec<&'a str> {
+    let tag = format!("\"regime\":\"{regime}\"");
+    log.lines().filter(|l| l.starts_with("{\"record\":\"metal_pingpong\"") && l.contains(&tag)).collect()
+}
+
+macro_rules! skip_if_missing {
+    () => {
+        if let Some(why) = missing() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+/// Ping-pong pairs on every core under `regime`, the invariant checker
+/// after every entry where it can run, correct replies checked by the image.
+fn pingpong(cpus: usize, regime: &str) {
+    let b = boot(cpus, &format!("regime={regime} rounds=100 check=every"), Duration::from_secs(120));
+    assert_eq!(b.status, PASSED, "{cpus} CPUs, {regime}: status {}; log:\n{}", b.status, b.log);
+    assert!(b.log.contains(&format!("{cpus} cores running on qemu-tcg")), "{}", b.log);
+    let r = records(&b.log, regime);
+    assert_eq!(r.len(), cpus, "one record per core; log:\n{}", b.log);
+    for (core, line) in r.iter().enumerate() {
+        assert!(line.contains(&format!("\"cores\":{cpus},\"core\":{core},\"round_trips\":100")), "{line}");
+        assert!(line.contains("\"platform\":\"qemu-tcg\""), "{line}");
+    }
+}
+
+#[test]
+fn boots_and_runs_pingpong_on_1_2_and_4_cpus_under_none_bkl_fine_and_lockfree() {
+    skip_if_missing!();
+    for cpus in [1, 2, 4] {
+        for regime in ["none", "bkl", "fine", "lockfree"] {
+            pingpong(cpus, regime);
+        }
+    }
+}
+
+#[test]
+fn every_regime_runs_in_one_boot() {
+    skip_if_missing!();
+    let b = boot(2, "regime=all rounds=50 check=every", Duration::from_secs(120));
+    assert_eq!(b.status, PASSED, "log:\n{}", b.log);
+    for regime in ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"] {
+        assert_eq!(records(&b.log, regime).len(), 2, "{regime}; log:\n{}", b.log);
+    }
+}
+
+#[test]
+fn rtm_refuses_clearly_under_emulation() {
+    skip_if_missing!();
+    let b = boot(1, "regime=rtm rounds=10", Duration::from_secs(60));
+    assert_eq!(b.status, FAILED, "log:\n{}", b.log);
+    assert!(b.log.contains("regime rtm refused: RTM lock elision needs Intel RTM"), "log:\n{}", b.log);
+}
+
+#[test]
+fn a_kernel_fault_prints_its_state_and_fails() {
+    skip_if_missing!();
+    let b = boot(1, "experiment=kernel-fault", Duration::from_secs(60));
+    assert_eq!(b.status, FAILED, "log:\n{}", b.log);
+    assert!(b.log.contains("KERNEL FAULT on core 0: vector 6 (invalid opcode)"), "log:\n{}", b.log);
+    assert!(b.log.contains("rip 0x"), "log:\n{}", b.log);
+}
+
+#[test]
+fn bad_command_lines_are_refused_with_the_reason() {
+    skip_if_missing!();
+    let b = boot(1, "regime=bogus", Duration::from_secs(60));
+    assert_eq!(b.status, FAILED, "log:\n{}", b.log);
+    assert!(b.log.contains("regime=bogus: not one of"), "log:\n{}", b.log);
+}

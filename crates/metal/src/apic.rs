@@ -9,6 +9,10 @@ use granule_sync::cycles;
 static BASE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0xfee0_0000);
 
 const ID: u64 = 0x20;
+const EOI: u64 = 0xb0;
+const LVT_TIMER: u64 = 0x320;
+const TIMER_INITIAL: u64 = 0x380;
+const TIMER_DIVIDE: u64 = 0x3e0;
 const SPURIOUS: u64 = 0xf0;
 const ICR_LOW: u64 = 0x300;
 const ICR_HIGH: u64 = 0x310;
@@ -60,12 +64,42 @@ pub fn delay(ticks: u64) {
     }
 }
 
-fn send(apic_id: u32, low: u32) {
-    // SAFETY: an INIT or startup IPI to a core the MADT lists as present
-    // and not yet started (the contract of `start_core`).
+/// Signals end of interrupt (from an interrupt handler).
+pub fn eoi() {
+    // SAFETY: writing EOI ends the interrupt being handled on this core.
+    unsafe { write(EOI, 0) };
+}
+
+/// Starts this core's timer: `vector` every `count` timer-clock ticks
+/// (divide by 16), periodic.
+pub fn start_timer(vector: u8, count: u32) {
+    // SAFETY: the timer's vector has a handler (`irq.rs`), which only
+    // records the tick.
     unsafe {
+        write(TIMER_DIVIDE, 0x3);
+        write(LVT_TIMER, (1 << 17) | u32::from(vector));
+        write(TIMER_INITIAL, count);
+    }
+}
+
+/// Sends the fixed interrupt `vector` to the core with `apic_id`.
+pub fn send_ipi(apic_id: u32, vector: u8) {
+    send_raw(apic_id, 0x4000 | u32::from(vector));
+}
+
+fn send_raw(apic_id: u32, low: u32) {
+    // SAFETY: an interrupt to a present core (INIT and startup only to one
+    // not yet started, the contract of `start_core`; fixed IPIs carry a
+    // vector whose handler only records them). The ICR is written with
+    // interrupts masked so that no handler's EOI falls between its halves.
+    unsafe {
+        let flags: u64;
+        core::arch::asm!("pushfq; pop {}; cli", out(reg) flags, options(nomem));
         write(ICR_HIGH, apic_id << 24);
         write(ICR_LOW, low);
+        if flags & (1 << 9) != 0 {
+            core::arch::asm!("sti", options(nomem, nostack));
+        }
     }
     while read(ICR_LOW) & ICR_PENDING != 0 {
         core::hint::spin_loop();
@@ -81,10 +115,10 @@ fn send(apic_id: u32, low: u32) {
 /// its hand-off words are in place.
 pub unsafe fn start_core(apic_id: u32, vector: u8) {
     const MS: u64 = 3_000_000;
-    send(apic_id, 0x4500); // INIT, assert, level
+    send_raw(apic_id, 0x4500); // INIT, assert, level
     delay(10 * MS);
     for _ in 0..2 {
-        send(apic_id, 0x4600 | u32::from(vector)); // STARTUP
+        send_raw(apic_id, 0x4600 | u32::from(vector)); // STARTUP
         delay(MS / 5);
     }
 }

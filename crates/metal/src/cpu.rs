@@ -93,7 +93,8 @@ struct Pointer {
     base: u64,
 }
 
-/// Fills the IDT's exception gates. Vector 8 (double fault) runs on IST 1.
+/// Fills the IDT's exception gates (vector 8, double fault, runs on IST 1)
+/// and the interrupt gates of `irq.rs`.
 ///
 /// # Safety
 /// Called once, by the boot core, before any core loads the IDT.
@@ -108,6 +109,17 @@ pub unsafe fn init_idt() {
             selector: KERNEL_CODE,
             ist: if v == 8 { 1 } else { 0 },
             flags: 0x8e, // present, ring 0, interrupt gate
+            offset_mid: (at >> 16) as u16,
+            offset_hi: (at >> 32) as u32,
+            reserved: 0,
+        };
+    }
+    for (v, at) in crate::irq::stubs() {
+        idt[usize::from(v)] = Gate {
+            offset_lo: at as u16,
+            selector: KERNEL_CODE,
+            ist: 0,
+            flags: 0x8e,
             offset_mid: (at >> 16) as u16,
             offset_hi: (at >> 32) as u32,
             reserved: 0,

@@ -13,8 +13,10 @@
 //! the server's first `Recv`, then `ReplyRecv`; the client's `Call`, until
 //! it has made `rounds` calls. Each reply's label is checked against its
 //! call's. The kernel decides everything else — which thread runs, the
-//! direct switches, the cross-core wake-ups (read by each core from
-//! [`Kernel::pending_ipi`]) — exactly as behind a `syscall` instruction.
+//! direct switches, the cross-core wake-ups (each exit plan's `ipis` sent
+//! as interrupts, `irq.rs`) — exactly as behind a `syscall` instruction. A
+//! core with nothing to run halts until an interrupt; timer ticks enter the
+//! kernel as ticks.
 //!
 //! **Invariants.** The kernel's invariant checker runs once at the end of
 //! every run, and with `check=every` (what the tests boot) also after every
@@ -24,7 +26,9 @@
 //! not exclude a checker reading the whole kernel.
 //!
 //! Each core prints one `metal_pingpong` JSON line: regime, cores, core,
-//! round trips and cycles per round trip from the time-stamp counter, with
+//! round trips, cycles per round trip from the time-stamp counter, and the
+//! IPIs and timer ticks the core took during the regime's run (the root's
+//! resumes of other cores' threads wake them with IPIs), with
 //! `platform` `qemu-tcg` when QEMU's software emulation runs us (its
 //! timings mean nothing).
 
@@ -43,7 +47,7 @@ use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::NoStats;
 
 use crate::boot_info::BootInfo;
-use crate::{println, smp};
+use crate::{irq, println, smp};
 
 /// Every regime `regime=all` runs, in order.
 const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"];
@@ -77,6 +81,14 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
     let cores = smp::start_cores(boot.rsdp, want)?;
     let platform = platform();
     println!("granule-metal: {cores} cores running on {platform}");
+    // Every core's timer ticks (each core halts until it has seen two).
+    smp::run_on_all(cores, &|core| {
+        let mut ticks = 0;
+        while ticks < 2 {
+            ticks += u32::from(irq::wait(core) & irq::TICK != 0);
+        }
+    });
+    println!("granule-metal: the timer ticks on every core");
     let regimes: Vec<&str> = match boot.arg("regime").unwrap_or("all") {
         "all" => ALL.to_vec(),
         one => alloc::vec![one],
@@ -168,6 +180,7 @@ impl Pairs {
         let cores = self.cores;
         let (k, boot, hs) = Kernel::boot(config(cores), regime).map_err(|e| format!("boot: {e:?}"))?;
         let handles = Handles(hs.into_iter().map(UnsafeCell::new).collect());
+        let before: Vec<(u64, u64)> = (0..cores).map(irq::taken).collect();
         let check = self.every && (cores == 1 || !matches!(self.regime, "none" | "lockfree"));
         // SAFETY: core 0's handle, used by core 0 alone until the per-core
         // part starts (and by core 0 in it).
@@ -207,9 +220,12 @@ impl Pairs {
         smp::run_on_all(cores, &drive);
         k.check_invariants(h0).map_err(|v| format!("{}: an invariant broke during the run: {v:?}", self.regime))?;
         for (core, d) in drivers.0.into_iter().enumerate() {
-            let cycles = d.into_inner().outcome.map_err(|e| format!("{} on core {core}: {e}", self.regime))?;
+            let d = d.into_inner();
+            let cycles = d.outcome.map_err(|e| format!("{} on core {core}: {e}", self.regime))?;
+            let now = irq::taken(core);
+            let (ipis, ticks) = (now.0 - before[core].0, now.1 - before[core].1);
             println!(
-                "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1}}}",
+                "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1},\"ipis\":{ipis},\"ticks\":{ticks}}}",
                 self.platform,
                 self.regime,
                 self.rounds,
@@ -248,6 +264,7 @@ struct Root<'k, R: Regime> {
 impl<R: Regime> Root<'_, R> {
     /// Checks the invariants after an entry if this run does.
     fn entered(&self, h: &mut CoreHandle, plan: ExitPlan) -> Result<Option<ThreadId>, String> {
+        irq::send(plan.ipis);
         if self.check {
             self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
         }
@@ -318,6 +335,9 @@ struct Driver<'k, R: Regime> {
     outcome: Result<u64, String>,
 }
 
+/// Ticks a core may wait with nothing to run before its run fails.
+const IDLE_TICKS: u32 = 3000;
+
 impl<'k, R: Regime> Driver<'k, R> {
     fn new(k: &'k Kernel<R>, pair: Pair, rounds: usize, check: bool) -> Self {
         Self { k, pair, rounds, check, running: None, received: false, calls: 0, outcome: Ok(0) }
@@ -327,21 +347,27 @@ impl<'k, R: Regime> Driver<'k, R> {
     /// from the first call to the last reply.
     fn run(&mut self, h: &mut CoreHandle, core: usize, failed: &AtomicBool) -> Result<u64, String> {
         let mut started = None;
-        let mut idle: u64 = 0;
+        let mut idle_ticks = 0;
         while self.calls < self.rounds || self.running != Some(self.pair.client) {
             if failed.load(Ordering::Relaxed) {
                 return Err("stopped: another core failed".into());
             }
-            if self.running.is_none() || self.k.pending_ipi(core) {
+            // Nothing to run: sleep until an interrupt (an IPI from the
+            // core that makes a thread of ours runnable, or a tick).
+            let reasons = if self.running.is_none() { irq::wait(core) } else { irq::take(core) };
+            if reasons & irq::IPI != 0 {
                 let plan = self.k.ipi(h);
                 self.entered(h, plan)?;
             }
+            if reasons & irq::TICK != 0 {
+                let plan = self.k.timer_tick(h);
+                self.entered(h, plan)?;
+            }
             if self.running.is_none() {
-                idle += 1;
-                if idle > 2_000_000_000 {
-                    return Err(format!("core {core} idle for ever: its pair never became runnable"));
+                idle_ticks += u32::from(reasons & irq::TICK != 0);
+                if idle_ticks > IDLE_TICKS {
+                    return Err(format!("core {core} idle for {IDLE_TICKS} ticks: its pair never became runnable"));
                 }
-                core::hint::spin_loop();
                 continue;
             }
             if started.is_none() && self.running == Some(self.pair.client) {
@@ -405,6 +431,7 @@ impl<'k, R: Regime> Driver<'k, R> {
     }
 
     fn entered(&mut self, h: &mut CoreHandle, plan: ExitPlan) -> Result<(), String> {
+        irq::send(plan.ipis);
         if self.check {
             self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
         }

@@ -14,12 +14,12 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::arch::global_asm;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use acpi::madt::{Madt, MadtEntry};
 use acpi::{AcpiHandler, AcpiTables, PhysicalMapping};
 
-use crate::{apic, cpu, println, MAX_CORES};
+use crate::{apic, cpu, irq, println, MAX_CORES};
 
 /// Where the trampoline is copied (below 1 MiB, page aligned).
 const TRAMPOLINE: u64 = 0x8000;
@@ -98,6 +98,14 @@ unsafe extern "C" {
 /// The next core's stack top and core number, read by the trampoline.
 #[unsafe(no_mangle)]
 static ap_handoff: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// Each running core's APIC ID, by core number.
+static APIC_IDS: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(0) }; MAX_CORES];
+
+/// The APIC ID of core `core` (a running core).
+pub fn apic_id(core: usize) -> u32 {
+    APIC_IDS[core].load(Ordering::Relaxed)
+}
 
 /// How many cores are running (the boot core counts).
 static ONLINE: AtomicUsize = AtomicUsize::new(1);
@@ -186,7 +194,13 @@ pub fn start_cores(rsdp: u64, want: Option<usize>) -> Result<usize, &'static str
     if want.is_some_and(|w| w > n) {
         println!("granule-metal: {} cores asked for, {} present; running {n}", want.unwrap_or(0), ids.len());
     }
+    irq::mask_legacy_pics();
     apic::enable();
+    for (core, &id) in ids.iter().enumerate().take(n) {
+        APIC_IDS[core].store(id, Ordering::Relaxed);
+    }
+    apic::start_timer(irq::TIMER_VECTOR, irq::TIMER_COUNT);
+    irq::enable();
     if n > 1 {
         // Only the addresses of the trampoline's bounds are taken.
         let (start, end) = (&raw const ap_trampoline_start as u64, &raw const ap_trampoline_end as u64);
@@ -252,6 +266,8 @@ extern "C" fn ap_main(core: u64) -> ! {
         set_this_core(core);
     }
     apic::enable();
+    apic::start_timer(irq::TIMER_VECTOR, irq::TIMER_COUNT);
+    irq::enable();
     ONLINE.fetch_add(1, Ordering::AcqRel);
     let mut seen = GENERATION.load(Ordering::Acquire);
     loop {

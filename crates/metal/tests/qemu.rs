@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// QEMU's status for a run that passed: the image writes 0x10 to
@@ -60,8 +60,12 @@ struct Boot {
     log: String,
 }
 
-/// Boots the image on `cpus` CPUs with `cmdline`, within `limit`.
+/// Boots the image on `cpus` CPUs with `cmdline`, within `limit`. One
+/// boot at a time: the emulated CPUs are host threads, and several boots
+/// at once would share the host's few CPUs among all of them.
 fn boot(cpus: usize, cmdline: &str, limit: Duration) -> Boot {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut child = Command::new("qemu-system-x86_64")
         .args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
         .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", &cpus.to_string()])
@@ -99,6 +103,12 @@ fn records<'a>(log: &'a str, regime: &str) -> Vec<&'a str> {
     log.lines().filter(|l| l.starts_with("{\"record\":\"metal_pingpong\"") && l.contains(&tag)).collect()
 }
 
+/// The integer field `key` of a record line.
+fn number(line: &str, key: &str) -> u64 {
+    let at = line.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("no {key} in {line}")) + key.len() + 3;
+    line[at..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().expect("a number")
+}
+
 macro_rules! skip_if_missing {
     () => {
         if let Some(why) = missing() {
@@ -114,11 +124,17 @@ fn pingpong(cpus: usize, regime: &str) {
     let b = boot(cpus, &format!("regime={regime} rounds=100 check=every"), Duration::from_secs(120));
     assert_eq!(b.status, PASSED, "{cpus} CPUs, {regime}: status {}; log:\n{}", b.status, b.log);
     assert!(b.log.contains(&format!("{cpus} cores running on qemu-tcg")), "{}", b.log);
+    assert!(b.log.contains("the timer ticks on every core"), "{}", b.log);
     let r = records(&b.log, regime);
     assert_eq!(r.len(), cpus, "one record per core; log:\n{}", b.log);
     for (core, line) in r.iter().enumerate() {
         assert!(line.contains(&format!("\"cores\":{cpus},\"core\":{core},\"round_trips\":100")), "{line}");
         assert!(line.contains("\"platform\":\"qemu-tcg\""), "{line}");
+        // The root, on core 0, resumes every other core's threads: each of
+        // those cores sleeps in `hlt` until that wake-up's IPI arrives.
+        if core > 0 {
+            assert!(number(line, "ipis") >= 1, "core {core} took no IPI: {line}");
+        }
     }
 }
 

@@ -10,7 +10,8 @@
 //!
 //! The entry builds the boot page tables (the first 4 GiB identity mapped
 //! with 2 MiB pages, which covers the image, the boot information, the
-//! local APIC and the I/O APIC), enables PAE and long mode, loads a
+//! local APIC and the I/O APIC; user accessible, as ring-3 threads share
+//! this one address space for now, `user.rs`), enables PAE and long mode, loads a
 //! three-entry GDT and jumps to 64-bit code on the boot stack. Rust then
 //! installs its own GDT, TSS and IDT (`cpu.rs`).
 
@@ -65,10 +66,10 @@ boot_entry32:
     rep stosl
     popl %edi
     movl $boot_pdpt, %eax
-    orl $3, %eax
+    orl $7, %eax
     movl %eax, boot_pml4
     movl $boot_pd, %eax
-    orl $3, %eax
+    orl $7, %eax
     movl %eax, boot_pdpt
     addl $4096, %eax
     movl %eax, boot_pdpt + 8
@@ -76,12 +77,12 @@ boot_entry32:
     movl %eax, boot_pdpt + 16
     addl $4096, %eax
     movl %eax, boot_pdpt + 24
-    /* 2048 entries of 2 MiB: present, writable, large. */
+    /* 2048 entries of 2 MiB: present, writable, user, large. */
     xorl %ecx, %ecx
 1:
     movl %ecx, %eax
     shll $21, %eax
-    orl $0x83, %eax
+    orl $0x87, %eax
     movl %eax, boot_pd(, %ecx, 8)
     incl %ecx
     cmpl $2048, %ecx

@@ -47,12 +47,14 @@ struct Gate {
 /// Bytes of each core's double-fault stack.
 const FAULT_STACK: usize = 16 * 1024;
 
-/// One core's tables and double-fault stack.
+/// One core's tables, its double-fault stack, and the stack interrupts
+/// from ring 3 arrive on (`TSS.rsp0`).
 #[repr(C, align(16))]
 struct CoreTables {
     gdt: [u64; 7],
     tss: Tss,
     fault_stack: [u8; FAULT_STACK],
+    ring0_stack: [u8; FAULT_STACK],
 }
 
 /// Every core's tables. Core `i` writes only entry `i`, once, before it
@@ -63,7 +65,8 @@ struct Tables(UnsafeCell<[CoreTables; MAX_CORES]>);
 unsafe impl Sync for Tables {}
 
 static TABLES: Tables = Tables(UnsafeCell::new(
-    [const { CoreTables { gdt: [0; 7], tss: Tss::ZERO, fault_stack: [0; FAULT_STACK] } }; MAX_CORES],
+    [const { CoreTables { gdt: [0; 7], tss: Tss::ZERO, fault_stack: [0; FAULT_STACK], ring0_stack: [0; FAULT_STACK] } };
+        MAX_CORES],
 ));
 
 impl Tss {
@@ -138,6 +141,7 @@ pub unsafe fn init(core: usize) {
     let t = unsafe { &mut (*TABLES.0.get())[core] };
     t.tss = Tss::ZERO;
     t.tss.ist[0] = t.fault_stack.as_ptr() as u64 + FAULT_STACK as u64;
+    t.tss.rsp[0] = t.ring0_stack.as_ptr() as u64 + FAULT_STACK as u64;
     t.tss.iomap_base = size_of::<Tss>() as u16;
     let tss = &raw const t.tss as u64;
     let limit = (size_of::<Tss>() - 1) as u64;

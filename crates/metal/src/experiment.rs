@@ -4,15 +4,21 @@
 //! `regime=none|bkl|bkl-ticket|bkl-mcs|fine|lockfree|rtm|all` (default
 //! `all`), `rounds=N` round trips per core (default 10,000), `cores=N`
 //! (default: every core the MADT lists, at most [`crate::MAX_CORES`]),
-//! `check=every|end` (default `end`, see below).
+//! `check=every|end` (default `end`, see below), `threads=user|kernel`
+//! (default `user`).
 //!
 //! **Ping-pong pairs.** The root task, driven by core 0, creates one
 //! endpoint, one reply object and two threads (a server and a client, both
 //! at priority 200) for every core, sets their affinity and resumes them.
-//! Then every core drives whichever of its threads the kernel runs there:
-//! the server's first `Recv`, then `ReplyRecv`; the client's `Call`, until
-//! it has made `rounds` calls. Each reply's label is checked against its
-//! call's. The kernel decides everything else — which thread runs, the
+//! With `threads=user` (the default) the threads are the ring-3 programs
+//! of `programs.rs`, entered with `sysretq` and trapping with `syscall`
+//! (`user.rs`); each core runs whichever of its threads the kernel chose
+//! and makes the entry of each system call it traps with. With
+//! `threads=kernel` each core performs its threads' entries itself (the
+//! server's first `Recv`, then `ReplyRecv`; the client's `Call`), which
+//! measures the kernel's path alone, as the `roundtrip` example does on
+//! Linux. Replies are checked either way. The kernel decides everything
+//! else — which thread runs, the
 //! direct switches, the cross-core wake-ups (each exit plan's `ipis` sent
 //! as interrupts, `irq.rs`) — exactly as behind a `syscall` instruction. A
 //! core with nothing to run halts until an interrupt; timer ticks enter the
@@ -25,7 +31,7 @@
 //! `lockfree` on several cores it runs at the end only: their entries do
 //! not exclude a checker reading the whole kernel.
 //!
-//! Each core prints one `metal_pingpong` JSON line: regime, cores, core,
+//! Each core prints one `metal_pingpong` JSON line: regime, threads, cores, core,
 //! round trips, cycles per round trip from the time-stamp counter, and the
 //! IPIs and timer ticks the core took during the regime's run (the root's
 //! resumes of other cores' threads wake them with IPIs), with
@@ -40,14 +46,15 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use granule_kernel::abi::{InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE};
 use granule_kernel::{
-    BigLock, BootConfig, CoreHandle, ExitPlan, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs, ThreadId,
-    Transactional,
+    BigLock, BootConfig, CoreHandle, ExitPlan, Fine, Kernel, LockFree, NoLock, Regime, StartInfo, SyscallArgs,
+    ThreadId, Transactional,
 };
 use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::NoStats;
 
 use crate::boot_info::BootInfo;
-use crate::{irq, println, smp};
+use crate::user::{self, UserContext};
+use crate::{irq, println, programs, smp};
 
 /// Every regime `regime=all` runs, in order.
 const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"];
@@ -73,6 +80,11 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         return Err("cores=0: at least one core is needed".into());
     }
     let rounds = number("rounds", 10_000)?.max(1);
+    let user = match boot.arg("threads").unwrap_or("user") {
+        "user" => true,
+        "kernel" => false,
+        other => return Err(format!("threads={other}: `user` (ring 3) or `kernel` (driven by each core)")),
+    };
     let every = match boot.arg("check").unwrap_or("end") {
         "every" => true,
         "end" => false,
@@ -94,7 +106,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         one => alloc::vec![one],
     };
     for name in regimes {
-        let pairs = Pairs { cores, rounds, platform, regime: name, every };
+        let pairs = Pairs { cores, rounds, platform, regime: name, every, user };
         match name {
             // SAFETY: each core's pair touches only its own objects and its
             // own core's state once the root, alone on core 0, built them;
@@ -166,6 +178,8 @@ struct Pairs {
     regime: &'static str,
     /// Check the invariants after every entry (`check=every`).
     every: bool,
+    /// The pairs' threads run in ring 3 (`threads=user`), not driven.
+    user: bool,
 }
 
 /// Each core's handle, taken by that core alone.
@@ -191,7 +205,7 @@ impl Pairs {
         let mut free = boot.first_free_slot;
         let mut pairs = Vec::with_capacity(cores);
         for core in 0..cores {
-            pairs.push(root.build_pair(h0, &mut free, core)?);
+            pairs.push(root.build_pair(h0, &mut free, core, self.user.then_some(self.rounds as u64))?);
         }
         // The other cores' pairs first (the root keeps core 0), then core
         // 0's server, which runs at once and waits in `Recv`, giving core 0
@@ -201,11 +215,11 @@ impl Pairs {
             root.invoke(h0, p.client_cap, InvocationLabel::TcbResume, &[])?;
         }
         let mut drivers: Vec<UnsafeCell<Driver<'_, R>>> =
-            pairs.iter().map(|&pair| UnsafeCell::new(Driver::new(&k, pair, self.rounds, check))).collect();
+            pairs.iter().map(|&pair| UnsafeCell::new(Driver::new(&k, pair, self.rounds, check, self.user))).collect();
         let first = drivers[0].get_mut();
-        first.running = root.invoke_to(h0, pairs[0].server_cap, InvocationLabel::TcbResume, &[])?;
+        first.follow(root.invoke_to(h0, pairs[0].server_cap, InvocationLabel::TcbResume, &[])?);
         first.step(h0)?;
-        first.running = root.invoke_to(h0, pairs[0].client_cap, InvocationLabel::TcbResume, &[])?;
+        first.follow(root.invoke_to(h0, pairs[0].client_cap, InvocationLabel::TcbResume, &[])?);
         let failed = AtomicBool::new(false);
         let drivers = PerCore(drivers);
         let drive = |core: usize| {
@@ -225,9 +239,10 @@ impl Pairs {
             let now = irq::taken(core);
             let (ipis, ticks) = (now.0 - before[core].0, now.1 - before[core].1);
             println!(
-                "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1},\"ipis\":{ipis},\"ticks\":{ticks}}}",
+                "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"threads\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1},\"ipis\":{ipis},\"ticks\":{ticks}}}",
                 self.platform,
                 self.regime,
+                if self.user { "user" } else { "kernel" },
                 self.rounds,
                 cycles as f64 / self.rounds as f64
             );
@@ -254,6 +269,16 @@ struct Pair {
     client: ThreadId,
 }
 
+/// What an exit plan says about this core's next thread.
+#[derive(Clone, Copy, Debug)]
+struct Next {
+    run: Option<ThreadId>,
+    start: Option<StartInfo>,
+}
+
+/// Bytes of each ring-3 thread's stack.
+const USER_STACK: usize = 16 * 1024;
+
 /// The root task's part, driven by core 0.
 struct Root<'k, R: Regime> {
     k: &'k Kernel<R>,
@@ -271,21 +296,16 @@ impl<R: Regime> Root<'_, R> {
         Ok(plan.run)
     }
 
-    /// The root's invocation of `cptr`; the thread core 0 runs next.
-    fn invoke_to(
-        &self,
-        h: &mut CoreHandle,
-        cptr: Word,
-        label: InvocationLabel,
-        args: &[Word],
-    ) -> Result<Option<ThreadId>, String> {
+    /// The root's invocation of `cptr`; the thread core 0 runs next, and
+    /// how it starts if it never ran.
+    fn invoke_to(&self, h: &mut CoreHandle, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<Next, String> {
         // SAFETY: the root is core 0's current thread between entries, and
         // core 0 alone acts for it.
         let b = unsafe { &mut *self.k.ipc_buffer(self.me) };
         b.msg[..args.len()].copy_from_slice(args);
         let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
         let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
-        let next = self.entered(h, plan)?;
+        let next = Next { run: self.entered(h, plan)?, start: plan.start };
         // SAFETY: as above.
         let result = unsafe { &*self.k.ipc_buffer(self.me) }.result();
         result.map_err(|e| format!("the root's {label:?} failed: {e:?}"))?;
@@ -294,14 +314,15 @@ impl<R: Regime> Root<'_, R> {
 
     /// As [`Self::invoke_to`], where the root keeps running.
     fn invoke(&self, h: &mut CoreHandle, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<(), String> {
-        match self.invoke_to(h, cptr, label, args)? {
+        match self.invoke_to(h, cptr, label, args)?.run {
             Some(t) if t == self.me => Ok(()),
             other => Err(format!("after {label:?} core 0 runs {other:?}, not the root")),
         }
     }
 
-    /// Creates core `core`'s pair in the slots from `*free` on.
-    fn build_pair(&self, h: &mut CoreHandle, free: &mut Word, core: usize) -> Result<Pair, String> {
+    /// Creates core `core`'s pair in the slots from `*free` on; with
+    /// `calls`, its threads start as the ring-3 programs (`programs.rs`).
+    fn build_pair(&self, h: &mut CoreHandle, free: &mut Word, core: usize, calls: Option<u64>) -> Result<Pair, String> {
         let at = *free;
         for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
             self.invoke(h, CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, at + i as Word, 1])?;
@@ -312,6 +333,14 @@ impl<R: Regime> Root<'_, R> {
             self.invoke(h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0])?;
             self.invoke(h, t, InvocationLabel::TcbSetPriority, &[200])?;
             self.invoke(h, t, InvocationLabel::TcbSetAffinity, &[core as Word])?;
+        }
+        if let Some(calls) = calls {
+            let arg = programs::arg(at, at + 1, calls);
+            for (t, entry) in [(server_cap, programs::SERVER), (client_cap, programs::CLIENT)] {
+                // [resume 0, three registers: REG_PC, REG_SP (the platform
+                // gives the stack), REG_ARG0]
+                self.invoke(h, t, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])?;
+            }
         }
         let mut id = |cap| self.k.thread_of_cap(h, self.me, cap).ok_or_else(|| format!("no thread behind slot {cap}"));
         Ok(Pair { ep: at, reply: at + 1, server_cap, client_cap, server: id(server_cap)?, client: id(client_cap)? })
@@ -333,14 +362,55 @@ struct Driver<'k, R: Regime> {
     calls: usize,
     /// Cycles the round trips took, or what went wrong.
     outcome: Result<u64, String>,
+    /// The pair runs in ring 3: its contexts (server, client), made at the
+    /// plan's `start`, and their stacks.
+    user: Option<[(UserContext, Vec<u8>); 2]>,
+    /// A fresh start each of the pair's threads (server, client) was given
+    /// by some exit plan and has not taken yet: a later plan (a tick's)
+    /// may choose the thread again without it, as the kernel reports a
+    /// start once.
+    start: [Option<StartInfo>; 2],
+    /// The ring-3 client left [`programs::DONE`].
+    done: bool,
 }
 
 /// Ticks a core may wait with nothing to run before its run fails.
 const IDLE_TICKS: u32 = 3000;
 
 impl<'k, R: Regime> Driver<'k, R> {
-    fn new(k: &'k Kernel<R>, pair: Pair, rounds: usize, check: bool) -> Self {
-        Self { k, pair, rounds, check, running: None, received: false, calls: 0, outcome: Ok(0) }
+    fn new(k: &'k Kernel<R>, pair: Pair, rounds: usize, check: bool, user: bool) -> Self {
+        let stacks = || (UserContext::default(), alloc::vec![0u8; USER_STACK]);
+        Self {
+            k,
+            pair,
+            rounds,
+            check,
+            running: None,
+            received: false,
+            calls: 0,
+            outcome: Ok(0),
+            user: user.then(|| [stacks(), stacks()]),
+            start: [None; 2],
+            done: false,
+        }
+    }
+
+    /// Takes the next thread from an exit plan.
+    fn follow(&mut self, next: Next) {
+        self.running = next.run;
+        if let (Some(start), Some(t)) = (next.start, next.run) {
+            let which = usize::from(t == self.pair.client);
+            self.start[which] = Some(start);
+        }
+    }
+
+    /// Whether this core's part is over.
+    fn finished(&self) -> bool {
+        if self.user.is_some() {
+            self.done
+        } else {
+            self.calls >= self.rounds && self.running == Some(self.pair.client)
+        }
     }
 
     /// Drives this core until its client made all its calls; the cycles
@@ -348,7 +418,7 @@ impl<'k, R: Regime> Driver<'k, R> {
     fn run(&mut self, h: &mut CoreHandle, core: usize, failed: &AtomicBool) -> Result<u64, String> {
         let mut started = None;
         let mut idle_ticks = 0;
-        while self.calls < self.rounds || self.running != Some(self.pair.client) {
+        while !self.finished() {
             if failed.load(Ordering::Relaxed) {
                 return Err("stopped: another core failed".into());
             }
@@ -375,13 +445,18 @@ impl<'k, R: Regime> Driver<'k, R> {
             }
             self.step(h)?;
         }
-        self.check_reply()?;
+        if self.user.is_none() {
+            self.check_reply()?;
+        }
         Ok(granule_sync::cycles::now() - started.unwrap_or(0))
     }
 
     /// One entry of the running thread: the server's `Recv` or `ReplyRecv`,
     /// or the client's next `Call`.
     fn step(&mut self, h: &mut CoreHandle) -> Result<(), String> {
+        if self.user.is_some() {
+            return self.step_user(h);
+        }
         let p = self.pair;
         let args = if self.running == Some(p.server) {
             let tag = if self.received {
@@ -412,6 +487,36 @@ impl<'k, R: Regime> Driver<'k, R> {
         self.entered(h, plan)
     }
 
+    /// Runs the chosen thread in ring 3 until its next system call, and
+    /// makes that call's entry.
+    fn step_user(&mut self, h: &mut CoreHandle) -> Result<(), String> {
+        let p = self.pair;
+        let (which, t) = match self.running {
+            Some(t) if t == p.server => (0, t),
+            Some(t) if t == p.client => (1, t),
+            other => return Err(format!("this core runs {other:?}, which is not its pair's")),
+        };
+        let ipc = self.k.ipc_buffer(t);
+        let Some(contexts) = self.user.as_mut() else { return Err("not a ring-3 run".into()) };
+        let (ctx, stack) = &mut contexts[which];
+        if let Some(start) = self.start[which].take() {
+            let Some(&entry) = programs::PROGRAMS.get(start.entry as usize) else {
+                return Err(format!("entry word {} names no program", start.entry));
+            };
+            let top = (stack.as_ptr() as u64 + stack.len() as u64) & !15;
+            *ctx = UserContext::start(entry as *const () as u64, top, ipc as u64, start.arg);
+        }
+        user::run(ctx);
+        let args = ctx.syscall_args();
+        // SAFETY: the client's buffer, between its system calls.
+        if which == 1 && unsafe { (*ipc).msg[0] } == programs::DONE {
+            self.done = true;
+            return Ok(());
+        }
+        let plan = self.k.syscall(h, args);
+        self.entered(h, plan)
+    }
+
     /// The client's last call was answered with its word plus one.
     fn check_reply(&self) -> Result<(), String> {
         // SAFETY: the client is this core's current thread between entries.
@@ -435,7 +540,7 @@ impl<'k, R: Regime> Driver<'k, R> {
         if self.check {
             self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
         }
-        self.running = plan.run;
+        self.follow(Next { run: plan.run, start: plan.start });
         Ok(())
     }
 }

@@ -1,6 +1,8 @@
-//! A fault in the kernel: the 32 exception vectors' entry stubs save every
-//! register into a [`Frame`] and call [`kernel_fault`], which prints the
-//! state on the serial console and ends the run as failed.
+//! A fault: the 32 exception vectors' entry stubs save every register into
+//! a [`Frame`] and call [`kernel_fault`], which prints the state on the
+//! serial console and ends the run as failed. A fault in ring 3 is
+//! reported the same way, as a user fault (its delivery to the thread's
+//! fault handler is not built yet).
 //!
 //! Stub layout: vectors without a CPU-pushed error code push 0 in its
 //! place, then every stub pushes its vector and jumps to the common part,
@@ -123,6 +125,10 @@ fault_stub_\n:
     fault_stub 31, 0
 
 fault_common:
+    testb $3, 24(%rsp)
+    jz 1f
+    swapgs
+1:
     pushq %rax
     pushq %rbx
     pushq %rcx
@@ -161,8 +167,9 @@ extern "C" fn kernel_fault(f: &Frame) -> ! {
     // SAFETY: reading CR2 has no side effects.
     unsafe { core::arch::asm!("mov {}, cr2", out(reg) cr2, options(nomem, nostack)) };
     let name = NAMES.get(f.vector as usize).copied().unwrap_or("?");
+    let whose = if f.cs & 3 == 3 { "USER" } else { "KERNEL" };
     println!(
-        "KERNEL FAULT on core {}: vector {} ({name}), error {:#x}, rip {:#x}, cs {:#x}, rflags {:#x}, rsp {:#x}, ss {:#x}, cr2 {cr2:#x}",
+        "{whose} FAULT on core {}: vector {} ({name}), error {:#x}, rip {:#x}, cs {:#x}, rflags {:#x}, rsp {:#x}, ss {:#x}, cr2 {cr2:#x}",
         crate::smp::this_core(),
         f.vector,
         f.error,

@@ -9,7 +9,8 @@
 //! the next interrupt ([`wait`]), so a cross-core wake-up really travels
 //! as an interrupt from one core's exit plan to the other core.
 //!
-//! Stubs save the registers a call may clobber (the System V caller-saved
+//! An interrupt from ring 3 arrives on the core's `TSS.rsp0` stack and
+//! swaps GS to the per-core words and back. Stubs save the registers a call may clobber (the System V caller-saved
 //! set; the target has no SSE state and no red zone) and `iretq`.
 
 use core::arch::global_asm;
@@ -47,6 +48,10 @@ global_asm!(
     .balign 16
     .global \name
 \name:
+    testb $3, 8(%rsp)
+    jz 1f
+    swapgs
+1:
     pushq %rax
     pushq %rcx
     pushq %rdx
@@ -67,6 +72,10 @@ global_asm!(
     popq %rdx
     popq %rcx
     popq %rax
+    testb $3, 8(%rsp)
+    jz 2f
+    swapgs
+2:
     iretq
     .endm
 

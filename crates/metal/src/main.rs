@@ -48,11 +48,15 @@ mod irq;
 #[cfg(target_os = "none")]
 mod port;
 #[cfg(target_os = "none")]
+mod programs;
+#[cfg(target_os = "none")]
 mod serial;
 #[cfg(target_os = "none")]
 mod smp;
 #[cfg(target_os = "none")]
 mod start;
+#[cfg(target_os = "none")]
+mod user;
 
 #[cfg(target_os = "none")]
 extern crate alloc;

@@ -110,17 +110,29 @@ pub fn apic_id(core: usize) -> u32 {
 /// How many cores are running (the boot core counts).
 static ONLINE: AtomicUsize = AtomicUsize::new(1);
 
-/// The per-core word behind GS: this core's number.
+/// The per-core words behind GS: this core's number, then the words the
+/// ring-3 entry and exit use (`user.rs`: kernel stack pointer, user stack
+/// pointer at entry, running context).
 #[repr(C)]
 struct PerCore {
-    index: u64,
+    index: AtomicU64,
+    kernel_rsp: AtomicU64,
+    user_rsp: AtomicU64,
+    context: AtomicU64,
 }
 
 static PER_CORE: [PerCore; MAX_CORES] = {
-    let mut a = [const { PerCore { index: 0 } }; MAX_CORES];
+    let mut a = [const {
+        PerCore {
+            index: AtomicU64::new(0),
+            kernel_rsp: AtomicU64::new(0),
+            user_rsp: AtomicU64::new(0),
+            context: AtomicU64::new(0),
+        }
+    }; MAX_CORES];
     let mut i = 0;
     while i < MAX_CORES {
-        a[i].index = i as u64;
+        a[i].index = AtomicU64::new(i as u64);
         i += 1;
     }
     a
@@ -264,6 +276,7 @@ extern "C" fn ap_main(core: u64) -> ! {
     unsafe {
         cpu::init(core);
         set_this_core(core);
+        crate::user::init();
     }
     apic::enable();
     apic::start_timer(irq::TIMER_VECTOR, irq::TIMER_COUNT);

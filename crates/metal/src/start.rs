@@ -16,6 +16,7 @@ extern "C" fn metal_main(info: u64, magic: u64) -> ! {
         cpu::init_idt();
         cpu::init(0);
         smp::set_this_core(0);
+        crate::user::init();
     }
     // SAFETY: `info` and `magic` are what the entry received from the loader.
     let mut boot = match unsafe { BootInfo::read(info, magic) } {

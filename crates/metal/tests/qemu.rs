@@ -118,17 +118,21 @@ macro_rules! skip_if_missing {
     };
 }
 
-/// Ping-pong pairs on every core under `regime`, the invariant checker
-/// after every entry where it can run, correct replies checked by the image.
-fn pingpong(cpus: usize, regime: &str) {
-    let b = boot(cpus, &format!("regime={regime} rounds=100 check=every"), Duration::from_secs(120));
+/// Ping-pong pairs on every core under `regime`, their threads in ring 3
+/// (`threads=user`) or driven by the core (`threads=kernel`), the invariant
+/// checker after every entry where it can run, correct replies checked by
+/// the image (a ring-3 client faults on a wrong one).
+fn pingpong(cpus: usize, regime: &str, threads: &str) {
+    let cmdline = format!("regime={regime} rounds=100 check=every threads={threads}");
+    let b = boot(cpus, &cmdline, Duration::from_secs(120));
     assert_eq!(b.status, PASSED, "{cpus} CPUs, {regime}: status {}; log:\n{}", b.status, b.log);
     assert!(b.log.contains(&format!("{cpus} cores running on qemu-tcg")), "{}", b.log);
     assert!(b.log.contains("the timer ticks on every core"), "{}", b.log);
     let r = records(&b.log, regime);
     assert_eq!(r.len(), cpus, "one record per core; log:\n{}", b.log);
     for (core, line) in r.iter().enumerate() {
-        assert!(line.contains(&format!("\"cores\":{cpus},\"core\":{core},\"round_trips\":100")), "{line}");
+        let expect = format!("\"threads\":\"{threads}\",\"cores\":{cpus},\"core\":{core},\"round_trips\":100");
+        assert!(line.contains(&expect), "{line}");
         assert!(line.contains("\"platform\":\"qemu-tcg\""), "{line}");
         // The root, on core 0, resumes every other core's threads: each of
         // those cores sleeps in `hlt` until that wake-up's IPI arrives.
@@ -139,12 +143,20 @@ fn pingpong(cpus: usize, regime: &str) {
 }
 
 #[test]
-fn boots_and_runs_pingpong_on_1_2_and_4_cpus_under_none_bkl_fine_and_lockfree() {
+fn ring_3_pingpong_on_1_2_and_4_cpus_under_none_bkl_fine_and_lockfree() {
     skip_if_missing!();
     for cpus in [1, 2, 4] {
         for regime in ["none", "bkl", "fine", "lockfree"] {
-            pingpong(cpus, regime);
+            pingpong(cpus, regime, "user");
         }
+    }
+}
+
+#[test]
+fn kernel_driven_pingpong_on_2_cpus_under_every_lock_regime() {
+    skip_if_missing!();
+    for regime in ["bkl", "fine", "lockfree"] {
+        pingpong(2, regime, "kernel");
     }
 }
 

@@ -1,5 +1,7 @@
 //! The experiment the command line names (`experiment=pingpong`, the
-//! default, or `kernel-fault`, which faults on purpose to show the fault
+//! default; `user-fault`, a ring-3 thread per core whose page fault the
+//! kernel sends to its fault handler, another ring-3 thread; or
+//! `kernel-fault`, which faults in the kernel on purpose to show the fault
 //! report), under the regime it names:
 //! `regime=none|bkl|bkl-ticket|bkl-mcs|fine|lockfree|rtm|all` (default
 //! `all`), `rounds=N` round trips per core (default 10,000), `cores=N`
@@ -44,10 +46,12 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use granule_kernel::abi::{InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE};
+use granule_kernel::abi::{
+    InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, FAULT_MEMORY_ACCESS,
+};
 use granule_kernel::{
-    BigLock, BootConfig, CoreHandle, ExitPlan, Fine, Kernel, LockFree, NoLock, Regime, StartInfo, SyscallArgs,
-    ThreadId, Transactional,
+    BigLock, BootConfig, CoreHandle, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, StartInfo,
+    SyscallArgs, ThreadId, Transactional,
 };
 use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::NoStats;
@@ -61,8 +65,9 @@ const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfre
 
 /// Runs what the command line asks; `Err` says what failed.
 pub fn run(boot: &BootInfo) -> Result<(), String> {
-    match boot.arg("experiment").unwrap_or("pingpong") {
-        "pingpong" => {}
+    let faults = match boot.arg("experiment").unwrap_or("pingpong") {
+        "pingpong" => false,
+        "user-fault" => true,
         "kernel-fault" => {
             // The fault report's own test: an invalid opcode in the kernel.
             println!("granule-metal: faulting on purpose (experiment=kernel-fault)");
@@ -70,8 +75,8 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
             unsafe { core::arch::asm!("ud2", options(nomem, nostack)) };
             return Err("ud2 did not fault".into());
         }
-        other => return Err(format!("experiment={other}: `pingpong` or `kernel-fault`")),
-    }
+        other => return Err(format!("experiment={other}: `pingpong`, `user-fault` or `kernel-fault`")),
+    };
     let number = |key: &str, default: usize| -> Result<usize, String> {
         boot.arg(key).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{key}={v}: not a number")))
     };
@@ -82,6 +87,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
     let rounds = number("rounds", 10_000)?.max(1);
     let user = match boot.arg("threads").unwrap_or("user") {
         "user" => true,
+        "kernel" if faults => return Err("experiment=user-fault needs threads=user".into()),
         "kernel" => false,
         other => return Err(format!("threads={other}: `user` (ring 3) or `kernel` (driven by each core)")),
     };
@@ -106,7 +112,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         one => alloc::vec![one],
     };
     for name in regimes {
-        let pairs = Pairs { cores, rounds, platform, regime: name, every, user };
+        let pairs = Pairs { cores, rounds, platform, regime: name, every, user, faults };
         match name {
             // SAFETY: each core's pair touches only its own objects and its
             // own core's state once the root, alone on core 0, built them;
@@ -180,6 +186,9 @@ struct Pairs {
     every: bool,
     /// The pairs' threads run in ring 3 (`threads=user`), not driven.
     user: bool,
+    /// Each pair is a faulting thread and its fault handler
+    /// (`experiment=user-fault`), not a client and a server.
+    faults: bool,
 }
 
 /// Each core's handle, taken by that core alone.
@@ -205,7 +214,17 @@ impl Pairs {
         let mut free = boot.first_free_slot;
         let mut pairs = Vec::with_capacity(cores);
         for core in 0..cores {
-            pairs.push(root.build_pair(h0, &mut free, core, self.user.then_some(self.rounds as u64))?);
+            let programs = if self.faults {
+                Programs { server: programs::FAULT_HANDLER, client: programs::FAULTER, calls: 0, fault_handler: true }
+            } else {
+                Programs {
+                    server: programs::SERVER,
+                    client: programs::CLIENT,
+                    calls: self.rounds as u64,
+                    fault_handler: false,
+                }
+            };
+            pairs.push(root.build_pair(h0, &mut free, core, self.user.then_some(programs))?);
         }
         // The other cores' pairs first (the root keeps core 0), then core
         // 0's server, which runs at once and waits in `Recv`, giving core 0
@@ -238,6 +257,21 @@ impl Pairs {
             let cycles = d.outcome.map_err(|e| format!("{} on core {core}: {e}", self.regime))?;
             let now = irq::taken(core);
             let (ipis, ticks) = (now.0 - before[core].0, now.1 - before[core].1);
+            if self.faults {
+                let [label, addr] = d.report;
+                if label != FAULT_MEMORY_ACCESS || addr != programs::UNMAPPED {
+                    return Err(format!(
+                        "{} on core {core}: the fault handler got label {label} for address {addr:#x}, not {FAULT_MEMORY_ACCESS} for {:#x}",
+                        self.regime,
+                        programs::UNMAPPED
+                    ));
+                }
+                println!(
+                    "{{\"record\":\"metal_user_fault\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"label\":{label},\"addr\":{addr}}}",
+                    self.platform, self.regime
+                );
+                continue;
+            }
             println!(
                 "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"threads\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1},\"ipis\":{ipis},\"ticks\":{ticks}}}",
                 self.platform,
@@ -274,6 +308,16 @@ struct Pair {
 struct Next {
     run: Option<ThreadId>,
     start: Option<StartInfo>,
+}
+
+/// The ring-3 programs of a pair (entry words), the client's calls, and
+/// whether the server is the client's fault handler.
+#[derive(Clone, Copy, Debug)]
+struct Programs {
+    server: Word,
+    client: Word,
+    calls: u64,
+    fault_handler: bool,
 }
 
 /// Bytes of each ring-3 thread's stack.
@@ -322,7 +366,13 @@ impl<R: Regime> Root<'_, R> {
 
     /// Creates core `core`'s pair in the slots from `*free` on; with
     /// `calls`, its threads start as the ring-3 programs (`programs.rs`).
-    fn build_pair(&self, h: &mut CoreHandle, free: &mut Word, core: usize, calls: Option<u64>) -> Result<Pair, String> {
+    fn build_pair(
+        &self,
+        h: &mut CoreHandle,
+        free: &mut Word,
+        core: usize,
+        user: Option<Programs>,
+    ) -> Result<Pair, String> {
         let at = *free;
         for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
             self.invoke(h, CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, at + i as Word, 1])?;
@@ -334,12 +384,17 @@ impl<R: Regime> Root<'_, R> {
             self.invoke(h, t, InvocationLabel::TcbSetPriority, &[200])?;
             self.invoke(h, t, InvocationLabel::TcbSetAffinity, &[core as Word])?;
         }
-        if let Some(calls) = calls {
+        if let Some(Programs { server, client, calls, fault_handler }) = user {
             let arg = programs::arg(at, at + 1, calls);
-            for (t, entry) in [(server_cap, programs::SERVER), (client_cap, programs::CLIENT)] {
+            for (t, entry) in [(server_cap, server), (client_cap, client)] {
                 // [resume 0, three registers: REG_PC, REG_SP (the platform
                 // gives the stack), REG_ARG0]
                 self.invoke(h, t, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])?;
+            }
+            if fault_handler {
+                // The client's faults go to the pair's endpoint (its slot
+                // in the root's CNode, the client's CSpace).
+                self.invoke(h, client_cap, InvocationLabel::TcbSetFaultHandler, &[at])?;
             }
         }
         let mut id = |cap| self.k.thread_of_cap(h, self.me, cap).ok_or_else(|| format!("no thread behind slot {cap}"));
@@ -370,8 +425,10 @@ struct Driver<'k, R: Regime> {
     /// may choose the thread again without it, as the kernel reports a
     /// start once.
     start: [Option<StartInfo>; 2],
-    /// The ring-3 client left [`programs::DONE`].
+    /// A ring-3 thread left [`programs::DONE`] in its buffer.
     done: bool,
+    /// The two words after `DONE` (the fault handler's label and word).
+    report: [Word; 2],
 }
 
 /// Ticks a core may wait with nothing to run before its run fails.
@@ -392,6 +449,7 @@ impl<'k, R: Regime> Driver<'k, R> {
             user: user.then(|| [stacks(), stacks()]),
             start: [None; 2],
             done: false,
+            report: [0; 2],
         }
     }
 
@@ -506,14 +564,24 @@ impl<'k, R: Regime> Driver<'k, R> {
             let top = (stack.as_ptr() as u64 + stack.len() as u64) & !15;
             *ctx = UserContext::start(entry as *const () as u64, top, ipc as u64, start.arg);
         }
-        user::run(ctx);
-        let args = ctx.syscall_args();
-        // SAFETY: the client's buffer, between its system calls.
-        if which == 1 && unsafe { (*ipc).msg[0] } == programs::DONE {
-            self.done = true;
-            return Ok(());
-        }
-        let plan = self.k.syscall(h, args);
+        let plan = match user::run(ctx) {
+            user::Trap::Syscall(args) => {
+                // SAFETY: the thread's buffer, between its system calls.
+                let b = unsafe { &*ipc };
+                if b.msg[0] == programs::DONE {
+                    self.done = true;
+                    self.report = [b.msg[1], b.msg[2]];
+                    return Ok(());
+                }
+                self.k.syscall(h, args)
+            }
+            // A page fault (vector 14) is a memory access no mapping
+            // allows (error bit 1: a write); anything else is `Other`.
+            user::Trap::Fault { vector: 14, error, addr } => {
+                self.k.fault(h, FaultKind::MemoryAccess { addr, write: error & 2 != 0 })
+            }
+            user::Trap::Fault { .. } => self.k.fault(h, FaultKind::Other),
+        };
         self.entered(h, plan)
     }
 

@@ -1,8 +1,8 @@
 //! A fault: the 32 exception vectors' entry stubs save every register into
 //! a [`Frame`] and call [`kernel_fault`], which prints the state on the
-//! serial console and ends the run as failed. A fault in ring 3 is
-//! reported the same way, as a user fault (its delivery to the thread's
-//! fault handler is not built yet).
+//! serial console and ends the run as failed. A fault in a ring-3 thread
+//! goes back to its core's loop instead (`user.rs`), which enters the
+//! kernel with it (`Kernel::fault`).
 //!
 //! Stub layout: vectors without a CPU-pushed error code push 0 in its
 //! place, then every stub pushes its vector and jumps to the common part,
@@ -18,28 +18,28 @@ use crate::println;
 #[repr(C)]
 #[derive(Debug)]
 pub struct Frame {
-    r15: u64,
-    r14: u64,
-    r13: u64,
-    r12: u64,
-    r11: u64,
-    r10: u64,
-    r9: u64,
-    r8: u64,
-    rbp: u64,
-    rdi: u64,
-    rsi: u64,
-    rdx: u64,
-    rcx: u64,
-    rbx: u64,
-    rax: u64,
-    vector: u64,
-    error: u64,
-    rip: u64,
-    cs: u64,
-    rflags: u64,
-    rsp: u64,
-    ss: u64,
+    pub(crate) r15: u64,
+    pub(crate) r14: u64,
+    pub(crate) r13: u64,
+    pub(crate) r12: u64,
+    pub(crate) r11: u64,
+    pub(crate) r10: u64,
+    pub(crate) r9: u64,
+    pub(crate) r8: u64,
+    pub(crate) rbp: u64,
+    pub(crate) rdi: u64,
+    pub(crate) rsi: u64,
+    pub(crate) rdx: u64,
+    pub(crate) rcx: u64,
+    pub(crate) rbx: u64,
+    pub(crate) rax: u64,
+    pub(crate) vector: u64,
+    pub(crate) error: u64,
+    pub(crate) rip: u64,
+    pub(crate) cs: u64,
+    pub(crate) rflags: u64,
+    pub(crate) rsp: u64,
+    pub(crate) ss: u64,
 }
 
 /// The exceptions' names, by vector.
@@ -166,6 +166,10 @@ extern "C" fn kernel_fault(f: &Frame) -> ! {
     let cr2: u64;
     // SAFETY: reading CR2 has no side effects.
     unsafe { core::arch::asm!("mov {}, cr2", out(reg) cr2, options(nomem, nostack)) };
+    if f.cs & 3 == 3 && crate::user::in_user_thread() {
+        // A ring-3 thread's fault: the core's loop makes the kernel entry.
+        crate::user::fault_taken(f, cr2);
+    }
     let name = NAMES.get(f.vector as usize).copied().unwrap_or("?");
     let whose = if f.cs & 3 == 3 { "USER" } else { "KERNEL" };
     println!(

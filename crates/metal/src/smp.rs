@@ -160,6 +160,11 @@ pub fn this_core() -> usize {
     index as usize
 }
 
+/// The ring-3 context `run_user` recorded for this core (`user.rs`).
+pub fn running_context() -> u64 {
+    PER_CORE[this_core()].context.load(Ordering::Relaxed)
+}
+
 /// Physical memory is identity mapped: a "mapping" is the address itself.
 #[derive(Clone, Copy, Debug)]
 struct Identity;

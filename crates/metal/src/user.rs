@@ -25,8 +25,12 @@
 //! page tables per address space are not built yet.
 
 use core::arch::global_asm;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use granule_kernel::SyscallArgs;
+
+use crate::fault::Frame;
+use crate::{smp, MAX_CORES};
 
 /// A user thread's registers while it is not running.
 #[repr(C)]
@@ -132,6 +136,20 @@ syscall_entry:
     popq %rbx
     sti
     retq
+
+    /* A ring-3 fault's way back: the registers are saved (`fault_taken`);
+       leave the fault's stack for the kernel stack `run_user` left. */
+    .global return_to_kernel
+return_to_kernel:
+    movq %gs:8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbp
+    popq %rbx
+    sti
+    retq
     "#,
     options(att_syntax)
 );
@@ -139,15 +157,84 @@ syscall_entry:
 unsafe extern "C" {
     fn run_user(ctx: *mut UserContext);
     fn syscall_entry();
+    fn return_to_kernel() -> !;
 }
 
+/// How a ring-3 thread came back to its core.
+#[derive(Clone, Copy, Debug)]
+pub enum Trap {
+    /// A `syscall` with these arguments.
+    Syscall(SyscallArgs),
+    /// A processor exception: its vector, error code, and CR2 (the address
+    /// of a page fault).
+    Fault { vector: u64, error: u64, addr: u64 },
+}
+
+/// Per core: a ring-3 thread is running (set by [`run`] around
+/// `run_user`), and the fault that ended its run, if one did.
+static IN_USER: [AtomicBool; MAX_CORES] = [const { AtomicBool::new(false) }; MAX_CORES];
+static FAULT: [[AtomicU64; 4]; MAX_CORES] = [const { [const { AtomicU64::new(0) }; 4] }; MAX_CORES];
+
 /// Runs the thread whose registers are `ctx` in ring 3 until its next
-/// system call; `ctx` then holds its registers at that call.
-pub fn run(ctx: &mut UserContext) {
+/// system call or fault; `ctx` then holds its registers at that point.
+pub fn run(ctx: &mut UserContext) -> Trap {
+    let core = smp::this_core();
+    IN_USER[core].store(true, Ordering::Relaxed);
     // SAFETY: `ctx` is a user context this core owns (it runs no other
     // core's threads), its `rip` and `rsp` lie in the user-accessible map,
     // and `init` prepared this core's `syscall` entry and GS words.
-    unsafe { run_user(ctx) }
+    unsafe { run_user(ctx) };
+    IN_USER[core].store(false, Ordering::Relaxed);
+    let f = &FAULT[core];
+    if f[0].swap(0, Ordering::Relaxed) != 0 {
+        let get = |i: usize| f[i].load(Ordering::Relaxed);
+        return Trap::Fault { vector: get(1), error: get(2), addr: get(3) };
+    }
+    Trap::Syscall(ctx.syscall_args())
+}
+
+/// Whether this core is running a ring-3 thread (a fault in ring 3 with
+/// no thread behind it is the kernel's own bug).
+pub fn in_user_thread() -> bool {
+    IN_USER[smp::this_core()].load(Ordering::Relaxed)
+}
+
+/// A ring-3 thread's fault (called by the fault report with GS already
+/// the per-core words): its registers go into its context, the fault is
+/// recorded for [`run`], and `run_user` returns.
+pub fn fault_taken(f: &Frame, cr2: u64) -> ! {
+    let core = smp::this_core();
+    // SAFETY: the context `run_user` recorded for this core, which the
+    // core's loop does not touch until `run_user` returns.
+    let ctx = unsafe { &mut *(smp::running_context() as *mut UserContext) };
+    *ctx = UserContext {
+        rax: f.rax,
+        rbx: f.rbx,
+        rcx: f.rcx,
+        rdx: f.rdx,
+        rsi: f.rsi,
+        rdi: f.rdi,
+        rbp: f.rbp,
+        r8: f.r8,
+        r9: f.r9,
+        r10: f.r10,
+        r11: f.r11,
+        r12: f.r12,
+        r13: f.r13,
+        r14: f.r14,
+        r15: f.r15,
+        rip: f.rip,
+        rflags: f.rflags,
+        rsp: f.rsp,
+    };
+    let slot = &FAULT[core];
+    slot[1].store(f.vector, Ordering::Relaxed);
+    slot[2].store(f.error, Ordering::Relaxed);
+    slot[3].store(cr2, Ordering::Relaxed);
+    slot[0].store(1, Ordering::Relaxed);
+    // SAFETY: `run_user` saved the kernel stack pointer and callee-saved
+    // registers this returns to; the fault's own stack is abandoned.
+    unsafe { return_to_kernel() }
 }
 
 /// Prepares this core for `syscall`/`sysret`: EFER.SCE, the selectors

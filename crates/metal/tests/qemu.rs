@@ -171,6 +171,23 @@ fn every_regime_runs_in_one_boot() {
 }
 
 #[test]
+fn a_ring_3_page_fault_reaches_its_handler_under_every_regime_on_2_cpus() {
+    skip_if_missing!();
+    let b = boot(2, "regime=all experiment=user-fault check=every", Duration::from_secs(120));
+    assert_eq!(b.status, PASSED, "log:\n{}", b.log);
+    for regime in ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"] {
+        let tag = format!("\"regime\":\"{regime}\"");
+        let faults: Vec<&str> = b.log.lines().filter(|l| l.contains("metal_user_fault") && l.contains(&tag)).collect();
+        assert_eq!(faults.len(), 2, "{regime}: one per core; log:\n{}", b.log);
+        for line in faults {
+            // FAULT_MEMORY_ACCESS (3) at the faulting thread's address.
+            assert_eq!(number(line, "label"), 3, "{line}");
+            assert_eq!(number(line, "addr"), 0x10_0000_0000, "{line}");
+        }
+    }
+}
+
+#[test]
 fn rtm_refuses_clearly_under_emulation() {
     skip_if_missing!();
     let b = boot(1, "regime=rtm rounds=10", Duration::from_secs(60));

@@ -65,9 +65,10 @@ const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfre
 
 /// Runs what the command line asks; `Err` says what failed.
 pub fn run(boot: &BootInfo) -> Result<(), String> {
-    let faults = match boot.arg("experiment").unwrap_or("pingpong") {
-        "pingpong" => false,
-        "user-fault" => true,
+    let scenario = match boot.arg("experiment").unwrap_or("pingpong") {
+        "pingpong" => Scenario::PingPong,
+        "user-fault" => Scenario::UserFault,
+        "fuzz" => Scenario::Fuzz,
         "kernel-fault" => {
             // The fault report's own test: an invalid opcode in the kernel.
             println!("granule-metal: faulting on purpose (experiment=kernel-fault)");
@@ -75,7 +76,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
             unsafe { core::arch::asm!("ud2", options(nomem, nostack)) };
             return Err("ud2 did not fault".into());
         }
-        other => return Err(format!("experiment={other}: `pingpong`, `user-fault` or `kernel-fault`")),
+        other => return Err(format!("experiment={other}: `pingpong`, `user-fault`, `fuzz` or `kernel-fault`")),
     };
     let number = |key: &str, default: usize| -> Result<usize, String> {
         boot.arg(key).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{key}={v}: not a number")))
@@ -87,7 +88,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
     let rounds = number("rounds", 10_000)?.max(1);
     let user = match boot.arg("threads").unwrap_or("user") {
         "user" => true,
-        "kernel" if faults => return Err("experiment=user-fault needs threads=user".into()),
+        "kernel" if scenario != Scenario::PingPong => return Err("this experiment needs threads=user".into()),
         "kernel" => false,
         other => return Err(format!("threads={other}: `user` (ring 3) or `kernel` (driven by each core)")),
     };
@@ -112,7 +113,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         one => alloc::vec![one],
     };
     for name in regimes {
-        let pairs = Pairs { cores, rounds, platform, regime: name, every, user, faults };
+        let pairs = Pairs { cores, rounds, platform, regime: name, every, user, scenario };
         match name {
             // SAFETY: each core's pair touches only its own objects and its
             // own core's state once the root, alone on core 0, built them;
@@ -186,9 +187,20 @@ struct Pairs {
     every: bool,
     /// The pairs' threads run in ring 3 (`threads=user`), not driven.
     user: bool,
-    /// Each pair is a faulting thread and its fault handler
-    /// (`experiment=user-fault`), not a client and a server.
-    faults: bool,
+    /// What each core's pair of threads is.
+    scenario: Scenario,
+}
+
+/// What each core's pair of threads is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scenario {
+    /// A server and a client (`experiment=pingpong`).
+    PingPong,
+    /// A thread that faults and its fault handler (`experiment=user-fault`).
+    UserFault,
+    /// A fuzzer making `rounds` system calls with garbage arguments, and its
+    /// rescuer (`experiment=fuzz`).
+    Fuzz,
 }
 
 /// Each core's handle, taken by that core alone.
@@ -214,14 +226,28 @@ impl Pairs {
         let mut free = boot.first_free_slot;
         let mut pairs = Vec::with_capacity(cores);
         for core in 0..cores {
-            let programs = if self.faults {
-                Programs { server: programs::FAULT_HANDLER, client: programs::FAULTER, calls: 0, fault_handler: true }
-            } else {
-                Programs {
+            let programs = match self.scenario {
+                Scenario::PingPong => Programs {
                     server: programs::SERVER,
                     client: programs::CLIENT,
                     calls: self.rounds as u64,
                     fault_handler: false,
+                },
+                Scenario::UserFault => Programs {
+                    server: programs::FAULT_HANDLER,
+                    client: programs::FAULTER,
+                    calls: 0,
+                    fault_handler: true,
+                },
+                Scenario::Fuzz => {
+                    programs::FUZZ_TARGET.store(self.rounds as u64, Ordering::Relaxed);
+                    programs::FUZZ_CALLS[core].store(0, Ordering::Relaxed);
+                    programs::FUZZ_UNTYPED_RESULTS[core].store(0, Ordering::Relaxed);
+                    programs::FUZZ_OK[core].store(0, Ordering::Relaxed);
+                    programs::FUZZ_RESTARTS[core].store(0, Ordering::Relaxed);
+                    let pair = root.build_pair(h0, &mut free, core, None)?;
+                    pairs.push(root.build_fuzz(h0, &mut free, core, pair)?);
+                    continue;
                 }
             };
             pairs.push(root.build_pair(h0, &mut free, core, self.user.then_some(programs))?);
@@ -257,7 +283,24 @@ impl Pairs {
             let cycles = d.outcome.map_err(|e| format!("{} on core {core}: {e}", self.regime))?;
             let now = irq::taken(core);
             let (ipis, ticks) = (now.0 - before[core].0, now.1 - before[core].1);
-            if self.faults {
+            if self.scenario == Scenario::Fuzz {
+                let calls = programs::FUZZ_CALLS[core].load(Ordering::Relaxed).min(self.rounds as u64);
+                let untyped = programs::FUZZ_UNTYPED_RESULTS[core].load(Ordering::Relaxed);
+                let ok = programs::FUZZ_OK[core].load(Ordering::Relaxed);
+                let restarts = programs::FUZZ_RESTARTS[core].load(Ordering::Relaxed);
+                println!(
+                    "{{\"record\":\"metal_fuzz\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"calls\":{calls},\"succeeded\":{ok},\"untyped_results\":{untyped},\"restarts\":{restarts}}}",
+                    self.platform, self.regime
+                );
+                if untyped != 0 {
+                    return Err(format!(
+                        "{} on core {core}: {untyped} results neither success nor a typed error",
+                        self.regime
+                    ));
+                }
+                continue;
+            }
+            if self.scenario == Scenario::UserFault {
                 let [label, addr] = d.report;
                 if label != FAULT_MEMORY_ACCESS || addr != programs::UNMAPPED {
                     return Err(format!(
@@ -362,6 +405,33 @@ impl<R: Regime> Root<'_, R> {
             Some(t) if t == self.me => Ok(()),
             other => Err(format!("after {label:?} core 0 runs {other:?}, not the root")),
         }
+    }
+
+    /// Turns core `core`'s new pair into a fuzzer (the client's place) and
+    /// its rescuer (the server's): a notification and a CNode of
+    /// [`programs::FUZZ_SLOTS`] slots for the fuzzer holding its own TCB,
+    /// the endpoint, the notification, the reply object and the CNode
+    /// itself (slots 1 to 5), which is its whole CSpace; the rescuer keeps
+    /// the root's CSpace and runs below the fuzzer (150 against 200).
+    fn build_fuzz(&self, h: &mut CoreHandle, free: &mut Word, core: usize, p: Pair) -> Result<Pair, String> {
+        let (note, cnode) = (*free, *free + 1);
+        let ut = CAP_FIRST_UNTYPED;
+        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Notification as Word, 0, 0, note, 1])?;
+        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::CNode as Word, 5, 0, cnode, 1])?;
+        *free += 2;
+        for (dest, src) in [(1, p.client_cap), (2, p.ep), (3, note), (5, cnode)] {
+            // [dest_index, src_root (0: the root's CSpace), src_index, rights (all)]
+            self.invoke(h, cnode, InvocationLabel::CNodeCopy, &[dest, 0, src, Word::MAX])?;
+        }
+        // A reply capability is not duplicated: it moves.
+        self.invoke(h, cnode, InvocationLabel::CNodeMove, &[4, 0, p.reply])?;
+        self.invoke(h, p.client_cap, InvocationLabel::TcbConfigure, &[cnode, 0])?;
+        self.invoke(h, p.server_cap, InvocationLabel::TcbSetPriority, &[150])?;
+        let fuzz = programs::fuzz_arg(core, false, core as u64 + 1);
+        self.invoke(h, p.client_cap, InvocationLabel::TcbWriteRegisters, &[0, 3, programs::FUZZER, 0, fuzz])?;
+        let rescue = p.client_cap | fuzz << 16;
+        self.invoke(h, p.server_cap, InvocationLabel::TcbWriteRegisters, &[0, 3, programs::RESCUER, 0, rescue])?;
+        Ok(p)
     }
 
     /// Creates core `core`'s pair in the slots from `*free` on; with

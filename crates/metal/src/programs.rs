@@ -9,16 +9,24 @@
 //! writes [`DONE`] in its buffer's first word and waits on the endpoint for
 //! ever, leaving its core idle. The fault pair: a thread that loads from
 //! an unmapped address, and its fault handler, which receives the fault
-//! message and reports it the same way.
+//! message and reports it the same way. The fuzz pair: a thread making
+//! system calls with garbage arguments, and its rescuer.
 
-use granule_kernel::abi::{MessageInfo, Sysno, Word};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use granule_kernel::abi::{Error, InvocationLabel, MessageInfo, Sysno, Word};
 use granule_kernel::IpcBuffer;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::MAX_CORES;
 
 /// The word a client leaves in its IPC buffer when it made all its calls.
 pub const DONE: Word = 0xd0_e0d0_e0d0;
 
 /// The programs, by entry word (what the root writes into `REG_PC`).
-pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 4] = [server, client, fault_handler, faulter];
+pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 6] =
+    [server, client, fault_handler, faulter, rescuer, fuzzer];
 /// The server's entry word.
 pub const SERVER: Word = 0;
 /// The client's entry word.
@@ -27,6 +35,10 @@ pub const CLIENT: Word = 1;
 pub const FAULT_HANDLER: Word = 2;
 /// The faulting thread's entry word.
 pub const FAULTER: Word = 3;
+/// The fuzzer's rescuer's entry word.
+pub const RESCUER: Word = 4;
+/// The fuzzer's entry word.
+pub const FUZZER: Word = 5;
 
 /// Where the faulting thread loads from: above the 4 GiB the boot page
 /// tables map, so the load page-faults.
@@ -39,12 +51,17 @@ pub fn arg(ep: Word, reply: Word, calls: u64) -> Word {
 
 /// A system call from ring 3: number, capability, message info, fourth word.
 fn trap(sysno: Sysno, cptr: Word, info: Word, extra: Word) {
+    trap_raw(sysno.word(), cptr, info, extra);
+}
+
+/// [`trap`] with any number word.
+fn trap_raw(sysno: Word, cptr: Word, info: Word, extra: Word) {
     // SAFETY: `syscall` enters the kernel through `user.rs`'s entry, which
     // saves and restores every register but `rcx` and `r11` (the CPU's).
     unsafe {
         core::arch::asm!(
             "syscall",
-            in("rdi") sysno.word(),
+            in("rdi") sysno,
             in("rsi") cptr,
             in("rdx") info,
             in("r10") extra,
@@ -115,5 +132,105 @@ extern "C" fn faulter(_ipc: *mut IpcBuffer, _arg: u64) -> ! {
     let _ = unsafe { core::ptr::read_volatile(UNMAPPED as *const u64) };
     loop {
         trap(Sysno::Yield, 0, 0, 0);
+    }
+}
+
+/// Per core: system calls the fuzzer made, and results that were neither
+/// success nor a typed error (there must be none). Ring 3 shares the
+/// kernel's identity map, so the fuzzer counts here directly.
+pub static FUZZ_CALLS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// See [`FUZZ_CALLS`].
+pub static FUZZ_UNTYPED_RESULTS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// Per core: the fuzzer's calls that succeeded, and the rescuer's restarts.
+pub static FUZZ_OK: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// See [`FUZZ_OK`].
+pub static FUZZ_RESTARTS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// The calls each fuzzer makes before it leaves [`DONE`].
+pub static FUZZ_TARGET: AtomicU64 = AtomicU64::new(0);
+
+/// The fuzzer's CSpace (its own CNode): slot 1 its own TCB, 2 an
+/// endpoint, 3 a notification, 4 a reply object, 5 the CNode itself;
+/// garbage capability pointers range over `0..FUZZ_SLOTS + 8`.
+pub const FUZZ_SLOTS: Word = 32;
+
+/// The fuzzer's start argument: its core, whether it may move between
+/// cores (not under `none`, whose contract forbids two cores touching one
+/// object), and a seed.
+pub fn fuzz_arg(core: usize, may_migrate: bool, seed: u64) -> Word {
+    core as Word | (may_migrate as Word) << 8 | seed << 16
+}
+
+/// The fuzzer: system calls with garbage arguments (number, capability
+/// pointer, message info, fourth word, message words) from a seeded
+/// generator; after each that returned, the result word must be success or
+/// a typed error. It may block, suspend or reconfigure itself: its rescuer
+/// restarts it (with a new seed) whenever its core has nothing else to do.
+extern "C" fn fuzzer(ipc: *mut IpcBuffer, arg: u64) -> ! {
+    let core = (arg & 0xff) as usize;
+    let may_migrate = arg & 0x100 != 0;
+    let mut rng = SmallRng::seed_from_u64(arg >> 16);
+    loop {
+        if FUZZ_CALLS[core].fetch_add(1, Ordering::Relaxed) >= FUZZ_TARGET.load(Ordering::Relaxed) {
+            // SAFETY: as in `server`.
+            unsafe { (*ipc).msg[0] = DONE };
+            trap(Sysno::Yield, 0, 0, 0);
+            continue;
+        }
+        let sysno = rng.gen_range(0..16u64);
+        let cptr = rng.gen_range(0..FUZZ_SLOTS + 8);
+        let mut label = rng.gen_range(0..26u64);
+        if label == InvocationLabel::TcbSetAffinity.word() && !may_migrate {
+            label = InvocationLabel::TcbSetPriority.word();
+        }
+        let info = if rng.gen_ratio(1, 8) {
+            rng.gen::<u64>()
+        } else {
+            MessageInfo::new(label, 0, rng.gen_range(0..4), rng.gen_range(0..8)).word()
+        };
+        let extra = if rng.gen_ratio(1, 8) { rng.gen::<u64>() } else { rng.gen_range(0..FUZZ_SLOTS + 8) };
+        // SAFETY: as in `server`.
+        unsafe {
+            let msg = &mut (*ipc).msg;
+            for w in msg.iter_mut().take(6) {
+                *w = if rng.gen_ratio(1, 8) { rng.gen::<u64>() } else { rng.gen_range(0..64) };
+            }
+            if !may_migrate && label == InvocationLabel::TcbSetPriority.word() {
+                (*ipc).msg[0] = rng.gen_range(150..=255);
+            }
+            (*ipc).error = 0;
+        }
+        trap_raw(sysno, cptr, info, extra);
+        // SAFETY: as in `server`.
+        let w = unsafe { (*ipc).error };
+        if w == 0 {
+            FUZZ_OK[core].fetch_add(1, Ordering::Relaxed);
+        } else if Error::result_from_word(w).err().map(Error::word) != Some(w) {
+            FUZZ_UNTYPED_RESULTS[core].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The fuzzer's rescuer, below the fuzzer's priority on its core: it runs
+/// only when the fuzzer cannot (blocked, suspended, moved away or lowered),
+/// and brings it back: its priority, its core, and a fresh start with a new
+/// seed. `arg`: the fuzzer's TCB slot (bits 0..16) in the root's CNode and
+/// the fuzzer's start argument (from bit 16).
+extern "C" fn rescuer(ipc: *mut IpcBuffer, arg: u64) -> ! {
+    let tcb = arg & 0xffff;
+    let mut fuzz = arg >> 16;
+    let core = fuzz & 0xff;
+    let invoke = |label: InvocationLabel, args: &[Word]| {
+        // SAFETY: as in `server`.
+        let msg = unsafe { &mut (*ipc).msg };
+        msg[..args.len()].copy_from_slice(args);
+        trap(Sysno::Call, tcb, MessageInfo::new(label.word(), 0, 0, args.len() as Word).word(), 0);
+    };
+    loop {
+        FUZZ_RESTARTS[core as usize].fetch_add(1, Ordering::Relaxed);
+        fuzz = (fuzz & 0xffff)
+            | ((fuzz >> 16).wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1) & 0xffff_ffff) << 16;
+        invoke(InvocationLabel::TcbSetPriority, &[200]);
+        invoke(InvocationLabel::TcbSetAffinity, &[core]);
+        invoke(InvocationLabel::TcbWriteRegisters, &[1, 3, FUZZER, 0, fuzz]);
     }
 }

@@ -187,6 +187,39 @@ fn a_ring_3_page_fault_reaches_its_handler_under_every_regime_on_2_cpus() {
     }
 }
 
+/// The fuzz records of a boot: every regime, one per core, `calls` calls
+/// each, every result success or a typed error.
+fn check_fuzz(b: &Boot, cpus: usize, calls: u64) {
+    assert_eq!(b.status, PASSED, "log:\n{}", b.log);
+    for regime in ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"] {
+        let tag = format!("\"regime\":\"{regime}\"");
+        let lines: Vec<&str> = b.log.lines().filter(|l| l.contains("metal_fuzz") && l.contains(&tag)).collect();
+        assert_eq!(lines.len(), cpus, "{regime}: one per core; log:\n{}", b.log);
+        for line in lines {
+            assert_eq!(number(line, "calls"), calls, "{line}");
+            assert_eq!(number(line, "untyped_results"), 0, "{line}");
+            // Garbage mostly fails, but not all of it.
+            assert!(number(line, "succeeded") > 0, "{line}");
+        }
+    }
+}
+
+#[test]
+fn ring_3_garbage_system_calls_100_000_per_core_and_regime_on_2_cpus() {
+    skip_if_missing!();
+    // The invariant checker at the end of each regime's run (the next test
+    // runs it after every entry).
+    let b = boot(2, "regime=all experiment=fuzz rounds=100000 check=end", Duration::from_secs(240));
+    check_fuzz(&b, 2, 100_000);
+}
+
+#[test]
+fn ring_3_garbage_system_calls_with_the_invariant_checker_after_every_entry() {
+    skip_if_missing!();
+    let b = boot(1, "regime=all experiment=fuzz rounds=2000 check=every", Duration::from_secs(240));
+    check_fuzz(&b, 1, 2000);
+}
+
 #[test]
 fn rtm_refuses_clearly_under_emulation() {
     skip_if_missing!();

@@ -136,6 +136,8 @@ impl Boundaries {
 /// The topology as the machine record holds it: CPU lists in the kernel's
 /// `0-3,8-11` notation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct TopologyRecord {
     /// `sysfs` or `synthetic`.
     pub source: String,

@@ -19,7 +19,6 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// Where the sysfs CPU tree is on Linux.
 pub const SYSFS_CPU: &str = "/sys/devices/system/cpu";
@@ -69,8 +68,8 @@ pub struct Topology {
 /// `smt_from` is the first core count that uses a sibling thread.
 ///
 /// Figures draw these as vertical marks: see [`Boundaries::marks`] for the
-/// ones inside a measured range, or [`Boundaries::of_machine`] to read them
-/// from a machine record.
+/// ones inside a measured range (the report reads them from the machine
+/// record's [`TopologyRecord`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Boundaries {
     /// Core counts completing an LLC domain (ascending; the last equals the
@@ -95,7 +94,6 @@ pub struct Mark {
     pub kind: &'static str,
 }
 
-#[allow(dead_code)] // `marks` and `of_machine` are for the report's figures
 impl Boundaries {
     /// The boundaries strictly inside `1..max_cores` (a boundary at the last
     /// core is the machine's edge, not a line to draw), ascending, one per
@@ -112,13 +110,6 @@ impl Boundaries {
             out.entry(s.saturating_sub(1)).or_insert("smt");
         }
         out.into_iter().filter(|&(c, _)| c >= 1 && c < max_cores).map(|(cores, kind)| Mark { cores, kind }).collect()
-    }
-
-    /// The boundaries a machine record holds (`topology.boundaries`), if it
-    /// has them.
-    pub fn of_machine(machine: &Map<String, Value>) -> Option<Self> {
-        let b = machine.get("topology")?.get("boundaries")?;
-        serde_json::from_value(b.clone()).ok()
     }
 
     /// Every boundary core count (LLC, socket, and the last physical core

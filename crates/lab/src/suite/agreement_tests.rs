@@ -3,7 +3,8 @@
 //! measured is held against the measurement, recomputed here from the raw
 //! records (the model solved directly, not through the page's code). Where
 //! the prediction misses, the page must say the model does not describe
-//! this machine there.
+//! this machine there. And every number a figure plots is the field of
+//! the `results.jsonl` line it names.
 //!
 //! Two inputs: this project's real 2-core run (a virtual AMD EPYC, where two
 //! cores with the big lock fall below one at delay 0), and a synthetic
@@ -121,6 +122,23 @@ fn the_real_two_core_page_agrees_with_its_data_or_says_where_not() {
     assert!(r.skipped.is_empty(), "{:?}", r.skipped);
     let (checked, _) = check(&r.view().unwrap());
     assert!(checked >= 4, "every delay's 2-core point is checked ({checked})");
+}
+
+#[test]
+fn every_number_the_real_pages_figures_plot_is_the_field_they_name() {
+    let r = read_results(Path::new(REAL)).unwrap();
+    let rs = r.view().unwrap();
+    let figs = build_figures(&rs, &frontier::compute(&rs));
+    assert_eq!(figs.len(), 9);
+    let mut checked = 0;
+    for f in &figs {
+        for s in &f.sources {
+            let v = r.records[s.line - 1].get(&s.field).and_then(Value::as_f64);
+            assert_eq!(v, Some(s.value), "{}: line {} field {}", f.id, s.line, s.field);
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "{checked}");
 }
 
 /// A synthetic 16-core, two-socket machine: the big lock's service time

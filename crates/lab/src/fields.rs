@@ -1,15 +1,19 @@
-//! Reading fields back out of records: the one helper behind every place
-//! that looks into a record it did not build as a typed struct (the
-//! renderers in [`crate::output`], files read by [`crate::input`], the
-//! suite's report reading its steps' output).
+//! Reading fields back out of records of any kind, by name: the helper
+//! behind the places that handle a record without knowing its struct — the
+//! renderers in [`crate::output`] (which group records by kind), the
+//! suite's step runner ([`crate::suite::run`], which sets the machine
+//! record apart), and files a user names ([`crate::input`], JSON Lines or
+//! CSV with only the fields a command needs). A reader that knows the
+//! record's kind reads it into the struct that wrote it instead
+//! ([`crate::typed`], [`crate::suite::records`]).
 //!
 //! A record here is a JSON object, by reference, or a type that views one
-//! ([`crate::suite::records::Rec`], [`crate::input::Record`]). Every read is
-//! lenient: a field that is absent, null or of another type reads as `None`.
-//! Values a user supplied, which must be checked and blamed on their line,
-//! go through [`crate::input::Record::real`] and
-//! [`crate::input::Record::int`] instead. [`text`] shows a field's value to
-//! people, in a terminal table or in the report.
+//! ([`crate::input::Record`]). Every read is lenient: a field that is
+//! absent, null or of another type reads as `None`. Values a user supplied,
+//! which must be checked and blamed on their line, go through
+//! [`crate::input::Record::real`] and [`crate::input::Record::int`]
+//! instead. [`text`] shows a field's value to people, in a terminal table
+//! or in the report.
 
 use serde_json::{Map, Value};
 
@@ -18,19 +22,9 @@ pub trait Fields<'a>: Copy {
     /// The raw value of `key`.
     fn field(self, key: &str) -> Option<&'a Value>;
 
-    /// A number field (`None` if absent, null or not a number).
-    fn num(self, key: &str) -> Option<f64> {
-        self.field(key).and_then(Value::as_f64)
-    }
-
-    /// A string field.
+    /// A string field (`None` if absent, null or not a string).
     fn str(self, key: &str) -> Option<&'a str> {
         self.field(key).and_then(Value::as_str)
-    }
-
-    /// A boolean field.
-    fn bool(self, key: &str) -> Option<bool> {
-        self.field(key).and_then(Value::as_bool)
     }
 
     /// The record kind (its `record` field), or "".
@@ -84,17 +78,12 @@ mod tests {
 
     #[test]
     fn fields_read_leniently() {
-        let Value::Object(m) = serde_json::json!({"record": "ipc", "n": 2, "x": 2.5, "s": "a", "b": true, "z": null})
-        else {
+        let Value::Object(m) = serde_json::json!({"record": "ipc", "n": 2, "s": "a", "z": null}) else {
             unreachable!()
         };
         assert_eq!(m.kind(), "ipc");
-        assert_eq!(
-            (m.num("n"), m.num("x"), m.num("s"), m.num("z"), m.num("absent")),
-            (Some(2.0), Some(2.5), None, None, None)
-        );
-        assert_eq!((m.str("s"), m.str("n")), (Some("a"), None));
-        assert_eq!((m.bool("b"), m.bool("s")), (Some(true), None));
+        assert_eq!((m.str("s"), m.str("n"), m.str("z"), m.str("absent")), (Some("a"), None, None, None));
+        assert_eq!(m.field("n"), Some(&Value::from(2)));
         assert_eq!(Map::new().kind(), "");
     }
 

@@ -121,6 +121,8 @@ impl Machine {
 /// `machine`: what every command's numbers were measured on, and by which
 /// build and command line. The first record of every output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct MachineRecord<'a> {
     /// CPU brand string.
     pub cpu_model: Cow<'a, str>,

@@ -19,7 +19,6 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// Where the sysfs CPU tree is on Linux.
 pub const SYSFS_CPU: &str = "/sys/devices/system/cpu";
@@ -69,8 +68,8 @@ pub struct Topology {
 /// `smt_from` is the first core count that uses a sibling thread.
 ///
 /// Figures draw these as vertical marks: see [`Boundaries::marks`] for the
-/// ones inside a measured range, or [`Boundaries::of_machine`] to read them
-/// from a machine record.
+/// ones inside a measured range (the report reads them from the machine
+/// record's [`TopologyRecord`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Boundaries {
     /// Core counts completing an LLC domain (ascending; the last equals the
@@ -95,7 +94,6 @@ pub struct Mark {
     pub kind: &'static str,
 }
 
-#[allow(dead_code)] // `marks` and `of_machine` are for the report's figures
 impl Boundaries {
     /// The boundaries strictly inside `1..max_cores` (a boundary at the last
     /// core is the machine's edge, not a line to draw), ascending, one per
@@ -114,13 +112,6 @@ impl Boundaries {
         out.into_iter().filter(|&(c, _)| c >= 1 && c < max_cores).map(|(cores, kind)| Mark { cores, kind }).collect()
     }
 
-    /// The boundaries a machine record holds (`topology.boundaries`), if it
-    /// has them.
-    pub fn of_machine(machine: &Map<String, Value>) -> Option<Self> {
-        let b = machine.get("topology")?.get("boundaries")?;
-        serde_json::from_value(b.clone()).ok()
-    }
-
     /// Every boundary core count (LLC, socket, and the last physical core
     /// before SMT), ascending, without repeats.
     pub fn counts(&self) -> Vec<usize> {
@@ -136,6 +127,8 @@ impl Boundaries {
 /// The topology as the machine record holds it: CPU lists in the kernel's
 /// `0-3,8-11` notation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct TopologyRecord {
     /// `sysfs` or `synthetic`.
     pub source: String,

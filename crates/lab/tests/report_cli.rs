@@ -23,6 +23,17 @@ fn temp(name: &str) -> PathBuf {
     d
 }
 
+/// An `ipc` record of step `ipc` (a line of `results.jsonl`) with every
+/// field its struct requires.
+fn ipc_line(regime: &str, cycles: f64) -> String {
+    format!(
+        "{{\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"{regime}\",\"profiled\":false,\"runs\":3,\
+         \"words\":0,\"round_trip_cycles_mean\":{cycles:.1},\"round_trip_cycles_std\":3.0,\
+         \"round_trip_cycles_median\":{cycles:.1},\"round_trip_cycles_min\":{cycles:.1},\"round_trip_ns_mean\":100.0,\
+         \"round_trip_ns_std\":1.0}}\n"
+    )
+}
+
 /// Run the smoke suite into `dir`.
 fn smoke(dir: &Path) {
     let (ok, _, err) = granule(&["suite", "--smoke", "--out", dir.to_str().unwrap()]);
@@ -114,16 +125,10 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
     let d = temp("damaged");
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join("results.jsonl");
-    let ipc = |g: &str| {
-        format!(
-            "{{\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"{g}\",\"round_trip_cycles_mean\":250,\
-             \"round_trip_cycles_std\":3}}\n"
-        )
-    };
     let mut text =
         "{\"record\":\"machine\",\"cores\":\"two\"}\nnot json at all\n{\"x\":1}\n[]\n{\"record\":\"ipc\"\n".to_string();
-    text.push_str(&ipc("none"));
-    text.push_str(&ipc("bkl"));
+    text.push_str(&ipc_line("none", 250.0));
+    text.push_str(&ipc_line("bkl", 250.0));
     std::fs::write(&p, &text).unwrap();
     let (ok, out, err) = granule(&["report", p.to_str().unwrap()]);
     assert!(ok, "{err}");
@@ -141,9 +146,18 @@ fn a_damaged_results_file_is_reported_line_by_line_never_a_panic() {
         page.contains("<td><code>none</code></td>") && page.contains("<span class=\"none\">6</span>"),
         "line numbers kept"
     );
+    // A record of a kind the page draws that does not read into its struct
+    // (here an `ipc` record without its runs) is an error naming its line
+    // and field, and the page already there is left as it was.
+    let before = files(&d);
+    let without_runs = ipc_line("fine", 260.0).replace("\"runs\":3,", "");
+    std::fs::write(&p, format!("{text}{without_runs}")).unwrap();
+    let (ok, _, err) = granule(&["report", p.to_str().unwrap()]);
+    assert!(!ok && err.contains(&format!("{name}:8: ")) && err.contains("field `runs`"), "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("index.html")).unwrap(), page, "the page was replaced");
+    assert_eq!(files(&d), before, "a file was written or left behind");
     // Nothing to draw: an error that says so, and the page already there
     // is left as it was.
-    let before = files(&d);
     std::fs::write(&p, b"{\"record\":\"machine\",\"cores\":2}\n\xff\n").unwrap();
     let (ok, _, err) = granule(&["report", p.to_str().unwrap()]);
     assert!(!ok && err.contains("no record the report draws"), "{err}");
@@ -162,10 +176,7 @@ fn report_writes_only_where_asked_or_beside_a_results_file_and_nothing_on_failur
     std::fs::create_dir_all(&d).unwrap();
     let suite_page = "<html>the suite's page</html>";
     std::fs::write(d.join("index.html"), suite_page).unwrap();
-    let ipc = "{\"record\":\"machine\",\"cores\":2}\n{\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"bkl\",\
-               \"round_trip_cycles_mean\":250,\"round_trip_cycles_std\":3}\n\
-               {\"record\":\"ipc\",\"experiment\":\"ipc\",\"regime\":\"none\",\"round_trip_cycles_mean\":200,\
-               \"round_trip_cycles_std\":3}\n";
+    let ipc = format!("{{\"record\":\"machine\",\"cores\":2}}\n{}{}", ipc_line("bkl", 250.0), ipc_line("none", 200.0));
     std::fs::write(d.join("ipc.jsonl"), ipc).unwrap();
     std::fs::write(d.join("info.csv"), "record,cores\nmachine,2\n").unwrap();
     let before = files(&d);

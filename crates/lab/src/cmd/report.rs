@@ -66,7 +66,8 @@ fn destination(a: &Args) -> Result<PathBuf> {
 
 /// The file's machine and suite records that do not read into the structs
 /// that write them (a field missing or of another type), as `FILE:LINE:
-/// …`: the page then names the machine or the run only in part.
+/// …`: the page then calls the machine unknown, or leaves out how the
+/// suite ran ([`crate::suite::records`]).
 fn unreadable_heads(r: &Results) -> Vec<String> {
     let name = r.path.display().to_string();
     let lines = || crate::typed::numbered(&r.records);
@@ -93,7 +94,7 @@ pub fn run(a: &Args) -> Result<()> {
     match all.as_slice() {
         [one] => {
             let n = staging::write_whole(&out, |dir| {
-                let (n, _) = write_report(dir, &one.records)?;
+                let (n, _) = write_report(dir, &one.view()?)?;
                 if n == 0 {
                     bail!("{}: no record the report draws (nothing written)", one.path.display());
                 }

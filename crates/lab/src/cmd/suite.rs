@@ -209,8 +209,11 @@ pub fn run(a: &Args) -> Result<()> {
         estimated += step.estimate_s;
         pb.set_position((estimated * 10.0) as u64);
         if step.name == "model_fit" {
-            queue.extend(simulate_steps(profile, &r.records, &a.out, machine.cores));
-            queue.extend(frontier_sim::steps(profile, &Records::new(&r.records)));
+            // As `model_fit.jsonl` holds them: the machine record first.
+            let written: Vec<_> = std::iter::once(machine_record.clone()).chain(r.records.iter().cloned()).collect();
+            let fit = Records::read(&a.out.join("model_fit.jsonl").display().to_string(), &written)?;
+            queue.extend(simulate_steps(profile, &fit, &a.out, machine.cores));
+            queue.extend(frontier_sim::steps(profile, &fit));
         }
         done.push(r);
     }
@@ -237,9 +240,8 @@ pub fn run(a: &Args) -> Result<()> {
     // The page is drawn from results.jsonl as written, exactly as `granule
     // report` draws it again later.
     let written = crate::suite::results_file::read_results(&a.out.join("results.jsonl"))?;
-    let records = written.records;
-    let rs = Records::new(&records);
-    let (figs, frontier) = crate::suite::results_file::write_report(&a.out, &records)?;
+    let rs = written.view()?;
+    let (figs, frontier) = crate::suite::results_file::write_report(&a.out, &rs)?;
     let index = a.out.join("index.html");
     if figs == 0 {
         bail!("the suite produced no figure: see {}", a.out.join("results.jsonl").display());

@@ -79,25 +79,31 @@ pub fn crossover_text(r: (Option<usize>, Option<usize>)) -> String {
     }
 }
 
-/// The sources every frontier number rests on: the band, and the
-/// throughputs of the `scale` records used.
-fn sources(rs: &Records<'_>, f: &Frontier) -> Vec<Source> {
+/// The sources every frontier number rests on, in line order: the band's
+/// service times, the throughputs of the `scale` records used, and those
+/// of the simulations.
+fn sources(rs: &Records, f: &Frontier) -> Vec<Source> {
     let mut lines: Vec<usize> = f.rows.iter().flat_map(|r| r.lines.iter().copied()).collect();
     lines.sort_unstable();
     lines.dedup();
+    let used = |line: usize| lines.binary_search(&line).is_ok();
     let mut out = Vec::new();
-    for r in rs.iter().filter(|r| lines.binary_search(&r.line).is_ok()) {
-        for field in ["service_lo", "service_hi", "think_cycles", "round_trips_per_sec", "throughput"] {
-            out.extend(Source::of(&r, field));
-        }
+    for b in rs.service_band.iter().filter(|b| used(b.line)) {
+        out.extend([b.source("service_lo", b.service_lo), b.source("service_hi", b.service_hi)]);
     }
+    out.extend(
+        rs.scale.iter().filter(|r| used(r.line)).map(|r| r.source("round_trips_per_sec", r.round_trips_per_sec)),
+    );
+    out.extend(rs.model_simulate.iter().filter(|r| used(r.line)).map(|r| r.source("throughput", r.throughput)));
+    // Stable: each record's fields stay in order.
+    out.sort_by_key(|s| s.line);
     out
 }
 
 /// The frontier figure: cores against delay (the predicted band per
 /// threshold, its two ends as lines; measured dots; the simulated seeds'
 /// machine; the seeds' points), and the crossover below it.
-pub fn figure(rs: &Records<'_>, f: &Frontier) -> Option<Fig> {
+pub fn figure(rs: &Records, f: &Frontier) -> Option<Fig> {
     if f.rows.iter().all(|r| r.measured.is_none() && r.predicted.iter().all(Option::is_none)) {
         return None;
     }

@@ -10,7 +10,6 @@ use granule_model::Repairman;
 
 use super::lock_model::{MAX_CORES, MAX_TIME};
 use super::records::Records;
-use crate::cmd::model::fit::band::ServiceBand;
 
 /// The measured service-time band of the big lock, cycles per acquisition.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,12 +39,9 @@ pub type Range<T> = (T, T);
 impl Band {
     /// The `bkl` band of a suite's records (`None` without one, or with
     /// times that are not positive numbers of a sane size).
-    pub fn of(rs: &Records<'_>) -> Option<Self> {
-        // Read through the struct `model fit` wrote it with.
-        let (line, r) = rs.iter().find_map(|r| {
-            let b = crate::typed::record_of::<ServiceBand>(r.map).ok()??;
-            (b.regime == "bkl").then_some((r.line, b))
-        })?;
+    pub fn of(rs: &Records) -> Option<Self> {
+        let r = rs.service_band.iter().find(|b| b.regime == "bkl")?;
+        let line = r.line;
         let sane = |v: f64| v.is_finite() && (0.0..=MAX_TIME).contains(&v);
         let ok = sane(r.service_lo)
             && sane(r.service_hi)

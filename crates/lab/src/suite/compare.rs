@@ -25,7 +25,6 @@ use super::records::Records;
 use super::results_file::Results;
 use super::units::line_list;
 use super::{build_figures, machine_fields, verdict};
-use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
 
 /// What names a machine in legends: `A`, `B`, … with the machine record's
@@ -40,17 +39,16 @@ pub struct MachineLabel {
     pub file: Option<String>,
 }
 
-/// The labels of `many` results files, in order.
-pub fn labels(many: &[Results]) -> Vec<MachineLabel> {
+/// The labels of `many` results files, in order, from their records
+/// (`views`, one per file).
+pub fn labels(many: &[Results], views: &[Records]) -> Vec<MachineLabel> {
     many.iter()
+        .zip(views)
         .enumerate()
-        .map(|(i, r)| {
-            let rs = Records::new(&r.records);
-            let m = rs.machine();
-            let cpu = m.and_then(|m| m.str("cpu_model")).unwrap_or("unknown CPU");
-            let text = match m.and_then(|m| m.num("cores")) {
-                Some(c) => format!("{cpu}, {c:.0} cores"),
-                None => format!("{cpu} ({})", r.path.display()),
+        .map(|(i, (r, rs))| {
+            let text = match &rs.machine {
+                Some(m) => format!("{}, {} cores", m.cpu_model, m.cores),
+                None => format!("unknown CPU ({})", r.path.display()),
             };
             MachineLabel { letter: (b'A' + i as u8) as char, text, file: Some(r.path.display().to_string()) }
         })
@@ -181,25 +179,25 @@ fn merge_one(of: &[(usize, &Fig)], labels: &[MachineLabel]) -> Option<Fig> {
 /// Write the comparison page and its SVG files to `dir`; returns the number
 /// of figures.
 pub fn write(dir: &Path, many: &[Results]) -> Result<usize> {
+    let views = many.iter().map(Results::view).collect::<Result<Vec<Records>>>()?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let labels = labels(many);
+    let labels = labels(many, &views);
     // Each machine's frontier once, for its figures and its verdict.
-    let frontiers: Vec<Frontier> = many.iter().map(|r| frontier::compute(&Records::new(&r.records))).collect();
-    let per: Vec<Vec<Fig>> =
-        many.iter().zip(&frontiers).map(|(r, f)| build_figures(&Records::new(&r.records), f)).collect();
+    let frontiers: Vec<Frontier> = views.iter().map(frontier::compute).collect();
+    let per: Vec<Vec<Fig>> = views.iter().zip(&frontiers).map(|(rs, f)| build_figures(rs, f)).collect();
     let figs = merge(&per, &labels);
     for f in &figs {
         let p = dir.join(format!("{}.svg", f.id));
         std::fs::write(&p, f.svg()).with_context(|| format!("writing {}", p.display()))?;
     }
     let index = dir.join("index.html");
-    std::fs::write(&index, page(many, &labels, &frontiers, &figs))
+    std::fs::write(&index, page(many, &views, &labels, &frontiers, &figs))
         .with_context(|| format!("writing {}", index.display()))?;
     Ok(figs.len())
 }
 
 /// The comparison page: the machines, each one's verdict, the merged figures.
-fn page(many: &[Results], labels: &[MachineLabel], frontiers: &[Frontier], figs: &[Fig]) -> String {
+fn page(many: &[Results], views: &[Records], labels: &[MachineLabel], frontiers: &[Frontier], figs: &[Fig]) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "<h1>granule report: how coarse can kernel locking be, on {} machines</h1>", many.len());
     let _ = writeln!(
@@ -207,10 +205,9 @@ fn page(many: &[Results], labels: &[MachineLabel], frontiers: &[Frontier], figs:
         "<table>\n<tr><th>machine</th><th>CPU</th><th>cores</th><th>TSC GHz</th><th>RTM</th><th>granule</th>\
          <th>profile</th><th>results file</th></tr>"
     );
-    for (r, l) in many.iter().zip(labels) {
-        let rs = Records::new(&r.records);
-        let [cpu, cores, tsc, rtm, version, revision] = machine_fields(&rs);
-        let profile = rs.iter().find(|r| r.kind() == "suite").and_then(|r| r.str("profile")).unwrap_or("");
+    for ((r, rs), l) in many.iter().zip(views).zip(labels) {
+        let [cpu, cores, tsc, rtm, version, revision] = machine_fields(rs);
+        let profile = rs.suite.as_ref().map_or("", |s| &s.profile);
         let _ = writeln!(
             b,
             "<tr><td>{}</td><td>{cpu}</td><td>{cores}</td><td>{tsc}</td><td>{rtm}</td><td>{version} ({revision})</td>\
@@ -221,14 +218,13 @@ fn page(many: &[Results], labels: &[MachineLabel], frontiers: &[Frontier], figs:
         );
     }
     let _ = writeln!(b, "</table>");
-    if many.iter().any(|r| Records::new(&r.records).iter().any(|x| x.str("profile") == Some("smoke"))) {
+    if views.iter().any(|rs| rs.suite.as_ref().is_some_and(|s| s.profile == "smoke")) {
         let _ = writeln!(b, "<p class=\"note\">A smoke-profile run is among these: its numbers mean nothing.</p>");
     }
     let _ = writeln!(b, "<h2>The answer on each machine</h2>");
-    for ((r, l), fr) in many.iter().zip(labels).zip(frontiers) {
-        let rs = Records::new(&r.records);
+    for (((r, rs), l), fr) in many.iter().zip(views).zip(labels).zip(frontiers) {
         let _ = writeln!(b, "<h3>{} — {}</h3>\n<ul class=\"verdict\">", l.letter, esc(&l.text));
-        for f in verdict::verdict(&rs, fr) {
+        for f in verdict::verdict(rs, fr) {
             let _ = writeln!(
                 b,
                 "<li>{} <span class=\"none\">({} lines {})</span></li>",
@@ -294,16 +290,11 @@ mod tests {
             machine("Alpha", &[("bkl", 1, 10.0), ("bkl", 2, 12.0)]),
             machine("Beta", &[("bkl", 1, 20.0), ("bkl", 2, 30.0)]),
         ];
-        let l = labels(&many);
+        let views: Vec<Records> = many.iter().map(|r| Records::new(&r.records)).collect();
+        let l = labels(&many, &views);
         assert_eq!(l[0].text, "Alpha, 2 cores");
         assert_eq!((l[0].letter, l[1].letter), ('A', 'B'));
-        let per: Vec<Vec<Fig>> = many
-            .iter()
-            .map(|r| {
-                let rs = Records::new(&r.records);
-                build_figures(&rs, &frontier::compute(&rs))
-            })
-            .collect();
+        let per: Vec<Vec<Fig>> = views.iter().map(|rs| build_figures(rs, &frontier::compute(rs))).collect();
         let merged = merge(&per, &l);
         assert!(!merged.is_empty());
         for f in &merged {

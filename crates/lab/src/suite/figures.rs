@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::bars::{Bar, BarChart, Reference};
-use super::kv;
-use super::records::{Rec, Records, Source};
-use crate::fields::Fields;
+use super::kv::{self, Field};
+use super::records::{At, Records, Source};
+use crate::cmd::model::fit::records::ModelCurve;
+use crate::cmd::model::simulate::records::SimulateRecord;
 use crate::plot::{Chart, Figure, Series};
 use crate::regimes::{colour, rank};
 
@@ -48,20 +49,18 @@ impl Fig {
 
 /// Regimes in the order the seeds list them (others follow, sorted).
 /// Single-core IPC cost per regime, mean ± standard deviation over runs.
-pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
-    let mut rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
+pub fn ipc_cost(rs: &Records) -> Option<Fig> {
+    let mut rows = rs.ipc_runs();
     if rows.is_empty() {
         return None;
     }
-    rows.sort_by_key(|r| rank(r.str("regime").unwrap_or("")));
+    rows.sort_by_key(|r| rank(&r.regime));
     let mut sources = Vec::new();
     let mut bars = Vec::new();
     for r in &rows {
-        let regime = r.str("regime").unwrap_or("?");
-        let (Some(mean), Some(std)) = (Source::of(r, "round_trip_cycles_mean"), Source::of(r, "round_trip_cycles_std"))
-        else {
-            continue;
-        };
+        let regime = &*r.regime;
+        let mean = r.source("round_trip_cycles_mean", r.round_trip_cycles_mean);
+        let std = r.source("round_trip_cycles_std", r.round_trip_cycles_std);
         bars.push(Bar {
             label: regime.into(),
             value: mean.value,
@@ -71,7 +70,7 @@ pub fn ipc_cost(rs: &Records<'_>) -> Option<Fig> {
         });
         sources.extend([mean, std]);
     }
-    let runs = rows.first().and_then(|r| r.num("runs")).unwrap_or(0.0);
+    let runs = rows.first().map_or(0.0, |r| r.runs as f64);
     let chart = BarChart {
         title: "Single-core IPC round trip (Call + ReplyRecv)".into(),
         y_label: "cycles per round trip".into(),
@@ -98,37 +97,34 @@ pub struct FitLine<'a> {
     pub regime: &'a str,
     /// Delay in cycles.
     pub delay: u64,
-    /// Predicted points: records with `cores` and `y_field`.
-    pub points: Vec<Rec<'a>>,
-    /// The field holding the predicted throughput.
-    pub y_field: String,
+    /// Predicted points: the curve's throughput per core count.
+    pub points: Vec<&'a At<ModelCurve<'static>>>,
 }
 
 /// Throughput against cores, one chart per delay: measured points per regime
 /// and, where fitted, the model's line.
-pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
-    let rows = rs.of("scale", "scale");
-    if rows.is_empty() {
-        return None;
+pub fn scaling(rs: &Records, fits: &[FitLine<'_>]) -> Option<Fig> {
+    let mut by_delay: BTreeMap<u64, Vec<&At<_>>> = BTreeMap::new();
+    for r in rs.scale.of("scale") {
+        by_delay.entry(r.delay_cycles).or_default().push(r);
     }
-    let mut by_delay: BTreeMap<u64, Vec<Rec<'_>>> = BTreeMap::new();
-    for r in rows {
-        by_delay.entry(r.num("delay_cycles").unwrap_or(0.0) as u64).or_default().push(r);
+    if by_delay.is_empty() {
+        return None;
     }
     let mut sources = Vec::new();
     let mut charts = Vec::new();
     for (delay, rows) in &by_delay {
-        let mut regimes: Vec<&str> = rows.iter().filter_map(|r| r.str("regime")).collect();
+        let mut regimes: Vec<&str> = rows.iter().map(|r| &*r.regime).collect();
         regimes.sort_by_key(|r| rank(r));
         regimes.dedup();
         let mut series = Vec::new();
         for regime in regimes {
             let mut points = Vec::new();
-            for r in rows.iter().filter(|r| r.str("regime") == Some(regime)) {
-                if let (Some(c), Some(t)) = (Source::of(r, "cores"), Source::of(r, "round_trips_per_sec")) {
-                    points.push((c.value, t.value));
-                    sources.extend([c, t]);
-                }
+            for r in rows.iter().filter(|r| r.regime == regime) {
+                let (c, t) =
+                    (r.source("cores", r.cores as f64), r.source("round_trips_per_sec", r.round_trips_per_sec));
+                points.push((c.value, t.value));
+                sources.extend([c, t]);
             }
             series.push(Series {
                 style: 0,
@@ -140,14 +136,14 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
         }
         // The fitted line over the measured cores only: larger machines are
         // the prediction figure's.
-        let most = rows.iter().filter_map(|r| r.num("cores")).fold(1.0, f64::max);
+        let most = rows.iter().map(|r| r.cores as f64).fold(1.0, f64::max);
         for f in fits.iter().filter(|f| f.delay == *delay) {
             let mut points = Vec::new();
-            for r in f.points.iter().filter(|r| r.num("cores").is_some_and(|c| c <= most)) {
-                if let (Some(c), Some(t)) = (Source::of(r, "cores"), Source::of(r, &f.y_field)) {
-                    points.push((c.value, t.value));
-                    sources.extend([c, t]);
-                }
+            for r in f.points.iter().filter(|r| r.cores as f64 <= most) {
+                let (field, y) = r.predicted.field();
+                let (c, t) = (r.source("cores", r.cores as f64), r.source(field, y));
+                points.push((c.value, t.value));
+                sources.extend([c, t]);
             }
             series.push(Series {
                 style: 0,
@@ -182,22 +178,23 @@ pub fn scaling(rs: &Records<'_>, fits: &[FitLine<'_>]) -> Option<Fig> {
 
 /// The clock the page converts cycles to seconds with: this machine's TSC
 /// frequency in GHz (record `machine`, field `tsc_ghz`), with its source.
-pub fn clock(rs: &Records<'_>) -> Option<(f64, Source)> {
-    let s = Source::of(&rs.machine()?, "tsc_ghz").filter(|s| s.value.is_finite() && s.value > 0.0)?;
-    Some((s.value, s))
+pub fn clock(rs: &Records) -> Option<(f64, Source)> {
+    let m = rs.machine.as_ref()?;
+    let s = m.source("tsc_ghz", m.tsc_ghz);
+    (s.value.is_finite() && s.value > 0.0).then_some((s.value, s))
 }
 
 /// A simulated point's lock acquisitions per second: its acquisitions per
 /// cycle (field `throughput`) at `ghz`, the one clock the page assumes for
 /// every simulated machine (the fitted times are this machine's cycles).
-pub fn simulated_per_sec(r: &Rec<'_>, ghz: f64) -> Option<f64> {
-    r.num("throughput").map(|t| t * ghz * 1e9)
+pub fn simulated_per_sec(r: &SimulateRecord<'_>, ghz: f64) -> f64 {
+    r.throughput * ghz * 1e9
 }
 
 /// Predicted big-lock throughput on larger machines: one line per
 /// simulated topology and lock, in lock acquisitions per second at this
 /// machine's clock; a colour per machine (this one black), a dash per lock.
-pub fn simulated(rs: &Records<'_>) -> Option<Fig> {
+pub fn simulated(rs: &Records) -> Option<Fig> {
     let (ghz, clock_source) = clock(rs)?;
     let mut sources = vec![clock_source];
     let mut series = Vec::new();
@@ -206,18 +203,16 @@ pub fn simulated(rs: &Records<'_>) -> Option<Fig> {
         .enumerate()
         .flat_map(|t| super::frontier_sim::End::BOTH.into_iter().enumerate().map(move |e| (t, e)))
     {
-        let sims = rs.of(&super::simulate_step_name(topology, end), "model_simulate");
-        let mut locks: Vec<&str> = sims.iter().filter_map(|r| r.str("lock")).collect();
+        let step = super::simulate_step_name(topology, end);
+        let sims: Vec<&At<SimulateRecord<'static>>> = rs.model_simulate.of(&step).collect();
+        let mut locks: Vec<&str> = sims.iter().map(|r| &*r.lock).collect();
         locks.dedup();
         for (l, lock) in locks.into_iter().enumerate() {
             let mut points = Vec::new();
-            for r in sims.iter().filter(|r| r.str("lock") == Some(lock)) {
-                if let (Some(x), Some(y), Some(v)) =
-                    (Source::of(r, "cores"), Source::of(r, "throughput"), simulated_per_sec(r, ghz))
-                {
-                    points.push((x.value, v));
-                    sources.extend([x, y]);
-                }
+            for r in sims.iter().filter(|r| r.lock == lock) {
+                let (x, y) = (r.source("cores", r.cores as f64), r.source("throughput", r.throughput));
+                points.push((x.value, simulated_per_sec(r, ghz)));
+                sources.extend([x, y]);
             }
             let colour = match *topology {
                 "this-machine" => 6,
@@ -263,33 +258,25 @@ pub fn simulated(rs: &Records<'_>) -> Option<Fig> {
 }
 
 /// Uncontended lock costs next to the cost of the atomic instructions.
-pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
-    let rows: Vec<Rec<'_>> =
-        rs.of("locks", "lock_uncontended").into_iter().filter(|r| r.num("threads") == Some(1.0)).collect();
+pub fn lock_costs(rs: &Records) -> Option<Fig> {
+    let rows: Vec<_> = rs.lock_uncontended.of("locks").filter(|r| r.threads == 1).collect();
     if rows.is_empty() {
         return None;
     }
     let mut sources = Vec::new();
     let mut bars = Vec::new();
     for (i, r) in rows.iter().enumerate() {
-        if let Some(s) = Source::of(r, "cycles_per_pair") {
-            bars.push(Bar {
-                label: r.str("lock").unwrap_or("?").into(),
-                value: s.value,
-                error: 0.0,
-                colour: i,
-                group: String::new(),
-            });
-            sources.push(s);
-        }
+        let s = r.source("cycles_per_pair", r.cycles_per_pair);
+        bars.push(Bar { label: r.lock.to_string(), value: s.value, error: 0.0, colour: i, group: String::new() });
+        sources.push(s);
     }
     let mut references = Vec::new();
-    for r in rs.of("info", "atomic_cost") {
-        let name = r.str("instruction").unwrap_or("?");
+    for r in rs.atomic_cost.of("info") {
+        let name = &*r.instruction;
         if !matches!(name, "xchg" | "lock cmpxchg16b") {
             continue;
         }
-        if let Some(s) = Source::of(&r, "cycles") {
+        if let Some(s) = r.cycles.map(|c| r.source("cycles", c)) {
             references.push(Reference { label: format!("{name} ({:.1})", s.value), value: s.value });
             sources.push(s);
         }
@@ -314,7 +301,7 @@ pub fn lock_costs(rs: &Records<'_>) -> Option<Fig> {
 
 /// The KV macrobenchmark's `field` against cores, one chart per workload:
 /// one series of median runs per regime, and real Redis on Linux.
-fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(Figure, Vec<Source>)> {
+fn kv_against_cores(rs: &Records, field: Field, y_label: &str) -> Option<(Figure, Vec<Source>)> {
     let workloads = kv::workloads(rs);
     if workloads.is_empty() {
         return None;
@@ -326,10 +313,9 @@ fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(Fig
         for s in &w.series {
             let mut points = Vec::new();
             for r in s.medians(field) {
-                if let (Some(c), Some(y)) = (Source::of(&r, "cores"), Source::of(&r, field)) {
-                    points.push((c.value, y.value));
-                    sources.extend([c, y]);
-                }
+                let (c, y) = (r.cores_source(), r.source(field));
+                points.push((c.value, y.value));
+                sources.extend([c, y]);
             }
             series.push(Series { style: 0, label: s.label(), points, line: false, colour: s.colour() });
         }
@@ -341,14 +327,14 @@ fn kv_against_cores(rs: &Records<'_>, field: &str, y_label: &str) -> Option<(Fig
 /// What the KV captions say of real redis-server on Linux: its dots when
 /// the run measured it (records `kv_linux`), else that it was not measured
 /// and why (record `linux_skipped`).
-fn linux_words(rs: &Records<'_>) -> String {
-    if !rs.of(kv::STEP, "kv_linux").is_empty() {
+fn linux_words(rs: &Records) -> String {
+    if rs.kv_linux.of(kv::STEP).next().is_some() {
         return ", and real redis-server on Linux in the same layout over loopback TCP (records `kv_linux`)".into();
     }
-    match rs.of(kv::STEP, "linux_skipped").first() {
+    match rs.linux_skipped.of(kv::STEP).next() {
         Some(r) => format!(
             "; real redis-server on Linux was not measured in this run: {} (results.jsonl line {})",
-            r.str("reason").unwrap_or("no reason recorded").trim_end_matches('.'),
+            r.reason.trim_end_matches('.'),
             r.line
         ),
         None => "; real redis-server on Linux was not measured in this run".into(),
@@ -357,8 +343,8 @@ fn linux_words(rs: &Records<'_>) -> String {
 
 /// KV throughput against cores (Peters et al. 2015, Figure 3; Elphinstone
 /// et al. 2016, Figure 7).
-pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
-    let (figure, sources) = kv_against_cores(rs, "ops_per_sec", "YCSB operations per second")?;
+pub fn kv_throughput(rs: &Records) -> Option<Fig> {
+    let (figure, sources) = kv_against_cores(rs, Field::OpsPerSec, "YCSB operations per second")?;
     let linux = linux_words(rs);
     Some(Fig {
         id: "fig-kv",
@@ -377,9 +363,9 @@ pub fn kv_throughput(rs: &Records<'_>) -> Option<Fig> {
 }
 
 /// KV throughput per unit of utilisation against cores (seed `002` Figure 4).
-pub fn kv_xput(rs: &Records<'_>) -> Option<Fig> {
-    let (figure, sources) = kv_against_cores(rs, "xput", "operations per second ÷ utilisation")?;
-    let has_linux = !rs.of(kv::STEP, "kv_linux").is_empty();
+pub fn kv_xput(rs: &Records) -> Option<Fig> {
+    let (figure, sources) = kv_against_cores(rs, Field::Xput, "operations per second ÷ utilisation")?;
+    let has_linux = rs.kv_linux.of(kv::STEP).next().is_some();
     let linux = linux_words(rs);
     Some(Fig {
         id: "fig-kv-xput",

@@ -34,8 +34,7 @@ use std::collections::BTreeMap;
 pub use super::band::{Band, Range};
 use super::lock_model::held;
 pub use super::lock_model::{Model, DELAYS, MAX_CORES, MAX_MEASURED_DELAYS, MAX_TIME, THRESHOLDS};
-use super::records::{Rec, Records};
-use crate::fields::Fields;
+use super::records::Records;
 use crate::stats::median;
 
 /// The seeds' own answers (seed `001` §5.1.2–5.1.3, 28-thread two-socket
@@ -64,18 +63,14 @@ pub struct Measured {
 
 impl Measured {
     /// The `scale` records' medians.
-    pub fn of(rs: &Records<'_>) -> Self {
+    pub fn of(rs: &Records) -> Self {
         let mut raw: BTreeMap<Key, (Vec<f64>, Vec<usize>)> = BTreeMap::new();
-        for r in rs.of("scale", "scale") {
-            let (Some(g), Some(d), Some(c), Some(t)) =
-                (r.str("regime"), r.num("delay_cycles"), r.num("cores"), r.num("round_trips_per_sec"))
-            else {
-                continue;
-            };
-            if !(t.is_finite() && t > 0.0 && c >= 1.0 && c <= MAX_CORES as f64 && (0.0..=MAX_TIME).contains(&d)) {
+        for r in rs.scale.of("scale") {
+            let (d, c, t) = (r.delay_cycles, r.cores, r.round_trips_per_sec);
+            if !(t.is_finite() && t > 0.0 && (1..=MAX_CORES).contains(&c) && (0.0..=MAX_TIME).contains(&(d as f64))) {
                 continue;
             }
-            let e = raw.entry((g.to_string(), d as u64, c as usize)).or_default();
+            let e = raw.entry((r.regime.to_string(), d, c)).or_default();
             e.0.push(t);
             e.1.push(r.line);
         }
@@ -233,13 +228,17 @@ impl Frontier {
 
 /// The TSC frequency the suite measured, in Hz, and the line it is from
 /// (the fit's input, else the machine record).
-pub fn tsc_hz(rs: &Records<'_>) -> Option<(f64, usize)> {
-    let ok = |r: Rec<'_>| r.num("tsc_ghz").filter(|g| g.is_finite() && *g > 0.0 && *g < 1e3).map(|g| (g * 1e9, r.line));
-    rs.of("model_fit", "fit_input").into_iter().find_map(ok).or_else(|| rs.machine().and_then(ok))
+pub fn tsc_hz(rs: &Records) -> Option<(f64, usize)> {
+    let ok =
+        |ghz: Option<f64>, line: usize| ghz.filter(|g| g.is_finite() && *g > 0.0 && *g < 1e3).map(|g| (g * 1e9, line));
+    rs.fit_input
+        .of("model_fit")
+        .find_map(|r| ok(r.tsc_ghz, r.line))
+        .or_else(|| rs.machine.as_ref().and_then(|m| ok(Some(m.tsc_ghz), m.line)))
 }
 
 /// The frontier and crossover of a suite's records.
-pub fn compute(rs: &Records<'_>) -> Frontier {
+pub fn compute(rs: &Records) -> Frontier {
     let band = Band::of(rs);
     let fit = Model::of(rs);
     let m = Measured::of(rs);
@@ -468,6 +467,7 @@ mod tests {
                     ("scope", "all delays".into()),
                     ("s", 300.0.into()),
                     ("a", 100.0.into()),
+                    ("converged", true.into()),
                     ("quoted", quoted.into()),
                 ],
             )

@@ -11,7 +11,6 @@ use super::band::{Band, Range};
 use super::lock_model::{held, DELAYS};
 use super::plan::{Profile, Step};
 use super::records::Records;
-use crate::fields::Fields;
 
 /// The simulated topology and its cores.
 pub const TOPOLOGY: &str = "x86-2s";
@@ -71,7 +70,7 @@ pub fn completions(p: Profile) -> &'static str {
 
 /// Two simulation steps per delay of [`DELAYS`], from the fit step's
 /// records (none without a band).
-pub fn steps(p: Profile, fit: &Records<'_>) -> Vec<Step> {
+pub fn steps(p: Profile, fit: &Records) -> Vec<Step> {
     let Some(band) = Band::of(fit) else { return Vec::new() };
     let completions = completions(p);
     let cores = (1..=CORES).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
@@ -110,14 +109,15 @@ pub fn steps(p: Profile, fit: &Records<'_>) -> Vec<Step> {
 /// shortest hold: the most cores up to which every simulated efficiency
 /// `X(n) / (n · X(1))` holds 90 %, and whether it held up to [`CORES`]
 /// (then a lower bound); with the lines of the records.
-pub fn frontier(rs: &Records<'_>, d: u64) -> Option<(Simulated, Vec<usize>)> {
+pub fn frontier(rs: &Records, d: u64) -> Option<(Simulated, Vec<usize>)> {
     let mut lines = Vec::new();
     let mut at = |end: End| -> Option<(usize, bool)> {
+        let step = step_name(d, end);
         let mut pts: Vec<(usize, f64, usize)> = rs
-            .of(&step_name(d, end), "model_simulate")
-            .into_iter()
-            .filter(|r| r.str("lock") == Some("clh"))
-            .filter_map(|r| Some((r.num("cores")? as usize, r.num("throughput")?, r.line)))
+            .model_simulate
+            .of(&step)
+            .filter(|r| r.lock == "clh")
+            .map(|r| (r.cores, r.throughput, r.line))
             .filter(|p| p.0 >= 1 && p.1.is_finite() && p.1 > 0.0)
             .collect();
         pts.sort_by_key(|p| p.0);
@@ -178,6 +178,6 @@ mod tests {
         assert!(short.contains("--service 200.0 --delay 2050.0"), "{short}");
         assert!(long.contains("--topology x86-2s --lock clh"), "{long}");
         assert!(long.contains(",56 --completions 2000"), "{long}");
-        assert!(steps(Profile::Smoke, &Records::new(&[])).is_empty());
+        assert!(steps(Profile::Smoke, &Records::default()).is_empty());
     }
 }

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::cite;
 use super::figures::Fig;
-use super::records::Rec;
-use crate::fields::{text, Fields, Style};
+use super::records::At;
+use crate::fields::{text, Style};
 
 /// Escape text for HTML.
 pub fn esc(s: &str) -> String {
@@ -74,10 +74,14 @@ impl ColumnFormat {
     }
 }
 
-/// A table of records: `(heading, field)` columns, each column's numbers in
-/// one [`ColumnFormat`], text with names in `<code>` ([`cite::html`]); each
-/// row names its `results.jsonl` line.
-pub fn table(rows: &[Rec<'_>], cols: &[(&str, &str)]) -> String {
+/// A column of a [`table`] of `T` records: its heading, and the field it
+/// shows, as a JSON value.
+pub type Column<'h, T> = (&'h str, fn(&T) -> Value);
+
+/// A table of records: one row per record, `cols` its columns, each
+/// column's numbers in one [`ColumnFormat`], text with names in `<code>`
+/// ([`cite::html`]); each row names its `results.jsonl` line.
+pub fn table<T>(rows: &[&At<T>], cols: &[Column<'_, T>]) -> String {
     if rows.is_empty() {
         return "<p class=\"none\">No records.</p>\n".into();
     }
@@ -86,20 +90,16 @@ pub fn table(rows: &[Rec<'_>], cols: &[(&str, &str)]) -> String {
         let _ = write!(out, "<th>{}</th>", cite::html(h));
     }
     out.push_str("</tr>\n");
-    let formats: Vec<ColumnFormat> = cols
-        .iter()
-        .map(|(_, f)| {
-            let values: Vec<f64> = rows.iter().filter_map(|r| r.field(f).and_then(Value::as_f64)).collect();
-            ColumnFormat::of(&values)
-        })
+    let values: Vec<Vec<Value>> = rows.iter().map(|r| cols.iter().map(|(_, f)| f(r)).collect()).collect();
+    let formats: Vec<ColumnFormat> = (0..cols.len())
+        .map(|c| ColumnFormat::of(&values.iter().filter_map(|row| row[c].as_f64()).collect::<Vec<_>>()))
         .collect();
-    for r in rows {
+    for (r, row) in rows.iter().zip(&values) {
         let _ = write!(out, "<tr><td class=\"line\">{}</td>", r.line);
-        for ((_, f), fmt) in cols.iter().zip(&formats) {
-            let v = r.field(f);
-            let text = match v.and_then(Value::as_f64) {
-                Some(x) if !matches!(v, Some(Value::Bool(_))) => esc(&fmt.write(x)),
-                _ => cite::html(&cell(v)),
+        for (v, fmt) in row.iter().zip(&formats) {
+            let text = match v.as_f64() {
+                Some(x) if !v.is_boolean() => esc(&fmt.write(x)),
+                _ => cite::html(&cell(Some(v))),
             };
             let _ = write!(out, "<td>{text}</td>");
         }
@@ -178,17 +178,15 @@ pre { background: #f6f6f6; padding: 0.8em; font-size: 0.85em; white-space: pre-w
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::record;
 
     #[test]
     fn tables_escape_and_name_their_lines() {
-        let mut m = record("x");
-        m.insert("name".into(), "<b>".into());
-        m.insert("v".into(), 1234.5.into());
-        let rows = [Rec { line: 7, map: &m }];
-        let t = table(&rows, &[("name", "name"), ("value", "v")]);
-        assert!(t.contains("<td class=\"line\">7</td><td>&lt;b&gt;</td><td>1,234</td>"), "{t}");
-        assert!(table(&[], &[("a", "a")]).contains("No records"));
+        let r = At { line: 7, step: String::new(), rec: ("<b>", 1234.5, None::<f64>) };
+        let cols: [Column<'_, (&str, f64, Option<f64>)>; 3] =
+            [("name", |r| r.0.into()), ("value", |r| r.1.into()), ("none", |r| r.2.into())];
+        let t = table(&[&r], &cols);
+        assert!(t.contains("<td class=\"line\">7</td><td>&lt;b&gt;</td><td>1,234</td><td></td>"), "{t}");
+        assert!(table::<()>(&[], &[("a", |_| Value::Null)]).contains("No records"));
     }
 
     #[test]

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::records::{Rec, Records};
-use crate::fields::Fields;
+use super::records::{Records, Source};
+use crate::cmd::kv::record::{KvRecord, LoadFigures};
 use crate::regimes::rank;
 
 /// The suite step that runs `granule kv`.
@@ -27,13 +27,98 @@ pub const SEED_USER_CYCLES_CORE0: f64 = 800.0;
 /// The same on the client/server cores (seed `001` §5.2.2).
 pub const SEED_USER_CYCLES_SERVERS: f64 = 1600.0;
 
+/// A quantity every run measures, kernel and Linux alike: a field of the
+/// load figures both records share ([`LoadFigures`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// YCSB operations per second (`ops_per_sec`).
+    OpsPerSec,
+    /// Operations per second over the utilisation (`xput`).
+    Xput,
+}
+
+impl Field {
+    /// The field's name in the records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::OpsPerSec => "ops_per_sec",
+            Field::Xput => "xput",
+        }
+    }
+
+    /// Its value in `load`.
+    pub fn of(self, load: &LoadFigures) -> f64 {
+        match self {
+            Field::OpsPerSec => load.ops_per_sec,
+            Field::Xput => load.xput,
+        }
+    }
+}
+
+/// One run as the report reads it: a `kv` record (the kernel) or a
+/// `kv_linux` record (Linux), by the fields they share.
+#[derive(Clone, Copy, Debug)]
+pub struct Run<'a> {
+    /// Its line in `results.jsonl`.
+    pub line: usize,
+    /// The regime (`linux` for real Redis on Linux).
+    pub regime: &'a str,
+    /// Cores of the layout.
+    pub cores: usize,
+    /// The YCSB workload letter.
+    pub workload: &'a str,
+    /// Throughput, latency, utilisation.
+    pub load: &'a LoadFigures,
+    /// The kernel's own record (`None` on Linux).
+    pub kernel: Option<&'a KvRecord>,
+}
+
+impl Run<'_> {
+    /// The value of `field`.
+    pub fn get(&self, field: Field) -> f64 {
+        field.of(self.load)
+    }
+
+    /// The source of `field`.
+    pub fn source(&self, field: Field) -> Source {
+        Source { line: self.line, field: field.name().into(), value: self.get(field), file: None }
+    }
+
+    /// The source of its core count.
+    pub fn cores_source(&self) -> Source {
+        Source { line: self.line, field: "cores".into(), value: self.cores as f64, file: None }
+    }
+}
+
+/// Every run of step `kv`, the kernel's (profiled or not) then Linux's,
+/// each in `results.jsonl` order.
+pub fn runs(rs: &Records) -> Vec<Run<'_>> {
+    let kernel = rs.kv.of(STEP).map(|r| Run {
+        line: r.line,
+        regime: &r.regime,
+        cores: r.cores,
+        workload: &r.workload,
+        load: &r.load,
+        kernel: Some(&r.rec),
+    });
+    let linux = rs.kv_linux.of(STEP).map(|r| Run {
+        line: r.line,
+        regime: &r.point.regime,
+        cores: r.point.cores,
+        workload: &r.point.workload,
+        load: &r.point.load,
+        kernel: None,
+    });
+    kernel.chain(linux).collect()
+}
+
 /// One regime's points for one workload, by core count.
 #[derive(Clone, Debug)]
 pub struct Series<'a> {
     /// The regime (`linux` for real Redis on Linux).
     pub regime: &'a str,
-    /// Every run's record per core count, in `results.jsonl` order.
-    pub runs: BTreeMap<usize, Vec<Rec<'a>>>,
+    /// Every run per core count, in `results.jsonl` order.
+    pub runs: BTreeMap<usize, Vec<Run<'a>>>,
 }
 
 impl<'a> Series<'a> {
@@ -52,12 +137,12 @@ impl<'a> Series<'a> {
     }
 
     /// The median run of each core count by `field`, in core order.
-    pub fn medians(&self, field: &str) -> Vec<Rec<'a>> {
+    pub fn medians(&self, field: Field) -> Vec<Run<'a>> {
         self.runs.values().filter_map(|runs| median_run(runs, field)).collect()
     }
 
     /// The median run by `field` at the most cores measured.
-    pub fn at_most_cores(&self, field: &str) -> Option<(usize, Rec<'a>)> {
+    pub fn at_most_cores(&self, field: Field) -> Option<(usize, Run<'a>)> {
         let (&cores, runs) = self.runs.iter().next_back()?;
         Some((cores, median_run(runs, field)?))
     }
@@ -94,9 +179,9 @@ impl Workload<'_> {
 }
 
 /// The run of `runs` with the median `field` (the lower middle one for an
-/// even count); runs without the field are left out.
-pub fn median_run<'a>(runs: &[Rec<'a>], field: &str) -> Option<Rec<'a>> {
-    let mut with: Vec<(f64, Rec<'a>)> = runs.iter().filter_map(|r| Some((r.num(field)?, *r))).collect();
+/// even count).
+pub fn median_run<'a>(runs: &[Run<'a>], field: Field) -> Option<Run<'a>> {
+    let mut with: Vec<(f64, Run<'a>)> = runs.iter().map(|r| (r.get(field), *r)).collect();
     if with.is_empty() {
         return None;
     }
@@ -104,18 +189,13 @@ pub fn median_run<'a>(runs: &[Rec<'a>], field: &str) -> Option<Rec<'a>> {
     Some(with[(with.len() - 1) / 2].1)
 }
 
-/// The kernel's (unprofiled) and Linux's KV records of the suite, per
-/// workload in letter order.
-pub fn workloads<'a>(rs: &Records<'a>) -> Vec<Workload<'a>> {
-    let rows =
-        rs.of(STEP, "kv").into_iter().filter(|r| r.bool("profiled") != Some(true)).chain(rs.of(STEP, "kv_linux"));
+/// The kernel's (unprofiled) and Linux's runs of the suite, per workload in
+/// letter order.
+pub fn workloads(rs: &Records) -> Vec<Workload<'_>> {
     // workload → regime → cores → runs
-    let mut by: BTreeMap<&str, BTreeMap<&str, BTreeMap<usize, Vec<Rec<'_>>>>> = BTreeMap::new();
-    for r in rows {
-        let (Some(w), Some(regime), Some(cores)) = (r.str("workload"), r.str("regime"), r.num("cores")) else {
-            continue;
-        };
-        by.entry(w).or_default().entry(regime).or_default().entry(cores as usize).or_default().push(r);
+    let mut by: BTreeMap<&str, BTreeMap<&str, BTreeMap<usize, Vec<Run<'_>>>>> = BTreeMap::new();
+    for r in runs(rs).into_iter().filter(|r| !r.kernel.is_some_and(|k| k.profiled)) {
+        by.entry(r.workload).or_default().entry(r.regime).or_default().entry(r.cores).or_default().push(r);
     }
     by.into_iter()
         .map(|(name, regimes)| {
@@ -157,17 +237,18 @@ mod tests {
             kv("kv", "bkl", 2, 1, 40.0),
             kv("kv", "bkl", 2, 2, 45.0),
         ];
-        let ws = workloads(&Records::new(&all));
+        let rs = Records::new(&all);
+        let ws = workloads(&rs);
         assert_eq!(ws.len(), 1);
         assert_eq!(ws[0].title(), "YCSB workload A (50 % reads, 50 % updates)");
         let regimes: Vec<&str> = ws[0].series.iter().map(|s| s.regime).collect();
         assert_eq!(regimes, ["bkl", "fine", LINUX]);
-        let bkl: Vec<usize> = ws[0].series[0].medians("ops_per_sec").iter().map(|r| r.line).collect();
+        let bkl: Vec<usize> = ws[0].series[0].medians(Field::OpsPerSec).iter().map(|r| r.line).collect();
         // 1 core: runs 10, 30, 20 → 20 (line 6); 2 cores: 40, 45 → the lower, 40 (line 7).
         assert_eq!(bkl, [6, 7]);
-        let (cores, top) = ws[0].series[0].at_most_cores("ops_per_sec").unwrap();
+        let (cores, top) = ws[0].series[0].at_most_cores(Field::OpsPerSec).unwrap();
         assert_eq!((cores, top.line), (2, 7));
         assert_eq!(ws[0].series[2].label(), "Linux redis-server (measured)");
-        assert!(median_run(&[], "ops_per_sec").is_none());
+        assert!(median_run(&[], Field::OpsPerSec).is_none());
     }
 }

@@ -6,7 +6,6 @@
 //! (`frontier.rs`), the band and the simulated frontier (`frontier_sim.rs`).
 
 use super::records::Records;
-use crate::fields::Fields;
 
 /// The delays (cycles between system calls) the frontier is given for,
 /// beside the delays measured: the seeds' sweep.
@@ -28,12 +27,8 @@ pub const THRESHOLDS: [f64; 2] = [0.9, 0.5];
 
 /// The `(regime, scope)` of every fit `model fit` marked determined enough
 /// to quote (`quoted`): the only fits the page may draw or quote.
-pub fn quoted_fits<'a>(rs: &Records<'a>) -> Vec<(&'a str, &'a str)> {
-    rs.of("model_fit", "model_fit")
-        .into_iter()
-        .filter(|r| r.bool("quoted") == Some(true))
-        .filter_map(|r| Some((r.str("regime")?, r.str("scope")?)))
-        .collect()
+pub fn quoted_fits(rs: &Records) -> Vec<(&str, &str)> {
+    rs.model_fit.of("model_fit").filter(|r| r.quoted).map(|r| (&*r.key.regime, &*r.key.scope)).collect()
 }
 
 /// The model the suite fitted to the big lock, in cycles per lock
@@ -58,19 +53,16 @@ impl Model {
     /// fit that did not converge, that `model fit` did not mark `quoted`
     /// (too few core counts, or R² below 0.9), or whose times are not
     /// positive numbers of a sane size, is no model.
-    pub fn of(rs: &Records<'_>) -> Option<Self> {
-        let input = rs.of("model_fit", "fit_input").into_iter().next();
-        let l = input.and_then(|r| r.num("locks_per_round_trip")).filter(|l| l.is_finite() && *l > 0.0);
-        let fit = rs
-            .of("model_fit", "model_fit")
-            .into_iter()
-            .find(|r| r.str("regime") == Some("bkl") && r.str("scope") == Some("all delays"))?;
+    pub fn of(rs: &Records) -> Option<Self> {
+        let input = rs.fit_input.of("model_fit").next();
+        let l = input.and_then(|r| r.locks_per_round_trip).filter(|l| l.is_finite() && *l > 0.0);
+        let fit = rs.model_fit.of("model_fit").find(|r| r.key.regime == "bkl" && r.key.scope == "all delays")?;
         // Only a fit determined enough to quote (`model fit` checks the
         // number of core counts and R²): the prediction itself is the band.
-        if fit.bool("converged") == Some(false) || fit.bool("quoted") != Some(true) {
+        if !fit.converged || !fit.quoted {
             return None;
         }
-        let (s, a) = (fit.num("s")?, fit.num("a")?);
+        let (s, a) = (fit.s, fit.a);
         let sane = |v: f64| v.is_finite() && v <= MAX_TIME;
         (sane(s) && s > 0.0 && sane(a) && a >= 0.0).then_some(Self {
             s,

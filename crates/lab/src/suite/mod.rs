@@ -6,8 +6,9 @@
 //! experiment they came from and written, machine record first, to
 //! `results.jsonl` (one CSV per experiment beside it). The model steps come
 //! last, since they read the measured curves. The report ([`html`],
-//! [`figures`], [`summary`]) is drawn from those records only, and every
-//! figure lists the `results.jsonl` line and field of each number it plots.
+//! [`figures`], [`summary`]) is drawn from those records only, each read
+//! into the struct that wrote it ([`records`]), and every figure lists the
+//! `results.jsonl` line and field of each number it plots.
 
 #[cfg(test)]
 mod agreement_tests;
@@ -39,14 +40,15 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use self::figures::{Fig, FitLine};
-use self::html::{esc, table};
+use self::html::{esc, table, Column};
 use self::plan::{Profile, Step};
 use self::records::Records;
 use self::run::StepRun;
-use crate::fields::Fields;
+use crate::cmd::model::fit::band::ServiceBand;
+use crate::cmd::model::fit::records::ModelFit;
 
 /// Core counts the model predicts for (the seeds' machines and beyond).
 pub const PREDICT_CORES: &str = "1,2,4,8,16,28,56";
@@ -95,8 +97,8 @@ pub fn simulate_step_name(topology: &str, end: frontier_sim::End) -> String {
 /// the band measured (the simulator charges the topology's hand-off
 /// itself) and the think time of delay 0 (none without a band in `fit`,
 /// the model step's records).
-pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores: usize) -> Vec<Step> {
-    let Some(band) = band::Band::of(&Records::new(fit)) else { return Vec::new() };
+pub fn simulate_steps(p: Profile, fit: &Records, dir: &Path, cores: usize) -> Vec<Step> {
+    let Some(band) = band::Band::of(fit) else { return Vec::new() };
     let delay = format!("{:.1}", band.think(0.0));
     let completions = frontier_sim::completions(p);
     let info = dir.join("info.jsonl").display().to_string();
@@ -135,11 +137,18 @@ pub fn simulate_steps(p: Profile, fit: &[Map<String, Value>], dir: &Path, cores:
 }
 
 /// The machine record's CPU, cores, TSC GHz, RTM status, granule version
-/// and git revision, as escaped page text (empty where missing).
-pub fn machine_fields(rs: &Records<'_>) -> [String; 6] {
-    let m = rs.machine();
-    ["cpu_model", "cores", "tsc_ghz", "rtm", "granule_version", "git_revision"]
-        .map(|f| esc(&m.and_then(|m| m.field(f)).map(|v| html::cell(Some(v))).unwrap_or_default()))
+/// and git revision, as escaped page text (empty without a machine record).
+pub fn machine_fields(rs: &Records) -> [String; 6] {
+    let Some(m) = &rs.machine else { return Default::default() };
+    [
+        json!(m.cpu_model),
+        json!(m.cores),
+        json!(m.tsc_ghz),
+        json!(m.rtm),
+        json!(m.granule_version),
+        json!(m.git_revision),
+    ]
+    .map(|v| esc(&html::cell(Some(&v))))
 }
 
 /// How the suite ran, as its `suite` record (line 2 of `results.jsonl`)
@@ -167,28 +176,20 @@ pub struct StepInfo {
 
 impl RunInfo {
     /// From the `suite` record of `rs`.
-    pub fn of(rs: &Records<'_>) -> Self {
-        let Some(r) = rs.iter().find(|r| r.kind() == "suite") else { return Self::default() };
-        let strings = |f: &str| -> Vec<String> {
-            r.field(f)
-                .and_then(Value::as_array)
-                .map_or(Vec::new(), |a| a.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect())
-        };
-        let seconds: Vec<f64> = r
-            .field("step_seconds")
-            .and_then(Value::as_array)
-            .map_or(Vec::new(), |a| a.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect());
-        let steps = strings("step_names")
-            .into_iter()
-            .zip(strings("steps"))
+    pub fn of(rs: &Records) -> Self {
+        let Some(r) = &rs.suite else { return Self::default() };
+        let steps = r
+            .step_names
+            .iter()
+            .zip(&r.steps)
             .enumerate()
-            .map(|(i, (name, command))| StepInfo { name, command, seconds: seconds.get(i).copied().unwrap_or(0.0) })
+            .map(|(i, (name, command))| StepInfo {
+                name: name.clone(),
+                command: command.clone(),
+                seconds: r.step_seconds.get(i).copied().unwrap_or(0.0),
+            })
             .collect();
-        Self {
-            profile: r.str("profile").unwrap_or("").to_string(),
-            command: r.str("command").unwrap_or("").to_string(),
-            steps,
-        }
+        Self { profile: r.profile.to_string(), command: r.command.to_string(), steps }
     }
 }
 
@@ -206,31 +207,25 @@ pub fn write_step(dir: &Path, machine: &Map<String, Value>, s: &StepRun) -> Resu
 }
 
 /// The report's figures.
-pub fn build_figures(rs: &Records<'_>, frontier: &frontier::Frontier) -> Vec<Fig> {
+pub fn build_figures(rs: &Records, frontier: &frontier::Frontier) -> Vec<Fig> {
     let fits: Vec<FitLine<'_>> = {
         let quoted = lock_model::quoted_fits(rs);
         let curves: Vec<_> = rs
-            .of("model_fit", "model_curve")
-            .into_iter()
-            .filter(|r| quoted.iter().any(|q| Some(q.0) == r.str("regime") && Some(q.1) == r.str("scope")))
+            .model_curve
+            .of("model_fit")
+            .filter(|r| quoted.contains(&(&*r.key.regime, &*r.key.scope)) && r.key.scope != "all")
             .collect();
-        let mut keys: Vec<(String, u64)> = curves
-            .iter()
-            .filter(|r| r.str("scope") != Some("all"))
-            .filter_map(|r| Some((r.str("regime")?.to_string(), r.num("delay")? as u64)))
-            .collect();
+        let mut keys: Vec<(&str, u64)> =
+            curves.iter().filter_map(|r| Some((&*r.key.regime, r.key.delay?.0 as u64))).collect();
         keys.dedup();
         keys.into_iter()
             .filter_map(|(regime, delay)| {
                 let points: Vec<_> = curves
                     .iter()
                     .copied()
-                    .filter(|r| r.str("scope") != Some("all"))
-                    .filter(|r| r.str("regime") == Some(regime.as_str()) && r.num("delay") == Some(delay as f64))
+                    .filter(|r| r.key.regime == regime && r.key.delay.map(|d| d.0) == Some(delay as f64))
                     .collect();
-                let y_field = points.first()?.map.keys().find(|k| k.starts_with("predicted_"))?.clone();
-                let regime = points.first()?.str("regime")?;
-                Some(FitLine { regime, delay, points, y_field })
+                (!points.is_empty()).then_some(FitLine { regime, delay, points })
             })
             .collect()
     };
@@ -273,12 +268,10 @@ fn side_by_side(left: Option<Fig>, right: Option<Fig>) -> Option<Fig> {
 }
 
 /// The report page.
-pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier, figs: &[Fig]) -> String {
-    let rs = Records::new(records);
-    let run = RunInfo::of(&rs);
+pub fn build_page(rs: &Records, frontier: &frontier::Frontier, figs: &[Fig]) -> String {
+    let run = RunInfo::of(rs);
     let mut b = String::new();
-    let m = rs.machine();
-    let [cpu, cores, tsc, rtm, version, revision] = machine_fields(&rs);
+    let [cpu, cores, tsc, rtm, version, revision] = machine_fields(rs);
     let _ = writeln!(b, "<h1>granule suite: how coarse can kernel locking be on this machine?</h1>");
     let _ = writeln!(
         b,
@@ -289,7 +282,7 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
         let _ =
             writeln!(b, "<p class=\"note\">Smoke profile: tiny durations for testing; the numbers mean nothing.</p>");
     }
-    let on = match m.and_then(|m| m.num("cores")).filter(|c| c.is_finite() && *c >= 1.0) {
+    let on = match rs.machine.as_ref().map(|m| m.cores as f64).filter(|c| c.is_finite() && *c >= 1.0) {
         Some(c) => format!("Measured on {c:.0} cores."),
         None => "Measured on a machine this file does not describe (no machine record).".into(),
     };
@@ -299,7 +292,7 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
          fitted to these measurements, and is marked as a prediction.</p>"
     );
     let _ = writeln!(b, "<h2>The answer for this machine</h2>");
-    let mut said = verdict::verdict(&rs, frontier).into_iter();
+    let mut said = verdict::verdict(rs, frontier).into_iter();
     if let Some(h) = said.next() {
         let _ = writeln!(
             b,
@@ -323,20 +316,20 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
     );
     b.push_str(&answer::table(frontier));
     let _ = writeln!(b, "<h2>What the numbers say</h2>\n<ul class=\"summary\">");
-    findings(&mut b, &summary::all(&rs));
+    findings(&mut b, &summary::all(rs));
     let _ = writeln!(b, "</ul>\n<h2>Figures</h2>");
     for f in rest {
         b.push_str(&html::figure(f));
     }
     let _ = writeln!(b, "<h2>Tables</h2>\n<div class=\"tables\">");
-    section(&mut b, true, |b| tables::ipc(b, &rs));
+    section(&mut b, true, |b| tables::ipc(b, rs));
     let sims: Vec<String> = run
         .steps
         .iter()
         .map(|s| s.name.clone())
         .filter(|n| n.starts_with("simulate_") || n.starts_with("frontier_sim_"))
         .collect();
-    section(&mut b, true, |b| tables::drawn(b, &rs, &sims));
+    section(&mut b, true, |b| tables::drawn(b, rs, &sims));
     let _ = writeln!(b, "<section class=\"wide\">");
     let _ = writeln!(
         b,
@@ -344,41 +337,37 @@ pub fn build_page(records: &[Map<String, Value>], frontier: &frontier::Frontier,
          profiler's hold time plus one cache-line hand-off, per core count), and the least-squares fits, quoted \
          only where determined:</p>"
     );
-    b.push_str(&table(
-        &rs.of("model_fit", "service_band"),
-        &[
-            ("regime", "regime"),
-            ("cores", "cores"),
-            ("hold", "hold_cycles"),
-            ("hand-off", "handoff_cycles"),
-            ("shortest", "service_lo"),
-            ("longest", "service_hi"),
-            ("think, per delay", "think_cycles"),
-        ],
-    ));
-    b.push_str(&table(
-        &rs.of("model_fit", "model_fit"),
-        &[
-            ("regime", "regime"),
-            ("delay", "delay"),
-            ("s", "s"),
-            ("± s", "s_err"),
-            ("a", "a"),
-            ("± a", "a_err"),
-            ("R²", "r2"),
-            ("core counts", "distinct_cores"),
-            ("quoted", "quoted"),
-            ("why not", "not_quoted_because"),
-        ],
-    ));
+    let band: [Column<'_, ServiceBand>; 7] = [
+        ("regime", |r| json!(r.regime)),
+        ("cores", |r| json!(r.cores)),
+        ("hold", |r| json!(r.hold_cycles)),
+        ("hand-off", |r| json!(r.handoff_cycles)),
+        ("shortest", |r| json!(r.service_lo)),
+        ("longest", |r| json!(r.service_hi)),
+        ("think, per delay", |r| json!(r.think_cycles)),
+    ];
+    b.push_str(&table(&rs.service_band.of("model_fit").collect::<Vec<_>>(), &band));
+    let fits: [Column<'_, ModelFit<'_>>; 10] = [
+        ("regime", |r| json!(r.key.regime)),
+        ("delay", |r| json!(r.key.delay)),
+        ("s", |r| json!(r.s)),
+        ("± s", |r| json!(r.s_err)),
+        ("a", |r| json!(r.a)),
+        ("± a", |r| json!(r.a_err)),
+        ("R²", |r| json!(r.r2)),
+        ("core counts", |r| json!(r.distinct_cores)),
+        ("quoted", |r| json!(r.quoted)),
+        ("why not", |r| json!(r.not_quoted_because)),
+    ];
+    b.push_str(&table(&rs.model_fit.of("model_fit").collect::<Vec<_>>(), &fits));
     let _ = writeln!(b, "</section>");
-    section(&mut b, true, |b| tables::kv(b, &rs));
-    section(&mut b, true, |b| subsystems::tables(b, &rs));
-    section(&mut b, false, |b| tables::limits(b, &rs));
-    section(&mut b, false, |b| tables::locks(b, &rs));
-    section(&mut b, false, |b| tables::quaject(b, &rs));
-    section(&mut b, false, |b| tables::profiler(b, &rs));
-    section(&mut b, true, |b| synthesis::tables(b, &rs));
+    section(&mut b, true, |b| tables::kv(b, rs));
+    section(&mut b, true, |b| subsystems::tables(b, rs));
+    section(&mut b, false, |b| tables::limits(b, rs));
+    section(&mut b, false, |b| tables::locks(b, rs));
+    section(&mut b, false, |b| tables::quaject(b, rs));
+    section(&mut b, false, |b| tables::profiler(b, rs));
+    section(&mut b, true, |b| synthesis::tables(b, rs));
     let _ = writeln!(b, "</div>");
     tables::repeat(&mut b, &run);
     html::page("granule suite report", &b)

@@ -8,7 +8,6 @@ use super::band::Band;
 use super::figures::{Fig, Plot};
 use super::frontier::{tsc_hz, Measured};
 use super::records::{Records, Source};
-use crate::fields::Fields;
 use crate::plot::{Chart, Figure, Series};
 
 /// The most cores drawn (the seeds' 56-thread machine).
@@ -29,11 +28,11 @@ const BOUNDARY_COLOUR: usize = 6;
 /// Vertical marks at this machine's last-level-cache, socket and SMT
 /// boundaries inside `1..max_cores` (from the machine record's topology),
 /// each from 0 to `top`.
-pub fn boundaries(rs: &Records<'_>, max_cores: usize, top: f64) -> Vec<Series> {
-    let Some(b) = rs.machine().and_then(|m| crate::topology::Boundaries::of_machine(m.map)) else {
-        return Vec::new();
-    };
-    b.marks(max_cores)
+pub fn boundaries(rs: &Records, max_cores: usize, top: f64) -> Vec<Series> {
+    let Some(m) = &rs.machine else { return Vec::new() };
+    m.topology
+        .boundaries
+        .marks(max_cores)
         .into_iter()
         .map(|m| {
             let what = match m.kind {
@@ -53,8 +52,30 @@ pub fn boundaries(rs: &Records<'_>, max_cores: usize, top: f64) -> Vec<Series> {
         .collect()
 }
 
+/// The sources of the band and the clock the figure is drawn with, in line
+/// order: the `service_band` record's service times and base think time
+/// (its think times per delay are a list, not one number), and the TSC
+/// frequency of the record [`tsc_hz`] took it from.
+fn inputs(rs: &Records, band_line: usize, hz_line: usize) -> Vec<Source> {
+    let mut out = Vec::new();
+    for b in rs.service_band.iter().filter(|b| b.line == band_line) {
+        out.extend([
+            b.source("service_lo", b.service_lo),
+            b.source("service_hi", b.service_hi),
+            b.source("think_base", b.think_base),
+        ]);
+    }
+    for f in rs.fit_input.iter().filter(|f| f.line == hz_line) {
+        out.extend(f.tsc_ghz.map(|g| f.source("tsc_ghz", g)));
+    }
+    out.extend(rs.machine.iter().filter(|m| m.line == hz_line).map(|m| m.source("tsc_ghz", m.tsc_ghz)));
+    // Stable: each record's fields stay in order.
+    out.sort_by_key(|s| s.line);
+    out
+}
+
 /// The figure, if the suite measured the band and `bkl`.
-pub fn figure(rs: &Records<'_>) -> Option<Fig> {
+pub fn figure(rs: &Records) -> Option<Fig> {
     let band = Band::of(rs)?;
     let (hz, hz_line) = tsc_hz(rs)?;
     let m = Measured::of(rs);
@@ -63,15 +84,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
     if delays.is_empty() {
         return None;
     }
-    let mut sources: Vec<Source> = rs
-        .iter()
-        .filter(|r| r.line == band.line || r.line == hz_line)
-        .flat_map(|r| {
-            ["service_lo", "service_hi", "think_cycles", "think_base", "tsc_ghz"]
-                .into_iter()
-                .filter_map(move |f| Source::of(&r, f))
-        })
-        .collect();
+    let mut sources = inputs(rs, band.line, hz_line);
     let mut series = Vec::new();
     let mut top: f64 = 0.0;
     for (i, d) in delays.iter().enumerate() {
@@ -94,8 +107,8 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
             if let Some((t, lines)) = m.at("bkl", *d, c) {
                 dots.push((c as f64, t));
                 top = top.max(t);
-                for r in rs.iter().filter(|r| lines.contains(&r.line)) {
-                    sources.extend(Source::of(&r, "round_trips_per_sec"));
+                for r in rs.scale.iter().filter(|r| lines.contains(&r.line)) {
+                    sources.push(r.source("round_trips_per_sec", r.round_trips_per_sec));
                 }
             }
         }
@@ -107,7 +120,7 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
             colour,
         });
     }
-    let here = rs.machine().and_then(|m| m.num("cores")).map_or(1, |c| c as usize).min(CORES);
+    let here = rs.machine.as_ref().map_or(1, |m| m.cores).min(CORES);
     series.extend(boundaries(rs, here, top));
     series.push(Series {
         style: 0,

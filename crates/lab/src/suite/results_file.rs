@@ -5,7 +5,10 @@
 //! A line that is not a JSON object with a `record` field — malformed,
 //! truncated, not UTF-8, or from another program — is named as
 //! `FILE:LINE: …` and skipped; its place is kept (an empty `skipped`
-//! record), so the page's line numbers still name the file's lines.
+//! record), so the page's line numbers still name the file's lines. A
+//! record that is one, of a kind the report draws, but does not read into
+//! its struct is an error naming the file, line and field
+//! ([`Results::view`]).
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +30,14 @@ pub struct Results {
     pub skipped: Vec<String>,
 }
 
+impl Results {
+    /// Its records as the report reads them, each in its struct; an error
+    /// names the line and field of a record that does not read.
+    pub fn view(&self) -> Result<Records> {
+        Records::read(&self.path.display().to_string(), &self.records)
+    }
+}
+
 /// Read `path`: every line a record, or skipped with a reason.
 pub fn read_results(path: &Path) -> Result<Results> {
     let bytes = crate::input::read_bytes(path)?;
@@ -44,6 +55,8 @@ pub fn read_results(path: &Path) -> Result<Results> {
             continue;
         };
         let line = line.strip_suffix('\r').unwrap_or(line);
+        // Any kind of record is kept here, so only its kind is looked at
+        // (its `record` field); the report reads each into its struct.
         let why = match serde_json::from_str::<Value>(line) {
             _ if line.trim().is_empty() => Some("an empty line".to_string()),
             Err(e) => Some(format!("not JSON ({e})")),
@@ -65,20 +78,20 @@ pub fn read_results(path: &Path) -> Result<Results> {
     Ok(Results { path: path.to_path_buf(), records, skipped })
 }
 
-/// Write one run's page: `index.html` and one SVG per figure in `dir`.
-/// Returns the number of figures, and the frontier the page answers with
-/// (computed once, for the figures, the page and the caller).
-pub fn write_report(dir: &Path, records: &[Map<String, Value>]) -> Result<(usize, Frontier)> {
+/// Write the page of `rs`, one run's records: `index.html` and one SVG per
+/// figure in `dir`. Returns the number of figures, and the frontier the
+/// page answers with (computed once, for the figures, the page and the
+/// caller).
+pub fn write_report(dir: &Path, rs: &Records) -> Result<(usize, Frontier)> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let rs = Records::new(records);
-    let frontier = frontier::compute(&rs);
-    let figs = build_figures(&rs, &frontier);
+    let frontier = frontier::compute(rs);
+    let figs = build_figures(rs, &frontier);
     for f in &figs {
         let p = dir.join(format!("{}.svg", f.id));
         std::fs::write(&p, f.svg()).with_context(|| format!("writing {}", p.display()))?;
     }
     let index = dir.join("index.html");
-    let page = build_page(records, &frontier, &figs);
+    let page = build_page(rs, &frontier, &figs);
     std::fs::write(&index, page).with_context(|| format!("writing {}", index.display()))?;
     Ok((figs.len(), frontier))
 }
@@ -114,9 +127,7 @@ mod tests {
         assert!(lines[5].starts_with("9: not UTF-8 text"), "{lines:?}");
         assert_eq!(lines.len(), 6);
         // The fine record is still line 8 of the file.
-        let rs = Records::new(&r.records);
-        let fine = rs.iter().find(|x| crate::fields::Fields::str(*x, "regime") == Some("fine")).unwrap();
-        assert_eq!(fine.line, 8);
+        assert_eq!(r.records[7]["regime"], "fine");
     }
 
     #[test]

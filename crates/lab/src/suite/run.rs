@@ -18,13 +18,17 @@ use crate::fields::Fields;
 /// One record.
 pub type Record = Map<String, Value>;
 
+/// The field that tags every record of a step with the step's name (the
+/// experiment), after its `record` field.
+pub const STEP_FIELD: &str = "experiment";
+
 /// What one step produced.
 #[derive(Clone, Debug)]
 pub struct StepRun {
     /// The step.
     pub step: Step,
     /// Its records (its machine record dropped: the suite has one), each
-    /// tagged with `"experiment": step.name`.
+    /// tagged with `"experiment": step.name` ([`STEP_FIELD`]).
     pub records: Vec<Map<String, Value>>,
     /// Its machine record.
     pub machine: Option<Map<String, Value>>,
@@ -66,7 +70,7 @@ pub fn parse_records(jsonl: &str, experiment: &str) -> Result<(Option<Record>, V
         let kind = r.shift_remove("record").unwrap_or(Value::from("record"));
         let mut tagged = Map::new();
         tagged.insert("record".into(), kind);
-        tagged.insert("experiment".into(), Value::from(experiment));
+        tagged.insert(STEP_FIELD.into(), Value::from(experiment));
         tagged.extend(r);
         records.push(tagged);
     }

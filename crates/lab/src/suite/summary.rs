@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::kv::{self, LINUX, SEED_USER_CYCLES_CORE0, SEED_USER_CYCLES_SERVERS};
-use super::records::{Rec, Records};
+use super::kv::{self, Field, Run, LINUX, SEED_USER_CYCLES_CORE0, SEED_USER_CYCLES_SERVERS};
+use super::records::Records;
 use super::units::{count, number, quantity};
-use crate::fields::Fields;
+use crate::cmd::kv::record::KvRecord;
+use crate::cmd::model::fit::records::Peak;
 use crate::stats::median;
 
 /// One finding and the lines of the records it quotes.
@@ -58,10 +59,10 @@ pub fn floor_check(extra: f64, floor: f64, meets: Option<bool>) -> FloorCheck {
 }
 
 /// Single-core findings: what each regime adds per system call.
-pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
-    let rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
-    let Some(none) = rows.iter().find(|r| r.str("regime") == Some("none")) else { return Vec::new() };
-    let Some(base) = none.num("round_trip_cycles_mean") else { return Vec::new() };
+pub fn ipc(rs: &Records) -> Vec<Finding> {
+    let rows = rs.ipc_runs();
+    let Some(none) = rows.iter().find(|r| r.regime == "none") else { return Vec::new() };
+    let base = none.round_trip_cycles_mean;
     let mut out = vec![Finding {
         text: format!("With no lock at all, one IPC round trip (Call + ReplyRecv) costs {base:.0} cycles on one core."),
         lines: vec![none.line],
@@ -69,17 +70,17 @@ pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
     // One sentence for every regime: its extra cycles, and whether they are
     // within 1.5× of what its atomic instructions cost.
     let (mut within, mut beyond, mut noise, mut lines) = (Vec::new(), Vec::new(), Vec::new(), vec![none.line]);
-    for r in rows.iter().filter(|r| r.str("regime") != Some("none")) {
-        let (Some(regime), Some(extra)) = (r.str("regime"), r.num("extra_cycles_per_call")) else { continue };
-        let derived = if r.str("atomics_source") == Some("derived") { " derived" } else { "" };
-        let atoms = match (r.num("atomics_per_call"), r.num("atomic_floor_cycles")) {
+    for r in rows.iter().filter(|r| r.regime != "none") {
+        let (regime, Some(extra)) = (&r.regime, r.extra_cycles_per_call) else { continue };
+        let derived = if r.atomics_source.as_deref() == Some("derived") { " derived" } else { "" };
+        let atoms = match (r.atomics_per_call, r.atomic_floor_cycles) {
             (Some(n), Some(f)) => format!(" ({n:.1} atomics, a{derived} floor of {})", quantity(f, "cycles")),
             _ => String::new(),
         };
         let part = format!("`{regime}` {}{atoms}", quantity(extra, "cycles"));
-        let check = match r.num("atomic_floor_cycles") {
-            Some(f) => floor_check(extra, f, r.bool("meets_target")),
-            None if r.bool("meets_target") == Some(false) => FloorCheck::Beyond,
+        let check = match r.atomic_floor_cycles {
+            Some(f) => floor_check(extra, f, r.meets_target),
+            None if r.meets_target == Some(false) => FloorCheck::Beyond,
             None => FloorCheck::Within,
         };
         match check {
@@ -120,21 +121,17 @@ pub fn ipc(rs: &Records<'_>) -> Vec<Finding> {
 
 /// Multicore findings: each regime's 2-core (or largest) speed-up at each
 /// delay, from medians of the runs.
-pub fn scaling(rs: &Records<'_>) -> Vec<Finding> {
+pub fn scaling(rs: &Records) -> Vec<Finding> {
     // (regime, delay) → cores → (throughputs, lines)
     type Points = BTreeMap<usize, (Vec<f64>, Vec<usize>)>;
     let mut by: BTreeMap<(String, u64), Points> = BTreeMap::new();
-    for r in rs.of("scale", "scale") {
-        let (Some(regime), Some(d), Some(c), Some(t)) =
-            (r.str("regime"), r.num("delay_cycles"), r.num("cores"), r.num("round_trips_per_sec"))
-        else {
-            continue;
-        };
-        // A delay or core count no run can have is left out, not rounded.
-        if !((0.0..=1e12).contains(&d) && (1.0..=4096.0).contains(&c) && t.is_finite()) {
+    for r in rs.scale.of("scale") {
+        let (d, c, t) = (r.delay_cycles, r.cores, r.round_trips_per_sec);
+        // A delay or core count no run can have is left out.
+        if !(d <= 1_000_000_000_000 && (1..=4096).contains(&c) && t.is_finite()) {
             continue;
         }
-        let e = by.entry((regime.to_string(), d as u64)).or_default().entry(c as usize).or_default();
+        let e = by.entry((r.regime.to_string(), d)).or_default().entry(c).or_default();
         e.0.push(t);
         e.1.push(r.line);
     }
@@ -202,27 +199,31 @@ pub fn scaling(rs: &Records<'_>) -> Vec<Finding> {
 /// Model findings: one sentence per fit — the fitted service time and
 /// where the big lock saturates at each delay (the joint fit's peak is the
 /// same at every delay, so it is said once).
-pub fn model(rs: &Records<'_>) -> Vec<Finding> {
-    let knees = rs.of("model_fit", "model_knee");
-    let mut keys: Vec<(&str, &str)> = knees.iter().filter_map(|r| Some((r.str("regime")?, r.str("scope")?))).collect();
+pub fn model(rs: &Records) -> Vec<Finding> {
+    let knees: Vec<_> = rs.model_knee.of("model_fit").collect();
+    let mut keys: Vec<(&str, &str)> = knees.iter().map(|r| (&*r.key.regime, &*r.key.scope)).collect();
     keys.dedup();
     let mut out = Vec::new();
     let quoted = super::lock_model::quoted_fits(rs);
     for (regime, scope) in keys.into_iter().filter(|k| quoted.contains(k)) {
-        let rows: Vec<&Rec<'_>> =
-            knees.iter().filter(|r| r.str("regime") == Some(regime) && r.str("scope") == Some(scope)).collect();
+        let rows: Vec<_> = knees.iter().filter(|r| r.key.regime == regime && r.key.scope == scope).collect();
         let at: Vec<String> = rows
             .iter()
-            .filter_map(|r| {
-                let knee = r.num("knee_cores")?;
-                let d = r.num("delay").map_or("every delay".to_string(), |d| format!("{} cycles", count(d as u64)));
-                Some(format!("{knee:.1} cores at {d}"))
+            .map(|r| {
+                let d = r.key.delay.map_or("every delay".to_string(), |d| format!("{} cycles", count(d.0 as u64)));
+                format!("{:.1} cores at {d}", r.knee_cores)
             })
             .collect();
         if at.is_empty() {
             continue;
         }
-        let peaks: Vec<f64> = rows.iter().filter_map(|r| r.num("peak_round_trips_per_sec")).collect();
+        let peaks: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| match r.peak {
+                Peak::RoundTripsPerSec(p) => Some(p),
+                Peak::Throughput(_) => None,
+            })
+            .collect();
         let peak = match peaks.first() {
             Some(p) if peaks.iter().all(|q| (q - p).abs() <= 1e-9 * p.abs()) => {
                 format!("; whatever the delay, it never passes {}", quantity(*p, "round trips/s"))
@@ -244,7 +245,7 @@ pub fn model(rs: &Records<'_>) -> Vec<Finding> {
 /// Every finding, in the report's order: IPC cost, measured scaling, the
 /// fitted model, the KV macrobenchmark (the simulations are said by their
 /// figure).
-pub fn all(rs: &Records<'_>) -> Vec<Finding> {
+pub fn all(rs: &Records) -> Vec<Finding> {
     let mut out = ipc(rs);
     out.extend(scaling(rs));
     out.extend(model(rs));
@@ -268,21 +269,21 @@ fn range(xs: &[f64], digits: usize) -> Option<String> {
 /// (the median run by throughput of each regime): the regimes' throughput
 /// beside Linux's, and the user time between kernel entries beside the
 /// seeds' 800 and 1,600 cycles.
-pub fn kv(rs: &Records<'_>) -> Vec<Finding> {
+pub fn kv(rs: &Records) -> Vec<Finding> {
     let mut out = Vec::new();
     for w in kv::workloads(rs) {
         let Some(most) = w.series.iter().filter_map(|s| s.runs.keys().next_back().copied()).max() else {
             continue;
         };
-        let at: Vec<(&str, Rec<'_>)> = w
+        let at: Vec<(&str, Run<'_>)> = w
             .series
             .iter()
-            .filter_map(|s| Some((s.regime, s.at_most_cores("ops_per_sec").filter(|(c, _)| *c == most)?.1)))
+            .filter_map(|s| Some((s.regime, s.at_most_cores(Field::OpsPerSec).filter(|(c, _)| *c == most)?.1)))
             .collect();
         let cores = if most == 1 { "1 core".to_string() } else { format!("{most} cores") };
         let name = w.name.to_uppercase();
         let mut ranked: Vec<(&str, f64, usize)> =
-            at.iter().filter_map(|(g, r)| Some((*g, r.num("ops_per_sec")?, r.line))).collect();
+            at.iter().map(|(g, r)| (*g, r.get(Field::OpsPerSec), r.line)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         if !ranked.is_empty() {
             let list: Vec<String> = ranked
@@ -317,13 +318,13 @@ pub fn kv(rs: &Records<'_>) -> Vec<Finding> {
                 lines: ranked.iter().map(|(_, _, l)| *l).collect(),
             });
         }
-        let kernel: Vec<&Rec<'_>> = at.iter().filter(|(g, _)| *g != LINUX).map(|(_, r)| r).collect();
-        let field = |f: &str| kernel.iter().filter_map(|r| r.num(f)).collect::<Vec<f64>>();
-        let Some(core0) = range(&field("user_cycles_per_entry_core0"), 0) else { continue };
-        let servers = range(&field("user_cycles_per_entry_servers"), 0)
+        let kernel: Vec<&Run<'_>> = at.iter().filter(|(g, _)| *g != LINUX).map(|(_, r)| r).collect();
+        let field = |f: fn(&KvRecord) -> Option<f64>| kernel.iter().filter_map(|r| f(r.kernel?)).collect::<Vec<f64>>();
+        let Some(core0) = range(&field(|k| k.user_cycles_per_entry_core0), 0) else { continue };
+        let servers = range(&field(|k| k.user_cycles_per_entry_servers), 0)
             .map(|s| format!(" and {s} on the server cores"))
             .unwrap_or_default();
-        let kernel_time = range(&field("kernel_over_entries"), 2)
+        let kernel_time = range(&field(|k| k.kernel_over_entries), 2)
             .map(|x| {
                 format!(
                     " The cycles spent outside user code per request are {x}× the request's kernel entries times \

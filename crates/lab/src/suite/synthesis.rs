@@ -8,36 +8,32 @@ use super::bars::{Bar, BarChart};
 use super::cite;
 use super::figures::{Fig, Plot};
 use super::html::{csv_link, esc};
-use super::pivot::{pivot, pivot_with};
-use super::records::{Records, Source};
+use super::pivot::{pivot, pivot_with, Cell};
+use super::records::Records;
 use super::summary::{floor_check, FloorCheck};
 use super::units::line_list;
-use crate::fields::Fields;
 use crate::regimes::colour;
 
 /// The suite step that runs `granule synthesis`.
 pub const STEP: &str = "synthesis";
 
 /// Table 3's rows per regime: cycles (mean without the top tenth).
-pub fn figure(rs: &Records<'_>) -> Option<Fig> {
-    let rows: Vec<_> = rs.of(STEP, "synthesis").into_iter().filter(|r| r.num("table") == Some(3.0)).collect();
+pub fn figure(rs: &Records) -> Option<Fig> {
+    let rows: Vec<_> = rs.synthesis.of(STEP).filter(|r| r.table == 3).collect();
     if rows.is_empty() {
         return None;
     }
     let mut bars = Vec::new();
     let mut sources = Vec::new();
     for r in &rows {
-        let (Some(op), Some(part), Some(regime)) = (r.str("operation"), r.str("part"), r.str("regime")) else {
-            continue;
-        };
-        let Some(v) = Source::of(r, "cycles_trimmed_mean") else { continue };
-        let part = if part == "whole" { String::new() } else { format!(" ({part})") };
+        let v = r.source("cycles_trimmed_mean", r.cycles_trimmed_mean);
+        let part = if r.part == "whole" { String::new() } else { format!(" ({})", r.part) };
         bars.push(Bar {
-            label: regime.into(),
+            label: r.regime.to_string(),
             value: v.value,
             error: 0.0,
-            colour: colour(regime),
-            group: format!("{op}{part}"),
+            colour: colour(&r.regime),
+            group: format!("{}{part}", r.operation),
         });
         sources.push(v);
     }
@@ -62,34 +58,34 @@ pub fn figure(rs: &Records<'_>) -> Option<Fig> {
 /// The tables: Tables 2–4 as one row per operation and one column per
 /// regime, the lock-free parts' atomic instructions beside their timed
 /// extra, and the contended case per regime.
-pub fn tables(b: &mut String, rs: &Records<'_>) {
+pub fn tables(b: &mut String, rs: &Records) {
     let _ = writeln!(b, "<h3>The Synthesis Tables 2–4 ({}), per regime</h3>", esc(&cite::paper(4)));
-    if let Some(n) = rs.of(STEP, "null_call").first() {
+    if let Some(n) = rs.null_call.of(STEP).next() {
         let _ = writeln!(
             b,
-            "<p>Cycles per operation, mean without the top tenth. The null procedure call here: {} cycles \
+            "<p>Cycles per operation, mean without the top tenth. The null procedure call here: {:.1} cycles \
              (results.jsonl line {}, the one null call this page quotes); the paper's: 1.0 µs. Rows are single \
              kernel entries, uncontended, on the hosted platform (no page tables or TLB: the address-space switch \
              shows only the kernel's bookkeeping). Table 3, the thread operations, is the figure above.</p>",
-            n.num("cycles").map_or("?".into(), |c| format!("{c:.1}")),
-            n.line
+            n.cycles, n.line
         );
     }
-    let rows: Vec<_> = rs.of(STEP, "synthesis").into_iter().filter(|r| r.num("table") != Some(3.0)).collect();
-    b.push_str(&pivot_with(
-        &rows,
-        "operation (Table)",
-        |r| {
-            let part = match r.str("part")? {
-                "whole" => String::new(),
-                p => format!(", {p}"),
-            };
-            Some(format!("{}{part} (T{})", r.str("operation")?, r.num("table")?))
-        },
-        |r| r.str("regime").map(|g| format!("`{g}`")),
-        "cycles_trimmed_mean",
-        &[("paper, µs", "seed_us"), ("paper, × null call", "seed_over_null_call")],
-    ));
+    let cells = rs.synthesis.of(STEP).filter(|r| r.table != 3).map(|r| {
+        let part = match &*r.part {
+            "whole" => String::new(),
+            p => format!(", {p}"),
+        };
+        Cell {
+            extra: vec![r.seed_us, r.seed_over_null_call],
+            ..Cell::new(
+                format!("{}{part} (T{})", r.operation, r.table),
+                format!("`{}`", r.regime),
+                r.cycles_trimmed_mean,
+                r.line,
+            )
+        }
+    });
+    b.push_str(&pivot_with(cells, "operation (Table)", &["paper, µs", "paper, × null call"]));
     b.push_str(&csv_link(STEP, "Medians, ns, each regime's ratio to the null call and the notes"));
     let _ = writeln!(
         b,
@@ -99,16 +95,12 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
          here (the floor), and the timed extra over <code>none</code> (the target: at most 1.5 × the floor). An \
          extra below its floor, or negative, is below the noise of this run:</p>"
     );
-    let rows = rs.of(STEP, "synthesis_atomics");
+    let rows: Vec<_> = rs.synthesis_atomics.of(STEP).collect();
     let (mut within, mut beyond, mut noise) = (Vec::new(), Vec::new(), Vec::new());
     for r in &rows {
-        let (Some(op), Some(part), Some(e), Some(f)) =
-            (r.str("operation"), r.str("part"), r.num("extra_over_none_cycles"), r.num("atomic_floor_cycles"))
-        else {
-            continue;
-        };
-        let name = format!("{op} ({part})");
-        match floor_check(e, f, r.bool("within_target")) {
+        let (Some(e), Some(f)) = (r.extra_over_none_cycles, r.atomic_floor_cycles) else { continue };
+        let name = format!("{} ({})", r.operation, r.part);
+        match floor_check(e, f, r.within_target) {
             FloorCheck::Within => within.push(name),
             FloorCheck::Beyond => beyond.push(name),
             FloorCheck::BelowNoise => noise.push(name),
@@ -136,11 +128,13 @@ pub fn tables(b: &mut String, rs: &Records<'_>) {
          once the request is made (Synthesis's semantics); the lock regimes stall the other core until the thread \
          has stopped:</p>"
     );
-    b.push_str(&pivot(
-        &rs.of(STEP, "synthesis_contended"),
-        "operation, issuing cores",
-        |r| Some(format!("{}, {:.0}", r.str("operation")?, r.num("issuing_cores")?)),
-        |r| r.str("regime").map(|g| format!("`{g}`")),
-        "pairs_per_sec_mean",
-    ));
+    let cells = rs.synthesis_contended.of(STEP).map(|r| {
+        Cell::new(
+            format!("{}, {}", r.operation, r.issuing_cores),
+            format!("`{}`", r.regime),
+            r.pairs_per_sec_mean,
+            r.line,
+        )
+    });
+    b.push_str(&pivot(cells, "operation, issuing cores"));
 }

@@ -5,54 +5,61 @@
 
 use std::fmt::Write as _;
 
+use serde_json::json;
+
 use super::cite;
-use super::html::{csv_link, esc, grid, table, ColumnFormat};
-use super::kv;
-use super::pivot::pivot;
-use super::records::{Rec, Records};
+use super::html::{csv_link, esc, grid, table, Column, ColumnFormat};
+use super::kv::{self, Field};
+use super::pivot::{pivot, Cell};
+use super::records::{At, Records};
 use super::summary::floor_check;
 use super::units::line_list;
 use super::RunInfo;
-use crate::fields::Fields;
+use crate::cmd::info::AtomicCostRecord;
+use crate::cmd::ipc::records::{IpcRecord, LockProfileRecord};
+use crate::cmd::quaject::records::QuajectRecord;
 use crate::regimes::rank;
 
 /// Single-core IPC per regime: the round trip, what each regime adds per
 /// system call, and that beside what its atomic instructions cost (a
 /// derived floor where the atomics were not counted).
-pub fn ipc(b: &mut String, rs: &Records<'_>) {
+pub fn ipc(b: &mut String, rs: &Records) {
     let _ = writeln!(b, "<h3>Single-core IPC</h3>");
-    let mut rows: Vec<Rec<'_>> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
-    rows.sort_by_key(|r| rank(r.str("regime").unwrap_or("")));
-    let col = |f: &str| ColumnFormat::of(&rows.iter().filter_map(|r| r.num(f)).collect::<Vec<_>>());
-    let (mean_f, std_f, ratio_f, extra_f, atoms_f, floor_f) = (
-        col("round_trip_cycles_mean"),
-        col("round_trip_cycles_std"),
-        col("ratio_to_none"),
-        col("extra_cycles_per_call"),
-        col("atomics_per_call"),
-        col("atomic_floor_cycles"),
+    let mut rows = rs.ipc_runs();
+    rows.sort_by_key(|r| rank(&r.regime));
+    type Num = fn(&IpcRecord) -> Option<f64>;
+    let (mean, std, ratio, extra, atoms, floor): (Num, Num, Num, Num, Num, Num) = (
+        |r| Some(r.round_trip_cycles_mean),
+        |r| Some(r.round_trip_cycles_std),
+        |r| r.ratio_to_none,
+        |r| r.extra_cycles_per_call,
+        |r| r.atomics_per_call,
+        |r| r.atomic_floor_cycles,
     );
+    let col = |f: Num| ColumnFormat::of(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>());
+    let (mean_f, std_f, ratio_f, extra_f, atoms_f, floor_f) =
+        (col(mean), col(std), col(ratio), col(extra), col(atoms), col(floor));
     let mut cells = Vec::new();
     for r in &rows {
-        let regime = r.str("regime").unwrap_or("?");
-        let num = |f: &str, fmt: &ColumnFormat| r.num(f).map_or(String::new(), |v| fmt.write(v));
+        let regime = &*r.regime;
+        let num = |f: Num, fmt: &ColumnFormat| f(r).map_or(String::new(), |v| fmt.write(v));
         let mut row = vec![
             format!("<code>{}</code>", esc(regime)),
-            format!("{} ± {}", num("round_trip_cycles_mean", &mean_f), num("round_trip_cycles_std", &std_f)),
-            num("ratio_to_none", &ratio_f),
+            format!("{} ± {}", num(mean, &mean_f), num(std, &std_f)),
+            num(ratio, &ratio_f),
         ];
         if regime == "none" {
             row.extend(["(the baseline)".to_string(), String::new(), String::new(), String::new()]);
         } else {
-            let derived = r.str("atomics_source") == Some("derived");
-            let atoms = num("atomics_per_call", &atoms_f);
-            let floor = num("atomic_floor_cycles", &floor_f);
-            let check = match (r.num("extra_cycles_per_call"), r.num("atomic_floor_cycles")) {
-                (Some(e), Some(f)) => floor_check(e, f, r.bool("meets_target")).words(),
+            let derived = r.atomics_source.as_deref() == Some("derived");
+            let atoms = num(atoms, &atoms_f);
+            let floor = num(floor, &floor_f);
+            let check = match (r.extra_cycles_per_call, r.atomic_floor_cycles) {
+                (Some(e), Some(f)) => floor_check(e, f, r.meets_target).words(),
                 _ => "",
             };
             row.extend([
-                num("extra_cycles_per_call", &extra_f),
+                num(extra, &extra_f),
                 format!("{atoms} ({})", if derived { "derived" } else { "counted" }),
                 if derived { format!("{floor} (derived)") } else { floor },
                 check.to_string(),
@@ -83,51 +90,49 @@ pub fn ipc(b: &mut String, rs: &Records<'_>) {
 
 /// The KV macrobenchmark at the most cores measured (every run is in
 /// `kv.csv` and in the figures), and what was not measured and why.
-pub fn kv(b: &mut String, rs: &Records<'_>) {
-    let all: Vec<Rec<'_>> = rs.of(kv::STEP, "kv").into_iter().chain(rs.of(kv::STEP, "kv_linux")).collect();
-    let most = all.iter().filter_map(|r| r.num("cores")).fold(0.0, f64::max);
-    let _ = writeln!(b, "<h3>KV macrobenchmark (measured on this machine), at {most:.0} cores</h3>");
-    let rows: Vec<Rec<'_>> = all.into_iter().filter(|r| r.num("cores") == Some(most)).collect();
+pub fn kv(b: &mut String, rs: &Records) {
+    let all = kv::runs(rs);
+    let most = all.iter().map(|r| r.cores).max().unwrap_or(0);
+    let _ = writeln!(b, "<h3>KV macrobenchmark (measured on this machine), at {most} cores</h3>");
     let _ = writeln!(
         b,
         "<p>YCSB operations per second per regime and workload (every run's median is in the KV figures):</p>"
     );
-    b.push_str(&pivot(
-        &rows,
-        "regime",
-        |r| {
-            Some(match r.str("regime")? {
-                kv::LINUX => "Linux redis-server".to_string(),
-                g => format!("`{g}`"),
-            })
-        },
-        |r| r.str("workload").map(|w| format!("workload {}", w.to_uppercase())),
-        "ops_per_sec",
-    ));
+    let cells = all.iter().filter(|r| r.cores == most).map(|r| {
+        let row = match r.regime {
+            kv::LINUX => "Linux redis-server".to_string(),
+            g => format!("`{g}`"),
+        };
+        Cell::new(row, format!("workload {}", r.workload.to_uppercase()), r.get(Field::OpsPerSec), r.line)
+    });
+    b.push_str(&pivot(cells, "regime"));
     b.push_str(&csv_link(kv::STEP, "Every run at every core count, with latencies, Xput, the user cycles between kernel entries and the entry costs"));
-    for r in rs.of(kv::STEP, "linux_skipped").into_iter().chain(rs.of(kv::STEP, "regime_skipped")) {
-        let what = r.str("regime").map_or("Linux redis-server".to_string(), |g| format!("`{g}`"));
+    let linux = rs.linux_skipped.of(kv::STEP).map(|r| (r.line, "Linux redis-server".to_string(), &r.reason));
+    let regimes = rs.regime_skipped.of(kv::STEP).map(|r| (r.line, format!("`{}`", r.regime), &r.reason));
+    for (line, what, reason) in linux.chain(regimes) {
         let _ = writeln!(
             b,
-            "<p class=\"none\">Not measured: {}: {} (results.jsonl line {}).</p>",
+            "<p class=\"none\">Not measured: {}: {} (results.jsonl line {line}).</p>",
             cite::html(&what),
-            cite::html(r.str("reason").unwrap_or("")),
-            r.line
+            cite::html(reason)
         );
     }
 }
 
 /// The machine's limits: each atomic instruction's cost, and the
 /// core-to-core latencies summarised (every pair is in `info.csv`).
-pub fn limits(b: &mut String, rs: &Records<'_>) {
+pub fn limits(b: &mut String, rs: &Records) {
     let _ = writeln!(b, "<h3>The machine's limits</h3>");
-    b.push_str(&table(
-        &rs.of("info", "atomic_cost"),
-        &[("instruction", "instruction"), ("cycles", "cycles"), ("ns", "ns"), ("note", "note")],
-    ));
-    let pairs = rs.of("info", "core_latency");
-    let cycles: Vec<f64> = pairs.iter().filter_map(|r| r.num("one_way_cycles")).collect();
-    let ns: Vec<f64> = pairs.iter().filter_map(|r| r.num("one_way_ns")).collect();
+    let cols: [Column<'_, AtomicCostRecord>; 4] = [
+        ("instruction", |r| json!(r.instruction)),
+        ("cycles", |r| json!(r.cycles)),
+        ("ns", |r| json!(r.ns)),
+        ("note", |r| json!(r.note)),
+    ];
+    b.push_str(&table(&rs.atomic_cost.of("info").collect::<Vec<_>>(), &cols));
+    let pairs: Vec<_> = rs.core_latency.of("info").collect();
+    let cycles: Vec<f64> = pairs.iter().map(|r| r.one_way_cycles).collect();
+    let ns: Vec<f64> = pairs.iter().map(|r| r.one_way_ns).collect();
     if let (Some(c), Some(n)) = (spread(&cycles), spread(&ns)) {
         let _ = writeln!(
             b,
@@ -153,38 +158,33 @@ fn spread(xs: &[f64]) -> Option<String> {
 }
 
 /// The locks: uncontended cost, and contended throughput per thread count.
-pub fn locks(b: &mut String, rs: &Records<'_>) {
+pub fn locks(b: &mut String, rs: &Records) {
     let _ = writeln!(b, "<h3>Locks</h3>");
     let _ = writeln!(b, "<p>Uncontended costs are the lock figure above (every lock in locks.csv).</p>");
     let _ = writeln!(b, "<p>Contended: lock acquisitions per second, all threads together, per thread count:</p>");
-    b.push_str(&pivot(
-        &rs.of("locks", "lock_contended"),
-        "lock",
-        |r| r.str("lock").map(str::to_string),
-        |r| r.num("threads").map(|t| if t == 1.0 { "1 thread".to_string() } else { format!("{t:.0} threads") }),
-        "acquisitions_per_sec",
-    ));
+    let cells = rs.lock_contended.of("locks").map(|r| {
+        let threads = if r.threads == 1 { "1 thread".to_string() } else { format!("{} threads", r.threads) };
+        Cell::new(r.lock.to_string(), threads, r.acquisitions_per_sec, r.line)
+    });
+    b.push_str(&pivot(cells, "lock"));
     b.push_str(&csv_link("locks", "Fairness and every run"));
 }
 
 /// The Synthesis lock-free objects (`granule quaject`). The null procedure
 /// call is quoted once on the page, from the `synthesis` step's record,
 /// so its row here is left to `quaject.csv`.
-pub fn quaject(b: &mut String, rs: &Records<'_>) {
+pub fn quaject(b: &mut String, rs: &Records) {
     let _ = writeln!(b, "<h3>The Synthesis table (lock-free objects)</h3>");
-    let rows: Vec<Rec<'_>> =
-        rs.of("quaject", "quaject").into_iter().filter(|r| r.str("operation") != Some("null procedure call")).collect();
-    b.push_str(&table(
-        &rows,
-        &[
-            ("operation", "operation"),
-            ("no sync, cycles", "nosync_cycles"),
-            ("0 retries, cycles", "opt0_cycles"),
-            ("1 retry, cycles", "opt1_cycles"),
-            ("0 retries ÷ no sync", "opt0_over_nosync"),
-            ("1 retry ÷ 0 retries", "opt1_over_opt0"),
-        ],
-    ));
+    let rows: Vec<_> = rs.quaject.of("quaject").filter(|r| r.operation != "null procedure call").collect();
+    let cols: [Column<'_, QuajectRecord>; 6] = [
+        ("operation", |r| json!(r.operation)),
+        ("no sync, cycles", |r| json!(r.nosync_cycles)),
+        ("0 retries, cycles", |r| json!(r.opt0_cycles)),
+        ("1 retry, cycles", |r| json!(r.opt1_cycles)),
+        ("0 retries ÷ no sync", |r| json!(r.opt0_over_nosync)),
+        ("1 retry ÷ 0 retries", |r| json!(r.opt1_over_opt0)),
+    ];
+    b.push_str(&table(&rows, &cols));
     b.push_str(&csv_link("quaject", "Every operation in ns too, with retries"));
 }
 
@@ -192,43 +192,47 @@ pub fn quaject(b: &mut String, rs: &Records<'_>) {
 /// each lock was taken, how often it was found held, the time spent in
 /// acquire (which includes the acquire's own cost, so it is not zero when
 /// no acquisition found the lock held) and the hold times.
-pub fn profiler(b: &mut String, rs: &Records<'_>) {
+pub fn profiler(b: &mut String, rs: &Records) {
     let _ = writeln!(b, "<h3>Lock profiler (profiled runs)</h3>");
     // The three locks each regime took most often (the rest, rarely
     // taken, are in the CSV).
-    let all = rs.of("ipc_profile", "lock_profile");
-    let mut rows: Vec<Rec<'_>> = Vec::new();
-    let mut regimes: Vec<&str> = all.iter().filter_map(|r| r.str("regime")).collect();
+    type Profile = At<LockProfileRecord<'static>>;
+    let all: Vec<&Profile> = rs.lock_profile.of("ipc_profile").collect();
+    let mut rows: Vec<&Profile> = Vec::new();
+    let mut regimes: Vec<&str> = all.iter().map(|r| &*r.regime).collect();
     regimes.dedup();
     for g in regimes {
-        let mut mine: Vec<Rec<'_>> = all.iter().copied().filter(|r| r.str("regime") == Some(g)).collect();
-        mine.sort_by(|a, b| b.num("acquisitions").unwrap_or(0.0).total_cmp(&a.num("acquisitions").unwrap_or(0.0)));
+        let mut mine: Vec<&Profile> = all.iter().copied().filter(|r| r.regime == g).collect();
+        mine.sort_by_key(|r| std::cmp::Reverse(r.site.acquisitions));
         rows.extend(mine.into_iter().take(3));
     }
-    let per = |r: &Rec<'_>, total: &str| -> Option<f64> {
-        let n = r.num("acquisitions")?;
-        (n > 0.0).then(|| r.num(total).map(|t| t / n)).flatten()
+    // A total per acquisition.
+    let per = |r: &Profile, total: fn(&Profile) -> u64| -> Option<f64> {
+        let n = r.site.acquisitions as f64;
+        (n > 0.0).then(|| total(r) as f64 / n)
     };
-    let col = |f: &dyn Fn(&Rec<'_>) -> Option<f64>| ColumnFormat::of(&rows.iter().filter_map(f).collect::<Vec<_>>());
-    let fa = col(&|r| r.num("acquisitions"));
-    let fc = col(&|r| r.num("contended"));
-    let fw = col(&|r| per(r, "wait_total"));
-    let fwm = col(&|r| r.num("wait_max"));
-    let fh = col(&|r| per(r, "hold_total"));
-    let fhm = col(&|r| r.num("hold_max"));
+    let n = |v: u64| Some(v as f64);
+    let col =
+        |f: &dyn Fn(&Profile) -> Option<f64>| ColumnFormat::of(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>());
+    let fa = col(&|r| n(r.site.acquisitions));
+    let fc = col(&|r| n(r.site.contended));
+    let fw = col(&|r| per(r, |r| r.site.wait_total));
+    let fwm = col(&|r| n(r.site.wait_max));
+    let fh = col(&|r| per(r, |r| r.site.hold_total));
+    let fhm = col(&|r| n(r.site.hold_max));
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let w = |v: Option<f64>, f: &ColumnFormat| v.map_or(String::new(), |v| f.write(v));
             vec![
-                format!("<code>{}</code>", esc(r.str("regime").unwrap_or(""))),
-                esc(r.str("lock").unwrap_or("")),
-                w(r.num("acquisitions"), &fa),
-                w(r.num("contended"), &fc),
-                w(per(r, "wait_total"), &fw),
-                w(r.num("wait_max"), &fwm),
-                w(per(r, "hold_total"), &fh),
-                w(r.num("hold_max"), &fhm),
+                format!("<code>{}</code>", esc(&r.regime)),
+                esc(&r.site.lock),
+                w(n(r.site.acquisitions), &fa),
+                w(n(r.site.contended), &fc),
+                w(per(r, |r| r.site.wait_total), &fw),
+                w(n(r.site.wait_max), &fwm),
+                w(per(r, |r| r.site.hold_total), &fh),
+                w(n(r.site.hold_max), &fhm),
                 format!("<span class=\"none\">{}</span>", r.line),
             ]
         })
@@ -279,9 +283,9 @@ pub fn repeat(b: &mut String, run: &RunInfo) {
 
 /// The measured ping-pong points and the simulations, each drawn in the
 /// figures: where every record of them is.
-pub fn drawn(b: &mut String, rs: &Records<'_>, steps: &[String]) {
-    let n = rs.iter().filter(|r| r.kind() == "model_simulate").count();
-    let scale = rs.of("scale", "scale").len();
+pub fn drawn(b: &mut String, rs: &Records, steps: &[String]) {
+    let n = rs.model_simulate.len();
+    let scale = rs.scale.of("scale").count();
     let where_ = if steps.is_empty() {
         "results.jsonl".to_string()
     } else {

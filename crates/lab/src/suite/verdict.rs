@@ -11,7 +11,6 @@ use super::frontier::{Check, Checked, Frontier, FrontierRow, SEED_POINTS};
 use super::records::Records;
 use super::summary::Finding;
 use super::units::{count, percent, quantity, times};
-use crate::fields::Fields;
 
 /// The delays the verdict quotes (the seeds' own: 4,000 and 16,000 cycles).
 const QUOTED: [u64; 2] = [4000, 16000];
@@ -22,7 +21,7 @@ const MAX_SPELLED: usize = 3;
 
 /// The verdict's sentences, the headline first (fewer when records are
 /// missing).
-pub fn verdict(rs: &Records<'_>, f: &Frontier) -> Vec<Finding> {
+pub fn verdict(rs: &Records, f: &Frontier) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(headline(f));
     out.extend(measured(f));
@@ -314,13 +313,13 @@ fn crossover(f: &Frontier) -> Option<Finding> {
 }
 
 /// What the lock costs one system call.
-fn entry_cost(rs: &Records<'_>) -> Option<Finding> {
-    let rows: Vec<_> = rs.of("ipc", "ipc").into_iter().filter(|r| r.bool("profiled") != Some(true)).collect();
-    let none = rows.iter().find(|r| r.str("regime") == Some("none"))?;
-    let base = none.num("round_trip_cycles_mean")?;
+fn entry_cost(rs: &Records) -> Option<Finding> {
+    let rows = rs.ipc_runs();
+    let none = rows.iter().find(|r| r.regime == "none")?;
+    let base = none.round_trip_cycles_mean;
     let extra = |g: &str| {
-        let r = rows.iter().find(|r| r.str("regime") == Some(g))?;
-        Some((r.num("extra_cycles_per_call")?, r.line))
+        let r = rows.iter().find(|r| r.regime == g)?;
+        Some((r.extra_cycles_per_call?, r.line))
     };
     let mut parts = Vec::new();
     let mut lines = vec![none.line];

@@ -172,13 +172,10 @@ fn synthetic_machines_have_a_socket_per_64_and_a_domain_per_16() {
 }
 
 #[test]
-fn boundaries_read_back_from_a_machine_record() {
+fn boundaries_read_back_from_a_topology_record() {
     let t = Topology::synthetic(40);
-    let mut m = Map::new();
-    m.insert("record".into(), "machine".into());
-    m.insert("topology".into(), serde_json::to_value(t.record()).unwrap());
-    let b = Boundaries::of_machine(&m).unwrap();
+    let written = serde_json::to_value(t.record()).unwrap();
+    let b = serde_json::from_value::<TopologyRecord>(written).unwrap().boundaries;
     assert_eq!(b, Boundaries { llc: vec![16, 32, 40], socket: vec![40], smt_from: None });
     assert_eq!(b.marks(40), [Mark { cores: 16, kind: "llc" }, Mark { cores: 32, kind: "llc" }]);
-    assert_eq!(Boundaries::of_machine(&Map::new()), None);
 }

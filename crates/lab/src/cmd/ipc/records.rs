@@ -13,6 +13,8 @@ use crate::output::Record;
 /// cycle-counter (TSC) ticks; a field that cannot be computed (no `none`
 /// in the run, no counting run, an instruction cost not measured) is null.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct IpcRecord {
     /// The regime.
     pub regime: Cow<'static, str>,

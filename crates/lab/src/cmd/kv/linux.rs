@@ -650,6 +650,8 @@ pub fn measure(path: &Path, config: &KvConfig, warmup: Duration, window: Duratio
 /// those it shares with the kernel's `kv` record have the same names and
 /// units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct LinuxPoint {
     /// Always "linux".
     pub regime: Cow<'static, str>,

@@ -14,6 +14,8 @@ use crate::output::Record;
 /// What every load point reports, on the kernel (`kv`) and on Linux
 /// (`kv_linux`), under the same names and units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct LoadFigures {
     /// Length of the window, seconds.
     pub window_s: f64,
@@ -75,6 +77,8 @@ impl LoadFigures {
 /// `kv`: one (regime, cores, workload, run) point on the kernel. Cycles are
 /// cycle-counter ticks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct KvRecord {
     /// The regime.
     pub regime: String,
@@ -196,6 +200,8 @@ impl Record for KvRecord {
 
 /// `kv_linux`: one (cores, workload, run) point of real Redis on Linux.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct KvLinuxRecord {
     /// What it measured.
     #[serde(flatten)]

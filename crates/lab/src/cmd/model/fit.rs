@@ -200,6 +200,12 @@ pub struct Data {
 /// Every number is checked where it is read; a bad one is an error naming
 /// its file and line. `per_trip` and `ghz` come from the command line,
 /// bounded by their parsers (`FitArgs`, `Args`).
+///
+/// The fields are read by name, not through the structs that write these
+/// records: the input is a file the user names, JSON Lines or CSV, whose
+/// records need only the fields documented above (a `scale` record its
+/// regime, cores, delay and throughput), and any other kind of record with
+/// `cores` and `throughput` is fitted too.
 pub fn data_from(records: &[Record], per_trip: f64, ghz: Option<f64>) -> Result<Data> {
     let cores_range = 1..=MAX_MODEL_CORES;
     let positive_real = f64::MIN_POSITIVE..=f64::MAX;
@@ -481,6 +487,8 @@ pub fn run(a: &Args) -> Result<()> {
     let input = input::read(&a.input)?;
     let data = data_from(&input, a.fit.locks_per_round_trip, a.ghz)?;
     let mut records = vec![Machine::detect().record()];
+    // The input's machine record may be a CSV row, or hold only some of
+    // the fields `granule` writes: its CPU is read by name.
     let machine = input.iter().find(|r| r.kind() == "machine");
     let (tsc_ghz, locks_per_round_trip) = match data.units {
         Units::Scale { ghz, per_trip } => (Some(ghz), Some(per_trip)),

@@ -12,6 +12,8 @@ use crate::output::Record;
 /// `scale`: one (regime, cores, delay, run) point: the round trips of all
 /// pairs over the window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct ScaleRecord {
     /// The regime.
     pub regime: Cow<'static, str>,

@@ -47,6 +47,8 @@ impl fmt::Display for Delay {
 
 /// The fields that say which fit a record belongs to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct FitKey<'a> {
     /// The regime (or the input's `regime` field, `data` without one).
     pub regime: Cow<'a, str>,
@@ -86,6 +88,16 @@ pub enum Predicted {
     Throughput(f64),
 }
 
+impl Predicted {
+    /// The field it is written as, and the throughput.
+    pub fn field(self) -> (&'static str, f64) {
+        match self {
+            Predicted::RoundTripsPerSec(x) => ("predicted_round_trips_per_sec", x),
+            Predicted::Throughput(x) => ("predicted_throughput", x),
+        }
+    }
+}
+
 impl Units {
     /// `x` (in the input's unit) as a peak throughput.
     pub(super) fn peak(self, x: f64) -> Peak {
@@ -106,6 +118,8 @@ impl Units {
 
 /// `fit_input`: what was read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct FitInput<'a> {
     /// The input file as named (`-`: standard input).
     pub file: String,
@@ -126,6 +140,8 @@ impl Record for FitInput<'_> {
 
 /// `model_fit`: one least-squares fit of the machine-repairman model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct ModelFit<'a> {
     /// Which fit.
     #[serde(flatten)]
@@ -296,6 +312,7 @@ mod tests {
                 format!("predicted_{name}"),
             ];
             assert_eq!(keys, want);
+            assert_eq!(knee.predicted.field(), (want[8].as_str(), 5.0), "the field the report cites");
         }
     }
 

@@ -32,6 +32,8 @@ impl Record for TopologyRecord<'_> {
 /// model with the same `s` and `a` and no hand-off. Times are cycles;
 /// throughput is critical sections per cycle.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A blank for the report's hand-made test records (`suite::records::testing`).
+#[cfg_attr(test, derive(Default))]
 pub struct SimulateRecord<'a> {
     /// Lock kind as given to `--lock`.
     pub lock: Cow<'a, str>,

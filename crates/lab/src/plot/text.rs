@@ -31,9 +31,10 @@ pub(crate) fn register() {
     });
 }
 
-/// The plotters font whose SVG `font-size` is `size`: the f64 nearest
-/// `size × 1.24` that plotters divides back to exactly `size`, so the SVG
-/// says `font-size="12"`, not `12.000000000000002`.
+/// The plotters font whose SVG `font-size` is `size`: a size near
+/// `size × 1.24` that plotters divides back to exactly `size` where there
+/// is one (so 12 reads `font-size="12"`; no f64 does that for 13 or 15,
+/// which read `13.000000000000002`, the same size to a browser).
 pub(crate) fn font(size: f64, bold: bool) -> FontDesc<'static> {
     register();
     let style = if bold { FontStyle::Bold } else { FontStyle::Normal };

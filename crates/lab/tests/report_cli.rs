@@ -48,7 +48,8 @@ fn legend_texts(svg: &str) -> Vec<String> {
         rest = &rest[i..];
         let start = rest.find('>').unwrap() + 1;
         let end = rest.find("</text>").unwrap();
-        out.push(rest[start..end].to_string());
+        // Plotters sets a text's content on a line of its own.
+        out.push(rest[start..end].trim().to_string());
         rest = &rest[end..];
     }
     out

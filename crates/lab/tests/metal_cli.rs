@@ -7,7 +7,7 @@
 //!
 //! The tests that boot skip, saying why, where `qemu-system-x86_64` or the
 //! `x86_64-unknown-none` target is missing; the ISO test also where
-//! grub-mkrescue or xorriso is.
+//! grub-mkrescue, GRUB's BIOS files or xorriso are.
 
 #[allow(dead_code)]
 mod common;
@@ -35,7 +35,9 @@ fn cannot_boot() -> Option<&'static str> {
     if !have("qemu-system-x86_64", "--version") {
         return Some("qemu-system-x86_64 is not installed (Debian package `qemu-system-x86`)");
     }
-    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
+    let Ok(sysroot) = Command::new("rustc").args(["--print", "sysroot"]).output() else {
+        return Some("rustc is not on PATH to build the image with");
+    };
     let sysroot = String::from_utf8_lossy(&sysroot.stdout).trim().to_string();
     if !Path::new(&sysroot).join("lib/rustlib/x86_64-unknown-none").is_dir() {
         return Some("the x86_64-unknown-none target is not installed (rustup target add x86_64-unknown-none)");
@@ -203,8 +205,9 @@ fn image_makes_a_grub_iso_that_boots_the_multiboot2_image() {
     if !can_boot(test) {
         return;
     }
-    if !have("grub-mkrescue", "--version") || !have("xorriso", "-version") {
-        eprintln!("{test}: skipped, grub-mkrescue or xorriso is not installed (Debian: grub-pc-bin xorriso mtools)");
+    let bios_grub = Path::new("/usr/lib/grub/i386-pc").is_dir();
+    if !have("grub-mkrescue", "--version") || !have("xorriso", "-version") || !bios_grub {
+        eprintln!("{test}: skipped, GRUB for BIOS or xorriso is not installed (Debian: grub-pc-bin xorriso mtools)");
         return;
     }
     let dir = tempfile::tempdir().expect("scratch directory");

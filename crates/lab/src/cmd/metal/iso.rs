@@ -38,10 +38,9 @@ pub struct Args {
     /// Where to write the ISO.
     #[arg(long, value_name = "FILE", default_value = "granule.iso")]
     pub out: PathBuf,
-    /// The kernel's regime; all runs every regime but rtm, one after
-    /// another (rtm runs where the CPU has Intel RTM, and refuses
-    /// elsewhere).
-    #[arg(long, default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
+    /// The kernel's regime, or all (rtm runs where the CPU has
+    /// Intel RTM, and refuses elsewhere).
+    #[arg(long, default_value = "all", value_parser = super::regime_parser())]
     pub regime: String,
     /// Round trips per core, 1..=10^9.
     #[arg(long, default_value_t = 10_000, value_parser = crate::bounds::int::<u64>(1, MAX_ROUNDS))]

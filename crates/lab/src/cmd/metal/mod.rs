@@ -71,6 +71,18 @@ pub const MAX_ROUNDS: u64 = 1_000_000_000;
 pub const ALL: &[&str] =
     &crate::regimes::without::<{ crate::regimes::REGIMES.len() - 1 }>(crate::regimes::REGIMES, &["rtm"]);
 
+/// The value parser of `--regime`: one regime of
+/// [`crate::regimes::REGIMES`], each listed with its line from
+/// [`crate::regimes::HELP`], or `all` ([`ALL`]: every one but `rtm`).
+pub fn regime_parser() -> clap::builder::PossibleValuesParser {
+    let about = |name: &str| crate::regimes::HELP.iter().find(|(n, _)| *n == name).map_or("", |(_, a)| *a);
+    let values = crate::regimes::REGIMES
+        .iter()
+        .map(|&n| clap::builder::PossibleValue::new(n).help(about(n)))
+        .chain([clap::builder::PossibleValue::new("all").help("every regime above but rtm, one after another")]);
+    clap::builder::PossibleValuesParser::new(values)
+}
+
 /// When the image runs the kernel's invariant checker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Check {

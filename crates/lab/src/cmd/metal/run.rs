@@ -33,10 +33,9 @@ pub const TIMINGS: &str = "timings under QEMU's software emulation (TCG) mean no
 pub struct Args {
     #[command(flatten)]
     pub common: crate::cmd::Common,
-    /// The kernel's regime; all runs every regime but rtm, one after
-    /// another in one boot (rtm needs Intel RTM, which TCG does not
-    /// emulate: the image refuses it there).
-    #[arg(long, default_value = "all", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &[], true))]
+    /// The kernel's regime, or all (rtm needs Intel
+    /// RTM, which TCG does not emulate: the image refuses it there).
+    #[arg(long, default_value = "all", value_parser = super::regime_parser())]
     pub regime: String,
     /// Emulated CPUs (QEMU -smp), one ping-pong pair on each, 1..=16.
     #[arg(long, default_value_t = 2, value_parser = crate::bounds::int::<usize>(1, MAX_CORES))]

@@ -94,6 +94,9 @@ enum Command {
     /// The queueing model of a big lock: predict, fit measurements,
     /// simulate lock hand-off on a topology, validate the simulator.
     Model(cmd::model::Args),
+    /// The kernel on bare-metal x86-64: boot it under QEMU (a functional
+    /// check, timings meaningless) or make a GRUB ISO for real hardware.
+    Metal(cmd::metal::Args),
 }
 
 /// A usage error in one line: clap's message without its blank lines, usage
@@ -145,6 +148,7 @@ fn main() -> std::process::ExitCode {
         Command::Serve(a) => cmd::serve::run(a),
         Command::ServeBench(a) => cmd::serve_bench::run(a),
         Command::Model(a) => cmd::model::run(a),
+        Command::Metal(a) => cmd::metal::run(a),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -57,6 +57,8 @@ const POSITIVE_CYCLES: Kind = Real { zero_ok: false, over: "1.5e12" };
 const GHZ: Kind = Real { zero_ok: false, over: "101" };
 const REGIMES: Kind = Word { bad: &["bogus", "", "bkl,bogus"] };
 const REGIME: Kind = Word { bad: &["bogus", "", "none"] };
+/// One regime of the bare-metal image (`all` or a name; no lists).
+const METAL_REGIME: Kind = Word { bad: &["bogus", "", "bkl,fine", "rtm-fallback"] };
 
 /// The model-fitting options `scale` and `model fit` share.
 const FIT: &[(&str, Kind)] = &[
@@ -283,6 +285,29 @@ const TABLE: Table = &[
         &[("--regimes", REGIMES), ("--out", Output), ("--cpus", Int { zero_ok: false, over: Some("4097") })],
     ),
     (&["report"], &[], &[("--out", Output)]),
+    (
+        &["metal", "run"],
+        &[],
+        &[
+            FORMAT,
+            ("--regime", METAL_REGIME),
+            ("--cores", Int { zero_ok: false, over: Some("17") }),
+            ("--rounds", Int { zero_ok: false, over: Some("1000000001") }),
+            ("--check", Word { bad: &["bogus", "", "always"] }),
+            ("--timeout", SECONDS),
+            ("--out", Output),
+        ],
+    ),
+    (
+        &["metal", "image"],
+        &[],
+        &[
+            ("--out", Output),
+            ("--regime", METAL_REGIME),
+            ("--rounds", Int { zero_ok: false, over: Some("1000000001") }),
+            ("--cores", Int { zero_ok: false, over: Some("17") }),
+        ],
+    ),
 ];
 
 /// The wrong values of one kind.

@@ -4,6 +4,7 @@ pub mod info;
 pub mod ipc;
 pub mod kv;
 pub mod locks;
+pub mod metal;
 pub mod model;
 pub mod quaject;
 pub mod report;

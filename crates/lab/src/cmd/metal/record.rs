@@ -1,0 +1,30 @@
+//! `metal_pingpong`: what one core of the bare-metal image reports after
+//! its ping-pong pair finished (`crates/metal/src/experiment.rs` prints it
+//! on the serial console, one JSON line per core and regime).
+//!
+//! This file uses nothing of `granule` but serde, so that the command-line
+//! tests can read records back through the very type that read them off the
+//! serial line (`crates/lab/tests/metal_cli.rs` includes it by path).
+
+use serde::{Deserialize, Serialize};
+
+/// `metal_pingpong`: one core's ping-pong pair under one regime, as the
+/// image printed it. The fields are the image's, in its order, so that the
+/// record written again is the serial line itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetalPingpongRecord {
+    /// Where the image ran: `qemu-tcg` under QEMU's software emulation (its
+    /// timings mean nothing), `hypervisor` under another one, `bare-metal`
+    /// on a real machine.
+    pub platform: String,
+    /// The kernel's regime.
+    pub regime: String,
+    /// Cores the run used, one pair on each.
+    pub cores: usize,
+    /// This pair's core.
+    pub core: usize,
+    /// Round trips (`Call` + `ReplyRecv`) the pair made, every reply checked.
+    pub round_trips: u64,
+    /// Time-stamp-counter ticks per round trip, first call to last reply.
+    pub cycles_per_round_trip: f64,
+}

@@ -19,6 +19,10 @@ pub struct MetalPingpongRecord {
     pub platform: String,
     /// The kernel's regime.
     pub regime: String,
+    /// `user`: the pair's threads ran in ring 3 (entered with `sysretq`,
+    /// trapping with `syscall`); `kernel`: the core performed their entries
+    /// itself (the kernel's path alone).
+    pub threads: String,
     /// Cores the run used, one pair on each.
     pub cores: usize,
     /// This pair's core.
@@ -27,4 +31,9 @@ pub struct MetalPingpongRecord {
     pub round_trips: u64,
     /// Time-stamp-counter ticks per round trip, first call to last reply.
     pub cycles_per_round_trip: f64,
+    /// IPIs this core took during the regime's run (the root's wake-ups of
+    /// the other cores' threads arrive as IPIs).
+    pub ipis: u64,
+    /// Timer ticks this core took during the regime's run.
+    pub ticks: u64,
 }

@@ -159,7 +159,7 @@ mod tests {
         }
     }
 
-    const LINE: &str = r#"{"record":"metal_pingpong","platform":"qemu-tcg","regime":"bkl","cores":2,"core":1,"round_trips":100,"cycles_per_round_trip":232621081.0}"#;
+    const LINE: &str = r#"{"record":"metal_pingpong","platform":"qemu-tcg","regime":"bkl","threads":"user","cores":2,"core":1,"round_trips":100,"cycles_per_round_trip":232621081.0,"ipis":1,"ticks":3}"#;
 
     #[test]
     fn a_serial_record_reads_into_its_struct_and_writes_back_the_same_line() {

@@ -112,7 +112,11 @@ fn run_prints_one_record_per_core_and_regime_that_reads_back() {
         .lines()
         .find(|l| l.trim_start().starts_with("qemu-tcg"))
         .unwrap_or_else(|| panic!("no lockfree row: {out}"));
-    assert_eq!(row.split_whitespace().take(6).collect::<Vec<_>>(), ["qemu-tcg", "lockfree", "user", "1", "0", "10"], "{out}");
+    assert_eq!(
+        row.split_whitespace().take(6).collect::<Vec<_>>(),
+        ["qemu-tcg", "lockfree", "user", "1", "0", "10"],
+        "{out}"
+    );
     assert!(out.contains("mean nothing") && out.contains("Real numbers come from real hardware"), "{out}");
 }
 

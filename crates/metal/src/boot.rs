@@ -22,6 +22,24 @@ pub const MULTIBOOT2_MAGIC: u32 = 0x36d7_6289;
 
 global_asm!(
     r#"
+    /* From 32-bit protected mode to long mode on the boot page tables:
+       PAE, CR3, EFER.LME, then paging (and protection, already on). The
+       boot entry and the application cores' trampoline both use it. */
+    .macro long_mode_on
+    movl %cr4, %eax
+    orl $0x20, %eax
+    movl %eax, %cr4
+    movl $boot_pml4, %eax
+    movl %eax, %cr3
+    movl $0xC0000080, %ecx
+    rdmsr
+    orl $0x100, %eax
+    wrmsr
+    movl %cr0, %eax
+    orl $0x80000001, %eax
+    movl %eax, %cr0
+    .endm
+
     /* PVH: XEN_ELFNOTE_PHYS32_ENTRY (18), owner "Xen", the entry's address. */
     .section .note.pvh, "a", @note
     .balign 4
@@ -88,19 +106,7 @@ boot_entry32:
     cmpl $2048, %ecx
     jne 1b
 
-    /* PAE, the tables, EFER.LME, paging. */
-    movl %cr4, %eax
-    orl $0x20, %eax
-    movl %eax, %cr4
-    movl $boot_pml4, %eax
-    movl %eax, %cr3
-    movl $0xC0000080, %ecx
-    rdmsr
-    orl $0x100, %eax
-    wrmsr
-    movl %cr0, %eax
-    orl $0x80000001, %eax
-    movl %eax, %cr0
+    long_mode_on
     lgdt boot_gdt_ptr
     ljmp $0x08, $boot_entry64
 
@@ -131,6 +137,56 @@ boot_gdt_end:
 boot_gdt_ptr:
     .word boot_gdt_end - boot_gdt - 1
     .long boot_gdt
+
+    /* The application cores' trampoline (`smp.rs`), copied to 0x8000:
+       real mode, protected mode, then long mode as above. */
+    .section .rodata.trampoline, "a"
+    .balign 16
+    .global ap_trampoline_start, ap_trampoline_end
+    .code16
+ap_trampoline_start:
+    cli
+    cld
+    xorw %ax, %ax
+    movw %ax, %ds
+    lgdtl 0x8000 + (ap_gdt_ptr - ap_trampoline_start)
+    movl %cr0, %eax
+    orl $1, %eax
+    movl %eax, %cr0
+    ljmpl $0x08, $(0x8000 + (ap_protected - ap_trampoline_start))
+
+    .code32
+ap_protected:
+    movw $0x10, %ax
+    movw %ax, %ds
+    movw %ax, %es
+    movw %ax, %ss
+    long_mode_on
+    ljmp $0x18, $(0x8000 + (ap_long - ap_trampoline_start))
+
+    .code64
+ap_long:
+    movabsq $ap_handoff, %rax
+    movq (%rax), %rsp
+    movq 8(%rax), %rdi
+    movabsq $ap_main, %rax
+    callq *%rax
+1:
+    hlt
+    jmp 1b
+
+    .balign 8
+ap_gdt:
+    .quad 0
+    .quad 0x00cf9a000000ffff
+    .quad 0x00cf92000000ffff
+    .quad 0x00af9a000000ffff
+ap_gdt_end:
+ap_gdt_ptr:
+    .word ap_gdt_end - ap_gdt - 1
+    .long 0x8000 + (ap_gdt - ap_trampoline_start)
+ap_trampoline_end:
+    .section .text
 
     .section .boot.bss, "aw", @nobits
     .balign 4096

@@ -3,7 +3,8 @@
 //! kernel stack and its per-core word behind GS; then every core runs the
 //! jobs the boot core hands out ([`run_on_all`]).
 //!
-//! **Trampoline**: the 16-bit code below is copied to [`TRAMPOLINE`]
+//! **Trampoline** (`boot.rs`, beside the boot entry whose way into long
+//! mode it shares): 16-bit code copied to [`TRAMPOLINE`]
 //! (`0x8000`, startup vector 8). It loads its own GDT, enters protected
 //! mode, enables PAE with the boot page tables, long mode and paging, and
 //! jumps to 64-bit code that takes its stack and core number from
@@ -12,7 +13,6 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::arch::global_asm;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -25,70 +25,6 @@ use crate::{apic, cpu, irq, println, MAX_CORES};
 const TRAMPOLINE: u64 = 0x8000;
 /// Bytes of each application core's kernel stack.
 const STACK: usize = 64 * 1024;
-
-global_asm!(
-    r#"
-    .section .rodata.trampoline, "a"
-    .balign 16
-    .global ap_trampoline_start, ap_trampoline_end
-    .code16
-ap_trampoline_start:
-    cli
-    cld
-    xorw %ax, %ax
-    movw %ax, %ds
-    lgdtl 0x8000 + (ap_gdt_ptr - ap_trampoline_start)
-    movl %cr0, %eax
-    orl $1, %eax
-    movl %eax, %cr0
-    ljmpl $0x08, $(0x8000 + (ap_protected - ap_trampoline_start))
-
-    .code32
-ap_protected:
-    movw $0x10, %ax
-    movw %ax, %ds
-    movw %ax, %es
-    movw %ax, %ss
-    movl %cr4, %eax
-    orl $0x20, %eax
-    movl %eax, %cr4
-    movl $boot_pml4, %eax
-    movl %eax, %cr3
-    movl $0xC0000080, %ecx
-    rdmsr
-    orl $0x100, %eax
-    wrmsr
-    movl %cr0, %eax
-    orl $0x80000000, %eax
-    movl %eax, %cr0
-    ljmp $0x18, $(0x8000 + (ap_long - ap_trampoline_start))
-
-    .code64
-ap_long:
-    movabsq $ap_handoff, %rax
-    movq (%rax), %rsp
-    movq 8(%rax), %rdi
-    movabsq $ap_main, %rax
-    callq *%rax
-1:
-    hlt
-    jmp 1b
-
-    .balign 8
-ap_gdt:
-    .quad 0
-    .quad 0x00cf9a000000ffff
-    .quad 0x00cf92000000ffff
-    .quad 0x00af9a000000ffff
-ap_gdt_end:
-ap_gdt_ptr:
-    .word ap_gdt_end - ap_gdt - 1
-    .long 0x8000 + (ap_gdt - ap_trampoline_start)
-ap_trampoline_end:
-    .section .text
-    "#,
-    options(att_syntax)
-);
 
 unsafe extern "C" {
     static ap_trampoline_start: u8;

@@ -127,18 +127,10 @@ syscall_entry:
     movq %r11, 128(%rsp)
     movq %gs:16, %rax
     movq %rax, 136(%rsp)
-    movq %gs:8, %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %rbp
-    popq %rbx
-    sti
-    retq
+    jmp return_to_kernel
 
-    /* A ring-3 fault's way back: the registers are saved (`fault_taken`);
-       leave the fault's stack for the kernel stack `run_user` left. */
+    /* Back to the kernel stack `run_user` left, after a system call's
+       registers were stored above or a fault's by `fault_taken`. */
     .global return_to_kernel
 return_to_kernel:
     movq %gs:8, %rsp

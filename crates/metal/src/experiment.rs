@@ -47,7 +47,8 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use granule_kernel::abi::{
-    InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, FAULT_MEMORY_ACCESS,
+    InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_IRQ_CONTROL,
+    FAULT_MEMORY_ACCESS,
 };
 use granule_kernel::{
     BigLock, BootConfig, CoreHandle, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, StartInfo,
@@ -69,6 +70,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         "pingpong" => Scenario::PingPong,
         "user-fault" => Scenario::UserFault,
         "fuzz" => Scenario::Fuzz,
+        "serial-irq" => Scenario::SerialIrq,
         "kernel-fault" => {
             // The fault report's own test: an invalid opcode in the kernel.
             println!("granule-metal: faulting on purpose (experiment=kernel-fault)");
@@ -76,7 +78,9 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
             unsafe { core::arch::asm!("ud2", options(nomem, nostack)) };
             return Err("ud2 did not fault".into());
         }
-        other => return Err(format!("experiment={other}: `pingpong`, `user-fault`, `fuzz` or `kernel-fault`")),
+        other => {
+            return Err(format!("experiment={other}: `pingpong`, `user-fault`, `fuzz`, `serial-irq` or `kernel-fault`"))
+        }
     };
     let number = |key: &str, default: usize| -> Result<usize, String> {
         boot.arg(key).map_or(Ok(default), |v| v.parse().map_err(|_| format!("{key}={v}: not a number")))
@@ -113,7 +117,9 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         one => alloc::vec![one],
     };
     for name in regimes {
-        let pairs = Pairs { cores, rounds, platform, regime: name, every, user, scenario };
+        // The serial line interrupts one core: its experiment runs on core 0.
+        let on = if scenario == Scenario::SerialIrq { 1 } else { cores };
+        let pairs = Pairs { cores: on, rounds, platform, regime: name, every, user, scenario };
         match name {
             // SAFETY: each core's pair touches only its own objects and its
             // own core's state once the root, alone on core 0, built them;
@@ -201,6 +207,10 @@ enum Scenario {
     /// A fuzzer making `rounds` system calls with garbage arguments, and its
     /// rescuer (`experiment=fuzz`).
     Fuzz,
+    /// On core 0 only: a user thread woken by the serial line's interrupt
+    /// through an IRQ handler object and a notification
+    /// (`experiment=serial-irq`); its pair's other thread only waits.
+    SerialIrq,
 }
 
 /// Each core's handle, taken by that core alone.
@@ -239,6 +249,11 @@ impl Pairs {
                     calls: 0,
                     fault_handler: true,
                 },
+                Scenario::SerialIrq => {
+                    let pair = root.build_pair(h0, &mut free, core, None)?;
+                    pairs.push(root.build_serial(h0, &mut free, pair)?);
+                    continue;
+                }
                 Scenario::Fuzz => {
                     programs::FUZZ_TARGET.store(self.rounds as u64, Ordering::Relaxed);
                     programs::FUZZ_CALLS[core].store(0, Ordering::Relaxed);
@@ -261,6 +276,8 @@ impl Pairs {
         }
         let mut drivers: Vec<UnsafeCell<Driver<'_, R>>> =
             pairs.iter().map(|&pair| UnsafeCell::new(Driver::new(&k, pair, self.rounds, check, self.user))).collect();
+        // The root has nothing left to do: core 0 idles when it is chosen.
+        drivers[0].get_mut().root = Some(boot.root_thread);
         let first = drivers[0].get_mut();
         first.follow(root.invoke_to(h0, pairs[0].server_cap, InvocationLabel::TcbResume, &[])?);
         first.step(h0)?;
@@ -276,6 +293,9 @@ impl Pairs {
                 failed.store(true, Ordering::Relaxed);
             }
         };
+        if self.scenario == Scenario::SerialIrq {
+            println!("granule-metal: waiting for a byte on the serial line");
+        }
         smp::run_on_all(cores, &drive);
         k.check_invariants(h0).map_err(|v| format!("{}: an invariant broke during the run: {v:?}", self.regime))?;
         for (core, d) in drivers.0.into_iter().enumerate() {
@@ -283,6 +303,14 @@ impl Pairs {
             let cycles = d.outcome.map_err(|e| format!("{} on core {core}: {e}", self.regime))?;
             let now = irq::taken(core);
             let (ipis, ticks) = (now.0 - before[core].0, now.1 - before[core].1);
+            if self.scenario == Scenario::SerialIrq {
+                let byte = irq::serial_byte().map_or(-1, i64::from);
+                println!(
+                    "{{\"record\":\"metal_serial_irq\",\"platform\":\"{}\",\"regime\":\"{}\",\"core\":{core},\"byte\":{byte},\"badge\":{}}}",
+                    self.platform, self.regime, d.report[0]
+                );
+                continue;
+            }
             if self.scenario == Scenario::Fuzz {
                 let calls = programs::FUZZ_CALLS[core].load(Ordering::Relaxed).min(self.rounds as u64);
                 let untyped = programs::FUZZ_UNTYPED_RESULTS[core].load(Ordering::Relaxed);
@@ -377,6 +405,7 @@ impl<R: Regime> Root<'_, R> {
     /// Checks the invariants after an entry if this run does.
     fn entered(&self, h: &mut CoreHandle, plan: ExitPlan) -> Result<Option<ThreadId>, String> {
         irq::send(plan.ipis);
+        irq::acknowledge(plan.irq_acks);
         if self.check {
             self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
         }
@@ -405,6 +434,30 @@ impl<R: Regime> Root<'_, R> {
             Some(t) if t == self.me => Ok(()),
             other => Err(format!("after {label:?} core 0 runs {other:?}, not the root")),
         }
+    }
+
+    /// Makes core 0's new pair's client the serial line's user thread: a
+    /// notification, an IRQ handler for the line (from the IRQ control
+    /// capability) that signals it, and the line routed to core 0 and
+    /// enabled at the UART.
+    fn build_serial(&self, h: &mut CoreHandle, free: &mut Word, p: Pair) -> Result<Pair, String> {
+        let (note, handler) = (*free, *free + 1);
+        *free += 2;
+        let ut = CAP_FIRST_UNTYPED;
+        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Notification as Word, 0, 0, note, 1])?;
+        let line = Word::from(crate::serial::IRQ);
+        self.invoke(h, CAP_IRQ_CONTROL, InvocationLabel::IrqIssueIrqHandler, &[line, 0, handler])?;
+        self.invoke(h, handler, InvocationLabel::IrqSetIrqHandler, &[note])?;
+        for (t, entry, arg) in [
+            (p.server_cap, programs::SERVER, programs::arg(p.ep, p.reply, 0)),
+            (p.client_cap, programs::IRQ_WAITER, note | handler << 16),
+        ] {
+            self.invoke(h, t, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])?;
+        }
+        crate::ioapic::route(crate::serial::IRQ, irq::SERIAL_VECTOR, smp::apic_id(0));
+        crate::serial::enable_receive_interrupt();
+        crate::ioapic::set_masked(crate::serial::IRQ, false);
+        Ok(p)
     }
 
     /// Turns core `core`'s new pair into a fuzzer (the client's place) and
@@ -497,6 +550,9 @@ struct Driver<'k, R: Regime> {
     start: [Option<StartInfo>; 2],
     /// A ring-3 thread left [`programs::DONE`] in its buffer.
     done: bool,
+    /// On core 0, the root, which has finished: chosen, it leaves the core
+    /// idle.
+    root: Option<ThreadId>,
     /// The two words after `DONE` (the fault handler's label and word).
     report: [Word; 2],
 }
@@ -520,6 +576,7 @@ impl<'k, R: Regime> Driver<'k, R> {
             start: [None; 2],
             done: false,
             report: [0; 2],
+            root: None,
         }
     }
 
@@ -552,7 +609,8 @@ impl<'k, R: Regime> Driver<'k, R> {
             }
             // Nothing to run: sleep until an interrupt (an IPI from the
             // core that makes a thread of ours runnable, or a tick).
-            let reasons = if self.running.is_none() { irq::wait(core) } else { irq::take(core) };
+            let idle = self.running.is_none() || self.running == self.root;
+            let reasons = if idle { irq::wait(core) } else { irq::take(core) };
             if reasons & irq::IPI != 0 {
                 let plan = self.k.ipi(h);
                 self.entered(h, plan)?;
@@ -561,7 +619,11 @@ impl<'k, R: Regime> Driver<'k, R> {
                 let plan = self.k.timer_tick(h);
                 self.entered(h, plan)?;
             }
-            if self.running.is_none() {
+            if reasons & irq::SERIAL != 0 {
+                let plan = self.k.interrupt(h, crate::serial::IRQ as usize);
+                self.entered(h, plan)?;
+            }
+            if self.running.is_none() || self.running == self.root {
                 idle_ticks += u32::from(reasons & irq::TICK != 0);
                 if idle_ticks > IDLE_TICKS {
                     return Err(format!("core {core} idle for {IDLE_TICKS} ticks: its pair never became runnable"));
@@ -675,6 +737,7 @@ impl<'k, R: Regime> Driver<'k, R> {
 
     fn entered(&mut self, h: &mut CoreHandle, plan: ExitPlan) -> Result<(), String> {
         irq::send(plan.ipis);
+        irq::acknowledge(plan.irq_acks);
         if self.check {
             self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
         }

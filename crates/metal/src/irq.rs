@@ -18,7 +18,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use granule_kernel::CoreMask;
 
-use crate::{apic, smp, MAX_CORES};
+use crate::{apic, ioapic, serial, smp, MAX_CORES};
 
 /// The IPI vector.
 pub const IPI_VECTOR: u8 = 0xf0;
@@ -31,6 +31,22 @@ pub const SPURIOUS_VECTOR: u8 = 0xff;
 /// 10 ms under QEMU (whose APIC timer counts at 1 GHz), about 100 ms on a
 /// 100 MHz APIC bus.
 pub const TIMER_COUNT: u32 = 625_000;
+
+/// The serial line's vector (COM1's line, routed by the I/O APIC).
+pub const SERIAL_VECTOR: u8 = 0xe4;
+
+/// A pending word bit: the serial line interrupted (its line is masked
+/// until the kernel's exit plan acknowledges it).
+pub const SERIAL: u32 = 4;
+
+/// The last byte the serial line's interrupt took from the UART (+1; 0:
+/// none yet).
+static SERIAL_BYTE: AtomicU32 = AtomicU32::new(0);
+
+/// The last byte taken from the serial line by its interrupt, if any.
+pub fn serial_byte() -> Option<u8> {
+    SERIAL_BYTE.load(Ordering::Relaxed).checked_sub(1).map(|b| b as u8)
+}
 
 /// A pending word bit: an IPI arrived.
 pub const IPI: u32 = 1;
@@ -82,6 +98,7 @@ global_asm!(
     .section .text
     irq_stub irq_ipi, 0xf0
     irq_stub irq_timer, 0xf1
+    irq_stub irq_serial, 0xe4
     .balign 16
     .global irq_spurious
 irq_spurious:
@@ -93,16 +110,18 @@ irq_spurious:
 unsafe extern "C" {
     fn irq_ipi();
     fn irq_timer();
+    fn irq_serial();
     fn irq_spurious();
 }
 
 /// The stubs' addresses by vector, for the IDT: the APIC's vectors, and
 /// the legacy PICs' spurious vectors (IRQ 7 and 15 after [`mask_legacy_pics`]).
-pub fn stubs() -> [(u8, u64); 5] {
+pub fn stubs() -> [(u8, u64); 6] {
     let spurious = irq_spurious as *const () as u64;
     [
         (IPI_VECTOR, irq_ipi as *const () as u64),
         (TIMER_VECTOR, irq_timer as *const () as u64),
+        (SERIAL_VECTOR, irq_serial as *const () as u64),
         (SPURIOUS_VECTOR, spurious),
         (PIC_BASE + 7, spurious),
         (PIC_BASE + 15, spurious),
@@ -138,6 +157,17 @@ pub fn mask_legacy_pics() {
 #[unsafe(no_mangle)]
 extern "C" fn interrupt_taken(vector: u32) {
     let core = smp::this_core();
+    if vector == u32::from(SERIAL_VECTOR) {
+        // Take the byte (the line falls), and mask the line until the
+        // kernel's exit plan acknowledges the interrupt.
+        if let Some(b) = serial::drain() {
+            SERIAL_BYTE.store(u32::from(b) + 1, Ordering::Relaxed);
+        }
+        ioapic::set_masked(serial::IRQ, true);
+        PENDING[core].fetch_or(SERIAL, Ordering::AcqRel);
+        apic::eoi();
+        return;
+    }
     let (bit, kind) = if vector == u32::from(IPI_VECTOR) { (IPI, 0) } else { (TICK, 1) };
     PENDING[core].fetch_or(bit, Ordering::AcqRel);
     TAKEN[core][kind].fetch_add(1, Ordering::Relaxed);
@@ -176,6 +206,14 @@ pub fn enable() {
     // SAFETY: the IDT is loaded and every vector the APIC can deliver has a
     // stub; the handlers only record the interrupt.
     unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
+}
+
+/// Unmasks the device lines an exit plan acknowledges (the serial line is
+/// the only one routed).
+pub fn acknowledge(lines: granule_kernel::IrqMask) {
+    if lines.contains(serial::IRQ as usize) {
+        ioapic::set_masked(serial::IRQ, false);
+    }
 }
 
 /// Sends the IPI to every core in `cores` (an exit plan's `ipis`).

@@ -44,6 +44,8 @@ mod fault;
 #[cfg(target_os = "none")]
 mod heap;
 #[cfg(target_os = "none")]
+mod ioapic;
+#[cfg(target_os = "none")]
 mod irq;
 #[cfg(target_os = "none")]
 mod port;

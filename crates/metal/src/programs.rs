@@ -25,8 +25,8 @@ use crate::MAX_CORES;
 pub const DONE: Word = 0xd0_e0d0_e0d0;
 
 /// The programs, by entry word (what the root writes into `REG_PC`).
-pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 6] =
-    [server, client, fault_handler, faulter, rescuer, fuzzer];
+pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 7] =
+    [server, client, fault_handler, faulter, rescuer, fuzzer, irq_waiter];
 /// The server's entry word.
 pub const SERVER: Word = 0;
 /// The client's entry word.
@@ -39,6 +39,8 @@ pub const FAULTER: Word = 3;
 pub const RESCUER: Word = 4;
 /// The fuzzer's entry word.
 pub const FUZZER: Word = 5;
+/// The serial interrupt's waiter's entry word.
+pub const IRQ_WAITER: Word = 6;
 
 /// Where the faulting thread loads from: above the 4 GiB the boot page
 /// tables map, so the load page-faults.
@@ -232,5 +234,25 @@ extern "C" fn rescuer(ipc: *mut IpcBuffer, arg: u64) -> ! {
         invoke(InvocationLabel::TcbSetPriority, &[200]);
         invoke(InvocationLabel::TcbSetAffinity, &[core]);
         invoke(InvocationLabel::TcbWriteRegisters, &[1, 3, FUZZER, 0, fuzz]);
+    }
+}
+
+/// The serial line's user thread: waits on the notification the line's
+/// IRQ handler signals, acknowledges the interrupt (re-enabling the line),
+/// and leaves the badge it received after [`DONE`]. `arg`: the
+/// notification's slot (bits 0..16) and the IRQ handler's (16..32).
+extern "C" fn irq_waiter(ipc: *mut IpcBuffer, arg: u64) -> ! {
+    let (note, handler) = (arg & 0xffff, (arg >> 16) & 0xffff);
+    trap(Sysno::Wait, note, 0, 0);
+    // SAFETY: as in `server`.
+    let badge = unsafe { (*ipc).badge };
+    trap(Sysno::Call, handler, MessageInfo::new(InvocationLabel::IrqAckIrq.word(), 0, 0, 0).word(), 0);
+    // SAFETY: as in `server`.
+    unsafe {
+        (*ipc).msg[1] = badge;
+        (*ipc).msg[0] = DONE;
+    }
+    loop {
+        trap(Sysno::Yield, 0, 0, 0);
     }
 }

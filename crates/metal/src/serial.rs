@@ -29,6 +29,33 @@ pub fn init() {
     }
 }
 
+/// COM1's interrupt line (ISA IRQ 4).
+pub const IRQ: u32 = 4;
+
+/// Asks the UART to interrupt when a byte arrives (IER bit 0; MCR's OUT2
+/// gates the UART's interrupt onto its line).
+pub fn enable_receive_interrupt() {
+    // SAFETY: COM1's interrupt-enable and modem-control registers.
+    unsafe {
+        out8(COM1 + 1, 0x01);
+        out8(COM1 + 4, 0x0b);
+    }
+}
+
+/// Takes every byte the UART holds; returns the last (the line's level
+/// falls once the receive buffer is empty).
+pub fn drain() -> Option<u8> {
+    let mut last = None;
+    // SAFETY: COM1's line-status and receive registers; reading them only
+    // takes the received bytes.
+    unsafe {
+        while in8(COM1 + 5) & 1 != 0 {
+            last = Some(in8(COM1));
+        }
+    }
+    last
+}
+
 fn put(b: u8) {
     // SAFETY: COM1's line status and data registers.
     unsafe {

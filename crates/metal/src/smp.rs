@@ -129,11 +129,17 @@ fn apic_ids(rsdp: u64) -> Result<Vec<u32>, &'static str> {
     apic::set_base(u64::from(madt.get().local_apic_address));
     let mut ids = alloc::vec![me];
     for e in madt.get().entries() {
-        if let MadtEntry::LocalApic(l) = e {
-            let (id, flags) = (u32::from(l.apic_id), l.flags);
-            if flags & 1 != 0 && id != me {
-                ids.push(id);
+        match e {
+            MadtEntry::LocalApic(l) => {
+                let (id, flags) = (u32::from(l.apic_id), l.flags);
+                if flags & 1 != 0 && id != me {
+                    ids.push(id);
+                }
             }
+            MadtEntry::IoApic(io) if { io.global_system_interrupt_base } == 0 => {
+                crate::ioapic::set_base(u64::from(io.io_apic_address));
+            }
+            _ => {}
         }
     }
     Ok(ids)
@@ -185,6 +191,7 @@ pub fn start_cores(rsdp: u64, want: Option<usize>) -> Result<usize, &'static str
 /// A job every core runs once: `run(core)`, counted in `done`.
 struct Job<'a> {
     run: &'a (dyn Fn(usize) + Sync),
+    cores: usize,
     done: AtomicUsize,
 }
 
@@ -194,9 +201,9 @@ static JOB: AtomicPtr<Job<'static>> = AtomicPtr::new(core::ptr::null_mut());
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// Runs `f(core)` on each of the first `cores` cores (the caller's, core 0,
-/// included) and returns when all have finished.
+/// included; the others stay idle) and returns when all have finished.
 pub fn run_on_all(cores: usize, f: &(dyn Fn(usize) + Sync)) {
-    let job = Job { run: f, done: AtomicUsize::new(0) };
+    let job = Job { run: f, cores, done: AtomicUsize::new(0) };
     // The lifetime is erased only for the time the job is published: this
     // function withdraws it and waits for every core before returning.
     let at = (&raw const job).cast::<Job<'static>>().cast_mut();
@@ -239,6 +246,9 @@ extern "C" fn ap_main(core: u64) -> ! {
         // done (`run_on_all` waits), and this core counts itself only after
         // its last use of it.
         let job = unsafe { &*job };
+        if core >= job.cores {
+            continue;
+        }
         (job.run)(core);
         job.done.fetch_add(1, Ordering::AcqRel);
     }

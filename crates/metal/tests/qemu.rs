@@ -54,6 +54,12 @@ fn image() -> &'static Path {
     })
 }
 
+/// This test's turn to boot: one boot at a time (see [`boot`]).
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// One boot: its exit status and serial log.
 struct Boot {
     status: i32,
@@ -64,8 +70,7 @@ struct Boot {
 /// boot at a time: the emulated CPUs are host threads, and several boots
 /// at once would share the host's few CPUs among all of them.
 fn boot(cpus: usize, cmdline: &str, limit: Duration) -> Boot {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = turn();
     let mut child = Command::new("qemu-system-x86_64")
         .args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
         .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", &cpus.to_string()])
@@ -218,6 +223,66 @@ fn ring_3_garbage_system_calls_with_the_invariant_checker_after_every_entry() {
     skip_if_missing!();
     let b = boot(1, "regime=all experiment=fuzz rounds=2000 check=every", Duration::from_secs(240));
     check_fuzz(&b, 1, 2000);
+}
+
+#[test]
+fn the_serial_line_interrupt_reaches_a_user_thread_under_every_regime() {
+    skip_if_missing!();
+    let _turn = turn();
+    let mut child = Command::new("qemu-system-x86_64")
+        .args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", "2", "-kernel"])
+        .arg(image())
+        .args(["-append", "regime=all experiment=serial-irq check=every"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("qemu starts");
+    let (mut stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    // A watchdog: the boot must end within two minutes (it kills QEMU
+    // only while this boot still runs).
+    let pid = child.id();
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still = running.clone();
+    let watchdog = std::thread::spawn(move || {
+        let start = Instant::now();
+        while still.load(std::sync::atomic::Ordering::Relaxed) {
+            if start.elapsed() > Duration::from_secs(120) {
+                let _ = Command::new("kill").arg(pid.to_string()).status();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let mut log = String::new();
+    let mut sent = Vec::new();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let line = line.expect("serial line").replace('\r', "");
+        if line.contains("waiting for a byte on the serial line") {
+            // One byte per regime, each a different letter.
+            let b = b'a' + sent.len() as u8;
+            std::io::Write::write_all(&mut stdin, &[b]).expect("a byte to the serial line");
+            std::io::Write::flush(&mut stdin).expect("flushed");
+            sent.push(b);
+        }
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let status = child.wait().expect("qemu exits").code().unwrap_or(-1);
+    running.store(false, std::sync::atomic::Ordering::Relaxed);
+    let _ = watchdog.join();
+    assert_eq!(status, PASSED, "log:\n{log}");
+    let regimes = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"];
+    assert_eq!(sent.len(), regimes.len(), "log:\n{log}");
+    for (regime, byte) in regimes.iter().zip(sent) {
+        let tag = format!("\"regime\":\"{regime}\"");
+        let line = log
+            .lines()
+            .find(|l| l.contains("metal_serial_irq") && l.contains(&tag))
+            .unwrap_or_else(|| panic!("no serial-irq record for {regime}; log:\n{log}"));
+        assert_eq!(number(line, "byte"), u64::from(byte), "{line}");
+    }
 }
 
 #[test]

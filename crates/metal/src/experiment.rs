@@ -1,6 +1,8 @@
 //! The experiment the command line names (`experiment=pingpong`, the
 //! default; `user-fault`, a ring-3 thread per core whose page fault the
-//! kernel sends to its fault handler, another ring-3 thread; or
+//! kernel sends to its fault handler, another ring-3 thread; `fuzz`,
+//! system calls with garbage arguments from ring 3; `serial-irq`, the
+//! serial line's interrupt delivered to a ring-3 thread; or
 //! `kernel-fault`, which faults in the kernel on purpose to show the fault
 //! report), under the regime it names:
 //! `regime=none|bkl|bkl-ticket|bkl-mcs|fine|lockfree|rtm|all` (default

@@ -9,16 +9,18 @@
 //! kernel heap (`heap.rs`), finds the other cores in the ACPI MADT and
 //! starts them (`smp.rs`), and runs the experiment the command line names
 //! (`experiment.rs`) under the regime it names. Results go to the serial
-//! console as JSON lines of the same record kinds the hosted commands
-//! write; the run ends through QEMU's debug-exit device (`exit.rs`).
+//! console as JSON lines (`metal_pingpong`, `metal_user_fault`,
+//! `metal_fuzz`, `metal_serial_irq`), which `granule metal run` reads; the
+//! run ends through QEMU's debug-exit device (`exit.rs`).
 //!
 //! **What is real here and what is not yet.** Cores, the cycle counter,
-//! descriptor tables, faults, the memory map and the kernel's locks racing
-//! between real (or emulated) CPUs are real. The kernel is driven directly
-//! by each core — the entry a `syscall` instruction would make, without a
-//! ring-3 thread behind it yet — so these runs measure the kernel's own
-//! path, as the `roundtrip` example does on Linux. Under QEMU's TCG the
-//! timings mean nothing; they are printed for the shape of the records.
+//! descriptor tables, faults, the memory map, interrupts (IPIs, the APIC
+//! timer, the serial line through the I/O APIC) and ring-3 threads that
+//! enter the kernel with `syscall` (`user.rs`, `programs.rs`) are real, and
+//! so are the kernel's locks racing between real (or emulated) CPUs. All
+//! threads share one identity-mapped address space: page tables per
+//! address space are not built yet. Under QEMU's TCG the timings mean
+//! nothing; they are printed for the shape of the records.
 //!
 //! On the host (any target but `x86_64-unknown-none`) this crate builds a
 //! stub that says how to build and run the image.

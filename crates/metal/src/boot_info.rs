@@ -68,16 +68,8 @@ impl BootInfo {
         out.rsdp = word(32);
         let (map, entries) = (word(40), word(48) as u32);
         for i in 0..u64::from(entries) {
-            let e = map + i * 24;
             // SAFETY: the memory-map entry the start info points to.
-            let (addr, size, ty) = unsafe {
-                (
-                    core::ptr::read_unaligned(e as *const u64),
-                    core::ptr::read_unaligned((e + 8) as *const u64),
-                    core::ptr::read_unaligned((e + 16) as *const u32),
-                )
-            };
-            out.add(ty, addr, size);
+            unsafe { out.add_entry(map + i * 24) };
         }
         Ok(out)
     }
@@ -103,14 +95,7 @@ impl BootInfo {
                     let mut e = tag + 16;
                     while entry >= 24 && e + entry <= tag + u64::from(size) {
                         // SAFETY: an entry inside the tag.
-                        let (addr, len, ty) = unsafe {
-                            (
-                                core::ptr::read_unaligned(e as *const u64),
-                                core::ptr::read_unaligned((e + 8) as *const u64),
-                                core::ptr::read_unaligned((e + 16) as *const u32),
-                            )
-                        };
-                        self.add(ty, addr, len);
+                        unsafe { self.add_entry(e) };
                         e += entry;
                     }
                 }
@@ -122,6 +107,23 @@ impl BootInfo {
                 break;
             }
         }
+    }
+
+    /// Adds the memory-map entry at `e`, `{addr: u64, len: u64, type: u32}`
+    /// in both protocols, if it is RAM.
+    ///
+    /// # Safety
+    /// `e` is the address of such an entry in the loader's structure.
+    unsafe fn add_entry(&mut self, e: u64) {
+        // SAFETY: the caller's contract.
+        let (addr, len, ty) = unsafe {
+            (
+                core::ptr::read_unaligned(e as *const u64),
+                core::ptr::read_unaligned((e + 8) as *const u64),
+                core::ptr::read_unaligned((e + 16) as *const u32),
+            )
+        };
+        self.add(ty, addr, len);
     }
 
     fn add(&mut self, ty: u32, start: u64, len: u64) {

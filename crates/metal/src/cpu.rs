@@ -44,6 +44,22 @@ struct Gate {
     reserved: u32,
 }
 
+impl Gate {
+    /// A present ring-0 interrupt gate to `at` in kernel code, on
+    /// interrupt stack `ist` (0: the current or `TSS.rsp0` stack).
+    fn interrupt(at: u64, ist: u8) -> Self {
+        Gate {
+            offset_lo: at as u16,
+            selector: KERNEL_CODE,
+            ist,
+            flags: 0x8e,
+            offset_mid: (at >> 16) as u16,
+            offset_hi: (at >> 32) as u32,
+            reserved: 0,
+        }
+    }
+}
+
 /// Bytes of each core's double-fault stack.
 const FAULT_STACK: usize = 16 * 1024;
 
@@ -107,26 +123,10 @@ pub unsafe fn init_idt() {
     for (v, gate) in idt.iter_mut().enumerate().take(32) {
         // SAFETY: `fault_stubs` is an immutable table of code addresses.
         let at = unsafe { fault_stubs[v] };
-        *gate = Gate {
-            offset_lo: at as u16,
-            selector: KERNEL_CODE,
-            ist: if v == 8 { 1 } else { 0 },
-            flags: 0x8e, // present, ring 0, interrupt gate
-            offset_mid: (at >> 16) as u16,
-            offset_hi: (at >> 32) as u32,
-            reserved: 0,
-        };
+        *gate = Gate::interrupt(at, if v == 8 { 1 } else { 0 });
     }
     for (v, at) in crate::irq::stubs() {
-        idt[usize::from(v)] = Gate {
-            offset_lo: at as u16,
-            selector: KERNEL_CODE,
-            ist: 0,
-            flags: 0x8e,
-            offset_mid: (at >> 16) as u16,
-            offset_hi: (at >> 32) as u32,
-            reserved: 0,
-        };
+        idt[usize::from(v)] = Gate::interrupt(at, 0);
     }
 }
 

@@ -60,6 +60,18 @@ fn turn() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// QEMU booting the image on `cpus` CPUs with `cmdline`, its serial line
+/// on standard input and output, its debug-exit device at port 0xf4.
+fn qemu(cpus: usize, cmdline: &str) -> Command {
+    let mut c = Command::new("qemu-system-x86_64");
+    c.args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", &cpus.to_string()])
+        .arg("-kernel")
+        .arg(image())
+        .args(["-append", cmdline]);
+    c
+}
+
 /// One boot: its exit status and serial log.
 struct Boot {
     status: i32,
@@ -71,12 +83,7 @@ struct Boot {
 /// at once would share the host's few CPUs among all of them.
 fn boot(cpus: usize, cmdline: &str, limit: Duration) -> Boot {
     let _turn = turn();
-    let mut child = Command::new("qemu-system-x86_64")
-        .args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
-        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", &cpus.to_string()])
-        .arg("-kernel")
-        .arg(image())
-        .args(["-append", cmdline])
+    let mut child = qemu(cpus, cmdline)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -229,11 +236,7 @@ fn ring_3_garbage_system_calls_with_the_invariant_checker_after_every_entry() {
 fn the_serial_line_interrupt_reaches_a_user_thread_under_every_regime() {
     skip_if_missing!();
     let _turn = turn();
-    let mut child = Command::new("qemu-system-x86_64")
-        .args(["-accel", "tcg,thread=multi", "-m", "256M", "-display", "none", "-serial", "stdio", "-no-reboot"])
-        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-smp", "2", "-kernel"])
-        .arg(image())
-        .args(["-append", "regime=all experiment=serial-irq check=every"])
+    let mut child = qemu(2, "regime=all experiment=serial-irq check=every")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -12,6 +12,7 @@
 //! [`crate::Kernel::ipi`]) soon.
 
 use crate::abi::{Word, MAX_CORES, NUM_IRQS, NUM_REGS, REG_ARG0, REG_PC};
+use crate::ids::SpaceId;
 use crate::ThreadId;
 
 /// A set of cores (bit `i` = core `i`).
@@ -126,12 +127,16 @@ pub struct ExitPlan {
     pub ipis: CoreMask,
     /// Interrupt lines to acknowledge / unmask at the interrupt controller.
     pub irq_acks: IrqMask,
+    /// The address space `run` runs in (`None`: it has none, or the core
+    /// idles): a platform with page tables switches to it here, after the
+    /// kernel's lock is released (`translation.rs`).
+    pub space: Option<SpaceId>,
 }
 
 impl ExitPlan {
     /// Run the idle thread; nothing else to do.
     pub const fn idle() -> Self {
-        Self { run: None, start: None, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
+        Self { run: None, start: None, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0), space: None }
     }
 }
 

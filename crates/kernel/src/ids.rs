@@ -58,3 +58,15 @@ impl ObjectId {
         Self { kind: (key >> 32) as u8, index: key as u32 }
     }
 }
+
+/// An address space: the slab index of its VSpace (reused after the
+/// VSpace is destroyed, which `Translations::cleared` announces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpaceId(pub(crate) u32);
+
+impl SpaceId {
+    /// The VSpace's slab index.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}

@@ -63,6 +63,8 @@ pub struct ThreadInfo {
     /// suspend reached it while it waited. The lock regimes restart the call
     /// at once; `lockfree` when the call is next reached (`STOPME`).
     pub call_abandoned: bool,
+    /// The address space it runs in (`None`: it has none).
+    pub space: Option<crate::ids::SpaceId>,
 }
 
 /// Per-core event counters (cheap: written only by their core).

@@ -119,6 +119,13 @@ impl<R: Regime> Kernel<R> {
         Ok((Self { id, regime, state }, info, handles))
     }
 
+    /// Registers the platform's hardware translation (before the cores
+    /// start): every later change to a mapping is told to it from inside
+    /// the entry that made it (`translation.rs`).
+    pub fn set_translations(&mut self, t: &'static dyn crate::translation::Translations) {
+        self.state.translations = Some(t);
+    }
+
     /// The regime (e.g. for the big lock's profiler).
     pub fn regime(&self) -> &R {
         &self.regime

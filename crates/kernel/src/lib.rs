@@ -120,6 +120,7 @@ mod spin;
 mod state;
 mod subsys;
 mod syscall;
+pub mod translation;
 mod violation;
 mod waits;
 
@@ -135,4 +136,5 @@ pub use regime::{
     Transactional,
 };
 pub use subsys::SubsystemLocking;
+pub use translation::{SpaceId, Translation, Translations};
 pub use violation::InvariantViolation;

@@ -83,6 +83,9 @@ pub(crate) struct State<W> {
     /// (`object/vspace.rs`): lock-free words, which `lockfree`'s shared
     /// paths change and the lock regimes change under their locks.
     pub mappings: Mappings,
+    /// The platform's hardware translation, told of every change to
+    /// `mappings` (`translation.rs`; none on the hosted platform).
+    pub translations: Option<&'static dyn crate::translation::Translations>,
     /// Per untyped (by slab index), the 4 KiB frames carved from it and
     /// freed since, memory kept (`object/frame_pool.rs`): lock-free lists,
     /// which `lockfree`'s shared paths pop and push and the lock regimes
@@ -221,6 +224,7 @@ impl<W> State<W> {
             global: UnsafeCell::new(Global::default()),
             vspace_cores: (0..c.max_vspaces).map(|_| AtomicU64::new(0)).collect(),
             mappings: crate::object::page_tables::new_mappings(c),
+            translations: None,
             frame_pools: Pools::new(c.max_untypeds, c.max_frames),
             waits,
             subsys: crate::subsys::Subsystems::boot(c),

@@ -53,7 +53,7 @@ use granule_kernel::abi::{
     FAULT_MEMORY_ACCESS,
 };
 use granule_kernel::{
-    BigLock, BootConfig, CoreHandle, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, StartInfo,
+    BigLock, BootConfig, CoreHandle, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, SpaceId, StartInfo,
     SyscallArgs, ThreadId, Transactional,
 };
 use granule_sync::lock::{Clh, Mcs, Ticket};
@@ -61,7 +61,7 @@ use granule_sync::profile::NoStats;
 
 use crate::boot_info::BootInfo;
 use crate::user::{self, UserContext};
-use crate::{irq, println, programs, smp};
+use crate::{irq, paging, println, programs, smp};
 
 /// Every regime `regime=all` runs, in order.
 const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"];
@@ -225,7 +225,8 @@ unsafe impl Sync for Handles {}
 impl Pairs {
     fn run<R: Regime>(&self, regime: R) -> Result<(), String> {
         let cores = self.cores;
-        let (k, boot, hs) = Kernel::boot(config(cores), regime).map_err(|e| format!("boot: {e:?}"))?;
+        let (mut k, boot, hs) = Kernel::boot(config(cores), regime).map_err(|e| format!("boot: {e:?}"))?;
+        k.set_translations(&paging::HARDWARE);
         let handles = Handles(hs.into_iter().map(UnsafeCell::new).collect());
         let before: Vec<(u64, u64)> = (0..cores).map(irq::taken).collect();
         let check = self.every && (cores == 1 || !matches!(self.regime, "none" | "lockfree"));
@@ -381,6 +382,7 @@ struct Pair {
 struct Next {
     run: Option<ThreadId>,
     start: Option<StartInfo>,
+    space: Option<SpaceId>,
 }
 
 /// The ring-3 programs of a pair (entry words), the client's calls, and
@@ -423,7 +425,7 @@ impl<R: Regime> Root<'_, R> {
         b.msg[..args.len()].copy_from_slice(args);
         let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
         let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
-        let next = Next { run: self.entered(h, plan)?, start: plan.start };
+        let next = Next { run: self.entered(h, plan)?, start: plan.start, space: plan.space };
         // SAFETY: as above.
         let result = unsafe { &*self.k.ipc_buffer(self.me) }.result();
         result.map_err(|e| format!("the root's {label:?} failed: {e:?}"))?;
@@ -536,6 +538,8 @@ struct Driver<'k, R: Regime> {
     check: bool,
     /// The thread the last entry's exit plan runs on this core.
     running: Option<ThreadId>,
+    /// The address space it runs in.
+    space: Option<SpaceId>,
     /// Whether the server made its first `Recv`.
     received: bool,
     /// Calls the client made.
@@ -571,6 +575,7 @@ impl<'k, R: Regime> Driver<'k, R> {
             rounds,
             check,
             running: None,
+            space: None,
             received: false,
             calls: 0,
             outcome: Ok(0),
@@ -585,6 +590,7 @@ impl<'k, R: Regime> Driver<'k, R> {
     /// Takes the next thread from an exit plan.
     fn follow(&mut self, next: Next) {
         self.running = next.run;
+        self.space = next.space;
         if let (Some(start), Some(t)) = (next.start, next.run) {
             let which = usize::from(t == self.pair.client);
             self.start[which] = Some(start);
@@ -698,6 +704,7 @@ impl<'k, R: Regime> Driver<'k, R> {
             let top = (stack.as_ptr() as u64 + stack.len() as u64) & !15;
             *ctx = UserContext::start(entry as *const () as u64, top, ipc as u64, start.arg);
         }
+        paging::switch(self.space);
         let plan = match user::run(ctx) {
             user::Trap::Syscall(args) => {
                 // SAFETY: the thread's buffer, between its system calls.
@@ -743,7 +750,7 @@ impl<'k, R: Regime> Driver<'k, R> {
         if self.check {
             self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
         }
-        self.follow(Next { run: plan.run, start: plan.start });
+        self.follow(Next { run: plan.run, start: plan.start, space: plan.space });
         Ok(())
     }
 }

@@ -99,6 +99,7 @@ global_asm!(
     irq_stub irq_ipi, 0xf0
     irq_stub irq_timer, 0xf1
     irq_stub irq_serial, 0xe4
+    irq_stub irq_tlb, 0xf2
     .balign 16
     .global irq_spurious
 irq_spurious:
@@ -111,17 +112,19 @@ unsafe extern "C" {
     fn irq_ipi();
     fn irq_timer();
     fn irq_serial();
+    fn irq_tlb();
     fn irq_spurious();
 }
 
 /// The stubs' addresses by vector, for the IDT: the APIC's vectors, and
 /// the legacy PICs' spurious vectors (IRQ 7 and 15 after [`mask_legacy_pics`]).
-pub fn stubs() -> [(u8, u64); 6] {
+pub fn stubs() -> [(u8, u64); 7] {
     let spurious = irq_spurious as *const () as u64;
     [
         (IPI_VECTOR, irq_ipi as *const () as u64),
         (TIMER_VECTOR, irq_timer as *const () as u64),
         (SERIAL_VECTOR, irq_serial as *const () as u64),
+        (crate::paging::TLB_VECTOR, irq_tlb as *const () as u64),
         (SPURIOUS_VECTOR, spurious),
         (PIC_BASE + 7, spurious),
         (PIC_BASE + 15, spurious),
@@ -157,6 +160,11 @@ pub fn mask_legacy_pics() {
 #[unsafe(no_mangle)]
 extern "C" fn interrupt_taken(vector: u32) {
     let core = smp::this_core();
+    if vector == u32::from(crate::paging::TLB_VECTOR) {
+        crate::paging::shootdown_taken(core);
+        apic::eoi();
+        return;
+    }
     if vector == u32::from(SERIAL_VECTOR) {
         // Take the byte (the line falls), and mask the line until the
         // kernel's exit plan acknowledges the interrupt.

@@ -50,6 +50,7 @@ mod ioapic;
 #[cfg(target_os = "none")]
 mod irq;
 #[cfg(target_os = "none")]
+mod paging;
 mod port;
 #[cfg(target_os = "none")]
 mod programs;

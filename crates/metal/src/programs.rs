@@ -25,8 +25,8 @@ use crate::MAX_CORES;
 pub const DONE: Word = 0xd0_e0d0_e0d0;
 
 /// The programs, by entry word (what the root writes into `REG_PC`).
-pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 7] =
-    [server, client, fault_handler, faulter, rescuer, fuzzer, irq_waiter];
+pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 9] =
+    [server, client, fault_handler, faulter, rescuer, fuzzer, irq_waiter, reader, spinner];
 /// The server's entry word.
 pub const SERVER: Word = 0;
 /// The client's entry word.
@@ -41,6 +41,10 @@ pub const RESCUER: Word = 4;
 pub const FUZZER: Word = 5;
 /// The serial interrupt's waiter's entry word.
 pub const IRQ_WAITER: Word = 6;
+/// The shootdown experiment's reader's entry word.
+pub const READER: Word = 7;
+/// The remote-stall experiment's spinner's entry word.
+pub const SPINNER: Word = 8;
 
 /// Where the faulting thread loads from: above the 4 GiB the boot page
 /// tables map, so the load page-faults.
@@ -254,5 +258,51 @@ extern "C" fn irq_waiter(ipc: *mut IpcBuffer, arg: u64) -> ! {
     }
     loop {
         trap(Sysno::Yield, 0, 0, 0);
+    }
+}
+
+/// Where the shootdown experiment maps its frame in the reader's space
+/// (the reader sees it at `paging::WINDOW` plus this).
+pub const READER_PAGE: Word = 0x5000;
+/// The word the root writes into the frame for the reader to find.
+pub const MAGIC: Word = 0x6772_616e_756c_6521;
+/// Per core: the reader found [`MAGIC`] through its space's page tables.
+pub static READER_SAW: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+
+/// The shootdown experiment's reader, in an address space of its own:
+/// reads [`READER_PAGE`] through the window until it finds [`MAGIC`],
+/// says so in [`READER_SAW`], waits on the notification in `arg` (bits
+/// 0..16; its core in 16..32) while the root unmaps the frame, then reads
+/// again: the read must fault (its handler reports the address), and
+/// `ud2` ends the run as failed if it does not.
+extern "C" fn reader(_ipc: *mut IpcBuffer, arg: u64) -> ! {
+    let (note, core) = (arg & 0xffff, ((arg >> 16) & 0xffff) as usize);
+    let at = (crate::paging::WINDOW + READER_PAGE) as *const u64;
+    // SAFETY: a load from this space's window: the frame mapped there, or a
+    // page fault the kernel sends to the fault handler.
+    while unsafe { core::ptr::read_volatile(at) } != MAGIC {
+        core::hint::spin_loop();
+    }
+    READER_SAW[core % MAX_CORES].store(1, Ordering::Release);
+    trap(Sysno::Wait, note, 0, 0);
+    // SAFETY: as above; the frame is unmapped now, so this faults.
+    let _ = unsafe { core::ptr::read_volatile(at) };
+    // SAFETY: `ud2` faults; the fault report ends the run as failed.
+    unsafe { core::arch::asm!("ud2", options(nomem, nostack)) };
+    loop {
+        trap(Sysno::Yield, 0, 0, 0);
+    }
+}
+
+/// Per core: the spinner has run (the remote-stall experiment).
+pub static SPINNING: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+
+/// The remote-stall experiment's victim: says it runs (its core in `arg`)
+/// and computes for ever without a system call, until another core
+/// deletes it and an interrupt takes its core away.
+extern "C" fn spinner(_ipc: *mut IpcBuffer, arg: u64) -> ! {
+    SPINNING[arg as usize % MAX_CORES].store(1, Ordering::Release);
+    loop {
+        core::hint::spin_loop();
     }
 }

@@ -106,7 +106,7 @@ fn mapping_an_unmap_frees_the_page_for_the_other_core() {
         let m1 = m.clone();
         let a = thread::spawn(move || m1.unmap(0, &quiet));
         let b = b.join().unwrap();
-        assert!(a.join().unwrap());
+        assert_eq!(a.join().unwrap(), Some(Mapped { space: 0, vaddr: 0x1000, large: false }));
         // Frame 1 may lose only to the mapping the unmap removes.
         match b {
             Ok(()) => assert_eq!(m.translate(0, 0x1000), Some(1)),
@@ -138,7 +138,8 @@ fn mapping_an_overtaken_requester_still_learns_it_mapped() {
         let a = a.join().unwrap();
         let low = Mapped { space: 0, vaddr: 0, large: false };
         let high = Mapped { space: 0, vaddr: 0x3000, large: false };
-        if was {
+        if let Some(gone) = was {
+            assert_eq!(gone, Mapped { space: 0, vaddr: 0, large: false });
             // The unmap removed core 0's mapping: both maps succeeded.
             assert_eq!((a, again), (Ok(()), Ok(())));
             assert_eq!(m.mapped(0, &quiet), Some(high));

@@ -16,7 +16,7 @@ use granule_kernel::abi::{
     CapRights, Error, InvocationLabel, ObjectType, Sysno, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_INIT_VSPACE,
 };
 use granule_kernel::{
-    BootConfig, BootInfo, CoreHandle, ExitPlan, FaultKind, IpcBuffer, Kernel, MessageInfo, Regime, StartInfo,
+    BootConfig, BootInfo, CoreHandle, ExitPlan, FaultKind, IpcBuffer, Kernel, MessageInfo, Regime, SpaceId, StartInfo,
     SyscallArgs, ThreadId, ThreadInfo, ThreadStatus, Word,
 };
 
@@ -33,6 +33,8 @@ pub struct Sim<R: Regime> {
     pub cores: Vec<CoreHandle>,
     /// What each core runs (per the last plan).
     pub running: Vec<Option<ThreadId>>,
+    /// The address space each core runs in (per the last plan).
+    pub spaces: Vec<Option<SpaceId>>,
     /// Fresh starts reported by plans, in order.
     pub started: Vec<(ThreadId, StartInfo)>,
     /// IRQs acknowledged by plans.
@@ -62,6 +64,7 @@ impl<R: Regime> Sim<R> {
             boot,
             cores: handles,
             running: vec![None; cores],
+            spaces: vec![None; cores],
             started: Vec::new(),
             acked: Vec::new(),
             auto_ipi: true,
@@ -87,7 +90,9 @@ impl<R: Regime> Sim<R> {
     pub fn follow(&mut self, core: usize, plan: ExitPlan) {
         self.check();
         assert!(!plan.ipis.contains(core), "plan IPIs its own core");
+        assert!(plan.run.is_some() || plan.space.is_none(), "an idle core given an address space");
         self.running[core] = plan.run;
+        self.spaces[core] = plan.space;
         if let Some(s) = plan.start {
             assert!(s.fresh);
             self.started.push((plan.run.expect("start without run"), s));

@@ -105,7 +105,9 @@ impl Ctx<'_, LfState> {
     /// and put it on `untyped`'s free list.
     pub(crate) fn retire_shared_frame(&mut self, frame: Ref<Frame>, untyped: Ref<Untyped>, rmw: &impl Fn(Rmw)) {
         // `unmap` of an unmapped frame is one load and no change.
-        self.s.mappings.unmap(frame.index(), rmw);
+        if let Some(m) = self.s.mappings.unmap(frame.index(), rmw) {
+            self.translation_changed(m, true);
+        }
         self.pool_frame(frame, untyped, rmw);
     }
 

@@ -14,7 +14,7 @@
 use alloc::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use core::ptr::NonNull;
 
-use granule_sync::lockfree::{MapError, Rmw};
+use granule_sync::lockfree::{MapError, Mapped, Rmw};
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, Word, VSPACE_BYTES};
 use crate::args::Args;
@@ -139,13 +139,18 @@ impl<W: Waits> Ctx<'_, W> {
                 };
                 let m = &self.s.mappings;
                 match m.map(self.core, frame.index(), vspace.index(), vaddr, large, rmw) {
-                    Ok(()) => self.reply_address(caller, frame),
+                    Ok(()) => {
+                        self.translation_changed(Mapped { space: vspace.index(), vaddr, large }, false);
+                        self.reply_address(caller, frame)
+                    }
                     Err(MapError::FrameMapped | MapError::Occupied) => Outcome::Error(Error::DeleteFirst),
                     Err(MapError::NoTable) => Outcome::Error(Error::NotEnoughMemory),
                 }
             }
             FrameOp::Unmap { frame } => {
-                self.s.mappings.unmap(frame.index(), rmw);
+                if let Some(m) = self.s.mappings.unmap(frame.index(), rmw) {
+                    self.translation_changed(m, true);
+                }
                 Outcome::Done
             }
             FrameOp::GetAddress { frame } => {
@@ -167,6 +172,8 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Unmap `frame` before it is destroyed (the whole kernel is held).
     pub(crate) fn unmap_frame(&mut self, frame: Ref<Frame>) {
-        self.s.mappings.forget_frame(frame.index());
+        if let Some(m) = self.s.mappings.forget_frame(frame.index()) {
+            self.translation_changed(m, true);
+        }
     }
 }

@@ -19,8 +19,10 @@ use core::sync::atomic::Ordering;
 use granule_sync::lockfree::{Mapped, Rmw};
 
 use crate::exit::CoreMask;
+use crate::ids::SpaceId;
 use crate::object::{Frame, Ref};
 use crate::state::{Ctx, IPI_STALL};
+use crate::translation::{Change, Translation};
 use crate::waits::Waits;
 
 /// An address space. Its page table is in `State::mappings`, and the cores
@@ -50,6 +52,36 @@ impl<W: Waits> Ctx<'_, W> {
         let gen = unsafe { <VSpace as crate::state::Object>::slab(self.s).gen(i) }?;
         let r = Ref::new(i, gen);
         self.read(r).is_some().then_some(r)
+    }
+
+    /// The live frame at slab index `i`.
+    fn frame_at(&self, i: u32) -> Option<Ref<Frame>> {
+        // SAFETY: as in `vspace_at`.
+        let gen = unsafe { <Frame as crate::state::Object>::slab(self.s).gen(i) }?;
+        let r = Ref::new(i, gen);
+        self.read(r).is_some().then_some(r)
+    }
+
+    /// The cores other than this one that have run space `space` since its
+    /// last shoot-down (its core bitmap).
+    fn space_cores_elsewhere(&self, space: u32) -> CoreMask {
+        let all = self.vspace_cores(space).map_or(0, |b| b.load(Ordering::Relaxed));
+        let mut m = CoreMask(all & (u64::MAX >> (64 - self.s.config.cores.clamp(1, 64))));
+        m.remove(self.core);
+        m
+    }
+
+    /// Tell the platform's hardware translation, if it has one, that page
+    /// `m` changed (`translation.rs`); an unmap shoots down the space's
+    /// other cores. Nothing on the hosted platform.
+    pub(crate) fn translation_changed(&self, m: Mapped, unmapped: bool) {
+        let Some(t) = self.s.translations else { return };
+        let shoot = if unmapped { self.space_cores_elsewhere(m.space) } else { CoreMask::EMPTY };
+        let now = || {
+            let frame = self.frame_at(self.s.mappings.translate(m.space, m.vaddr)?)?;
+            self.read(frame).map(|f| Translation { addr: f.addr(), large: f.large() })
+        };
+        t.changed(self.core, &Change { space: SpaceId(m.space), vaddr: m.vaddr, large: m.large, shoot, now: &now });
     }
 
     /// Other cores running user code of a thread in `v` right now.
@@ -83,6 +115,9 @@ impl<W: Waits> Ctx<'_, W> {
             return;
         }
         self.s.mappings.clear_space(v.index());
+        if let Some(t) = self.s.translations {
+            t.cleared(self.core, SpaceId(v.index()), self.space_cores_elsewhere(v.index()));
+        }
         let cores = CoreMask(self.vspace_cores(v.index()).map_or(0, |b| b.swap(0, Ordering::Relaxed)));
         for c in cores.iter() {
             if c != self.core && c < self.s.config.cores {

@@ -46,7 +46,7 @@ use core::sync::atomic::Ordering;
 
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
 use crate::hold::Hold;
-use crate::ids::ThreadId;
+use crate::ids::{SpaceId, ThreadId};
 use crate::introspect::{ThreadInfo, ThreadStatus};
 use crate::object::thread::ThreadState;
 use crate::object::{Ref, Tcb, NIL};
@@ -487,7 +487,7 @@ impl<W: Waits> Ctx<'_, W> {
         cs.current_prio = next_prio;
         self.own_cell().trapped.store(TRAP_NONE, Ordering::Relaxed);
 
-        let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks };
+        let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks, space: None };
         if let Some(n) = next {
             if let Some(x) = self.get(n) {
                 if x.fresh {
@@ -497,9 +497,12 @@ impl<W: Waits> Ctx<'_, W> {
                 // Mark the address space as run here (no liveness check: a stale
                 // reference only sets a bit of a dead or reused slot, which
                 // makes a later shoot-down conservative, never unsound).
-                if let Some(bits) = x.vspace.and_then(|v| self.vspace_cores(v.index())) {
-                    if bits.load(Ordering::Relaxed) & (1 << core) == 0 {
-                        bits.fetch_or(1 << core, Ordering::Relaxed);
+                if let Some(v) = x.vspace {
+                    plan.space = Some(SpaceId(v.index()));
+                    if let Some(bits) = self.vspace_cores(v.index()) {
+                        if bits.load(Ordering::Relaxed) & (1 << core) == 0 {
+                            bits.fetch_or(1 << core, Ordering::Relaxed);
+                        }
                     }
                 }
             }
@@ -586,6 +589,7 @@ impl<W: Waits> Ctx<'_, W> {
         let r = Ref::<Tcb>::new(t.index, t.gen);
         let x = self.get(r)?;
         let (mut state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
+        let space = x.vspace.map(|v| SpaceId(v.index()));
         if self.as_deleted(r)? {
             state = ThreadState::Zombie;
         }
@@ -605,6 +609,6 @@ impl<W: Waits> Ctx<'_, W> {
             ThreadState::BlockedOnNotification { .. } => ThreadStatus::BlockedOnNotification,
             ThreadState::Zombie => ThreadStatus::Zombie,
         };
-        Some(ThreadInfo { status, core, priority: prio, call_abandoned: blocked && stop.is_some() })
+        Some(ThreadInfo { status, core, priority: prio, call_abandoned: blocked && stop.is_some(), space })
     }
 }

@@ -3,7 +3,8 @@
 
 use crate::common::*;
 use granule_kernel::abi::*;
-use granule_kernel::ThreadStatus;
+use granule_kernel::translation::Change;
+use granule_kernel::{CoreMask, SpaceId, ThreadStatus, Translation, Translations};
 
 use InvocationLabel::*;
 
@@ -186,4 +187,88 @@ fn page_tables_run_out_and_come_back() {
         sim.invoke(0, CAP_FIRST_UNTYPED, UntypedRetype, &[ObjectType::Frame as Word, 12, 0, slot, 1]),
         Err(Error::NotEnoughMemory)
     );
+}
+
+/// What a platform with page tables heard (`Translations`): `(core,
+/// space, vaddr, shoot, now)`, `vaddr` `None` for a cleared space.
+#[derive(Debug, Default)]
+struct Heard(std::sync::Mutex<Vec<Told>>);
+
+/// One call a [`Heard`] got.
+type Told = (usize, SpaceId, Option<Word>, CoreMask, Option<Translation>);
+
+impl Translations for Heard {
+    fn changed(&self, core: usize, c: &Change<'_>) {
+        assert!(!c.large);
+        self.0.lock().unwrap().push((core, c.space, Some(c.vaddr), c.shoot, c.now()));
+    }
+    fn cleared(&self, core: usize, space: SpaceId, shoot: CoreMask) {
+        self.0.lock().unwrap().push((core, space, None, shoot, None));
+    }
+}
+
+impl Heard {
+    fn take(&self) -> Vec<Told> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A platform's hardware translation hears every map, unmap, frame
+/// deletion and space destruction from inside the entry, with what the
+/// mappings say now; an unmap names exactly the other cores that ran the
+/// space; and each exit plan names the space its thread runs in.
+#[test]
+fn hardware_translations_hear_every_mapping_change_and_plans_name_the_space() {
+    let mut sim = Sim::new(2);
+    let heard: &'static Heard = Box::leak(Box::default());
+    sim.k.set_translations(heard);
+    let init = sim.spaces[0].expect("the root runs in its VSpace");
+    // A thread of the root's space runs on core 1: core 1 joins its bitmap.
+    let (_, t) = sim.spawn(1, 150, 1);
+    assert_eq!((sim.running[1], sim.spaces[1]), (Some(t), Some(init)));
+    let f = sim.retype(0, ObjectType::Frame, 12, 1);
+    let v = sim.obj(ObjectType::VSpace);
+    let small = |addr: Word| Some(Translation { addr, large: false });
+
+    // A space nobody ran: no core to shoot down.
+    let addr = sim.invoke(0, f, FrameMap, &[v, 0x1000]).unwrap()[0];
+    let got = heard.take();
+    let space = got[0].1;
+    assert_ne!(space, init);
+    assert_eq!(got, vec![(0, space, Some(0x1000), CoreMask::EMPTY, small(addr))]);
+    sim.invoke(0, f, FrameUnmap, &[]).unwrap();
+    assert_eq!(heard.take(), vec![(0, space, Some(0x1000), CoreMask::EMPTY, None)]);
+    // Failed or empty operations change nothing.
+    sim.invoke(0, f, FrameUnmap, &[]).unwrap();
+    assert_eq!(sim.invoke(0, f, FrameMap, &[v, 0x1001]), Err(Error::AlignmentError));
+    assert_eq!(heard.take(), vec![]);
+
+    // The root's space, which core 1 ran: its unmap shoots core 1 down.
+    sim.invoke(0, f, FrameMap, &[CAP_INIT_VSPACE, 0x2000]).unwrap();
+    assert_eq!(heard.take(), vec![(0, init, Some(0x2000), CoreMask::EMPTY, small(addr))]);
+    sim.invoke(0, f, FrameUnmap, &[]).unwrap();
+    assert_eq!(heard.take(), vec![(0, init, Some(0x2000), CoreMask::single(1), None)]);
+
+    // Destroying a space clears it; deleting a mapped frame unmaps it.
+    sim.invoke(0, f, FrameMap, &[v, 0x3000]).unwrap();
+    sim.invoke(0, CAP_INIT_CNODE, CNodeDelete, &[v]).unwrap();
+    let got = heard.take();
+    assert_eq!(got.last(), Some(&(0, space, None, CoreMask::EMPTY, None)));
+    sim.invoke(0, f, FrameMap, &[CAP_INIT_VSPACE, 0x4000]).unwrap();
+    heard.take();
+    // Core 1 runs the space the frame is mapped in: the delete stalls it
+    // first (the root's call restarts until it is stalled).
+    let deleted = (0..4).find_map(|_| sim.invoke_maybe_restart(0, CAP_INIT_CNODE, CNodeDelete, &[f]));
+    assert_eq!(deleted, Some(Ok(())));
+    assert_eq!(heard.take(), vec![(0, init, Some(0x4000), CoreMask::single(1), None)]);
+
+    // A thread without a space runs with none.
+    let cap = sim.obj(ObjectType::Tcb);
+    sim.root_invoke(cap, Invocation::configure(CAP_INIT_CNODE, 0));
+    sim.root_invoke(cap, Invocation::set_priority(200));
+    sim.root_invoke(cap, Invocation::set_affinity(1));
+    sim.root_invoke(cap, Invocation::start(1, 1));
+    let u = sim.k.thread_of_cap(&mut sim.cores[0], sim.root, cap).unwrap();
+    assert_eq!((sim.running[1], sim.spaces[1]), (Some(u), None));
+    sim.check();
 }

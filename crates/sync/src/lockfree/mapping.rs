@@ -208,6 +208,10 @@ impl FrameWord {
     fn large(self) -> bool {
         self.0 & LARGE != 0
     }
+    /// Where this word's mapping is (meaningful when it is `MAPPED`).
+    fn mapped(self) -> Mapped {
+        Mapped { space: self.space(), vaddr: self.page() << PAGE_BITS, large: self.large() }
+    }
     fn why(self) -> u64 {
         (self.0 >> WHY_SHIFT) & 3
     }
@@ -367,8 +371,8 @@ impl Mappings {
         }
     }
 
-    /// Unmap `frame`; whether it was mapped.
-    pub fn unmap(&self, frame: u32, rmw: &impl Fn(Rmw)) -> bool {
+    /// Unmap `frame`; where it was mapped, if it was.
+    pub fn unmap(&self, frame: u32, rmw: &impl Fn(Rmw)) -> Option<Mapped> {
         let mut seen = self.frame_word(frame);
         loop {
             match seen.state() {
@@ -384,11 +388,11 @@ impl Mappings {
                             rmw(Rmw::Cmpxchg);
                             let _ = entry.compare_exchange(seen.claim(frame), 0, Ordering::AcqRel, Ordering::Acquire);
                         }
-                        return true;
+                        return Some(seen.mapped());
                     }
                     Err(now) => seen = now,
                 },
-                _ => return false,
+                _ => return None,
             }
         }
     }
@@ -402,9 +406,7 @@ impl Mappings {
                 MAPPING => {
                     self.help(frame, seen, rmw);
                 }
-                MAPPED => {
-                    return Some(Mapped { space: seen.space(), vaddr: seen.page() << PAGE_BITS, large: seen.large() })
-                }
+                MAPPED => return Some(seen.mapped()),
                 _ => return None,
             }
         }
@@ -442,10 +444,10 @@ impl Mappings {
         }
     }
 
-    /// Unmap `frame` before its slot is reused. Only with no other
-    /// operation in flight.
-    pub fn forget_frame(&self, frame: u32) {
-        self.unmap(frame, &|_| {});
+    /// Unmap `frame` before its slot is reused; where it was mapped, if it
+    /// was. Only with no other operation in flight.
+    pub fn forget_frame(&self, frame: u32) -> Option<Mapped> {
+        self.unmap(frame, &|_| {})
     }
 
     /// The consistency of a quiescent object (no operation in flight), for
@@ -685,8 +687,8 @@ mod tests {
         assert_eq!(m.mapped(0, &quiet), Some(Mapped { space: 1, vaddr: 0x5000, large: false }));
         assert_eq!(m.map(0, 0, 1, 0x6000, false, &quiet), Err(MapError::FrameMapped));
         assert_eq!(m.map(0, 1, 1, 0x5000, false, &quiet), Err(MapError::Occupied));
-        assert!(m.unmap(0, &quiet));
-        assert!(!m.unmap(0, &quiet));
+        assert!(m.unmap(0, &quiet).is_some());
+        assert!(m.unmap(0, &quiet).is_none());
         assert_eq!(m.translate(1, 0x5000), None);
         assert_eq!(m.map(0, 1, 1, 0x5000, false, &quiet), Ok(()));
         m.check_quiescent().unwrap();
@@ -701,7 +703,7 @@ mod tests {
         assert_eq!(m.map(0, 3, 0, 0x5000, false, &quiet), Err(MapError::Occupied));
         assert_eq!(m.map(0, 3, 0, 0x0000, false, &quiet), Ok(()));
         assert_eq!(m.map(0, 4, 0, 0x0000, true, &quiet), Err(MapError::Occupied), "a table is there");
-        assert!(m.unmap(2, &quiet));
+        assert!(m.unmap(2, &quiet).is_some());
         assert_eq!(m.map(0, 3, 0, 0x5000, false, &quiet), Err(MapError::FrameMapped));
         assert_eq!(m.map(0, 4, 0, 0x5000, false, &quiet), Ok(()));
         m.check_quiescent().unwrap();
@@ -766,7 +768,7 @@ mod tests {
         assert_eq!(m.map(0, 0, 0, 0x2000, false, &quiet), Ok(()));
         assert_eq!(m.outcomes[1].load(Ordering::Acquire), record(0, 1, OUT_MAPPED));
         // A failed one hands over its reason.
-        assert!(m.unmap(0, &quiet));
+        assert!(m.unmap(0, &quiet).is_some());
         m.outcomes[1].store(record(0, 3, UNDECIDED), Ordering::Release);
         let w = FrameWord(FrameWord::request(3, 1, 0, 1, false));
         m.frames[0].store(w.with(UNMAPPED, WHY_NO_TABLE), Ordering::Release);
@@ -783,7 +785,7 @@ mod tests {
         assert_eq!(m.map(0, 1, 0, 0x1000, false, &count), Ok(()));
         assert_eq!(n.get(), 3, "request, claim, decision");
         n.set(0);
-        assert!(m.unmap(1, &count));
+        assert!(m.unmap(1, &count).is_some());
         assert_eq!(n.get(), 2, "decision, claim out");
     }
 }

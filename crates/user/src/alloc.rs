@@ -6,6 +6,8 @@
 //! objects from the untypeds in order, moving to the next untyped when one
 //! reports `NotEnoughMemory`. It never frees: experiments build once.
 
+use alloc_crate::vec::Vec;
+
 use granule_kernel::abi::{Error, ObjectType, CAP_INIT_CNODE, CAP_INIT_VSPACE};
 use granule_kernel::{BootInfo, Word};
 

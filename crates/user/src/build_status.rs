@@ -1,7 +1,7 @@
 //! Whether a root task finished building an experiment, or the error that
 //! stopped it: what the outside world waits on before it measures.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use granule_kernel::abi::Error;
 

@@ -37,8 +37,22 @@
 //! reference into a thread-local (e.g. `rand::thread_rng()`), a guard of an
 //! OS-thread-affine lock, a thread id. Programs here seed their own
 //! generators and keep all their state on their stack.
+//!
+//! **Features.** Without `std` the crate is `no_std` (it needs `alloc`) and
+//! holds what runs on any platform: [`trap`], [`env`](mod@env), [`alloc`],
+//! [`build_status`], [`subsys`] and [`pingpong`] — the bare-metal platform
+//! runs the same ping-pong programs through its own [`Trap`]. Feature `std`
+//! adds the key-value programs ([`net`], [`resp`], [`ycsb`]), which use the
+//! standard library's hash maps, `Arc` and error trait; feature `hosted`
+//! (default, implies `std`) adds the hosted trap and what boots experiments
+//! on the hosted platform ([`hosted`], [`kv`], `buildload`, `manage_load`).
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+
+// The `alloc` crate under another name: `alloc` is the root task's
+// allocator module below.
+extern crate alloc as alloc_crate;
 
 pub mod alloc;
 pub mod build_status;
@@ -51,11 +65,14 @@ pub mod hosted;
 pub mod kv;
 #[cfg(feature = "hosted")]
 pub mod manage_load;
+#[cfg(feature = "std")]
 pub mod net;
 pub mod pingpong;
+#[cfg(feature = "std")]
 pub mod resp;
 pub mod subsys;
 pub mod trap;
+#[cfg(feature = "std")]
 pub mod ycsb;
 
 pub use alloc::Allocator;

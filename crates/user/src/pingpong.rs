@@ -17,7 +17,8 @@
 //! written with a plain store by the client only) and a count of replies that
 //! failed verification.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use alloc_crate::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_kernel::abi::{Error, ObjectType};
@@ -242,6 +243,6 @@ pub fn spin_cycles(n: u64) {
     }
     let t0 = granule_sync::cycles::now();
     while granule_sync::cycles::now().wrapping_sub(t0) < n {
-        std::hint::spin_loop();
+        core::hint::spin_loop();
     }
 }

@@ -1,6 +1,9 @@
 //! The sysctl and kernel-log system calls from user code (the layouts are
 //! in `docs/subsystems.md`).
 
+use alloc_crate::string::String;
+use alloc_crate::vec::Vec;
+
 use granule_kernel::abi::words::{push_bytes, push_oid, take_oid, unpack};
 use granule_kernel::abi::{Error, KlogOp, SysctlOp, Sysno, MSG_MAX_WORDS};
 use granule_kernel::{MessageInfo, Word};

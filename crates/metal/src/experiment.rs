@@ -53,8 +53,8 @@ use granule_kernel::abi::{
     FAULT_MEMORY_ACCESS,
 };
 use granule_kernel::{
-    BigLock, BootConfig, CoreHandle, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, SpaceId, StartInfo,
-    SyscallArgs, ThreadId, Transactional,
+    BigLock, BootConfig, CoreHandle, CoreMask, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, SpaceId,
+    StartInfo, SyscallArgs, ThreadId, ThreadStatus, Transactional,
 };
 use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::NoStats;
@@ -73,6 +73,8 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         "user-fault" => Scenario::UserFault,
         "fuzz" => Scenario::Fuzz,
         "serial-irq" => Scenario::SerialIrq,
+        "shootdown" => Scenario::Shootdown,
+        "remote-stall" => Scenario::RemoteStall,
         "kernel-fault" => {
             // The fault report's own test: an invalid opcode in the kernel.
             println!("granule-metal: faulting on purpose (experiment=kernel-fault)");
@@ -81,7 +83,9 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
             return Err("ud2 did not fault".into());
         }
         other => {
-            return Err(format!("experiment={other}: `pingpong`, `user-fault`, `fuzz`, `serial-irq` or `kernel-fault`"))
+            return Err(format!(
+                "experiment={other}: `pingpong`, `user-fault`, `fuzz`, `serial-irq`, `shootdown`, `remote-stall` or `kernel-fault`"
+            ))
         }
     };
     let number = |key: &str, default: usize| -> Result<usize, String> {
@@ -104,6 +108,11 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         other => return Err(format!("check={other}: `every` (after every entry) or `end`")),
     };
     let cores = smp::start_cores(boot.rsdp, want)?;
+    if scenario == Scenario::RemoteStall && cores < 2 {
+        return Err(
+            "experiment=remote-stall needs at least 2 cores (it deletes a thread running on another one)".into()
+        );
+    }
     let platform = platform();
     println!("granule-metal: {cores} cores running on {platform}");
     // Every core's timer ticks (each core halts until it has seen two).
@@ -118,7 +127,19 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         "all" => ALL.to_vec(),
         one => alloc::vec![one],
     };
+    let alone = regimes.len() == 1;
     for name in regimes {
+        if scenario == Scenario::RemoteStall && name == "none" {
+            // Core 0 deletes core 1's thread while core 1 may enter the
+            // kernel for a tick: two cores on one object, which `none`'s
+            // contract rules out (it would be a data race, not a result).
+            let why = "regime none: remote-stall skipped (its contract forbids two cores touching one thread)";
+            if alone {
+                return Err(why.into());
+            }
+            println!("granule-metal: {why}");
+            continue;
+        }
         // The serial line interrupts one core: its experiment runs on core 0.
         let on = if scenario == Scenario::SerialIrq { 1 } else { cores };
         let pairs = Pairs { cores: on, rounds, platform, regime: name, every, user, scenario };
@@ -213,6 +234,34 @@ enum Scenario {
     /// through an IRQ handler object and a notification
     /// (`experiment=serial-irq`); its pair's other thread only waits.
     SerialIrq,
+    /// On the target core (1, or 0 alone): a reader in an address space of
+    /// its own and its fault handler; the root maps a frame there, the
+    /// reader reads it through its page tables, the root unmaps it (a TLB
+    /// shootdown of exactly the space's cores) and the reader's next read
+    /// faults. The other cores run ping-pong pairs in no space
+    /// (`experiment=shootdown`).
+    Shootdown,
+    /// On core 1: a thread computing without system calls, which the root
+    /// deletes from core 0 (a stall IPI takes core 1 out of ring 3 first);
+    /// the other cores run ping-pong pairs (`experiment=remote-stall`).
+    RemoteStall,
+}
+
+/// The core the shootdown and remote-stall experiments aim at.
+fn target_core(cores: usize) -> usize {
+    usize::from(cores > 1)
+}
+
+/// What the root does from core 0 while the pairs run, once its threads
+/// are done and the kernel chooses it.
+#[derive(Clone, Copy, Debug)]
+enum RootWork {
+    /// When the reader on `target` saw the frame: unmap it, check that the
+    /// page left `space`'s table, and signal `note` to wake the reader.
+    Unmap { frame: Word, note: Word, target: usize, space: SpaceId },
+    /// When the spinner on `target` runs: delete its TCB capability
+    /// `victim` (restarting until its core is stalled).
+    Delete { victim: Word, thread: ThreadId, target: usize },
 }
 
 /// Each core's handle, taken by that core alone.
@@ -238,6 +287,9 @@ impl Pairs {
         root.entered(h0, plan)?;
         let mut free = boot.first_free_slot;
         let mut pairs = Vec::with_capacity(cores);
+        let mut work = None;
+        let shot_before: Vec<u64> = (0..cores).map(paging::shootdowns_taken).collect();
+        VICTIM_DELETED.store(false, Ordering::Relaxed);
         for core in 0..cores {
             let programs = match self.scenario {
                 Scenario::PingPong => Programs {
@@ -257,6 +309,38 @@ impl Pairs {
                     pairs.push(root.build_serial(h0, &mut free, pair)?);
                     continue;
                 }
+                Scenario::Shootdown if core == target_core(cores) => {
+                    let programs = Programs {
+                        server: programs::FAULT_HANDLER,
+                        client: programs::READER,
+                        calls: 0,
+                        fault_handler: true,
+                    };
+                    let pair = root.build_pair(h0, &mut free, core, Some(programs))?;
+                    work = Some(root.build_reader(h0, &mut free, core, pair)?);
+                    pairs.push(pair);
+                    continue;
+                }
+                Scenario::RemoteStall if core == target_core(cores) => {
+                    let programs = Programs {
+                        server: programs::SERVER,
+                        client: programs::SPINNER,
+                        calls: 0,
+                        fault_handler: false,
+                    };
+                    let pair = root.build_pair(h0, &mut free, core, Some(programs))?;
+                    root.start_at(h0, pair.client_cap, programs::SPINNER, core as Word)?;
+                    programs::SPINNING[core].store(0, Ordering::Relaxed);
+                    work = Some(RootWork::Delete { victim: pair.client_cap, thread: pair.client, target: core });
+                    pairs.push(pair);
+                    continue;
+                }
+                Scenario::Shootdown | Scenario::RemoteStall => Programs {
+                    server: programs::SERVER,
+                    client: programs::CLIENT,
+                    calls: self.rounds as u64,
+                    fault_handler: false,
+                },
                 Scenario::Fuzz => {
                     programs::FUZZ_TARGET.store(self.rounds as u64, Ordering::Relaxed);
                     programs::FUZZ_CALLS[core].store(0, Ordering::Relaxed);
@@ -279,14 +363,19 @@ impl Pairs {
         }
         let mut drivers: Vec<UnsafeCell<Driver<'_, R>>> =
             pairs.iter().map(|&pair| UnsafeCell::new(Driver::new(&k, pair, self.rounds, check, self.user))).collect();
-        // The root has nothing left to do: core 0 idles when it is chosen.
+        // The root has nothing left to do but `work`: core 0 idles when it
+        // is chosen.
         drivers[0].get_mut().root = Some(boot.root_thread);
+        drivers[0].get_mut().work = work;
+        if let Some(RootWork::Delete { target, .. }) = work {
+            drivers[target].get_mut().victim = true;
+        }
         let first = drivers[0].get_mut();
         first.follow(root.invoke_to(h0, pairs[0].server_cap, InvocationLabel::TcbResume, &[])?);
         first.step(h0)?;
         first.follow(root.invoke_to(h0, pairs[0].client_cap, InvocationLabel::TcbResume, &[])?);
         let failed = AtomicBool::new(false);
-        let drivers = PerCore(drivers);
+        let mut drivers = PerCore(drivers);
         let drive = |core: usize| {
             let (handles, drivers) = (&handles, &drivers);
             // SAFETY: this core's own handle and driver (see `PerCore`).
@@ -300,6 +389,14 @@ impl Pairs {
             println!("granule-metal: waiting for a byte on the serial line");
         }
         smp::run_on_all(cores, &drive);
+        // The first failure's own reason, not another core's "stopped".
+        let first = drivers.0.iter_mut().enumerate().find_map(|(core, d)| match &d.get_mut().outcome {
+            Err(e) if e != STOPPED => Some(format!("{} on core {core}: {e}", self.regime)),
+            _ => None,
+        });
+        if let Some(e) = first {
+            return Err(e);
+        }
         k.check_invariants(h0).map_err(|v| format!("{}: an invariant broke during the run: {v:?}", self.regime))?;
         for (core, d) in drivers.0.into_iter().enumerate() {
             let d = d.into_inner();
@@ -346,6 +443,22 @@ impl Pairs {
                 );
                 continue;
             }
+            if self.scenario == Scenario::Shootdown && core == target_core(cores) {
+                self.shootdown_record(core, d.report, &shot_before, work)?;
+                continue;
+            }
+            if self.scenario == Scenario::RemoteStall && core == target_core(cores) {
+                if let Some(RootWork::Delete { thread, .. }) = work {
+                    if let Some(info) = k.thread_info(h0, thread) {
+                        return Err(format!("{}: the deleted thread outlived its core's stall: {info:?}", self.regime));
+                    }
+                }
+                println!(
+                    "{{\"record\":\"metal_remote_stall\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{cores},\"core\":{core},\"deleted\":true,\"ipis\":{ipis}}}",
+                    self.platform, self.regime
+                );
+                continue;
+            }
             println!(
                 "{{\"record\":\"metal_pingpong\",\"platform\":\"{}\",\"regime\":\"{}\",\"threads\":\"{}\",\"cores\":{cores},\"core\":{core},\"round_trips\":{},\"cycles_per_round_trip\":{:.1},\"ipis\":{ipis},\"ticks\":{ticks}}}",
                 self.platform,
@@ -355,6 +468,54 @@ impl Pairs {
                 cycles as f64 / self.rounds as f64
             );
         }
+        Ok(())
+    }
+}
+
+impl Pairs {
+    /// Checks and prints the shootdown experiment's outcome on the reader's
+    /// core `core`: the reader's fault at the unmapped page, and shootdown
+    /// IPIs taken by exactly the space's other cores (the reader's core
+    /// unless it is core 0, which unmapped).
+    fn shootdown_record(
+        &self,
+        core: usize,
+        report: [Word; 2],
+        before: &[u64],
+        work: Option<RootWork>,
+    ) -> Result<(), String> {
+        let Some(RootWork::Unmap { space, .. }) = work else { return Err("no unmap was planned".into()) };
+        let window = paging::WINDOW + programs::READER_PAGE;
+        let [label, addr] = report;
+        if label != FAULT_MEMORY_ACCESS || addr != window {
+            return Err(format!(
+                "{}: after the unmap the reader's fault handler got label {label} for {addr:#x}, not {FAULT_MEMORY_ACCESS} for {window:#x}",
+                self.regime
+            ));
+        }
+        let expected = if core == 0 { CoreMask::EMPTY } else { CoreMask::single(core) };
+        let shot = paging::last_shot(space);
+        let mut took = CoreMask::EMPTY;
+        for (c, b) in before.iter().enumerate() {
+            if paging::shootdowns_taken(c) > *b {
+                took.insert(c);
+            }
+        }
+        if shot != expected || took != expected {
+            return Err(format!(
+                "{}: the unmap shot down cores {:#b} and cores {:#b} took a shootdown, not exactly {:#b}",
+                self.regime, shot.0, took.0, expected.0
+            ));
+        }
+        println!(
+            "{{\"record\":\"metal_shootdown\",\"platform\":\"{}\",\"regime\":\"{}\",\"cores\":{},\"core\":{core},\"space\":{},\"vaddr\":{window},\"shot_down\":{},\"took_shootdown\":{},\"fault_addr\":{addr}}}",
+            self.platform,
+            self.regime,
+            self.cores,
+            space.index(),
+            shot.0,
+            took.0
+        );
         Ok(())
     }
 }
@@ -418,18 +579,76 @@ impl<R: Regime> Root<'_, R> {
 
     /// The root's invocation of `cptr`; the thread core 0 runs next, and
     /// how it starts if it never ran.
+    ///
+    /// The root is core 0's current thread between entries, and core 0
+    /// alone acts for it (so its IPC buffer is core 0's to use).
     fn invoke_to(&self, h: &mut CoreHandle, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<Next, String> {
-        // SAFETY: the root is core 0's current thread between entries, and
-        // core 0 alone acts for it.
+        match self.try_invoke_to(h, cptr, label, args)? {
+            (next, false) => Ok(next),
+            (_, true) => Err(format!("the root's {label:?} asked for a restart")),
+        }
+    }
+
+    /// As [`Self::invoke_to`], but a restart (the kernel must stall
+    /// another core first) is not an error: `(next, restarted)`.
+    fn try_invoke_to(
+        &self,
+        h: &mut CoreHandle,
+        cptr: Word,
+        label: InvocationLabel,
+        args: &[Word],
+    ) -> Result<(Next, bool), String> {
+        // SAFETY: as in `invoke_to`.
         let b = unsafe { &mut *self.k.ipc_buffer(self.me) };
         b.msg[..args.len()].copy_from_slice(args);
         let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
         let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
         let next = Next { run: self.entered(h, plan)?, start: plan.start, space: plan.space };
         // SAFETY: as above.
-        let result = unsafe { &*self.k.ipc_buffer(self.me) }.result();
-        result.map_err(|e| format!("the root's {label:?} failed: {e:?}"))?;
-        Ok(next)
+        let b = unsafe { &*self.k.ipc_buffer(self.me) };
+        if b.restart != 0 {
+            return Ok((next, true));
+        }
+        b.result().map_err(|e| format!("the root's {label:?} failed: {e:?}"))?;
+        Ok((next, false))
+    }
+
+    /// Makes thread `tcb` start at program `entry` with argument `arg`.
+    fn start_at(&self, h: &mut CoreHandle, tcb: Word, entry: Word, arg: Word) -> Result<(), String> {
+        // [resume 0, three registers: REG_PC, REG_SP (the platform gives
+        // the stack), REG_ARG0]
+        self.invoke(h, tcb, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])
+    }
+
+    /// Makes core `core`'s new pair's client the shootdown experiment's
+    /// reader: a VSpace of its own, a 4 KiB frame mapped there at
+    /// [`programs::READER_PAGE`] (checked in the space's real page table)
+    /// holding [`programs::MAGIC`], and a notification it waits on while
+    /// the root unmaps the frame.
+    fn build_reader(&self, h: &mut CoreHandle, free: &mut Word, core: usize, p: Pair) -> Result<RootWork, String> {
+        let (space, frame, note) = (*free, *free + 1, *free + 2);
+        *free += 3;
+        let ut = CAP_FIRST_UNTYPED;
+        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::VSpace as Word, 0, 0, space, 1])?;
+        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Frame as Word, 12, 0, frame, 1])?;
+        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Notification as Word, 0, 0, note, 1])?;
+        self.invoke(h, p.client_cap, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, space])?;
+        self.invoke(h, p.client_cap, InvocationLabel::TcbSetFaultHandler, &[p.ep])?;
+        self.start_at(h, p.client_cap, programs::READER, note | (core as Word) << 16)?;
+        programs::READER_SAW[core].store(0, Ordering::Relaxed);
+        self.invoke(h, frame, InvocationLabel::FrameMap, &[space, programs::READER_PAGE])?;
+        // SAFETY: the root's buffer, between its calls: the map's reply.
+        let addr = unsafe { (*self.k.ipc_buffer(self.me)).msg[0] };
+        let id = self.k.thread_info(h, p.client).and_then(|i| i.space).ok_or("the reader has no address space")?;
+        match paging::walk(id, programs::READER_PAGE) {
+            Some(a) if a == addr => {}
+            other => return Err(format!("the mapped frame ({addr:#x}) is not in the space's page table: {other:x?}")),
+        }
+        // SAFETY: the frame's memory (the heap is identity mapped), 4 KiB
+        // the frame owns; the kernel never touches a frame's contents and
+        // the reader only reads it.
+        unsafe { core::ptr::write_volatile(addr as *mut Word, programs::MAGIC) };
+        Ok(RootWork::Unmap { frame, note, target: core, space: id })
     }
 
     /// As [`Self::invoke_to`], where the root keeps running.
@@ -514,9 +733,7 @@ impl<R: Regime> Root<'_, R> {
         if let Some(Programs { server, client, calls, fault_handler }) = user {
             let arg = programs::arg(at, at + 1, calls);
             for (t, entry) in [(server_cap, server), (client_cap, client)] {
-                // [resume 0, three registers: REG_PC, REG_SP (the platform
-                // gives the stack), REG_ARG0]
-                self.invoke(h, t, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])?;
+                self.start_at(h, t, entry, arg)?;
             }
             if fault_handler {
                 // The client's faults go to the pair's endpoint (its slot
@@ -561,7 +778,18 @@ struct Driver<'k, R: Regime> {
     root: Option<ThreadId>,
     /// The two words after `DONE` (the fault handler's label and word).
     report: [Word; 2],
+    /// On core 0: what the root still has to do (`RootWork`).
+    work: Option<RootWork>,
+    /// This core's client is the remote-stall experiment's victim: the
+    /// core is done when the root deleted it and the core left it.
+    victim: bool,
 }
+
+/// The root deleted the remote-stall experiment's victim.
+static VICTIM_DELETED: AtomicBool = AtomicBool::new(false);
+
+/// What a core's run says when it stopped because another core failed.
+const STOPPED: &str = "stopped: another core failed";
 
 /// Ticks a core may wait with nothing to run before its run fails.
 const IDLE_TICKS: u32 = 3000;
@@ -584,6 +812,8 @@ impl<'k, R: Regime> Driver<'k, R> {
             done: false,
             report: [0; 2],
             root: None,
+            work: None,
+            victim: false,
         }
     }
 
@@ -599,6 +829,12 @@ impl<'k, R: Regime> Driver<'k, R> {
 
     /// Whether this core's part is over.
     fn finished(&self) -> bool {
+        if self.work.is_some() {
+            return false;
+        }
+        if self.victim {
+            return VICTIM_DELETED.load(Ordering::Acquire) && self.running != Some(self.pair.client);
+        }
         if self.user.is_some() {
             self.done
         } else {
@@ -613,11 +849,12 @@ impl<'k, R: Regime> Driver<'k, R> {
         let mut idle_ticks = 0;
         while !self.finished() {
             if failed.load(Ordering::Relaxed) {
-                return Err("stopped: another core failed".into());
+                return Err(STOPPED.into());
             }
             // Nothing to run: sleep until an interrupt (an IPI from the
             // core that makes a thread of ours runnable, or a tick).
-            let idle = self.running.is_none() || self.running == self.root;
+            let rooted = self.root.is_some() && self.running == self.root;
+            let idle = self.running.is_none() || (rooted && self.work.is_none());
             let reasons = if idle { irq::wait(core) } else { irq::take(core) };
             if reasons & irq::IPI != 0 {
                 let plan = self.k.ipi(h);
@@ -630,6 +867,10 @@ impl<'k, R: Regime> Driver<'k, R> {
             if reasons & irq::SERIAL != 0 {
                 let plan = self.k.interrupt(h, crate::serial::IRQ as usize);
                 self.entered(h, plan)?;
+            }
+            if self.root.is_some() && self.running == self.root && self.work.is_some() {
+                self.root_work(h)?;
+                continue;
             }
             if self.running.is_none() || self.running == self.root {
                 idle_ticks += u32::from(reasons & irq::TICK != 0);
@@ -710,9 +951,11 @@ impl<'k, R: Regime> Driver<'k, R> {
                 // SAFETY: the thread's buffer, between its system calls.
                 let b = unsafe { &*ipc };
                 if b.msg[0] == programs::DONE {
+                    // The call is made all the same: the thread blocks or
+                    // yields, and the core goes on to what the kernel
+                    // chooses next (the root's work, on core 0).
                     self.done = true;
                     self.report = [b.msg[1], b.msg[2]];
-                    return Ok(());
                 }
                 self.k.syscall(h, args)
             }
@@ -722,8 +965,50 @@ impl<'k, R: Regime> Driver<'k, R> {
                 self.k.fault(h, FaultKind::MemoryAccess { addr, write: error & 2 != 0 })
             }
             user::Trap::Fault { .. } => self.k.fault(h, FaultKind::Other),
+            // The loop enters the kernel for the interrupt next.
+            user::Trap::Interrupted => return Ok(()),
         };
         self.entered(h, plan)
+    }
+
+    /// The root's work, when its moment came (else nothing yet).
+    fn root_work(&mut self, h: &mut CoreHandle) -> Result<(), String> {
+        let (Some(work), Some(me)) = (self.work, self.root) else { return Ok(()) };
+        let root = Root { k: self.k, me, check: self.check };
+        match work {
+            RootWork::Unmap { frame, note, target, space } => {
+                if programs::READER_SAW[target].load(Ordering::Acquire) == 0 {
+                    return Ok(());
+                }
+                let next = root.invoke_to(h, frame, InvocationLabel::FrameUnmap, &[])?;
+                if let Some(a) = paging::walk(space, programs::READER_PAGE) {
+                    return Err(format!("the unmapped frame ({a:#x}) is still in the space's page table"));
+                }
+                self.follow(next);
+                self.work = None;
+                let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Signal.word(), note, 0, 0));
+                self.entered(h, plan)
+            }
+            RootWork::Delete { victim, thread, target } => {
+                if programs::SPINNING[target].load(Ordering::Acquire) == 0 {
+                    return Ok(());
+                }
+                let (next, restarted) =
+                    root.try_invoke_to(h, CAP_INIT_CNODE, InvocationLabel::CNodeDelete, &[victim])?;
+                self.follow(next);
+                if !restarted {
+                    // Gone, or (`lockfree`, and any regime that finishes a
+                    // running thread on its own core) a zombie until its
+                    // core takes the stall IPI; checked gone at the end.
+                    if let Some(info) = self.k.thread_info(h, thread).filter(|i| i.status != ThreadStatus::Zombie) {
+                        return Err(format!("the deleted thread is still there: {info:?}"));
+                    }
+                    self.work = None;
+                    VICTIM_DELETED.store(true, Ordering::Release);
+                }
+                Ok(())
+            }
+        }
     }
 
     /// The client's last call was answered with its word plus one.

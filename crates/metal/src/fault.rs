@@ -124,6 +124,7 @@ fault_stub_\n:
     fault_stub 30, 1
     fault_stub 31, 0
 
+    .global fault_common
 fault_common:
     testb $3, 24(%rsp)
     jz 1f
@@ -166,6 +167,10 @@ extern "C" fn kernel_fault(f: &Frame) -> ! {
     let cr2: u64;
     // SAFETY: reading CR2 has no side effects.
     unsafe { core::arch::asm!("mov {}, cr2", out(reg) cr2, options(nomem, nostack)) };
+    if f.vector >= 32 {
+        // An interrupt from ring 3 that needs the kernel (`irq.rs`).
+        crate::user::interrupted(f);
+    }
     if f.cs & 3 == 3 && crate::user::in_user_thread() {
         // A ring-3 thread's fault: the core's loop makes the kernel entry.
         crate::user::fault_taken(f, cr2);

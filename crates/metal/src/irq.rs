@@ -10,8 +10,14 @@
 //! as an interrupt from one core's exit plan to the other core.
 //!
 //! An interrupt from ring 3 arrives on the core's `TSS.rsp0` stack and
-//! swaps GS to the per-core words and back. Stubs save the registers a call may clobber (the System V caller-saved
-//! set; the target has no SSE state and no red zone) and `iretq`.
+//! swaps GS to the per-core words. One that needs the kernel (the IPI, the
+//! timer, the serial line) then takes the thread off the CPU: its
+//! registers go into its context and its core's loop makes the entry, so a
+//! thread computing without system calls is preempted, stalled or
+//! destroyed like any other (`user.rs`). The TLB shootdown (`paging.rs`)
+//! needs no entry and returns to the thread. From ring 0 the stubs save
+//! the registers a call may clobber (the System V caller-saved set; the
+//! target has no SSE state and no red zone) and `iretq`.
 
 use core::arch::global_asm;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -60,13 +66,22 @@ static TAKEN: [[AtomicU64; 2]; MAX_CORES] = [const { [AtomicU64::new(0), AtomicU
 
 global_asm!(
     r#"
-    .macro irq_stub name, vector
+    .macro irq_stub name, vector, leave
     .balign 16
     .global \name
 \name:
     testb $3, 8(%rsp)
     jz 1f
+    .if \leave
+    /* From ring 3, an interrupt that needs the kernel: the thread leaves
+       for its core's loop through the fault path's frame (error 0, the
+       vector), which `kernel_fault` hands to `user_interrupted`. */
+    pushq $0
+    pushq $\vector
+    jmp fault_common
+    .else
     swapgs
+    .endif
 1:
     pushq %rax
     pushq %rcx
@@ -96,10 +111,10 @@ global_asm!(
     .endm
 
     .section .text
-    irq_stub irq_ipi, 0xf0
-    irq_stub irq_timer, 0xf1
-    irq_stub irq_serial, 0xe4
-    irq_stub irq_tlb, 0xf2
+    irq_stub irq_ipi, 0xf0, 1
+    irq_stub irq_timer, 0xf1, 1
+    irq_stub irq_serial, 0xe4, 1
+    irq_stub irq_tlb, 0xf2, 0
     .balign 16
     .global irq_spurious
 irq_spurious:
@@ -158,7 +173,7 @@ pub fn mask_legacy_pics() {
 
 /// Called by the stubs with interrupts off: record, count, end of interrupt.
 #[unsafe(no_mangle)]
-extern "C" fn interrupt_taken(vector: u32) {
+pub extern "C" fn interrupt_taken(vector: u32) {
     let core = smp::this_core();
     if vector == u32::from(crate::paging::TLB_VECTOR) {
         crate::paging::shootdown_taken(core);

@@ -51,6 +51,7 @@ mod ioapic;
 mod irq;
 #[cfg(target_os = "none")]
 mod paging;
+#[cfg(target_os = "none")]
 mod port;
 #[cfg(target_os = "none")]
 mod programs;

@@ -54,6 +54,10 @@ pub struct UserContext {
     pub rip: u64,
     pub rflags: u64,
     pub rsp: u64,
+    /// Non-zero when the thread left ring 3 by a fault or an interrupt,
+    /// not a `syscall`: every register is live, so it resumes by `iretq`
+    /// (`sysretq` would lose `rcx` and `r11`).
+    pub resume_by_iret: u64,
 }
 
 /// RFLAGS in ring 3: interrupts on (bit 9), the reserved bit 1.
@@ -86,8 +90,14 @@ run_user:
     pushq %r15
     movq %rsp, %gs:8
     movq %rdi, %gs:24
-    movq 120(%rdi), %rcx
-    movq 128(%rdi), %r11
+    cmpq $0, 144(%rdi)
+    je 4f
+    pushq $0x1b
+    pushq 136(%rdi)
+    pushq 128(%rdi)
+    pushq $0x23
+    pushq 120(%rdi)
+4:
     movq 0(%rdi), %rax
     movq 8(%rdi), %rbx
     movq 24(%rdi), %rdx
@@ -100,10 +110,20 @@ run_user:
     movq 96(%rdi), %r13
     movq 104(%rdi), %r14
     movq 112(%rdi), %r15
+    cmpq $0, 144(%rdi)
+    jne 5f
+    movq 120(%rdi), %rcx
+    movq 128(%rdi), %r11
     movq 136(%rdi), %rsp
     movq 40(%rdi), %rdi
     swapgs
     sysretq
+5:
+    movq 16(%rdi), %rcx
+    movq 80(%rdi), %r11
+    movq 40(%rdi), %rdi
+    swapgs
+    iretq
 
     .global syscall_entry
 syscall_entry:
@@ -127,6 +147,7 @@ syscall_entry:
     movq %r11, 128(%rsp)
     movq %gs:16, %rax
     movq %rax, 136(%rsp)
+    movq $0, 144(%rsp)
     jmp return_to_kernel
 
     /* Back to the kernel stack `run_user` left, after a system call's
@@ -160,6 +181,10 @@ pub enum Trap {
     /// A processor exception: its vector, error code, and CR2 (the address
     /// of a page fault).
     Fault { vector: u64, error: u64, addr: u64 },
+    /// An interrupt that needs the kernel (recorded in the core's pending
+    /// word, `irq.rs`): the loop enters the kernel for it, and the thread
+    /// resumes where it was if the kernel runs it again.
+    Interrupted,
 }
 
 /// Per core: a ring-3 thread is running (set by [`run`] around
@@ -178,9 +203,13 @@ pub fn run(ctx: &mut UserContext) -> Trap {
     unsafe { run_user(ctx) };
     IN_USER[core].store(false, Ordering::Relaxed);
     let f = &FAULT[core];
-    if f[0].swap(0, Ordering::Relaxed) != 0 {
-        let get = |i: usize| f[i].load(Ordering::Relaxed);
-        return Trap::Fault { vector: get(1), error: get(2), addr: get(3) };
+    match f[0].swap(0, Ordering::Relaxed) {
+        LEFT_BY_FAULT => {
+            let get = |i: usize| f[i].load(Ordering::Relaxed);
+            return Trap::Fault { vector: get(1), error: get(2), addr: get(3) };
+        }
+        LEFT_BY_INTERRUPT => return Trap::Interrupted,
+        _ => {}
     }
     Trap::Syscall(ctx.syscall_args())
 }
@@ -191,10 +220,30 @@ pub fn in_user_thread() -> bool {
     IN_USER[smp::this_core()].load(Ordering::Relaxed)
 }
 
+/// How a thread left ring 3 other than by `syscall` (`FAULT[core][0]`).
+const LEFT_BY_FAULT: u64 = 1;
+/// See [`LEFT_BY_FAULT`].
+const LEFT_BY_INTERRUPT: u64 = 2;
+
 /// A ring-3 thread's fault (called by the fault report with GS already
 /// the per-core words): its registers go into its context, the fault is
 /// recorded for [`run`], and `run_user` returns.
 pub fn fault_taken(f: &Frame, cr2: u64) -> ! {
+    leave(f, LEFT_BY_FAULT, cr2)
+}
+
+/// An interrupt in ring 3 that needs the kernel (the IPI, the timer, the
+/// serial line; their stubs reach it through the fault path, with GS the
+/// per-core words and interrupts off): recorded and acknowledged (`irq.rs`), then the thread's
+/// registers go into its context and `run_user` returns.
+pub fn interrupted(f: &Frame) -> ! {
+    crate::irq::interrupt_taken(f.vector as u32);
+    leave(f, LEFT_BY_INTERRUPT, 0)
+}
+
+/// Leaves ring 3 for the core's loop: the registers at `f` into the
+/// running context (resumed by `iretq`), `why` recorded for [`run`].
+fn leave(f: &Frame, why: u64, cr2: u64) -> ! {
     let core = smp::this_core();
     // SAFETY: the context `run_user` recorded for this core, which the
     // core's loop does not touch until `run_user` returns.
@@ -218,12 +267,13 @@ pub fn fault_taken(f: &Frame, cr2: u64) -> ! {
         rip: f.rip,
         rflags: f.rflags,
         rsp: f.rsp,
+        resume_by_iret: 1,
     };
     let slot = &FAULT[core];
     slot[1].store(f.vector, Ordering::Relaxed);
     slot[2].store(f.error, Ordering::Relaxed);
     slot[3].store(cr2, Ordering::Relaxed);
-    slot[0].store(1, Ordering::Relaxed);
+    slot[0].store(why, Ordering::Relaxed);
     // SAFETY: `run_user` saved the kernel stack pointer and callee-saved
     // registers this returns to; the fault's own stack is abandoned.
     unsafe { return_to_kernel() }

@@ -48,20 +48,22 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use granule_kernel::abi::{
-    InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE, CAP_IRQ_CONTROL,
-    FAULT_MEMORY_ACCESS,
-};
+use granule_kernel::abi::{InvocationLabel, Word, FAULT_MEMORY_ACCESS};
 use granule_kernel::{
-    BigLock, BootConfig, CoreHandle, CoreMask, ExitPlan, FaultKind, Fine, Kernel, LockFree, NoLock, Regime, SpaceId,
-    StartInfo, SyscallArgs, ThreadId, ThreadStatus, Transactional,
+    BigLock, BootConfig, CoreHandle, CoreMask, Fine, Kernel, LockFree, NoLock, Regime, SpaceId, ThreadId, Transactional,
 };
 use granule_sync::lock::{Clh, Mcs, Ticket};
 use granule_sync::profile::NoStats;
 
 use crate::boot_info::BootInfo;
-use crate::user::{self, UserContext};
 use crate::{irq, paging, println, programs, smp};
+
+mod driver;
+mod hosted_programs;
+mod root;
+
+use driver::{Driver, STOPPED, VICTIM_DELETED};
+use root::{Programs, Root};
 
 /// Every regime `regime=all` runs, in order.
 const ALL: [&str; 6] = ["none", "bkl", "bkl-ticket", "bkl-mcs", "fine", "lockfree"];
@@ -74,6 +76,8 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         "fuzz" => Scenario::Fuzz,
         "serial-irq" => Scenario::SerialIrq,
         "shootdown" => Scenario::Shootdown,
+        "ipc" => Scenario::Ipc,
+        "scale" => Scenario::Scale,
         "remote-stall" => Scenario::RemoteStall,
         "kernel-fault" => {
             // The fault report's own test: an invalid opcode in the kernel.
@@ -84,7 +88,7 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         }
         other => {
             return Err(format!(
-                "experiment={other}: `pingpong`, `user-fault`, `fuzz`, `serial-irq`, `shootdown`, `remote-stall` or `kernel-fault`"
+                "experiment={other}: `pingpong`, `ipc`, `scale`, `user-fault`, `fuzz`, `serial-irq`, `shootdown`, `remote-stall` or `kernel-fault`"
             ))
         }
     };
@@ -96,6 +100,12 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         return Err("cores=0: at least one core is needed".into());
     }
     let rounds = number("rounds", 10_000)?.max(1);
+    let hosted_programs = matches!(scenario, Scenario::Ipc | Scenario::Scale);
+    let runs = number("runs", if hosted_programs { 3 } else { 1 })?.max(1);
+    let delay = number("delay", 0)? as u64;
+    if !hosted_programs && (boot.arg("runs").is_some() || boot.arg("delay").is_some()) {
+        return Err("runs= and delay= are for experiment=ipc and experiment=scale".into());
+    }
     let user = match boot.arg("threads").unwrap_or("user") {
         "user" => true,
         "kernel" if scenario != Scenario::PingPong => return Err("this experiment needs threads=user".into()),
@@ -123,6 +133,8 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
         }
     });
     println!("granule-metal: the timer ticks on every core");
+    let tsc_hz = crate::tsc::hz();
+    println!("granule-metal: the time-stamp counter runs at {tsc_hz} Hz");
     let regimes: Vec<&str> = match boot.arg("regime").unwrap_or("all") {
         "all" => ALL.to_vec(),
         one => alloc::vec![one],
@@ -140,27 +152,30 @@ pub fn run(boot: &BootInfo) -> Result<(), String> {
             println!("granule-metal: {why}");
             continue;
         }
-        // The serial line interrupts one core: its experiment runs on core 0.
-        let on = if scenario == Scenario::SerialIrq { 1 } else { cores };
-        let pairs = Pairs { cores: on, rounds, platform, regime: name, every, user, scenario };
-        match name {
-            // SAFETY: each core's pair touches only its own objects and its
-            // own core's state once the root, alone on core 0, built them;
-            // the cores drive only their own handles (`NoLock`'s contract).
-            "none" => pairs.run(unsafe { NoLock::new() }),
-            "bkl" => pairs.run(BigLock::<Clh>::new(cores)),
-            "bkl-ticket" => pairs.run(BigLock::<Ticket>::new(cores)),
-            "bkl-mcs" => pairs.run(BigLock::<Mcs>::new(cores)),
-            "fine" => pairs.run(Fine::<NoStats>::new(&config(cores))),
-            "lockfree" => pairs.run(LockFree::new(cores)),
-            "rtm" => match Transactional::<granule_sync::rtm::Rtm>::new(cores) {
-                Ok(r) => pairs.run(r),
-                Err(e) => Err(format!("regime rtm refused: {e}")),
-            },
-            other => {
-                Err(format!("regime={other}: not one of none, bkl, bkl-ticket, bkl-mcs, fine, lockfree, rtm, all"))
-            }
-        }?;
+        // The serial line interrupts one core, and `ipc` measures one core:
+        // their experiments run on core 0.
+        let on = if matches!(scenario, Scenario::SerialIrq | Scenario::Ipc) { 1 } else { cores };
+        for run in 1..=runs {
+            let pairs = Pairs { cores: on, rounds, platform, regime: name, every, user, scenario, run, delay, tsc_hz };
+            match name {
+                // SAFETY: each core's pair touches only its own objects and its
+                // own core's state once the root, alone on core 0, built them;
+                // the cores drive only their own handles (`NoLock`'s contract).
+                "none" => pairs.run(unsafe { NoLock::new() }),
+                "bkl" => pairs.run(BigLock::<Clh>::new(cores)),
+                "bkl-ticket" => pairs.run(BigLock::<Ticket>::new(cores)),
+                "bkl-mcs" => pairs.run(BigLock::<Mcs>::new(cores)),
+                "fine" => pairs.run(Fine::<NoStats>::new(&config(cores))),
+                "lockfree" => pairs.run(LockFree::new(cores)),
+                "rtm" => match Transactional::<granule_sync::rtm::Rtm>::new(cores) {
+                    Ok(r) => pairs.run(r),
+                    Err(e) => Err(format!("regime rtm refused: {e}")),
+                },
+                other => {
+                    Err(format!("regime={other}: not one of none, bkl, bkl-ticket, bkl-mcs, fine, lockfree, rtm, all"))
+                }
+            }?;
+        }
     }
     Ok(())
 }
@@ -218,6 +233,12 @@ struct Pairs {
     user: bool,
     /// What each core's pair of threads is.
     scenario: Scenario,
+    /// The repetition (`ipc`, `scale`), from 1.
+    run: usize,
+    /// The servers' mean delay, cycles (`scale`).
+    delay: u64,
+    /// The time-stamp counter's rate.
+    tsc_hz: u64,
 }
 
 /// What each core's pair of threads is.
@@ -245,6 +266,10 @@ enum Scenario {
     /// deletes from core 0 (a stall IPI takes core 1 out of ring 3 first);
     /// the other cores run ping-pong pairs (`experiment=remote-stall`).
     RemoteStall,
+    /// granule-user's ping-pong, one pair on core 0 (`experiment=ipc`).
+    Ipc,
+    /// granule-user's ping-pong, a pair on every core (`experiment=scale`).
+    Scale,
 }
 
 /// The core the shootdown and remote-stall experiments aim at.
@@ -285,6 +310,9 @@ impl Pairs {
         let root = Root { k: &k, me: boot.root_thread, check };
         let plan = k.ipi(h0);
         root.entered(h0, plan)?;
+        if matches!(self.scenario, Scenario::Ipc | Scenario::Scale) {
+            return self.run_hosted_programs(&k, &boot, &handles, check);
+        }
         let mut free = boot.first_free_slot;
         let mut pairs = Vec::with_capacity(cores);
         let mut work = None;
@@ -292,6 +320,8 @@ impl Pairs {
         VICTIM_DELETED.store(false, Ordering::Relaxed);
         for core in 0..cores {
             let programs = match self.scenario {
+                // Returned above: granule-user's root task builds them.
+                Scenario::Ipc | Scenario::Scale => return Err("granule-user's pairs are not the root's".into()),
                 Scenario::PingPong => Programs {
                     server: programs::SERVER,
                     client: programs::CLIENT,
@@ -361,8 +391,10 @@ impl Pairs {
             root.invoke(h0, p.server_cap, InvocationLabel::TcbResume, &[])?;
             root.invoke(h0, p.client_cap, InvocationLabel::TcbResume, &[])?;
         }
-        let mut drivers: Vec<UnsafeCell<Driver<'_, R>>> =
-            pairs.iter().map(|&pair| UnsafeCell::new(Driver::new(&k, pair, self.rounds, check, self.user))).collect();
+        let mut drivers: Vec<UnsafeCell<Driver<'_, R>>> = pairs
+            .iter()
+            .map(|&pair| UnsafeCell::new(Driver::new(&k, Some(pair), self.rounds, check, self.user)))
+            .collect();
         // The root has nothing left to do but `work`: core 0 idles when it
         // is chosen.
         drivers[0].get_mut().root = Some(boot.root_thread);
@@ -374,29 +406,10 @@ impl Pairs {
         first.follow(root.invoke_to(h0, pairs[0].server_cap, InvocationLabel::TcbResume, &[])?);
         first.step(h0)?;
         first.follow(root.invoke_to(h0, pairs[0].client_cap, InvocationLabel::TcbResume, &[])?);
-        let failed = AtomicBool::new(false);
-        let mut drivers = PerCore(drivers);
-        let drive = |core: usize| {
-            let (handles, drivers) = (&handles, &drivers);
-            // SAFETY: this core's own handle and driver (see `PerCore`).
-            let (h, d) = unsafe { (&mut *handles.0[core].get(), &mut *drivers.0[core].get()) };
-            d.outcome = d.run(h, core, &failed);
-            if d.outcome.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
-        };
         if self.scenario == Scenario::SerialIrq {
             println!("granule-metal: waiting for a byte on the serial line");
         }
-        smp::run_on_all(cores, &drive);
-        // The first failure's own reason, not another core's "stopped".
-        let first = drivers.0.iter_mut().enumerate().find_map(|(core, d)| match &d.get_mut().outcome {
-            Err(e) if e != STOPPED => Some(format!("{} on core {core}: {e}", self.regime)),
-            _ => None,
-        });
-        if let Some(e) = first {
-            return Err(e);
-        }
+        let drivers = drive_all(cores, &handles, drivers, self.regime)?;
         k.check_invariants(h0).map_err(|v| format!("{}: an invariant broke during the run: {v:?}", self.regime))?;
         for (core, d) in drivers.0.into_iter().enumerate() {
             let d = d.into_inner();
@@ -520,522 +533,36 @@ impl Pairs {
     }
 }
 
+/// Runs every core's driver at once; the drivers afterwards, or the first
+/// failure's own reason (not another core's "stopped").
+fn drive_all<'k, R: Regime>(
+    cores: usize,
+    handles: &Handles,
+    drivers: Vec<UnsafeCell<Driver<'k, R>>>,
+    regime: &str,
+) -> Result<PerCore<Driver<'k, R>>, String> {
+    let failed = AtomicBool::new(false);
+    let mut drivers = PerCore(drivers);
+    let drive = |core: usize| {
+        let drivers = &drivers;
+        // SAFETY: this core's own handle and driver (see `PerCore`).
+        let (h, d) = unsafe { (&mut *handles.0[core].get(), &mut *drivers.0[core].get()) };
+        d.outcome = d.run(h, core, &failed);
+        if d.outcome.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+    };
+    smp::run_on_all(cores, &drive);
+    let first = drivers.0.iter_mut().enumerate().find_map(|(core, d)| match &d.get_mut().outcome {
+        Err(e) if e != STOPPED => Some(format!("{regime} on core {core}: {e}")),
+        _ => None,
+    });
+    first.map_or(Ok(drivers), Err)
+}
+
 /// Per-core values, each taken by its core alone.
 struct PerCore<T>(Vec<UnsafeCell<T>>);
 
 // SAFETY: core `i` uses only entry `i` (`run_on_all` runs each core's part
 // on that core), and the boot core reads them after every core finished.
 unsafe impl<T: Send> Sync for PerCore<T> {}
-
-/// A pair's objects: capabilities in the root's CNode, and its threads.
-#[derive(Clone, Copy, Debug)]
-struct Pair {
-    ep: Word,
-    reply: Word,
-    server_cap: Word,
-    client_cap: Word,
-    server: ThreadId,
-    client: ThreadId,
-}
-
-/// What an exit plan says about this core's next thread.
-#[derive(Clone, Copy, Debug)]
-struct Next {
-    run: Option<ThreadId>,
-    start: Option<StartInfo>,
-    space: Option<SpaceId>,
-}
-
-/// The ring-3 programs of a pair (entry words), the client's calls, and
-/// whether the server is the client's fault handler.
-#[derive(Clone, Copy, Debug)]
-struct Programs {
-    server: Word,
-    client: Word,
-    calls: u64,
-    fault_handler: bool,
-}
-
-/// Bytes of each ring-3 thread's stack.
-const USER_STACK: usize = 16 * 1024;
-
-/// The root task's part, driven by core 0.
-struct Root<'k, R: Regime> {
-    k: &'k Kernel<R>,
-    me: ThreadId,
-    check: bool,
-}
-
-impl<R: Regime> Root<'_, R> {
-    /// Checks the invariants after an entry if this run does.
-    fn entered(&self, h: &mut CoreHandle, plan: ExitPlan) -> Result<Option<ThreadId>, String> {
-        irq::send(plan.ipis);
-        irq::acknowledge(plan.irq_acks);
-        if self.check {
-            self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
-        }
-        Ok(plan.run)
-    }
-
-    /// The root's invocation of `cptr`; the thread core 0 runs next, and
-    /// how it starts if it never ran.
-    ///
-    /// The root is core 0's current thread between entries, and core 0
-    /// alone acts for it (so its IPC buffer is core 0's to use).
-    fn invoke_to(&self, h: &mut CoreHandle, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<Next, String> {
-        match self.try_invoke_to(h, cptr, label, args)? {
-            (next, false) => Ok(next),
-            (_, true) => Err(format!("the root's {label:?} asked for a restart")),
-        }
-    }
-
-    /// As [`Self::invoke_to`], but a restart (the kernel must stall
-    /// another core first) is not an error: `(next, restarted)`.
-    fn try_invoke_to(
-        &self,
-        h: &mut CoreHandle,
-        cptr: Word,
-        label: InvocationLabel,
-        args: &[Word],
-    ) -> Result<(Next, bool), String> {
-        // SAFETY: as in `invoke_to`.
-        let b = unsafe { &mut *self.k.ipc_buffer(self.me) };
-        b.msg[..args.len()].copy_from_slice(args);
-        let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
-        let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
-        let next = Next { run: self.entered(h, plan)?, start: plan.start, space: plan.space };
-        // SAFETY: as above.
-        let b = unsafe { &*self.k.ipc_buffer(self.me) };
-        if b.restart != 0 {
-            return Ok((next, true));
-        }
-        b.result().map_err(|e| format!("the root's {label:?} failed: {e:?}"))?;
-        Ok((next, false))
-    }
-
-    /// Makes thread `tcb` start at program `entry` with argument `arg`.
-    fn start_at(&self, h: &mut CoreHandle, tcb: Word, entry: Word, arg: Word) -> Result<(), String> {
-        // [resume 0, three registers: REG_PC, REG_SP (the platform gives
-        // the stack), REG_ARG0]
-        self.invoke(h, tcb, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])
-    }
-
-    /// Makes core `core`'s new pair's client the shootdown experiment's
-    /// reader: a VSpace of its own, a 4 KiB frame mapped there at
-    /// [`programs::READER_PAGE`] (checked in the space's real page table)
-    /// holding [`programs::MAGIC`], and a notification it waits on while
-    /// the root unmaps the frame.
-    fn build_reader(&self, h: &mut CoreHandle, free: &mut Word, core: usize, p: Pair) -> Result<RootWork, String> {
-        let (space, frame, note) = (*free, *free + 1, *free + 2);
-        *free += 3;
-        let ut = CAP_FIRST_UNTYPED;
-        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::VSpace as Word, 0, 0, space, 1])?;
-        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Frame as Word, 12, 0, frame, 1])?;
-        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Notification as Word, 0, 0, note, 1])?;
-        self.invoke(h, p.client_cap, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, space])?;
-        self.invoke(h, p.client_cap, InvocationLabel::TcbSetFaultHandler, &[p.ep])?;
-        self.start_at(h, p.client_cap, programs::READER, note | (core as Word) << 16)?;
-        programs::READER_SAW[core].store(0, Ordering::Relaxed);
-        self.invoke(h, frame, InvocationLabel::FrameMap, &[space, programs::READER_PAGE])?;
-        // SAFETY: the root's buffer, between its calls: the map's reply.
-        let addr = unsafe { (*self.k.ipc_buffer(self.me)).msg[0] };
-        let id = self.k.thread_info(h, p.client).and_then(|i| i.space).ok_or("the reader has no address space")?;
-        match paging::walk(id, programs::READER_PAGE) {
-            Some(a) if a == addr => {}
-            other => return Err(format!("the mapped frame ({addr:#x}) is not in the space's page table: {other:x?}")),
-        }
-        // SAFETY: the frame's memory (the heap is identity mapped), 4 KiB
-        // the frame owns; the kernel never touches a frame's contents and
-        // the reader only reads it.
-        unsafe { core::ptr::write_volatile(addr as *mut Word, programs::MAGIC) };
-        Ok(RootWork::Unmap { frame, note, target: core, space: id })
-    }
-
-    /// As [`Self::invoke_to`], where the root keeps running.
-    fn invoke(&self, h: &mut CoreHandle, cptr: Word, label: InvocationLabel, args: &[Word]) -> Result<(), String> {
-        match self.invoke_to(h, cptr, label, args)?.run {
-            Some(t) if t == self.me => Ok(()),
-            other => Err(format!("after {label:?} core 0 runs {other:?}, not the root")),
-        }
-    }
-
-    /// Makes core 0's new pair's client the serial line's user thread: a
-    /// notification, an IRQ handler for the line (from the IRQ control
-    /// capability) that signals it, and the line routed to core 0 and
-    /// enabled at the UART.
-    fn build_serial(&self, h: &mut CoreHandle, free: &mut Word, p: Pair) -> Result<Pair, String> {
-        let (note, handler) = (*free, *free + 1);
-        *free += 2;
-        let ut = CAP_FIRST_UNTYPED;
-        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Notification as Word, 0, 0, note, 1])?;
-        let line = Word::from(crate::serial::IRQ);
-        self.invoke(h, CAP_IRQ_CONTROL, InvocationLabel::IrqIssueIrqHandler, &[line, 0, handler])?;
-        self.invoke(h, handler, InvocationLabel::IrqSetIrqHandler, &[note])?;
-        for (t, entry, arg) in [
-            (p.server_cap, programs::SERVER, programs::arg(p.ep, p.reply, 0)),
-            (p.client_cap, programs::IRQ_WAITER, note | handler << 16),
-        ] {
-            self.invoke(h, t, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])?;
-        }
-        crate::ioapic::route(crate::serial::IRQ, irq::SERIAL_VECTOR, smp::apic_id(0));
-        crate::serial::enable_receive_interrupt();
-        crate::ioapic::set_masked(crate::serial::IRQ, false);
-        Ok(p)
-    }
-
-    /// Turns core `core`'s new pair into a fuzzer (the client's place) and
-    /// its rescuer (the server's): a notification and a CNode of
-    /// [`programs::FUZZ_SLOTS`] slots for the fuzzer holding its own TCB,
-    /// the endpoint, the notification, the reply object and the CNode
-    /// itself (slots 1 to 5), which is its whole CSpace; the rescuer keeps
-    /// the root's CSpace and runs below the fuzzer (150 against 200).
-    fn build_fuzz(&self, h: &mut CoreHandle, free: &mut Word, core: usize, p: Pair) -> Result<Pair, String> {
-        let (note, cnode) = (*free, *free + 1);
-        let ut = CAP_FIRST_UNTYPED;
-        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::Notification as Word, 0, 0, note, 1])?;
-        self.invoke(h, ut, InvocationLabel::UntypedRetype, &[ObjectType::CNode as Word, 5, 0, cnode, 1])?;
-        *free += 2;
-        for (dest, src) in [(1, p.client_cap), (2, p.ep), (3, note), (5, cnode)] {
-            // [dest_index, src_root (0: the root's CSpace), src_index, rights (all)]
-            self.invoke(h, cnode, InvocationLabel::CNodeCopy, &[dest, 0, src, Word::MAX])?;
-        }
-        // A reply capability is not duplicated: it moves.
-        self.invoke(h, cnode, InvocationLabel::CNodeMove, &[4, 0, p.reply])?;
-        self.invoke(h, p.client_cap, InvocationLabel::TcbConfigure, &[cnode, 0])?;
-        self.invoke(h, p.server_cap, InvocationLabel::TcbSetPriority, &[150])?;
-        let fuzz = programs::fuzz_arg(core, false, core as u64 + 1);
-        self.invoke(h, p.client_cap, InvocationLabel::TcbWriteRegisters, &[0, 3, programs::FUZZER, 0, fuzz])?;
-        let rescue = p.client_cap | fuzz << 16;
-        self.invoke(h, p.server_cap, InvocationLabel::TcbWriteRegisters, &[0, 3, programs::RESCUER, 0, rescue])?;
-        Ok(p)
-    }
-
-    /// Creates core `core`'s pair in the slots from `*free` on; with
-    /// `calls`, its threads start as the ring-3 programs (`programs.rs`).
-    fn build_pair(
-        &self,
-        h: &mut CoreHandle,
-        free: &mut Word,
-        core: usize,
-        user: Option<Programs>,
-    ) -> Result<Pair, String> {
-        let at = *free;
-        for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
-            self.invoke(h, CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, at + i as Word, 1])?;
-        }
-        *free += 4;
-        let (server_cap, client_cap) = (at + 2, at + 3);
-        for t in [server_cap, client_cap] {
-            self.invoke(h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0])?;
-            self.invoke(h, t, InvocationLabel::TcbSetPriority, &[200])?;
-            self.invoke(h, t, InvocationLabel::TcbSetAffinity, &[core as Word])?;
-        }
-        if let Some(Programs { server, client, calls, fault_handler }) = user {
-            let arg = programs::arg(at, at + 1, calls);
-            for (t, entry) in [(server_cap, server), (client_cap, client)] {
-                self.start_at(h, t, entry, arg)?;
-            }
-            if fault_handler {
-                // The client's faults go to the pair's endpoint (its slot
-                // in the root's CNode, the client's CSpace).
-                self.invoke(h, client_cap, InvocationLabel::TcbSetFaultHandler, &[at])?;
-            }
-        }
-        let mut id = |cap| self.k.thread_of_cap(h, self.me, cap).ok_or_else(|| format!("no thread behind slot {cap}"));
-        Ok(Pair { ep: at, reply: at + 1, server_cap, client_cap, server: id(server_cap)?, client: id(client_cap)? })
-    }
-}
-
-/// One core's part: it performs the entries of whichever of its pair's
-/// threads the kernel runs there, as a `syscall` instruction would.
-struct Driver<'k, R: Regime> {
-    k: &'k Kernel<R>,
-    pair: Pair,
-    rounds: usize,
-    check: bool,
-    /// The thread the last entry's exit plan runs on this core.
-    running: Option<ThreadId>,
-    /// The address space it runs in.
-    space: Option<SpaceId>,
-    /// Whether the server made its first `Recv`.
-    received: bool,
-    /// Calls the client made.
-    calls: usize,
-    /// Cycles the round trips took, or what went wrong.
-    outcome: Result<u64, String>,
-    /// The pair runs in ring 3: its contexts (server, client), made at the
-    /// plan's `start`, and their stacks.
-    user: Option<[(UserContext, Vec<u8>); 2]>,
-    /// A fresh start each of the pair's threads (server, client) was given
-    /// by some exit plan and has not taken yet: a later plan (a tick's)
-    /// may choose the thread again without it, as the kernel reports a
-    /// start once.
-    start: [Option<StartInfo>; 2],
-    /// A ring-3 thread left [`programs::DONE`] in its buffer.
-    done: bool,
-    /// On core 0, the root, which has finished: chosen, it leaves the core
-    /// idle.
-    root: Option<ThreadId>,
-    /// The two words after `DONE` (the fault handler's label and word).
-    report: [Word; 2],
-    /// On core 0: what the root still has to do (`RootWork`).
-    work: Option<RootWork>,
-    /// This core's client is the remote-stall experiment's victim: the
-    /// core is done when the root deleted it and the core left it.
-    victim: bool,
-}
-
-/// The root deleted the remote-stall experiment's victim.
-static VICTIM_DELETED: AtomicBool = AtomicBool::new(false);
-
-/// What a core's run says when it stopped because another core failed.
-const STOPPED: &str = "stopped: another core failed";
-
-/// Ticks a core may wait with nothing to run before its run fails.
-const IDLE_TICKS: u32 = 3000;
-
-impl<'k, R: Regime> Driver<'k, R> {
-    fn new(k: &'k Kernel<R>, pair: Pair, rounds: usize, check: bool, user: bool) -> Self {
-        let stacks = || (UserContext::default(), alloc::vec![0u8; USER_STACK]);
-        Self {
-            k,
-            pair,
-            rounds,
-            check,
-            running: None,
-            space: None,
-            received: false,
-            calls: 0,
-            outcome: Ok(0),
-            user: user.then(|| [stacks(), stacks()]),
-            start: [None; 2],
-            done: false,
-            report: [0; 2],
-            root: None,
-            work: None,
-            victim: false,
-        }
-    }
-
-    /// Takes the next thread from an exit plan.
-    fn follow(&mut self, next: Next) {
-        self.running = next.run;
-        self.space = next.space;
-        if let (Some(start), Some(t)) = (next.start, next.run) {
-            let which = usize::from(t == self.pair.client);
-            self.start[which] = Some(start);
-        }
-    }
-
-    /// Whether this core's part is over.
-    fn finished(&self) -> bool {
-        if self.work.is_some() {
-            return false;
-        }
-        if self.victim {
-            return VICTIM_DELETED.load(Ordering::Acquire) && self.running != Some(self.pair.client);
-        }
-        if self.user.is_some() {
-            self.done
-        } else {
-            self.calls >= self.rounds && self.running == Some(self.pair.client)
-        }
-    }
-
-    /// Drives this core until its client made all its calls; the cycles
-    /// from the first call to the last reply.
-    fn run(&mut self, h: &mut CoreHandle, core: usize, failed: &AtomicBool) -> Result<u64, String> {
-        let mut started = None;
-        let mut idle_ticks = 0;
-        while !self.finished() {
-            if failed.load(Ordering::Relaxed) {
-                return Err(STOPPED.into());
-            }
-            // Nothing to run: sleep until an interrupt (an IPI from the
-            // core that makes a thread of ours runnable, or a tick).
-            let rooted = self.root.is_some() && self.running == self.root;
-            let idle = self.running.is_none() || (rooted && self.work.is_none());
-            let reasons = if idle { irq::wait(core) } else { irq::take(core) };
-            if reasons & irq::IPI != 0 {
-                let plan = self.k.ipi(h);
-                self.entered(h, plan)?;
-            }
-            if reasons & irq::TICK != 0 {
-                let plan = self.k.timer_tick(h);
-                self.entered(h, plan)?;
-            }
-            if reasons & irq::SERIAL != 0 {
-                let plan = self.k.interrupt(h, crate::serial::IRQ as usize);
-                self.entered(h, plan)?;
-            }
-            if self.root.is_some() && self.running == self.root && self.work.is_some() {
-                self.root_work(h)?;
-                continue;
-            }
-            if self.running.is_none() || self.running == self.root {
-                idle_ticks += u32::from(reasons & irq::TICK != 0);
-                if idle_ticks > IDLE_TICKS {
-                    return Err(format!("core {core} idle for {IDLE_TICKS} ticks: its pair never became runnable"));
-                }
-                continue;
-            }
-            if started.is_none() && self.running == Some(self.pair.client) {
-                started = Some(granule_sync::cycles::now());
-            }
-            self.step(h)?;
-        }
-        if self.user.is_none() {
-            self.check_reply()?;
-        }
-        Ok(granule_sync::cycles::now() - started.unwrap_or(0))
-    }
-
-    /// One entry of the running thread: the server's `Recv` or `ReplyRecv`,
-    /// or the client's next `Call`.
-    fn step(&mut self, h: &mut CoreHandle) -> Result<(), String> {
-        if self.user.is_some() {
-            return self.step_user(h);
-        }
-        let p = self.pair;
-        let args = if self.running == Some(p.server) {
-            let tag = if self.received {
-                // SAFETY: the server is this core's current thread between
-                // entries, and only this core acts for it.
-                let b = unsafe { &mut *self.k.ipc_buffer(p.server) };
-                b.msg[0] = b.msg[0].wrapping_add(1);
-                MessageInfo::new(2, 0, 0, 1).word()
-            } else {
-                0
-            };
-            let sysno = if self.received { Sysno::ReplyRecv } else { Sysno::Recv };
-            self.received = true;
-            SyscallArgs::new(sysno.word(), p.ep, tag, p.reply)
-        } else if self.running == Some(p.client) {
-            if self.calls > 0 {
-                self.check_reply()?;
-            }
-            // SAFETY: the client is this core's current thread, as above.
-            let b = unsafe { &mut *self.k.ipc_buffer(p.client) };
-            b.msg[0] = self.calls as Word * 2;
-            self.calls += 1;
-            SyscallArgs::new(Sysno::Call.word(), p.ep, MessageInfo::new(1, 0, 0, 1).word(), 0)
-        } else {
-            return Err(format!("this core runs {:?}, which is not its pair's", self.running));
-        };
-        let plan = self.k.syscall(h, args);
-        self.entered(h, plan)
-    }
-
-    /// Runs the chosen thread in ring 3 until its next system call, and
-    /// makes that call's entry.
-    fn step_user(&mut self, h: &mut CoreHandle) -> Result<(), String> {
-        let p = self.pair;
-        let (which, t) = match self.running {
-            Some(t) if t == p.server => (0, t),
-            Some(t) if t == p.client => (1, t),
-            other => return Err(format!("this core runs {other:?}, which is not its pair's")),
-        };
-        let ipc = self.k.ipc_buffer(t);
-        let Some(contexts) = self.user.as_mut() else { return Err("not a ring-3 run".into()) };
-        let (ctx, stack) = &mut contexts[which];
-        if let Some(start) = self.start[which].take() {
-            let Some(&entry) = programs::PROGRAMS.get(start.entry as usize) else {
-                return Err(format!("entry word {} names no program", start.entry));
-            };
-            let top = (stack.as_ptr() as u64 + stack.len() as u64) & !15;
-            *ctx = UserContext::start(entry as *const () as u64, top, ipc as u64, start.arg);
-        }
-        paging::switch(self.space);
-        let plan = match user::run(ctx) {
-            user::Trap::Syscall(args) => {
-                // SAFETY: the thread's buffer, between its system calls.
-                let b = unsafe { &*ipc };
-                if b.msg[0] == programs::DONE {
-                    // The call is made all the same: the thread blocks or
-                    // yields, and the core goes on to what the kernel
-                    // chooses next (the root's work, on core 0).
-                    self.done = true;
-                    self.report = [b.msg[1], b.msg[2]];
-                }
-                self.k.syscall(h, args)
-            }
-            // A page fault (vector 14) is a memory access no mapping
-            // allows (error bit 1: a write); anything else is `Other`.
-            user::Trap::Fault { vector: 14, error, addr } => {
-                self.k.fault(h, FaultKind::MemoryAccess { addr, write: error & 2 != 0 })
-            }
-            user::Trap::Fault { .. } => self.k.fault(h, FaultKind::Other),
-            // The loop enters the kernel for the interrupt next.
-            user::Trap::Interrupted => return Ok(()),
-        };
-        self.entered(h, plan)
-    }
-
-    /// The root's work, when its moment came (else nothing yet).
-    fn root_work(&mut self, h: &mut CoreHandle) -> Result<(), String> {
-        let (Some(work), Some(me)) = (self.work, self.root) else { return Ok(()) };
-        let root = Root { k: self.k, me, check: self.check };
-        match work {
-            RootWork::Unmap { frame, note, target, space } => {
-                if programs::READER_SAW[target].load(Ordering::Acquire) == 0 {
-                    return Ok(());
-                }
-                let next = root.invoke_to(h, frame, InvocationLabel::FrameUnmap, &[])?;
-                if let Some(a) = paging::walk(space, programs::READER_PAGE) {
-                    return Err(format!("the unmapped frame ({a:#x}) is still in the space's page table"));
-                }
-                self.follow(next);
-                self.work = None;
-                let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Signal.word(), note, 0, 0));
-                self.entered(h, plan)
-            }
-            RootWork::Delete { victim, thread, target } => {
-                if programs::SPINNING[target].load(Ordering::Acquire) == 0 {
-                    return Ok(());
-                }
-                let (next, restarted) =
-                    root.try_invoke_to(h, CAP_INIT_CNODE, InvocationLabel::CNodeDelete, &[victim])?;
-                self.follow(next);
-                if !restarted {
-                    // Gone, or (`lockfree`, and any regime that finishes a
-                    // running thread on its own core) a zombie until its
-                    // core takes the stall IPI; checked gone at the end.
-                    if let Some(info) = self.k.thread_info(h, thread).filter(|i| i.status != ThreadStatus::Zombie) {
-                        return Err(format!("the deleted thread is still there: {info:?}"));
-                    }
-                    self.work = None;
-                    VICTIM_DELETED.store(true, Ordering::Release);
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// The client's last call was answered with its word plus one.
-    fn check_reply(&self) -> Result<(), String> {
-        // SAFETY: the client is this core's current thread between entries.
-        let b = unsafe { &*self.k.ipc_buffer(self.pair.client) };
-        let sent = (self.calls as Word - 1) * 2;
-        let tag = MessageInfo(b.tag);
-        if tag.label() != 2 || b.msg[0] != sent + 1 {
-            return Err(format!(
-                "call {} answered with label {} and word {}, not 2 and {}",
-                self.calls,
-                tag.label(),
-                b.msg[0],
-                sent + 1
-            ));
-        }
-        Ok(())
-    }
-
-    fn entered(&mut self, h: &mut CoreHandle, plan: ExitPlan) -> Result<(), String> {
-        irq::send(plan.ipis);
-        irq::acknowledge(plan.irq_acks);
-        if self.check {
-            self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
-        }
-        self.follow(Next { run: plan.run, start: plan.start, space: plan.space });
-        Ok(())
-    }
-}

@@ -62,6 +62,10 @@ mod smp;
 #[cfg(target_os = "none")]
 mod start;
 #[cfg(target_os = "none")]
+mod trap;
+#[cfg(target_os = "none")]
+mod tsc;
+#[cfg(target_os = "none")]
 mod user;
 
 #[cfg(target_os = "none")]

@@ -1,5 +1,6 @@
-//! The ring-3 programs of the ping-pong pairs, and the bare-metal `Trap`:
-//! a `syscall` instruction.
+//! The ring-3 programs: the hosted platform's ping-pong server and client
+//! (`granule_user::pingpong`, run through `trap.rs`'s `Trap`), and the
+//! image's own test programs, written against the bare ABI.
 //!
 //! A program is entered as `entry(ipc_buffer, arg)` with `arg` packing the
 //! pair's endpoint slot (bits 0..16), reply slot (16..32) and the client's
@@ -12,21 +13,24 @@
 //! message and reports it the same way. The fuzz pair: a thread making
 //! system calls with garbage arguments, and its rescuer.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use granule_kernel::abi::{Error, InvocationLabel, MessageInfo, Sysno, Word};
 use granule_kernel::IpcBuffer;
+use granule_user::env::Env;
+use granule_user::pingpong::PingPong;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::trap::MetalTrap;
 use crate::MAX_CORES;
 
 /// The word a client leaves in its IPC buffer when it made all its calls.
 pub const DONE: Word = 0xd0_e0d0_e0d0;
 
 /// The programs, by entry word (what the root writes into `REG_PC`).
-pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 9] =
-    [server, client, fault_handler, faulter, rescuer, fuzzer, irq_waiter, reader, spinner];
+pub const PROGRAMS: [extern "C" fn(*mut IpcBuffer, u64) -> !; 11] =
+    [server, client, fault_handler, faulter, rescuer, fuzzer, irq_waiter, reader, spinner, pp_server, pp_client];
 /// The server's entry word.
 pub const SERVER: Word = 0;
 /// The client's entry word.
@@ -45,6 +49,10 @@ pub const IRQ_WAITER: Word = 6;
 pub const READER: Word = 7;
 /// The remote-stall experiment's spinner's entry word.
 pub const SPINNER: Word = 8;
+/// granule-user's ping-pong server's entry word.
+pub const PP_SERVER: Word = 9;
+/// granule-user's ping-pong client's entry word.
+pub const PP_CLIENT: Word = 10;
 
 /// Where the faulting thread loads from: above the 4 GiB the boot page
 /// tables map, so the load page-faults.
@@ -57,25 +65,7 @@ pub fn arg(ep: Word, reply: Word, calls: u64) -> Word {
 
 /// A system call from ring 3: number, capability, message info, fourth word.
 fn trap(sysno: Sysno, cptr: Word, info: Word, extra: Word) {
-    trap_raw(sysno.word(), cptr, info, extra);
-}
-
-/// [`trap`] with any number word.
-fn trap_raw(sysno: Word, cptr: Word, info: Word, extra: Word) {
-    // SAFETY: `syscall` enters the kernel through `user.rs`'s entry, which
-    // saves and restores every register but `rcx` and `r11` (the CPU's).
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            in("rdi") sysno,
-            in("rsi") cptr,
-            in("rdx") info,
-            in("r10") extra,
-            out("rcx") _,
-            out("r11") _,
-            options(nostack),
-        );
-    }
+    crate::trap::syscall(sysno.word(), cptr, info, extra);
 }
 
 /// The server: receive, then reply with the word plus one and receive
@@ -205,7 +195,7 @@ extern "C" fn fuzzer(ipc: *mut IpcBuffer, arg: u64) -> ! {
             }
             (*ipc).error = 0;
         }
-        trap_raw(sysno, cptr, info, extra);
+        crate::trap::syscall(sysno, cptr, info, extra);
         // SAFETY: as in `server`.
         let w = unsafe { (*ipc).error };
         if w == 0 {
@@ -304,5 +294,46 @@ extern "C" fn spinner(_ipc: *mut IpcBuffer, arg: u64) -> ! {
     SPINNING[arg as usize % MAX_CORES].store(1, Ordering::Release);
     loop {
         core::hint::spin_loop();
+    }
+}
+
+/// The granule-user ping-pong experiment the pair threads belong to (set
+/// by the root before it starts them; one per kernel booted).
+static PINGPONG: AtomicPtr<PingPong> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Makes `pp` the experiment [`PP_SERVER`] and [`PP_CLIENT`] threads run.
+pub fn set_pingpong(pp: &'static PingPong) {
+    PINGPONG.store(pp as *const PingPong as *mut PingPong, Ordering::Release);
+}
+
+/// The experiment set by [`set_pingpong`].
+fn pingpong() -> &'static PingPong {
+    let p = PINGPONG.load(Ordering::Acquire);
+    // SAFETY: only `set_pingpong` stores here, a `&'static PingPong`, before
+    // the root starts any thread that reads it.
+    match unsafe { p.as_ref() } {
+        Some(pp) => pp,
+        None => panic!("no ping-pong experiment set"),
+    }
+}
+
+/// granule-user's ping-pong server (`granule_user::pingpong::server`, the
+/// hosted platform's program), through the bare-metal trap.
+extern "C" fn pp_server(ipc: *mut IpcBuffer, arg: u64) -> ! {
+    // SAFETY: `ipc` is this thread's own buffer, as its entry was given it.
+    let mut env = Env::new(unsafe { MetalTrap::new(ipc) });
+    granule_user::pingpong::server(&mut env, pingpong(), arg);
+    loop {
+        trap(Sysno::Yield, 0, 0, 0);
+    }
+}
+
+/// granule-user's ping-pong client, as [`pp_server`].
+extern "C" fn pp_client(ipc: *mut IpcBuffer, arg: u64) -> ! {
+    // SAFETY: as in `pp_server`.
+    let mut env = Env::new(unsafe { MetalTrap::new(ipc) });
+    granule_user::pingpong::client(&mut env, pingpong(), arg);
+    loop {
+        trap(Sysno::Yield, 0, 0, 0);
     }
 }

@@ -120,6 +120,47 @@ fn run_prints_one_record_per_core_and_regime_that_reads_back() {
     assert!(out.contains("mean nothing") && out.contains("Real numbers come from real hardware"), "{out}");
 }
 
+/// `--experiment ipc` and `scale` run granule-user's ping-pong (the hosted
+/// experiments' programs) in the image and print the hosted experiments'
+/// record kinds, each saying `platform: qemu-tcg`.
+#[test]
+fn ipc_and_scale_print_the_hosted_record_kinds_marked_with_their_platform() {
+    if !can_boot("ipc_and_scale_print_the_hosted_record_kinds_marked_with_their_platform") {
+        return;
+    }
+    let args = ["metal", "run", "--experiment", "ipc", "--runs", "2", "--rounds", "50", "--format", "json"];
+    let (ok, out, err) = granule(&args);
+    assert!(ok, "granule metal run --experiment ipc failed: {err}");
+    let rs = records(&out);
+    let ipc = of_kind(&rs, "ipc");
+    assert_eq!(rs.len(), 1 + ipc.len(), "only the machine and ipc records: {out}");
+    let regimes: Vec<&str> = ipc.iter().map(|r| r["regime"].as_str().unwrap_or("?")).collect();
+    assert_eq!(regimes, ALL, "{out}");
+    for r in &ipc {
+        assert_eq!(
+            (r["platform"].as_str(), r["runs"].as_u64(), r["words"].as_u64()),
+            (Some("qemu-tcg"), Some(2), Some(1))
+        );
+        assert!(r["round_trip_cycles_mean"].as_f64().is_some_and(|c| c > 0.0), "{r}");
+    }
+    assert_eq!(ipc[0]["ratio_to_none"].as_f64(), Some(1.0), "none against itself");
+
+    let args = ["metal", "run", "--experiment", "scale", "--regime", "bkl", "--cores", "2", "--runs", "2"];
+    let (ok, out, err) = granule(&[&args[..], &["--delay", "500", "--rounds", "50", "--format", "json"]].concat());
+    assert!(ok, "granule metal run --experiment scale failed: {err}");
+    let rs = records(&out);
+    let scale = of_kind(&rs, "scale");
+    assert_eq!(scale.len(), 2, "one per run: {out}");
+    for (i, r) in scale.iter().enumerate() {
+        assert_eq!(
+            (r["regime"].as_str(), r["cores"].as_u64(), r["run"].as_u64()),
+            (Some("bkl"), Some(2), Some(i as u64 + 1))
+        );
+        assert_eq!((r["delay_cycles"].as_u64(), r["platform"].as_str()), (Some(500), Some("qemu-tcg")));
+        assert!(r["round_trips_per_sec"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+    }
+}
+
 #[test]
 fn rtm_is_refused_with_the_images_reason() {
     if !can_boot("rtm_is_refused_with_the_images_reason") {
@@ -140,6 +181,7 @@ fn bad_options_are_usage_errors() {
         &["metal", "run", "--regime", "bkl,fine"],
         &["metal", "run", "--cores", "17"],
         &["metal", "run", "--check", "always"],
+        &["metal", "run", "--experiment", "fuzz"],
         &["metal", "image", "--regime", "rtm-fallback"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_granule")).args(args).output().expect("run granule");

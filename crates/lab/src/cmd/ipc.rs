@@ -272,6 +272,7 @@ pub fn run(a: &Args) -> Result<()> {
             atomic_floor_cycles: floor,
             target_max_extra_cycles: target,
             meets_target: extra.zip(target).map(|(e, t)| e <= t),
+            platform: None,
         };
         records.push(r.to_map());
     }

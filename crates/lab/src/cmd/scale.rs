@@ -171,6 +171,7 @@ pub fn run(a: &Args) -> Result<()> {
                         window_s: secs,
                         profiled: a.lock_stats.then_some(regime != "none"),
                         profile: a.lock_stats.then(|| WindowProfile::of(r.profile.as_deref().unwrap_or_default())),
+                        platform: None,
                     };
                     records.push(rec.to_map());
                     pb.inc(1);

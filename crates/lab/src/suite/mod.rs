@@ -267,6 +267,14 @@ fn side_by_side(left: Option<Fig>, right: Option<Fig>) -> Option<Fig> {
     }
 }
 
+/// The emulated platform any `ipc` or `scale` record names (`qemu-tcg`,
+/// from `granule metal run`), whose timings mean nothing.
+pub(crate) fn emulated_platform(rs: &Records) -> Option<&str> {
+    let ipc = rs.ipc.iter().filter_map(|r| r.platform.as_deref());
+    let scale = rs.scale.iter().filter_map(|r| r.platform.as_deref());
+    ipc.chain(scale).find(|p| *p == "qemu-tcg")
+}
+
 /// The report page.
 pub fn build_page(rs: &Records, frontier: &frontier::Frontier, figs: &[Fig]) -> String {
     let run = RunInfo::of(rs);
@@ -281,6 +289,14 @@ pub fn build_page(rs: &Records, frontier: &frontier::Frontier, figs: &[Fig]) -> 
     if run.profile == Profile::Smoke.name() {
         let _ =
             writeln!(b, "<p class=\"note\">Smoke profile: tiny durations for testing; the numbers mean nothing.</p>");
+    }
+    if let Some(p) = emulated_platform(rs) {
+        let _ = writeln!(
+            b,
+            "<p class=\"note\">Some ipc or scale records ran on <b>{}</b> (QEMU's software emulation, \
+             `granule metal run`): their timings are functional only and mean nothing.</p>",
+            esc(p)
+        );
     }
     let on = match rs.machine.as_ref().map(|m| m.cores as f64).filter(|c| c.is_finite() && *c >= 1.0) {
         Some(c) => format!("Measured on {c:.0} cores."),

@@ -66,6 +66,11 @@ pub struct IpcRecord {
     pub target_max_extra_cycles: Option<f64>,
     /// `extra_cycles_per_call ≤ target_max_extra_cycles`.
     pub meets_target: Option<bool>,
+    /// Where it ran when not on the hosted platform: `qemu-tcg` (QEMU's
+    /// software emulation, whose timings mean nothing), `hypervisor` or
+    /// `bare-metal` (`granule metal run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<Cow<'static, str>>,
 }
 
 impl Record for IpcRecord {

@@ -49,6 +49,8 @@ pub struct Args {
     /// ACPI tables list, at most 16).
     #[arg(long, value_parser = crate::bounds::int::<usize>(1, MAX_CORES))]
     pub cores: Option<usize>,
+    #[command(flatten)]
+    pub experiment: super::ExperimentArgs,
 }
 
 /// Whether `program` runs (`--version`, or `flag`).
@@ -88,7 +90,7 @@ pub fn run(a: &Args) -> Result<()> {
     }
     check_tools()?;
     let image = cargo::build()?;
-    let cmdline = command_line(&a.regime, a.rounds, a.cores, None);
+    let cmdline = command_line(&a.regime, a.rounds, a.cores, None) + &a.experiment.words();
     let staging = tempfile::tempdir().context("making a staging directory for the ISO")?;
     let grub = staging.path().join("boot/grub");
     std::fs::create_dir_all(&grub).context("staging the ISO")?;

@@ -15,6 +15,7 @@
 //! `regime=… rounds=… cores=… check=every|end`; [`command_line`] writes it.
 
 mod cargo;
+mod derive;
 mod iso;
 mod qemu;
 pub(crate) mod record;
@@ -99,6 +100,48 @@ impl Check {
         match self {
             Check::Every => "every",
             Check::End => "end",
+        }
+    }
+}
+
+/// What the image runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Experiment {
+    /// The image's own ping-pong pair on every core, replies checked:
+    /// `metal_pingpong` records.
+    Pingpong,
+    /// granule-user's ping-pong (the program `granule ipc` runs) on core 0,
+    /// `--runs` fresh kernels per regime: `ipc` records.
+    Ipc,
+    /// granule-user's ping-pong on every core, the servers busy `--delay`
+    /// cycles (mean) between calls, `--runs` per regime: `scale` records.
+    Scale,
+}
+
+/// Which experiment the image runs, and its repetitions and delay.
+#[derive(Clone, Debug, ClapArgs)]
+pub struct ExperimentArgs {
+    /// The experiment.
+    #[arg(long, value_enum, default_value_t = Experiment::Pingpong)]
+    pub experiment: Experiment,
+    /// `ipc` and `scale`: runs per regime, each on a freshly booted kernel,
+    /// 1..=100.
+    #[arg(long, default_value_t = 3, value_parser = crate::bounds::int::<u64>(1, 100))]
+    pub runs: u64,
+    /// `scale`: the servers' mean exponential delay between calls, cycles,
+    /// 0..=10^9.
+    #[arg(long, default_value_t = 0, value_parser = crate::bounds::int::<u64>(0, 1_000_000_000))]
+    pub delay: u64,
+}
+
+impl ExperimentArgs {
+    /// The image's command-line words for it (none for `pingpong`, the
+    /// image's default).
+    pub fn words(&self) -> String {
+        match self.experiment {
+            Experiment::Pingpong => String::new(),
+            Experiment::Ipc => format!(" experiment=ipc runs={}", self.runs),
+            Experiment::Scale => format!(" experiment=scale runs={} delay={}", self.runs, self.delay),
         }
     }
 }

@@ -36,4 +36,28 @@ pub struct MetalPingpongRecord {
     pub ipis: u64,
     /// Timer ticks this core took during the regime's run.
     pub ticks: u64,
+    /// The rest only from `experiment=ipc` and `experiment=scale`, which
+    /// run granule-user's ping-pong (the hosted experiments' programs):
+    /// `ipc` or `scale`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<String>,
+    /// `granule-user`: the programs' source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// The repetition, from 1 (a freshly booted kernel each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<usize>,
+    /// The servers' mean exponential delay between calls, cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_cycles: Option<u64>,
+    /// This core's window: from the first round trip its client counted to
+    /// `round_trips` later, time-stamp-counter cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_cycles: Option<u64>,
+    /// Cycles the core waited idle in its window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_cycles: Option<u64>,
+    /// The time-stamp counter's rate, measured against the PIT, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tsc_hz: Option<u64>,
 }

@@ -1,6 +1,9 @@
 //! `granule metal run`: build the image, boot it under QEMU's software
 //! emulation on `--cores` CPUs, and print what its serial console reported
-//! as `metal_pingpong` records (machine record first, like every command).
+//! as records (machine record first, like every command): each core's
+//! `metal_pingpong` line, or with `--experiment ipc` / `scale` the `ipc` and
+//! `scale` records the hosted experiments write, made from those lines
+//! (`derive.rs`) and marked with the platform they ran on.
 //!
 //! QEMU's TCG emulates every instruction, and its CPUs are host threads
 //! sharing the host's CPUs: the cycles per round trip it reports mean
@@ -17,7 +20,7 @@ use clap::Args as ClapArgs;
 use serde_json::{Map, Value};
 
 use super::record::MetalPingpongRecord;
-use super::{cargo, command_line, qemu, Check, ALL, MAX_CORES, MAX_ROUNDS};
+use super::{cargo, command_line, derive, qemu, Check, Experiment, ExperimentArgs, ALL, MAX_CORES, MAX_ROUNDS};
 use crate::machine::Machine;
 use crate::output::{emit, Format, Record};
 use crate::progress;
@@ -25,8 +28,8 @@ use crate::typed::read_records;
 
 /// What every run under QEMU says about its timings.
 pub const TIMINGS: &str = "timings under QEMU's software emulation (TCG) mean nothing \
-     (cycles_per_round_trip here): this run checks behaviour only. Real numbers come from real hardware \
-     (`granule metal image` makes a bootable ISO).";
+     (every cycle, round-trip and per-second figure here, `platform: qemu-tcg`): this run checks behaviour \
+     only. Real numbers come from real hardware (`granule metal image` makes a bootable ISO).";
 
 /// Options of `granule metal run`.
 #[derive(Clone, Debug, ClapArgs)]
@@ -54,6 +57,8 @@ pub struct Args {
     /// printed, failed runs too) to FILE.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub experiment: ExperimentArgs,
 }
 
 /// Whether a serial line is a `metal_pingpong` record.
@@ -79,9 +84,15 @@ pub fn records(serial: &[String]) -> Result<Vec<MetalPingpongRecord>> {
 pub fn run(a: &Args) -> Result<()> {
     let qemu_version = qemu::version()?;
     let image = cargo::build()?;
-    let cmdline = command_line(&a.regime, a.rounds, Some(a.cores), Some(a.check));
+    let cmdline = command_line(&a.regime, a.rounds, Some(a.cores), Some(a.check)) + &a.experiment.words();
     let regimes: Vec<&str> = if a.regime == "all" { ALL.to_vec() } else { vec![a.regime.as_str()] };
-    let expected = regimes.len() * a.cores;
+    let runs = a.experiment.runs as usize;
+    let (per_regime, what) = match a.experiment.experiment {
+        Experiment::Pingpong => (a.cores, format!("{} cores", a.cores)),
+        Experiment::Ipc => (runs, format!("{runs} runs on core 0")),
+        Experiment::Scale => (runs * a.cores, format!("{runs} runs × {} cores", a.cores)),
+    };
+    let expected = regimes.len() * per_regime;
     let machine = Machine::detect();
     eprintln!("granule: booting it under {qemu_version} (TCG, -smp {}) with `{cmdline}`", a.cores);
     eprintln!("granule: {TIMINGS}");
@@ -104,15 +115,18 @@ pub fn run(a: &Args) -> Result<()> {
     let read = records(&ended.serial)?;
     if read.len() != expected {
         bail!(
-            "the image passed but reported {} metal_pingpong records, not {expected} ({} cores × {}): \
+            "the image passed but reported {} metal_pingpong records, not {expected} ({what} × {}): \
              the serial log (--out FILE) has them all",
             read.len(),
-            a.cores,
             regimes.join(", ")
         );
     }
     let mut out = vec![machine.record()];
-    out.extend(read.iter().map(Record::to_map));
+    match a.experiment.experiment {
+        Experiment::Pingpong => out.extend(read.iter().map(Record::to_map)),
+        Experiment::Ipc => out.extend(derive::ipc(&read).iter().map(Record::to_map)),
+        Experiment::Scale => out.extend(derive::scale(&read).iter().map(Record::to_map)),
+    }
     let extra = if a.common.format == Format::Table { format!("Note: {TIMINGS}\n") } else { String::new() };
     emit(a.common.format, &out, &extra)?;
     Ok(())

@@ -41,6 +41,10 @@ pub struct ScaleRecord {
     /// With `--lock-stats` only: what the profile saw over the whole run.
     #[serde(flatten)]
     pub profile: Option<WindowProfile>,
+    /// Where it ran when not on the hosted platform (`granule metal run`;
+    /// see `IpcRecord::platform`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<Cow<'static, str>>,
 }
 
 impl Record for ScaleRecord {

@@ -77,3 +77,14 @@ fn a_record_that_does_not_read_is_an_error_naming_its_line_and_field() {
     let rs = Records::read("r.jsonl", &all).unwrap();
     assert!(rs.machine.is_none() && rs.ipc.is_empty());
 }
+
+#[test]
+fn records_from_the_emulator_are_named_so_the_page_can_say_their_timings_mean_nothing() {
+    let hosted = vec![record("machine"), rec("ipc", "ipc", &[("regime", "bkl".into())])];
+    assert_eq!(crate::suite::emulated_platform(&Records::new(&hosted)), None);
+    let mut emulated = hosted.clone();
+    emulated.push(rec("scale", "scale", &[("regime", "bkl".into()), ("platform", "qemu-tcg".into())]));
+    let rs = Records::new(&emulated);
+    assert_eq!(rs.scale.iter().next().and_then(|r| r.platform.as_deref()), Some("qemu-tcg"));
+    assert_eq!(crate::suite::emulated_platform(&rs), Some("qemu-tcg"));
+}

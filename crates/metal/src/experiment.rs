@@ -1,8 +1,12 @@
 //! The experiment the command line names (`experiment=pingpong`, the
-//! default; `user-fault`, a ring-3 thread per core whose page fault the
-//! kernel sends to its fault handler, another ring-3 thread; `fuzz`,
-//! system calls with garbage arguments from ring 3; `serial-irq`, the
-//! serial line's interrupt delivered to a ring-3 thread; or
+//! default; `ipc` and `scale`, granule-user's ping-pong as the hosted
+//! experiments run it (`experiment/hosted_programs.rs`); `user-fault`, a
+//! ring-3 thread per core whose page fault the kernel sends to its fault
+//! handler, another ring-3 thread; `fuzz`, system calls with garbage
+//! arguments from ring 3; `serial-irq`, the serial line's interrupt
+//! delivered to a ring-3 thread; `shootdown`, a frame mapped into and
+//! unmapped from a second address space under a reader's feet;
+//! `remote-stall`, a thread deleted while it computes on another core; or
 //! `kernel-fault`, which faults in the kernel on purpose to show the fault
 //! report), under the regime it names:
 //! `regime=none|bkl|bkl-ticket|bkl-mcs|fine|lockfree|rtm|all` (default

@@ -20,9 +20,11 @@
 //! word (`rcx` and `r11` carry the return address and flags); results are
 //! in the thread's IPC buffer, as everywhere.
 //!
-//! Address space: for now one identity map of the first 4 GiB, user
-//! accessible, shared by the kernel and every thread (`boot.rs`); user
-//! page tables per address space are not built yet.
+//! Address spaces: the identity map of the first 4 GiB (`boot.rs`) is in
+//! every space and user accessible (the programs, their stacks and IPC
+//! buffers live there); each VSpace's own pages are at 512 GiB in its own
+//! tables (`paging.rs`), which the core's loop switches to before it runs
+//! a thread.
 
 use core::arch::global_asm;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -12,35 +12,8 @@
 use core::arch::global_asm;
 
 use crate::exit::{exit, Outcome};
+pub use crate::frame::Frame;
 use crate::println;
-
-/// The registers at the fault, as the stubs leave them on the stack.
-#[repr(C)]
-#[derive(Debug)]
-pub struct Frame {
-    pub(crate) r15: u64,
-    pub(crate) r14: u64,
-    pub(crate) r13: u64,
-    pub(crate) r12: u64,
-    pub(crate) r11: u64,
-    pub(crate) r10: u64,
-    pub(crate) r9: u64,
-    pub(crate) r8: u64,
-    pub(crate) rbp: u64,
-    pub(crate) rdi: u64,
-    pub(crate) rsi: u64,
-    pub(crate) rdx: u64,
-    pub(crate) rcx: u64,
-    pub(crate) rbx: u64,
-    pub(crate) rax: u64,
-    pub(crate) vector: u64,
-    pub(crate) error: u64,
-    pub(crate) rip: u64,
-    pub(crate) cs: u64,
-    pub(crate) rflags: u64,
-    pub(crate) rsp: u64,
-    pub(crate) ss: u64,
-}
 
 /// The exceptions' names, by vector.
 const NAMES: [&str; 32] = [
@@ -179,7 +152,7 @@ extern "C" fn kernel_fault(f: &Frame) -> ! {
     let whose = if f.cs & 3 == 3 { "USER" } else { "KERNEL" };
     println!(
         "{whose} FAULT on core {}: vector {} ({name}), error {:#x}, rip {:#x}, cs {:#x}, rflags {:#x}, rsp {:#x}, ss {:#x}, cr2 {cr2:#x}",
-        crate::smp::this_core(),
+        crate::percore::this_core(),
         f.vector,
         f.error,
         f.rip,

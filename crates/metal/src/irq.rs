@@ -24,7 +24,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use granule_kernel::CoreMask;
 
-use crate::{apic, ioapic, serial, smp, MAX_CORES};
+use crate::{apic, ioapic, percore, serial, MAX_CORES};
 
 /// The IPI vector.
 pub const IPI_VECTOR: u8 = 0xf0;
@@ -174,7 +174,7 @@ pub fn mask_legacy_pics() {
 /// Called by the stubs with interrupts off: record, count, end of interrupt.
 #[unsafe(no_mangle)]
 pub extern "C" fn interrupt_taken(vector: u32) {
-    let core = smp::this_core();
+    let core = percore::this_core();
     if vector == u32::from(crate::paging::TLB_VECTOR) {
         crate::paging::shootdown_taken(core);
         apic::eoi();
@@ -242,7 +242,7 @@ pub fn acknowledge(lines: granule_kernel::IrqMask) {
 /// Sends the IPI to every core in `cores` (an exit plan's `ipis`).
 pub fn send(cores: CoreMask) {
     for c in cores.iter() {
-        apic::send_ipi(smp::apic_id(c), IPI_VECTOR);
+        apic::send_ipi(percore::apic_id(c), IPI_VECTOR);
     }
 }
 

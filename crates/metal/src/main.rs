@@ -44,6 +44,8 @@ mod experiment;
 #[cfg(target_os = "none")]
 mod fault;
 #[cfg(target_os = "none")]
+mod frame;
+#[cfg(target_os = "none")]
 mod heap;
 #[cfg(target_os = "none")]
 mod ioapic;
@@ -51,6 +53,8 @@ mod ioapic;
 mod irq;
 #[cfg(target_os = "none")]
 mod paging;
+#[cfg(target_os = "none")]
+mod percore;
 #[cfg(target_os = "none")]
 mod port;
 #[cfg(target_os = "none")]

@@ -33,7 +33,7 @@ use granule_kernel::translation::Change;
 use granule_kernel::{CoreMask, SpaceId, Translation, Translations};
 use spin::Mutex;
 
-use crate::{apic, smp, MAX_CORES};
+use crate::{apic, percore, MAX_CORES};
 
 /// Where a space's 1 GiB starts in its threads' view: PML4 entry 1.
 pub const WINDOW: u64 = 1 << 39;
@@ -241,7 +241,7 @@ fn shoot(cores: CoreMask) {
     let mut waits = [0u64; MAX_CORES];
     for c in cores.iter().filter(|&c| c < MAX_CORES) {
         waits[c] = ASKED[c].fetch_add(1, Ordering::AcqRel) + 1;
-        apic::send_ipi(smp::apic_id(c), TLB_VECTOR);
+        apic::send_ipi(percore::apic_id(c), TLB_VECTOR);
     }
     for c in cores.iter().filter(|&c| c < MAX_CORES) {
         while DONE[c].load(Ordering::Acquire) < waits[c] {

@@ -14,12 +14,12 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use acpi::madt::{Madt, MadtEntry};
 use acpi::{AcpiHandler, AcpiTables, PhysicalMapping};
 
-use crate::{apic, cpu, irq, println, MAX_CORES};
+use crate::{apic, cpu, irq, percore, println, MAX_CORES};
 
 /// Where the trampoline is copied (below 1 MiB, page aligned).
 const TRAMPOLINE: u64 = 0x8000;
@@ -35,71 +35,8 @@ unsafe extern "C" {
 #[unsafe(no_mangle)]
 static ap_handoff: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
-/// Each running core's APIC ID, by core number.
-static APIC_IDS: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(0) }; MAX_CORES];
-
-/// The APIC ID of core `core` (a running core).
-pub fn apic_id(core: usize) -> u32 {
-    APIC_IDS[core].load(Ordering::Relaxed)
-}
-
 /// How many cores are running (the boot core counts).
 static ONLINE: AtomicUsize = AtomicUsize::new(1);
-
-/// The per-core words behind GS: this core's number, then the words the
-/// ring-3 entry and exit use (`user.rs`: kernel stack pointer, user stack
-/// pointer at entry, running context).
-#[repr(C)]
-struct PerCore {
-    index: AtomicU64,
-    kernel_rsp: AtomicU64,
-    user_rsp: AtomicU64,
-    context: AtomicU64,
-}
-
-static PER_CORE: [PerCore; MAX_CORES] = {
-    let mut a = [const {
-        PerCore {
-            index: AtomicU64::new(0),
-            kernel_rsp: AtomicU64::new(0),
-            user_rsp: AtomicU64::new(0),
-            context: AtomicU64::new(0),
-        }
-    }; MAX_CORES];
-    let mut i = 0;
-    while i < MAX_CORES {
-        a[i].index = AtomicU64::new(i as u64);
-        i += 1;
-    }
-    a
-};
-
-/// Points this core's GS base at its per-core word.
-///
-/// # Safety
-/// Called by core `core` itself, `core < MAX_CORES`, once at its start.
-pub unsafe fn set_this_core(core: usize) {
-    let at = &raw const PER_CORE[core] as u64;
-    // SAFETY: IA32_GS_BASE (0xc0000101) takes any canonical address; the
-    // per-core word is a static.
-    unsafe {
-        core::arch::asm!("wrmsr", in("ecx") 0xc000_0101u32, in("eax") at as u32, in("edx") (at >> 32) as u32, options(nostack));
-    }
-}
-
-/// This core's number (0 for the boot core), read through GS.
-pub fn this_core() -> usize {
-    let index: u64;
-    // SAFETY: GS points at this core's `PerCore` (set at its start; before
-    // that, at address 0, which is mapped and reads as some number).
-    unsafe { core::arch::asm!("mov {}, gs:[0]", out(reg) index, options(nostack, readonly, preserves_flags)) };
-    index as usize
-}
-
-/// The ring-3 context `run_user` recorded for this core (`user.rs`).
-pub fn running_context() -> u64 {
-    PER_CORE[this_core()].context.load(Ordering::Relaxed)
-}
 
 /// Physical memory is identity mapped: a "mapping" is the address itself.
 #[derive(Clone, Copy, Debug)]
@@ -156,7 +93,7 @@ pub fn start_cores(rsdp: u64, want: Option<usize>) -> Result<usize, &'static str
     irq::mask_legacy_pics();
     apic::enable();
     for (core, &id) in ids.iter().enumerate().take(n) {
-        APIC_IDS[core].store(id, Ordering::Relaxed);
+        percore::record_apic_id(core, id);
     }
     apic::start_timer(irq::TIMER_VECTOR, irq::TIMER_COUNT);
     irq::enable();
@@ -223,7 +160,7 @@ extern "C" fn ap_main(core: u64) -> ! {
     // SAFETY: this core, once, after the boot core filled the IDT.
     unsafe {
         cpu::init(core);
-        set_this_core(core);
+        percore::set_this_core(core);
         crate::user::init();
     }
     apic::enable();

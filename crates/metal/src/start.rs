@@ -3,7 +3,7 @@
 
 use crate::boot_info::BootInfo;
 use crate::exit::{exit, Outcome};
-use crate::{cpu, experiment, heap, println, serial, smp};
+use crate::{cpu, experiment, heap, percore, println, serial};
 
 /// Called by the boot entry in long mode on the boot stack, with the
 /// loader's information pointer and `%eax` at entry.
@@ -15,7 +15,7 @@ extern "C" fn metal_main(info: u64, magic: u64) -> ! {
     unsafe {
         cpu::init_idt();
         cpu::init(0);
-        smp::set_this_core(0);
+        percore::set_this_core(0);
         crate::user::init();
     }
     // SAFETY: `info` and `magic` are what the entry received from the loader.
@@ -53,6 +53,6 @@ extern "C" fn metal_main(info: u64, magic: u64) -> ! {
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    println!("KERNEL PANIC on core {}: {info}", smp::this_core());
+    println!("KERNEL PANIC on core {}: {info}", percore::this_core());
     exit(Outcome::Failed)
 }

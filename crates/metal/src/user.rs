@@ -31,8 +31,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use granule_kernel::SyscallArgs;
 
-use crate::fault::Frame;
-use crate::{smp, MAX_CORES};
+use crate::frame::Frame;
+use crate::{percore, MAX_CORES};
 
 /// A user thread's registers while it is not running.
 #[repr(C)]
@@ -197,7 +197,7 @@ static FAULT: [[AtomicU64; 4]; MAX_CORES] = [const { [const { AtomicU64::new(0) 
 /// Runs the thread whose registers are `ctx` in ring 3 until its next
 /// system call or fault; `ctx` then holds its registers at that point.
 pub fn run(ctx: &mut UserContext) -> Trap {
-    let core = smp::this_core();
+    let core = percore::this_core();
     IN_USER[core].store(true, Ordering::Relaxed);
     // SAFETY: `ctx` is a user context this core owns (it runs no other
     // core's threads), its `rip` and `rsp` lie in the user-accessible map,
@@ -219,7 +219,7 @@ pub fn run(ctx: &mut UserContext) -> Trap {
 /// Whether this core is running a ring-3 thread (a fault in ring 3 with
 /// no thread behind it is the kernel's own bug).
 pub fn in_user_thread() -> bool {
-    IN_USER[smp::this_core()].load(Ordering::Relaxed)
+    IN_USER[percore::this_core()].load(Ordering::Relaxed)
 }
 
 /// How a thread left ring 3 other than by `syscall` (`FAULT[core][0]`).
@@ -246,10 +246,10 @@ pub fn interrupted(f: &Frame) -> ! {
 /// Leaves ring 3 for the core's loop: the registers at `f` into the
 /// running context (resumed by `iretq`), `why` recorded for [`run`].
 fn leave(f: &Frame, why: u64, cr2: u64) -> ! {
-    let core = smp::this_core();
+    let core = percore::this_core();
     // SAFETY: the context `run_user` recorded for this core, which the
     // core's loop does not touch until `run_user` returns.
-    let ctx = unsafe { &mut *(smp::running_context() as *mut UserContext) };
+    let ctx = unsafe { &mut *(percore::running_context() as *mut UserContext) };
     *ctx = UserContext {
         rax: f.rax,
         rbx: f.rbx,

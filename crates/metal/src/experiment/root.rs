@@ -12,7 +12,7 @@ use granule_kernel::abi::{
 use granule_kernel::{CoreHandle, ExitPlan, Kernel, Regime, SpaceId, StartInfo, SyscallArgs, ThreadId};
 
 use super::RootWork;
-use crate::{irq, paging, programs, smp};
+use crate::{irq, paging, percore, programs};
 
 /// A pair's objects: capabilities in the root's CNode, and its threads.
 #[derive(Clone, Copy, Debug)]
@@ -179,7 +179,7 @@ impl<R: Regime> Root<'_, R> {
         ] {
             self.invoke(h, t, InvocationLabel::TcbWriteRegisters, &[0, 3, entry, 0, arg])?;
         }
-        crate::ioapic::route(crate::serial::IRQ, irq::SERIAL_VECTOR, smp::apic_id(0));
+        crate::ioapic::route(crate::serial::IRQ, irq::SERIAL_VECTOR, percore::apic_id(0));
         crate::serial::enable_receive_interrupt();
         crate::ioapic::set_masked(crate::serial::IRQ, false);
         Ok(p)

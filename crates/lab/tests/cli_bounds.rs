@@ -296,6 +296,9 @@ const TABLE: Table = &[
             ("--check", Word { bad: &["bogus", "", "always"] }),
             ("--timeout", SECONDS),
             ("--out", Output),
+            ("--experiment", Word { bad: &["bogus", "", "fuzz"] }),
+            ("--runs", Int { zero_ok: false, over: Some("101") }),
+            ("--delay", Int { zero_ok: true, over: Some("1000000001") }),
         ],
     ),
     (
@@ -306,6 +309,9 @@ const TABLE: Table = &[
             ("--regime", METAL_REGIME),
             ("--rounds", Int { zero_ok: false, over: Some("1000000001") }),
             ("--cores", Int { zero_ok: false, over: Some("17") }),
+            ("--experiment", Word { bad: &["bogus", "", "fuzz"] }),
+            ("--runs", Int { zero_ok: false, over: Some("101") }),
+            ("--delay", Int { zero_ok: true, over: Some("1000000001") }),
         ],
     ),
 ];

@@ -65,8 +65,12 @@ impl<W: Waits> Ctx<'_, W> {
     /// The cores other than this one that have run space `space` since its
     /// last shoot-down (its core bitmap).
     fn space_cores_elsewhere(&self, space: u32) -> CoreMask {
-        let all = self.vspace_cores(space).map_or(0, |b| b.load(Ordering::Relaxed));
-        let mut m = CoreMask(all & (u64::MAX >> (64 - self.s.config.cores.clamp(1, 64))));
+        self.elsewhere(self.vspace_cores(space).map_or(0, |b| b.load(Ordering::Relaxed)))
+    }
+
+    /// The cores of bitmap `bits` that exist, without this one.
+    fn elsewhere(&self, bits: u64) -> CoreMask {
+        let mut m = CoreMask(bits & (u64::MAX >> (64 - self.s.config.cores.clamp(1, 64))));
         m.remove(self.core);
         m
     }
@@ -115,16 +119,14 @@ impl<W: Waits> Ctx<'_, W> {
             return;
         }
         self.s.mappings.clear_space(v.index());
+        let cores = self.elsewhere(self.vspace_cores(v.index()).map_or(0, |b| b.swap(0, Ordering::Relaxed)));
         if let Some(t) = self.s.translations {
-            t.cleared(self.core, SpaceId(v.index()), self.space_cores_elsewhere(v.index()));
+            t.cleared(self.core, SpaceId(v.index()), cores);
         }
-        let cores = CoreMask(self.vspace_cores(v.index()).map_or(0, |b| b.swap(0, Ordering::Relaxed)));
         for c in cores.iter() {
-            if c != self.core && c < self.s.config.cores {
-                let uses = self.cs(c).current.and_then(|t| self.get(t)).is_some_and(|t| t.vspace == Some(v));
-                if uses {
-                    self.send_ipi(c, IPI_STALL);
-                }
+            let uses = self.cs(c).current.and_then(|t| self.get(t)).is_some_and(|t| t.vspace == Some(v));
+            if uses {
+                self.send_ipi(c, IPI_STALL);
             }
         }
     }

@@ -14,7 +14,7 @@ use granule_kernel::{
 };
 use granule_user::pingpong::PingPong;
 
-use super::root::{Next, Pair, Root};
+use super::root::{perform, Next, Pair, Root};
 use super::RootWork;
 use crate::user::{self, UserContext};
 use crate::{irq, paging, programs};
@@ -373,12 +373,8 @@ impl<'k, R: Regime> Driver<'k, R> {
     }
 
     pub(super) fn entered(&mut self, h: &mut CoreHandle, plan: ExitPlan) -> Result<(), String> {
-        irq::send(plan.ipis);
-        irq::acknowledge(plan.irq_acks);
-        if self.check {
-            self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
-        }
-        self.follow(Next { run: plan.run, start: plan.start, space: plan.space });
+        let next = perform(self.k, h, self.check, plan)?;
+        self.follow(next);
         Ok(())
     }
 }

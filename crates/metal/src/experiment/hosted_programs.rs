@@ -44,9 +44,8 @@ struct RootTrap<'a, 'k, R: Regime> {
 
 impl<R: Regime> Trap for RootTrap<'_, '_, R> {
     fn syscall(&mut self, args: SyscallArgs) {
-        let plan = self.root.k.syscall(self.h, args);
-        match self.root.entered(self.h, plan) {
-            Ok(run) => self.next = Some(Next { run, start: plan.start, space: plan.space }),
+        match self.root.syscall(self.h, args) {
+            Ok(next) => self.next = Some(next),
             Err(e) => {
                 self.error.get_or_insert(e);
             }

@@ -25,6 +25,23 @@ pub(super) struct Pair {
     pub(super) client: ThreadId,
 }
 
+/// Performs an entry's exit plan on this core (its IPIs, the lines it
+/// acknowledges), checks the invariants if the run does, and says what the
+/// plan runs next. The root's entries and every core's loop end here.
+pub(super) fn perform<R: Regime>(
+    k: &Kernel<R>,
+    h: &mut CoreHandle,
+    check: bool,
+    plan: ExitPlan,
+) -> Result<Next, String> {
+    irq::send(plan.ipis);
+    irq::acknowledge(plan.irq_acks);
+    if check {
+        k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
+    }
+    Ok(Next { run: plan.run, start: plan.start, space: plan.space })
+}
+
 /// What an exit plan says about this core's next thread.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Next {
@@ -52,13 +69,15 @@ pub(super) struct Root<'k, R: Regime> {
 
 impl<R: Regime> Root<'_, R> {
     /// Checks the invariants after an entry if this run does.
-    pub(super) fn entered(&self, h: &mut CoreHandle, plan: ExitPlan) -> Result<Option<ThreadId>, String> {
-        irq::send(plan.ipis);
-        irq::acknowledge(plan.irq_acks);
-        if self.check {
-            self.k.check_invariants(h).map_err(|v| format!("invariant broken: {v:?}"))?;
-        }
-        Ok(plan.run)
+    pub(super) fn entered(&self, h: &mut CoreHandle, plan: ExitPlan) -> Result<Next, String> {
+        perform(self.k, h, self.check, plan)
+    }
+
+    /// A system call of the root's (its words already in its buffer), and
+    /// what its plan says core 0 runs next.
+    pub(super) fn syscall(&self, h: &mut CoreHandle, args: SyscallArgs) -> Result<Next, String> {
+        let plan = self.k.syscall(h, args);
+        self.entered(h, plan)
     }
 
     /// The root's invocation of `cptr`; the thread core 0 runs next, and
@@ -92,8 +111,7 @@ impl<R: Regime> Root<'_, R> {
         let b = unsafe { &mut *self.k.ipc_buffer(self.me) };
         b.msg[..args.len()].copy_from_slice(args);
         let info = MessageInfo::new(label.word(), 0, 0, args.len() as Word);
-        let plan = self.k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
-        let next = Next { run: self.entered(h, plan)?, start: plan.start, space: plan.space };
+        let next = self.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0))?;
         // SAFETY: as above.
         let b = unsafe { &*self.k.ipc_buffer(self.me) };
         if b.restart != 0 {

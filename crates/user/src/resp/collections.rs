@@ -12,7 +12,33 @@ use super::encode::{
 use super::hash::Hash;
 use super::number::{parse_f64, parse_i64, parse_score_bound};
 use super::store::{Store, Ttl, Value};
+use super::table::{spec, Flags, Spec, KEY1};
 use super::zset::{AddOutcome, Score, ZSet};
+
+const RF: Flags = Flags::READONLY.or(Flags::FAST);
+const WF: Flags = Flags::WRITE.or(Flags::FAST);
+const WDF: Flags = Flags::WRITE.or(Flags::DENYOOM).or(Flags::FAST);
+
+/// The hash commands.
+pub(crate) const HASH_COMMANDS: &[Spec] = &[
+    spec("hset", -4, WDF, KEY1, |s, c| s.cmd_hset(c.args, false, c.now, c.out)),
+    spec("hget", 3, RF, KEY1, |s, c| s.cmd_hget(c.args[1], c.args[2], c.now, c.out)),
+    spec("hmset", -4, WDF, KEY1, |s, c| s.cmd_hset(c.args, true, c.now, c.out)),
+    spec("hmget", -3, RF, KEY1, |s, c| s.cmd_hmget(c.args, c.now, c.out)),
+    spec("hgetall", 2, Flags::READONLY, KEY1, |s, c| s.cmd_hgetall(c.args[1], c.now, c.out)),
+    spec("hdel", -3, WF, KEY1, |s, c| s.cmd_hdel(c.args, c.now, c.out)),
+    spec("hlen", 2, RF, KEY1, |s, c| s.cmd_hlen(c.args[1], c.now, c.out)),
+    spec("hexists", 3, RF, KEY1, |s, c| s.cmd_hexists(c.args[1], c.args[2], c.now, c.out)),
+];
+
+/// The sorted-set commands.
+pub(crate) const ZSET_COMMANDS: &[Spec] = &[
+    spec("zadd", -4, WDF, KEY1, |s, c| s.cmd_zadd(c.args, c.now, c.out)),
+    spec("zrem", -3, WF, KEY1, |s, c| s.cmd_zrem(c.args, c.now, c.out)),
+    spec("zrangebyscore", -4, Flags::READONLY, KEY1, |s, c| s.cmd_zrangebyscore(c.args, c.now, c.out)),
+    spec("zcard", 2, RF, KEY1, |s, c| s.cmd_zcard(c.args[1], c.now, c.out)),
+    spec("zscore", 3, RF, KEY1, |s, c| s.cmd_zscore(c.args[1], c.args[2], c.now, c.out)),
+];
 
 /// The key holds another type.
 struct WrongType;

@@ -18,6 +18,7 @@ use super::encode::{write_array_header, write_bulk, write_error, write_integer, 
 use super::number::{parse_i64, write_i64};
 use super::session::Session;
 use super::store::{Store, Ttl, Value};
+use super::table::{lookup, spec, Call, Flags, Spec, ALL_KEYS, KEY1, NO_KEYS};
 
 /// What the connection does after a command.
 #[must_use]
@@ -46,136 +47,71 @@ pub(crate) fn write_ok(out: &mut Vec<u8>) {
     out.extend_from_slice(b"+OK\r\n");
 }
 
-/// Every command the store knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Name {
-    Get,
-    Set,
-    Incr,
-    Ping,
-    MGet,
-    MSet,
-    HSet,
-    HGet,
-    ZAdd,
-    SetEx,
-    PSetEx,
-    SetNx,
-    GetDel,
-    Del,
-    Exists,
-    Decr,
-    IncrBy,
-    DecrBy,
-    Append,
-    Strlen,
-    Type,
-    Ttl,
-    PTtl,
-    Expire,
-    PExpire,
-    Persist,
-    HMSet,
-    HMGet,
-    HGetAll,
-    HDel,
-    HLen,
-    HExists,
-    ZRem,
-    ZRangeByScore,
-    ZCard,
-    ZScore,
-    Echo,
-    Select,
-    DbSize,
-    FlushDb,
-    FlushAll,
-    Info,
-    Command,
-    Config,
-    Client,
-    Hello,
-    Auth,
-    Quit,
-}
+/// Flags of a command that writes.
+const W: Flags = Flags::WRITE;
+/// Flags of a write that may grow memory.
+const WD: Flags = Flags::WRITE.or(Flags::DENYOOM);
+/// Flags of a fast write that may grow memory.
+const WDF: Flags = Flags::WRITE.or(Flags::DENYOOM).or(Flags::FAST);
+/// Flags of a fast write.
+const WF: Flags = Flags::WRITE.or(Flags::FAST);
+/// Flags of a fast read.
+const RF: Flags = Flags::READONLY.or(Flags::FAST);
 
-/// A command's table entry, as `COMMAND INFO` reports it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Spec {
-    pub(crate) name: Name,
-    /// Lower-case name, as error messages spell it.
-    pub(crate) text: &'static str,
-    /// Argument count including the name: exact if positive, a minimum if
-    /// negative (Redis's convention).
-    pub(crate) arity: i32,
-    /// Position of the first key, 0 if none.
-    pub(crate) first_key: i32,
-    /// Position of the last key (-1: the last argument).
-    pub(crate) last_key: i32,
-    /// Step between keys.
-    pub(crate) key_step: i32,
-}
-
-const fn spec(name: Name, text: &'static str, arity: i32, first_key: i32, last_key: i32, key_step: i32) -> Spec {
-    Spec { name, text, arity, first_key, last_key, key_step }
-}
-
-/// The command table, the most frequent commands first (lookup is a scan).
-pub(crate) const COMMANDS: &[Spec] = &[
-    spec(Name::Get, "get", 2, 1, 1, 1),
-    spec(Name::Set, "set", -3, 1, 1, 1),
-    spec(Name::Incr, "incr", 2, 1, 1, 1),
-    spec(Name::Ping, "ping", -1, 0, 0, 0),
-    spec(Name::MGet, "mget", -2, 1, -1, 1),
-    spec(Name::MSet, "mset", -3, 1, -1, 2),
-    spec(Name::HSet, "hset", -4, 1, 1, 1),
-    spec(Name::HGet, "hget", 3, 1, 1, 1),
-    spec(Name::ZAdd, "zadd", -4, 1, 1, 1),
-    spec(Name::SetEx, "setex", 4, 1, 1, 1),
-    spec(Name::PSetEx, "psetex", 4, 1, 1, 1),
-    spec(Name::SetNx, "setnx", 3, 1, 1, 1),
-    spec(Name::GetDel, "getdel", 2, 1, 1, 1),
-    spec(Name::Del, "del", -2, 1, -1, 1),
-    spec(Name::Exists, "exists", -2, 1, -1, 1),
-    spec(Name::Decr, "decr", 2, 1, 1, 1),
-    spec(Name::IncrBy, "incrby", 3, 1, 1, 1),
-    spec(Name::DecrBy, "decrby", 3, 1, 1, 1),
-    spec(Name::Append, "append", 3, 1, 1, 1),
-    spec(Name::Strlen, "strlen", 2, 1, 1, 1),
-    spec(Name::Type, "type", 2, 1, 1, 1),
-    spec(Name::Ttl, "ttl", 2, 1, 1, 1),
-    spec(Name::PTtl, "pttl", 2, 1, 1, 1),
-    spec(Name::Expire, "expire", -3, 1, 1, 1),
-    spec(Name::PExpire, "pexpire", -3, 1, 1, 1),
-    spec(Name::Persist, "persist", 2, 1, 1, 1),
-    spec(Name::HMSet, "hmset", -4, 1, 1, 1),
-    spec(Name::HMGet, "hmget", -3, 1, 1, 1),
-    spec(Name::HGetAll, "hgetall", 2, 1, 1, 1),
-    spec(Name::HDel, "hdel", -3, 1, 1, 1),
-    spec(Name::HLen, "hlen", 2, 1, 1, 1),
-    spec(Name::HExists, "hexists", 3, 1, 1, 1),
-    spec(Name::ZRem, "zrem", -3, 1, 1, 1),
-    spec(Name::ZRangeByScore, "zrangebyscore", -4, 1, 1, 1),
-    spec(Name::ZCard, "zcard", 2, 1, 1, 1),
-    spec(Name::ZScore, "zscore", 3, 1, 1, 1),
-    spec(Name::Echo, "echo", 2, 0, 0, 0),
-    spec(Name::Select, "select", 2, 0, 0, 0),
-    spec(Name::DbSize, "dbsize", 1, 0, 0, 0),
-    spec(Name::FlushDb, "flushdb", -1, 0, 0, 0),
-    spec(Name::FlushAll, "flushall", -1, 0, 0, 0),
-    spec(Name::Info, "info", -1, 0, 0, 0),
-    spec(Name::Command, "command", -1, 0, 0, 0),
-    spec(Name::Config, "config", -2, 0, 0, 0),
-    spec(Name::Client, "client", -2, 0, 0, 0),
-    spec(Name::Hello, "hello", -1, 0, 0, 0),
-    spec(Name::Auth, "auth", -2, 0, 0, 0),
-    spec(Name::Quit, "quit", -1, 0, 0, 0),
+/// The hot path's commands, scanned before any other table.
+pub(crate) const HOT: &[Spec] = &[
+    spec("get", 2, RF, KEY1, |s, c| s.cmd_get(c.args[1], c.now, c.out)),
+    spec("set", -3, WD, KEY1, |s, c| s.cmd_set(c.args, c.now, c.out)),
+    spec("incr", 2, WDF, KEY1, |s, c| s.incr_by(c.args[1], 1, c.now, c.out)),
+    spec("ping", -1, Flags::FAST, NO_KEYS, |s, c| s.cmd_ping(c.args, c.out)),
+    spec("mget", -2, RF, ALL_KEYS, |s, c| s.cmd_mget(c.args, c.now, c.out)),
+    spec("mset", -3, WD, (1, -1, 2), |s, c| s.cmd_mset(c.args, c.now, c.out)),
 ];
 
-/// The table entry of the command called `name`, in any case.
-pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    COMMANDS.iter().find(|spec| name.eq_ignore_ascii_case(spec.text.as_bytes()))
-}
+/// The string and key commands.
+pub(crate) const COMMANDS: &[Spec] = &[
+    spec("setex", 4, WD, KEY1, |s, c| s.cmd_setex(c.args, TimeUnit::Seconds, c.now, c.out)),
+    spec("psetex", 4, WD, KEY1, |s, c| s.cmd_setex(c.args, TimeUnit::Millis, c.now, c.out)),
+    spec("setnx", 3, WDF, KEY1, |s, c| s.cmd_setnx(c.args, c.now, c.out)),
+    spec("getdel", 2, WF, KEY1, |s, c| s.cmd_getdel(c.args[1], c.now, c.out)),
+    spec("del", -2, W, ALL_KEYS, |s, c| {
+        let removed = c.args[1..].iter().filter(|key| s.remove(key, c.now)).count();
+        write_integer(c.out, removed as i64);
+    }),
+    spec("exists", -2, RF, ALL_KEYS, |s, c| {
+        let found = c.args[1..].iter().filter(|key| s.contains(key, c.now)).count();
+        write_integer(c.out, found as i64);
+    }),
+    spec("decr", 2, WDF, KEY1, |s, c| s.incr_by(c.args[1], -1, c.now, c.out)),
+    spec("incrby", 3, WDF, KEY1, |s, c| match parse_i64(c.args[2]) {
+        Some(delta) => s.incr_by(c.args[1], delta, c.now, c.out),
+        None => write_error(c.out, NOT_INTEGER),
+    }),
+    spec("decrby", 3, WDF, KEY1, |s, c| match parse_i64(c.args[2]) {
+        Some(i64::MIN) => write_error(c.out, b"ERR decrement would overflow"),
+        Some(delta) => s.incr_by(c.args[1], -delta, c.now, c.out),
+        None => write_error(c.out, NOT_INTEGER),
+    }),
+    spec("append", 3, WD, KEY1, |s, c| s.cmd_append(c.args[1], c.args[2], c.now, c.out)),
+    spec("strlen", 2, RF, KEY1, |s, c| s.cmd_strlen(c.args[1], c.now, c.out)),
+    spec("type", 2, RF, KEY1, |s, c| {
+        let name = s.get_mut(c.args[1], c.now).map_or("none", |value| value.type_name());
+        c.out.push(b'+');
+        c.out.extend_from_slice(name.as_bytes());
+        c.out.extend_from_slice(b"\r\n");
+    }),
+    spec("ttl", 2, RF, KEY1, |s, c| s.cmd_ttl(c.args[1], false, c.now, c.out)),
+    spec("pttl", 2, RF, KEY1, |s, c| s.cmd_ttl(c.args[1], true, c.now, c.out)),
+    spec("expire", -3, WF, KEY1, |s, c| s.cmd_expire(c.args, TimeUnit::Seconds, "expire", c.now, c.out)),
+    spec("pexpire", -3, WF, KEY1, |s, c| s.cmd_expire(c.args, TimeUnit::Millis, "pexpire", c.now, c.out)),
+    spec("persist", 2, WF, KEY1, |s, c| {
+        let had = matches!(s.deadline(c.args[1], c.now), Some(Some(_)));
+        if had {
+            s.set_deadline(c.args[1], Ttl::Clear, c.now);
+        }
+        write_integer(c.out, i64::from(had));
+    }),
+];
 
 /// Whether `count` arguments satisfy `arity` (exact if positive, a minimum
 /// if negative).
@@ -305,104 +241,29 @@ impl Store {
         }
         self.stats.commands_processed += 1;
         self.protocol = session.protocol();
-        let now = now_ms;
-        match spec.name {
-            Name::Get => self.cmd_get(args[1], now, out),
-            Name::Set => self.cmd_set(args, now, out),
-            Name::SetEx | Name::PSetEx => {
-                let (unit, name) = match spec.name {
-                    Name::SetEx => (TimeUnit::Seconds, "setex"),
-                    _ => (TimeUnit::Millis, "psetex"),
-                };
-                match expire_deadline(args[2], unit, now, name) {
-                    Ok(deadline) => {
-                        self.set_string(args[1], args[3], Ttl::At(deadline), now);
-                        write_ok(out);
-                    }
-                    Err(message) => write_error(out, &message),
-                }
-            }
-            Name::SetNx => {
-                let fresh = !self.contains(args[1], now);
-                if fresh {
-                    self.set_string(args[1], args[2], Ttl::Clear, now);
-                }
-                write_integer(out, i64::from(fresh));
-            }
-            Name::GetDel => self.cmd_getdel(args[1], now, out),
-            Name::Incr => self.incr_by(args[1], 1, now, out),
-            Name::Decr => self.incr_by(args[1], -1, now, out),
-            Name::IncrBy => match parse_i64(args[2]) {
-                Some(delta) => self.incr_by(args[1], delta, now, out),
-                None => write_error(out, NOT_INTEGER),
-            },
-            Name::DecrBy => match parse_i64(args[2]) {
-                Some(i64::MIN) => write_error(out, b"ERR decrement would overflow"),
-                Some(delta) => self.incr_by(args[1], -delta, now, out),
-                None => write_error(out, NOT_INTEGER),
-            },
-            Name::Append => self.cmd_append(args[1], args[2], now, out),
-            Name::Strlen => self.cmd_strlen(args[1], now, out),
-            Name::MGet => self.cmd_mget(args, now, out),
-            Name::MSet => self.cmd_mset(args, now, out),
-            Name::Del => {
-                let removed = args[1..].iter().filter(|key| self.remove(key, now)).count();
-                write_integer(out, removed as i64);
-            }
-            Name::Exists => {
-                let found = args[1..].iter().filter(|key| self.contains(key, now)).count();
-                write_integer(out, found as i64);
-            }
-            Name::Type => {
-                let name = self.get_mut(args[1], now).map_or("none", |value| value.type_name());
-                out.push(b'+');
-                out.extend_from_slice(name.as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            Name::Ttl => self.cmd_ttl(args[1], false, now, out),
-            Name::PTtl => self.cmd_ttl(args[1], true, now, out),
-            Name::Expire => self.cmd_expire(args, TimeUnit::Seconds, "expire", now, out),
-            Name::PExpire => self.cmd_expire(args, TimeUnit::Millis, "pexpire", now, out),
-            Name::Persist => {
-                let had = matches!(self.deadline(args[1], now), Some(Some(_)));
-                if had {
-                    self.set_deadline(args[1], Ttl::Clear, now);
-                }
-                write_integer(out, i64::from(had));
-            }
-            Name::HSet => self.cmd_hset(args, false, now, out),
-            Name::HMSet => self.cmd_hset(args, true, now, out),
-            Name::HGet => self.cmd_hget(args[1], args[2], now, out),
-            Name::HMGet => self.cmd_hmget(args, now, out),
-            Name::HGetAll => self.cmd_hgetall(args[1], now, out),
-            Name::HDel => self.cmd_hdel(args, now, out),
-            Name::HLen => self.cmd_hlen(args[1], now, out),
-            Name::HExists => self.cmd_hexists(args[1], args[2], now, out),
-            Name::ZAdd => self.cmd_zadd(args, now, out),
-            Name::ZRem => self.cmd_zrem(args, now, out),
-            Name::ZRangeByScore => self.cmd_zrangebyscore(args, now, out),
-            Name::ZCard => self.cmd_zcard(args[1], now, out),
-            Name::ZScore => self.cmd_zscore(args[1], args[2], now, out),
-            Name::Ping => self.cmd_ping(args, out),
-            Name::Echo => write_bulk(out, args[1]),
-            Name::Select => self.cmd_select(args[1], out),
-            Name::DbSize => {
-                let keys = self.len(now);
-                write_integer(out, keys as i64);
-            }
-            Name::FlushDb | Name::FlushAll => self.cmd_flush(args, out),
-            Name::Info => self.cmd_info(args, now, out),
-            Name::Command => self.cmd_command(args, out),
-            Name::Config => self.cmd_config(args, out),
-            Name::Client => self.cmd_client(session, args, out),
-            Name::Hello => self.cmd_hello(session, args, out),
-            Name::Auth => self.cmd_auth(args, out),
-            Name::Quit => {
+        let mut call = Call { args, now: now_ms, out, session, flow: Flow::Continue };
+        (spec.run)(self, &mut call);
+        call.flow
+    }
+
+    /// `SETEX key seconds value` and `PSETEX key milliseconds value`.
+    fn cmd_setex(&mut self, args: &[&[u8]], unit: TimeUnit, now: u64, out: &mut Vec<u8>) {
+        let name = if unit == TimeUnit::Seconds { "setex" } else { "psetex" };
+        match expire_deadline(args[2], unit, now, name) {
+            Ok(deadline) => {
+                self.set_string(args[1], args[3], Ttl::At(deadline), now);
                 write_ok(out);
-                return Flow::Close;
             }
+            Err(message) => write_error(out, &message),
         }
-        Flow::Continue
+    }
+
+    fn cmd_setnx(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
+        let fresh = !self.contains(args[1], now);
+        if fresh {
+            self.set_string(args[1], args[2], Ttl::Clear, now);
+        }
+        write_integer(out, i64::from(fresh));
     }
 
     fn cmd_get(&mut self, key: &[u8], now: u64, out: &mut Vec<u8>) {

@@ -52,6 +52,9 @@ impl Connection {
         if self.closed {
             return Flow::Close;
         }
+        if self.session.id == 0 {
+            self.session.id = store.next_client_id();
+        }
         if self.pending.is_empty() {
             // Nothing buffered: parse the caller's bytes in place.
             let (used, flow) = self.run(input, store, now_ms, out);
@@ -88,6 +91,12 @@ impl Connection {
     /// The client's session (name, id).
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// The client id, which [`Store::take_outbox`] addresses (assigned by
+    /// the store at the first [`Connection::feed`], 0 before).
+    pub fn id(&self) -> u64 {
+        self.session.id
     }
 
     /// Whether the connection is over (after `QUIT` or a protocol error).

@@ -10,7 +10,8 @@
 //! `$bulk` (or the null bulk `$-1`), `*array` (or the null array `*-1`).
 //! A client that chose RESP3 with `HELLO 3` gets four more where RESP2 has
 //! stand-ins ([`Protocol`]): the null `_`, maps `%`, doubles `,` and
-//! verbatim text `=`. The reply reader is RESP2's (our clients speak it).
+//! verbatim text `=`. The reply reader takes both: RESP3's types are read as
+//! their RESP2 shapes (a map as an array of pairs, a double as its text).
 //! Arrays nest; the reader bounds the nesting at [`MAX_REPLY_DEPTH`] and the
 //! whole reply at the caller's `max_bytes`, and — like the request parser —
 //! checks every claimed length against the bound before trusting it.
@@ -243,9 +244,9 @@ fn scan(buf: &[u8], pos: usize, max: usize, depth: usize) -> Result<Option<usize
     };
     let number = |err| parse_i64(&buf[pos + 1..cr]).ok_or(err);
     match kind {
-        b'+' | b'-' => Ok(Some(next)),
+        b'+' | b'-' | b'_' | b',' | b'(' | b'#' => Ok(Some(next)),
         b':' => number(ProtocolError::InvalidInteger).map(|_| Some(next)),
-        b'$' => match number(ProtocolError::InvalidBulkLength)? {
+        b'$' | b'=' | b'!' => match number(ProtocolError::InvalidBulkLength)? {
             -1 => Ok(Some(next)),
             len => {
                 let len = usize::try_from(len).map_err(|_| ProtocolError::InvalidBulkLength)?;
@@ -262,10 +263,11 @@ fn scan(buf: &[u8], pos: usize, max: usize, depth: usize) -> Result<Option<usize
                 Ok(Some(end))
             }
         },
-        b'*' => match number(ProtocolError::InvalidMultibulkLength)? {
+        b'*' | b'%' | b'~' | b'>' => match number(ProtocolError::InvalidMultibulkLength)? {
             -1 => Ok(Some(next)),
             count => {
                 let count = usize::try_from(count).map_err(|_| ProtocolError::InvalidMultibulkLength)?;
+                let count = if kind == b'%' { count.saturating_mul(2) } else { count };
                 if depth >= MAX_REPLY_DEPTH {
                     return Err(ProtocolError::TooDeep);
                 }
@@ -297,21 +299,24 @@ fn build(buf: &[u8], pos: usize) -> Result<(Reply, usize), ProtocolError> {
     let text = &buf[pos + 1..cr];
     let number = |err| parse_i64(text).ok_or(err);
     match kind {
-        b'+' => Ok((Reply::Simple(text.to_vec()), next)),
+        b'+' | b',' | b'(' | b'#' => Ok((Reply::Simple(text.to_vec()), next)),
         b'-' => Ok((Reply::Error(text.to_vec()), next)),
+        b'_' => Ok((Reply::Bulk(None), next)),
         b':' => Ok((Reply::Integer(number(ProtocolError::InvalidInteger)?), next)),
-        b'$' => match number(ProtocolError::InvalidBulkLength)? {
+        b'$' | b'=' | b'!' => match number(ProtocolError::InvalidBulkLength)? {
             -1 => Ok((Reply::Bulk(None), next)),
             len => {
                 let len = usize::try_from(len).map_err(|_| ProtocolError::InvalidBulkLength)?;
-                let data = buf.get(next..next + len).ok_or(ProtocolError::InvalidBulkLength)?;
-                Ok((Reply::Bulk(Some(data.to_vec())), next + len + 2))
+                let data = buf.get(next..next + len).ok_or(ProtocolError::InvalidBulkLength)?.to_vec();
+                let reply = if kind == b'!' { Reply::Error(data) } else { Reply::Bulk(Some(data)) };
+                Ok((reply, next + len + 2))
             }
         },
-        b'*' => match number(ProtocolError::InvalidMultibulkLength)? {
+        b'*' | b'%' | b'~' | b'>' => match number(ProtocolError::InvalidMultibulkLength)? {
             -1 => Ok((Reply::Array(None), next)),
             count => {
                 let count = usize::try_from(count).map_err(|_| ProtocolError::InvalidMultibulkLength)?;
+                let count = if kind == b'%' { count.saturating_mul(2) } else { count };
                 // The scan saw all `count` elements present: safe to reserve.
                 let mut items = Vec::with_capacity(count);
                 let mut at = next;
@@ -410,7 +415,7 @@ mod tests {
     fn malformed_and_oversized_replies_are_rejected() {
         use ProtocolError::*;
         for (bytes, err) in [
-            (&b"!x\r\n"[..], InvalidReplyType(b'!')),
+            (&b"@x\r\n"[..], InvalidReplyType(b'@')),
             (b":12a\r\n", InvalidInteger),
             (b"$-2\r\n", InvalidBulkLength),
             (b"$3\r\nabcd\r\n", MissingCrlf),

@@ -49,6 +49,7 @@ pub mod parse;
 pub mod server;
 pub mod session;
 pub mod store;
+pub mod table;
 pub mod zset;
 
 pub use command::Flow;

@@ -14,19 +14,47 @@
 //! `INFO`'s `redis_version` (clients gate features on that version); `INFO`
 //! names the real implementation in `granule_version`.
 
-use super::command::{arity_ok, c_string, lookup, write_arity_error, write_ok, Spec, COMMANDS, NOT_INTEGER, SYNTAX};
+use super::command::{arity_ok, c_string, write_arity_error, write_ok, Flow, NOT_INTEGER, SYNTAX};
 use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_verbatim, Protocol,
 };
 use super::number::parse_i64;
 use super::session::Session;
 use super::store::Store;
+use super::table::{self, lookup, spec, Flags, Spec, NO_KEYS};
 
 /// The Redis version this store answers as.
 pub const REDIS_VERSION: &str = "7.0.0";
 
 /// The configuration parameters `CONFIG GET` knows, with their values.
 const CONFIG: &[(&str, &str)] = &[("save", ""), ("appendonly", "no")];
+
+/// Flags of the commands a client may send before anything else.
+const HANDSHAKE: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::FAST).or(Flags::NO_AUTH);
+/// Flags of the introspection commands.
+const LOADING_STALE: Flags = Flags::LOADING.or(Flags::STALE);
+
+/// The connection and server commands.
+pub(crate) const COMMANDS: &[Spec] = &[
+    spec("echo", 2, Flags::FAST, NO_KEYS, |_, c| write_bulk(c.out, c.args[1])),
+    spec("select", 2, LOADING_STALE.or(Flags::FAST), NO_KEYS, |s, c| s.cmd_select(c.args[1], c.out)),
+    spec("dbsize", 1, Flags::READONLY.or(Flags::FAST), NO_KEYS, |s, c| {
+        let keys = s.len(c.now);
+        write_integer(c.out, keys as i64);
+    }),
+    spec("flushdb", -1, Flags::WRITE, NO_KEYS, |s, c| s.cmd_flush(c.args, c.out)),
+    spec("flushall", -1, Flags::WRITE, NO_KEYS, |s, c| s.cmd_flush(c.args, c.out)),
+    spec("info", -1, LOADING_STALE, NO_KEYS, |s, c| s.cmd_info(c.args, c.now, c.out)),
+    spec("command", -1, LOADING_STALE, NO_KEYS, |s, c| s.cmd_command(c.args, c.out)),
+    spec("config", -2, Flags::NONE, NO_KEYS, |s, c| s.cmd_config(c.args, c.out)),
+    spec("client", -2, Flags::NONE, NO_KEYS, |s, c| s.cmd_client(c.session, c.args, c.out)),
+    spec("hello", -1, HANDSHAKE, NO_KEYS, |s, c| s.cmd_hello(c.session, c.args, c.out)),
+    spec("auth", -2, HANDSHAKE, NO_KEYS, |s, c| s.cmd_auth(c.args, c.out)),
+    spec("quit", -1, HANDSHAKE, NO_KEYS, |_, c| {
+        write_ok(c.out);
+        c.flow = Flow::Close;
+    }),
+];
 
 /// `INFO` sections in the order they are written.
 const SECTIONS: &[&str] = &["server", "clients", "stats", "replication", "keyspace"];
@@ -154,8 +182,8 @@ impl Store {
     /// `COMMAND DOCS [name ...]` (no documentation: an empty map).
     pub(crate) fn cmd_command(&mut self, args: &[&[u8]], out: &mut Vec<u8>) {
         let Some(sub) = args.get(1) else {
-            write_array_header(out, COMMANDS.len());
-            COMMANDS.iter().for_each(|spec| write_command_info(out, spec));
+            write_array_header(out, table::all().count());
+            table::all().for_each(|spec| write_command_info(out, spec));
             return;
         };
         let arity = match subcommand(sub, &[("count", 2), ("docs", -2), ("info", -2), ("list", -2)]) {
@@ -166,7 +194,7 @@ impl Store {
             return write_arity_error(out, &format!("command|{}", arity.0));
         }
         match arity.0 {
-            "count" => write_integer(out, COMMANDS.len() as i64),
+            "count" => write_integer(out, table::all().count() as i64),
             "docs" => write_map_header(out, 0, self.protocol),
             "info" => {
                 write_array_header(out, args.len() - 2);
@@ -179,8 +207,8 @@ impl Store {
             }
             _ if args.len() > 2 => write_error(out, SYNTAX),
             _ => {
-                write_array_header(out, COMMANDS.len());
-                COMMANDS.iter().for_each(|spec| write_bulk(out, spec.text.as_bytes()));
+                write_array_header(out, table::all().count());
+                table::all().for_each(|spec| write_bulk(out, spec.text.as_bytes()));
             }
         }
     }
@@ -357,13 +385,17 @@ fn write_unknown_subcommand(out: &mut Vec<u8>, args: &[&[u8]]) {
     write_error(out, &message);
 }
 
-/// One `COMMAND INFO` entry (Redis 7's ten fields; flags, ACL categories,
-/// tips, key specs and subcommands are left empty).
+/// One `COMMAND INFO` entry (Redis 7's ten fields; ACL categories, tips,
+/// key specs and subcommands are left empty).
 fn write_command_info(out: &mut Vec<u8>, spec: &Spec) {
     write_array_header(out, 10);
     write_bulk(out, spec.text.as_bytes());
     write_integer(out, i64::from(spec.arity));
-    write_array_header(out, 0);
+    let flags: Vec<&str> = spec.flags.names().collect();
+    write_array_header(out, flags.len());
+    for flag in flags {
+        super::encode::write_simple(out, flag.as_bytes());
+    }
     write_integer(out, i64::from(spec.first_key));
     write_integer(out, i64::from(spec.last_key));
     write_integer(out, i64::from(spec.key_step));

@@ -98,6 +98,10 @@ pub struct Store {
     /// The protocol of the client whose command is executing.
     pub(crate) protocol: Protocol,
     last_client_id: u64,
+    /// Bytes for other clients than the one whose command runs (published
+    /// messages, a blocked client's reply), by client id, in the order
+    /// they were written; the server delivers them ([`Store::take_outbox`]).
+    pub(crate) outbox: Vec<(u64, Vec<u8>)>,
 }
 
 impl Store {
@@ -257,6 +261,18 @@ impl Store {
         }
         self.retime(key, ttl);
         true
+    }
+
+    /// The bytes written for other clients since the last call, by client
+    /// id, oldest first. A server sends each to its client's connection
+    /// (and drops those of clients that are gone).
+    pub fn take_outbox(&mut self) -> Vec<(u64, Vec<u8>)> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Whether bytes wait for other clients.
+    pub fn has_outbox(&self) -> bool {
+        !self.outbox.is_empty()
     }
 
     /// A fresh client id (1, 2, …), as `CLIENT ID` and `HELLO` report.

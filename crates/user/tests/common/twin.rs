@@ -1,0 +1,263 @@
+//! A twin of a real `redis-server`: every command goes to both the store
+//! (through a [`Connection`], as a server's client would send it) and a
+//! `redis-server` started for the test on a free loopback port, and the two
+//! replies are compared byte for byte (or, for commands whose order Redis
+//! leaves unspecified, as sorted elements).
+//!
+//! Where `redis-server` is not installed, [`Twin::start`] says so and
+//! returns `None`: the test is skipped (`.ci/run` installs it).
+//!
+//! Several clients may be open at once ([`Twin::client`]): client `i` is a
+//! connection of the store and a TCP connection to Redis. What the store
+//! writes for other clients ([`Store::take_outbox`]: published messages,
+//! a blocked client's reply) is appended to their output, as a server would
+//! send it.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use granule_user::resp::{encode_command, parse_reply, reply_len, Connection, Flow, Reply, Store};
+
+/// How long Redis may take to answer.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// One client of both servers.
+struct Client {
+    conn: Connection,
+    /// Bytes the store wrote for this client, not yet read.
+    pending: Vec<u8>,
+    redis: TcpStream,
+    /// Bytes Redis sent, not yet read.
+    redis_pending: Vec<u8>,
+}
+
+/// The store and a real Redis, fed the same commands.
+pub struct Twin {
+    server: Child,
+    port: u16,
+    store: Store,
+    clients: Vec<Client>,
+}
+
+/// The current Unix time in milliseconds (the store's clock).
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Whether `redis-server` runs here.
+pub fn have_redis() -> bool {
+    Command::new("redis-server").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+impl Twin {
+    /// A fresh store and a fresh `redis-server`, with one client (index 0);
+    /// `None` (after saying why) if `redis-server` is not installed.
+    pub fn start() -> Option<Twin> {
+        if !have_redis() {
+            eprintln!("redis-server is not installed: skipped");
+            return None;
+        }
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap().local_addr().unwrap().port();
+        let server = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let mut twin = Twin { server, port, store: Store::new(), clients: Vec::new() };
+        twin.client();
+        Some(twin)
+    }
+
+    /// Opens another client; its index.
+    pub fn client(&mut self) -> usize {
+        let t0 = Instant::now();
+        let redis = loop {
+            match TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)) {
+                Ok(s) => break s,
+                Err(_) if t0.elapsed() < PATIENCE => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => panic!("redis-server on port {} did not come up: {e}", self.port),
+            }
+        };
+        redis.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        self.clients.push(Client {
+            conn: Connection::default(),
+            pending: Vec::new(),
+            redis,
+            redis_pending: Vec::new(),
+        });
+        self.clients.len() - 1
+    }
+
+    /// The store (to inspect it).
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// Sends `args` from client `c` to both and returns what each answered
+    /// (the store's bytes, Redis's bytes): every whole reply that arrives
+    /// within `wait` (at least one is waited for when `expect_reply`).
+    fn exchange(&mut self, c: usize, args: &[&[u8]], expect_reply: bool) -> (Vec<u8>, Vec<u8>) {
+        let mut request = Vec::new();
+        encode_command(args, &mut request);
+        self.feed(c, &request);
+        self.clients[c].redis.write_all(&request).expect("write to redis");
+        let ours = take_replies(&mut self.clients[c].pending);
+        let theirs = self.read_redis(c, expect_reply);
+        (ours, theirs)
+    }
+
+    /// Feeds raw bytes from client `c` to the store and routes its output.
+    fn feed(&mut self, c: usize, bytes: &[u8]) {
+        let mut out = Vec::new();
+        let flow = self.clients[c].conn.feed(bytes, &mut self.store, now_ms(), &mut out);
+        let _: Flow = flow;
+        self.clients[c].pending.extend_from_slice(&out);
+        for (id, bytes) in self.store.take_outbox() {
+            if let Some(other) = self.clients.iter_mut().find(|k| k.conn.id() == id) {
+                other.pending.extend_from_slice(&bytes);
+            }
+        }
+    }
+
+    /// Every whole reply Redis sent client `c` (waiting for one if `wait`).
+    fn read_redis(&mut self, c: usize, wait: bool) -> Vec<u8> {
+        let client = &mut self.clients[c];
+        let t0 = Instant::now();
+        let mut buf = [0u8; 65536];
+        loop {
+            let whole = whole_prefix(&client.redis_pending);
+            if (whole > 0 || !wait) && !more_ready(&mut client.redis, &mut client.redis_pending, &mut buf) {
+                let whole = whole_prefix(&client.redis_pending);
+                return client.redis_pending.drain(..whole).collect();
+            }
+            if whole == 0 && wait {
+                match client.redis.read(&mut buf) {
+                    Ok(0) => panic!("redis closed the connection"),
+                    Ok(n) => client.redis_pending.extend_from_slice(&buf[..n]),
+                    Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                        assert!(t0.elapsed() < PATIENCE, "redis did not answer");
+                    }
+                    Err(e) => panic!("reading from redis: {e}"),
+                }
+            }
+        }
+    }
+
+    /// Sends `args` (words) from client 0 and asserts both answer the same
+    /// bytes; returns the reply.
+    pub fn same(&mut self, args: &[&str]) -> Reply {
+        self.same_from(0, args)
+    }
+
+    /// As [`Twin::same`], from client `c`.
+    pub fn same_from(&mut self, c: usize, args: &[&str]) -> Reply {
+        let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.same_bytes(c, &words)
+    }
+
+    /// As [`Twin::same`], with arguments as bytes.
+    pub fn same_bytes(&mut self, c: usize, args: &[&[u8]]) -> Reply {
+        let (ours, theirs) = self.exchange(c, args, true);
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs),
+            "{:?}: granule (left) and Redis (right) differ",
+            args.iter().map(|a| String::from_utf8_lossy(a)).collect::<Vec<_>>()
+        );
+        parse_one(&ours)
+    }
+
+    /// Sends `args` from client 0 and asserts both answer the same
+    /// elements, in any order (nested arrays compared as sorted lists).
+    pub fn same_unordered(&mut self, args: &[&str]) -> Reply {
+        let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let (ours, theirs) = self.exchange(0, &words, true);
+        let (a, b) = (sorted(parse_one(&ours)), sorted(parse_one(&theirs)));
+        assert_eq!(a, b, "{args:?}: granule (left) and Redis (right) differ");
+        a
+    }
+
+    /// Sends `args` from client `c` to both and returns both replies as they
+    /// are, for the caller to compare in its own way.
+    pub fn both(&mut self, c: usize, args: &[&str]) -> (Reply, Reply) {
+        let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let (ours, theirs) = self.exchange(c, &words, true);
+        (parse_one(&ours), parse_one(&theirs))
+    }
+
+    /// Sends `args` from client `c` expecting no reply now (a blocking
+    /// command, a subscriber's silence); asserts neither answered.
+    pub fn silent(&mut self, c: usize, args: &[&str]) {
+        let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let (ours, theirs) = self.exchange(c, &words, false);
+        assert!(theirs.is_empty(), "{args:?}: Redis answered {:?}", String::from_utf8_lossy(&theirs));
+        assert!(ours.is_empty(), "{args:?}: granule answered {:?}", String::from_utf8_lossy(&ours));
+    }
+
+    /// What client `c` received since its last command (pushes, a blocked
+    /// command's late reply), from both; asserts they are the same bytes.
+    pub fn same_arrivals(&mut self, c: usize) -> Vec<u8> {
+        let ours = take_replies(&mut self.clients[c].pending);
+        let theirs = self.read_redis(c, !ours.is_empty());
+        assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "client {c}'s arrivals differ");
+        ours
+    }
+}
+
+impl Drop for Twin {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// Reads whatever more is ready on `s` without waiting long; whether any came.
+fn more_ready(s: &mut TcpStream, pending: &mut Vec<u8>, buf: &mut [u8]) -> bool {
+    match s.read(buf) {
+        Ok(0) => false,
+        Ok(n) => {
+            pending.extend_from_slice(&buf[..n]);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Length of the whole replies at the front of `bytes`.
+fn whole_prefix(bytes: &[u8]) -> usize {
+    let mut used = 0;
+    while let Ok(Some(n)) = reply_len(&bytes[used..], usize::MAX) {
+        used += n;
+    }
+    used
+}
+
+/// Takes the whole replies at the front of `pending`.
+fn take_replies(pending: &mut Vec<u8>) -> Vec<u8> {
+    let whole = whole_prefix(pending);
+    pending.drain(..whole).collect()
+}
+
+/// The first reply of `bytes` (a RESP3 reply's type is kept as its RESP2
+/// shape by the parser).
+pub fn parse_one(bytes: &[u8]) -> Reply {
+    match parse_reply(bytes, usize::MAX) {
+        Ok(Some((reply, _))) => reply,
+        other => panic!("not a reply: {other:?} in {:?}", String::from_utf8_lossy(bytes)),
+    }
+}
+
+/// `reply` with every array's elements sorted (recursively).
+pub fn sorted(reply: Reply) -> Reply {
+    match reply {
+        Reply::Array(Some(items)) => {
+            let mut items: Vec<Reply> = items.into_iter().map(sorted).collect();
+            items.sort_by_key(|r| format!("{r:?}"));
+            Reply::Array(Some(items))
+        }
+        other => other,
+    }
+}

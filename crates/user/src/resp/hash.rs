@@ -100,6 +100,15 @@ impl Hash {
         }
     }
 
+    /// The field and value at position `index` of [`Hash::iter`]'s order:
+    /// O(1) while small, O(n) once a hash table.
+    pub fn nth(&self, index: usize) -> Option<(&[u8], &[u8])> {
+        match self {
+            Hash::Small(pairs) => pairs.get(index).map(|(f, v)| (f.as_slice(), v.as_slice())),
+            Hash::Large(_) => self.iter().nth(index),
+        }
+    }
+
     /// All fields and values (insertion order while small).
     pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
         match self {

@@ -20,13 +20,16 @@
 //!   for every pipelined request in order; a protocol error closes it.
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
-//!   string and key commands; [`collections`] holds the hash and sorted-set
-//!   commands, [`server`] the connection and server commands and `INFO`).
+//!   the hot path's string and key commands; [`strings`] holds the other
+//!   string commands, [`hashes`] the hash commands, [`zsets`], [`zrange`]
+//!   and [`zsetops`] the sorted-set commands, [`server`] the connection and
+//!   server commands and `INFO`).
 //! * [`store`] is the keyspace and its expiry: deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
 //!   bounded batches; [`hash`] and [`zset`] are its two collection types.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
-//!   is Redis's exact integer and float syntax.
+//!   is Redis's exact integer and float syntax, [`long_double`] the C
+//!   `long double` arithmetic of `INCRBYFLOAT`.
 //!
 //! The design follows Redis where clients can observe it (reply bytes,
 //! error texts, option conflicts, float formatting, `HGETALL` order of small
@@ -38,19 +41,26 @@
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
 
-pub mod collections;
+mod bignum;
 pub mod command;
 pub mod connection;
 pub mod encode;
 pub mod hash;
+pub mod hashes;
+pub mod long_double;
 pub mod multi;
 pub mod number;
 pub mod parse;
+mod random;
 pub mod server;
 pub mod session;
 pub mod store;
+pub mod strings;
 pub mod table;
+pub mod zrange;
 pub mod zset;
+pub mod zsetops;
+pub mod zsets;
 
 pub use command::Flow;
 pub use connection::Connection;

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::encode::Protocol;
 use super::hash::Hash;
+use super::random::Random;
 use super::session::{ServerInfo, Session};
 use super::zset::ZSet;
 
@@ -102,6 +103,8 @@ pub struct Store {
     /// messages, a blocked client's reply), by client id, in the order
     /// they were written; the server delivers them ([`Store::take_outbox`]).
     pub(crate) outbox: Vec<(u64, Vec<u8>)>,
+    /// Random numbers for the commands that pick random elements.
+    pub(crate) random: Random,
 }
 
 impl Store {
@@ -185,6 +188,13 @@ impl Store {
             None => self.stats.keyspace_misses += 1,
         }
         entry.map(|entry| &entry.value)
+    }
+
+    /// The value of `key` at `now_ms`, without expiring it or counting the
+    /// read: for commands that hold several values at once (`ZUNION`),
+    /// after [`Store::get`] has looked each key up.
+    pub fn peek(&self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.keys.get(key).filter(|entry| !expired(entry, now_ms)).map(|entry| &entry.value)
     }
 
     /// The value of `key` at `now_ms`, for modification in place (emptying

@@ -66,6 +66,9 @@ impl Flags {
     pub(crate) const NO_AUTH: Flags = Flags(1 << 10);
     /// Not allowed inside `MULTI`.
     pub(crate) const NO_MULTI: Flags = Flags(1 << 11);
+    /// Its keys are found by reading its arguments (`ZUNION numkeys ...`),
+    /// not only at the table's positions.
+    pub(crate) const MOVABLEKEYS: Flags = Flags(1 << 12);
     /// No flags.
     pub(crate) const NONE: Flags = Flags(0);
 
@@ -83,6 +86,7 @@ impl Flags {
         (Flags::NO_AUTH, "no_auth"),
         (Flags::FAST, "fast"),
         (Flags::NO_MULTI, "no_multi"),
+        (Flags::MOVABLEKEYS, "movablekeys"),
     ];
 
     /// Both sets of flags.
@@ -158,8 +162,11 @@ pub(crate) const ALL_KEYS: (i32, i32, i32) = (1, -1, 1);
 pub(crate) const TABLES: &[&[Spec]] = &[
     super::command::HOT,
     super::command::COMMANDS,
-    super::collections::HASH_COMMANDS,
-    super::collections::ZSET_COMMANDS,
+    super::strings::COMMANDS,
+    super::hashes::COMMANDS,
+    super::zsets::COMMANDS,
+    super::zrange::COMMANDS,
+    super::zsetops::COMMANDS,
     super::server::COMMANDS,
 ];
 

@@ -7,9 +7,10 @@
 //! All the range reads share one parser and one walk, as in Redis's
 //! `zrangeGenericCommand`, so their option conflicts and error texts are
 //! Redis's: options are read first (each command accepts the ones its
-//! syntax has, anything else is `ERR syntax error`), then the conflicts
-//! (`LIMIT` needs `BYSCORE` or `BYLEX`, `WITHSCORES` refuses `BYLEX`), then
-//! the range itself, and only then the key. A reversed score or lex range
+//! syntax has, `REV`, `BYSCORE` and `BYLEX` at most once; anything else is
+//! `ERR syntax error`), then the conflicts (`LIMIT` needs `BYSCORE` or
+//! `BYLEX`, `WITHSCORES` refuses `BYLEX`), then the range itself, and only
+//! then the key. A reversed score or lex range
 //! is given as max, min. `LIMIT` skips `offset` members and returns at most
 //! `count` (all when negative; nothing when the offset is negative).
 //!
@@ -156,11 +157,11 @@ impl Store {
                     _ => return write_error(out, NOT_INTEGER),
                 }
                 i += 2;
-            } else if query.reverse.is_none() && option.eq_ignore_ascii_case(b"REV") {
+            } else if reverse.is_none() && option.eq_ignore_ascii_case(b"REV") {
                 reverse = Some(true);
-            } else if query.kind.is_none() && option.eq_ignore_ascii_case(b"BYLEX") {
+            } else if kind.is_none() && option.eq_ignore_ascii_case(b"BYLEX") {
                 kind = Some(Kind::Lex);
-            } else if query.kind.is_none() && option.eq_ignore_ascii_case(b"BYSCORE") {
+            } else if kind.is_none() && option.eq_ignore_ascii_case(b"BYSCORE") {
                 kind = Some(Kind::Score);
             } else {
                 return write_error(out, SYNTAX);

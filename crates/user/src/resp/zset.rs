@@ -281,7 +281,7 @@ impl ZSet {
     }
 
     /// All members in order.
-    pub fn iter(&self) -> impl Iterator<Item = (Score, &[u8])> + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (Score, &[u8])> + '_ {
         self.order.iter().map(view)
     }
 }

@@ -378,7 +378,9 @@ impl Store {
         let scored = Scored::new(with_scores, protocol);
         scored.header(out, picked.len());
         let Ok(Some(set)) = self.zset_for_write(args[1], now) else { return };
-        let members: Vec<(Score, &[u8])> = if picked.is_empty() { Vec::new() } else { set.iter().collect() };
+        // Redis walks sorted sets from the top: a whole set comes back
+        // highest first.
+        let members: Vec<(Score, &[u8])> = if picked.is_empty() { Vec::new() } else { set.iter().rev().collect() };
         for index in picked {
             let (score, member) = members[index];
             scored.item(out, member, score.get());

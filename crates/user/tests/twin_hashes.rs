@@ -10,7 +10,7 @@ use granule_user::resp::Reply;
 
 /// The first six fields of `COMMAND INFO name` (name, arity, flags, key
 /// positions) from both servers.
-pub fn same_command_info(t: &mut Twin, names: &[&str]) {
+fn same_command_info(t: &mut Twin, names: &[&str]) {
     for name in names {
         let (ours, theirs) = t.both(0, &["COMMAND", "INFO", name]);
         let head = |reply: Reply| match reply {

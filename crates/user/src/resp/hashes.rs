@@ -231,7 +231,7 @@ impl Store {
                 None => return write_error(out, b"ERR hash value is not a float"),
             },
         };
-        let sum = current.add(delta);
+        let sum = current + delta;
         if sum.is_infinite() {
             return write_error(out, b"ERR increment would produce NaN or Infinity");
         }

@@ -82,48 +82,6 @@ impl LongDouble {
         Some(LongDouble { negative, kind: magnitude })
     }
 
-    /// The correctly rounded sum (infinite on overflow; `inf + -inf` is
-    /// reported as infinite too, since callers refuse NaN and infinity
-    /// alike).
-    pub fn add(self, other: LongDouble) -> LongDouble {
-        match (self.kind, other.kind) {
-            (Kind::Infinite, _) => self,
-            (_, Kind::Infinite) => other,
-            (Kind::Zero, Kind::Zero) => LongDouble { negative: self.negative && other.negative, kind: Kind::Zero },
-            (Kind::Zero, _) => other,
-            (_, Kind::Zero) => self,
-            (Kind::Finite { mantissa: ma, exp: ea }, Kind::Finite { mantissa: mb, exp: eb }) => {
-                // Align both on the larger exponent with 62 guard bits; bits
-                // of the smaller shifted out leave a sticky low bit.
-                let ((big, big_exp, big_negative), (small, small_exp, small_negative)) = if ea >= eb {
-                    ((ma, ea, self.negative), (mb, eb, other.negative))
-                } else {
-                    ((mb, eb, other.negative), (ma, ea, self.negative))
-                };
-                let base = big_exp - 62;
-                let a = u128::from(big) << 62;
-                let distance = (small_exp - base) as i128; // may be negative
-                let b = if distance >= 0 {
-                    u128::from(small) << distance
-                } else if -distance < 128 {
-                    let shifted = u128::from(small) >> -distance;
-                    let lost = u128::from(small) & ((1u128 << -distance) - 1) != 0;
-                    shifted | u128::from(lost)
-                } else {
-                    1 // only the sticky bit survives
-                };
-                if big_negative == small_negative {
-                    // a < 2^126 and b <= a + 1: no overflow.
-                    round(big_negative, a + b, base)
-                } else if a >= b {
-                    round(big_negative, a - b, base)
-                } else {
-                    round(small_negative, b - a, base)
-                }
-            }
-        }
-    }
-
     /// Formats the value as Redis's `ld2string` in human mode: `%.17Lf`
     /// (exactly rounded, ties to even), trailing zeros and a trailing point
     /// removed, `-0` written `0`, infinities as `inf` and `-inf`.
@@ -170,6 +128,52 @@ impl LongDouble {
             text.remove(0);
         }
         text
+    }
+}
+
+impl std::ops::Add for LongDouble {
+    type Output = LongDouble;
+
+    /// The correctly rounded sum (infinite on overflow; `inf + -inf` is
+    /// reported as infinite too, since callers refuse NaN and infinity
+    /// alike).
+    fn add(self, other: LongDouble) -> LongDouble {
+        match (self.kind, other.kind) {
+            (Kind::Infinite, _) => self,
+            (_, Kind::Infinite) => other,
+            (Kind::Zero, Kind::Zero) => LongDouble { negative: self.negative && other.negative, kind: Kind::Zero },
+            (Kind::Zero, _) => other,
+            (_, Kind::Zero) => self,
+            (Kind::Finite { mantissa: ma, exp: ea }, Kind::Finite { mantissa: mb, exp: eb }) => {
+                // Align both on the larger exponent with 62 guard bits; bits
+                // of the smaller shifted out leave a sticky low bit.
+                let ((big, big_exp, big_negative), (small, small_exp, small_negative)) = if ea >= eb {
+                    ((ma, ea, self.negative), (mb, eb, other.negative))
+                } else {
+                    ((mb, eb, other.negative), (ma, ea, self.negative))
+                };
+                let base = big_exp - 62;
+                let a = u128::from(big) << 62;
+                let distance = (small_exp - base) as i128; // may be negative
+                let b = if distance >= 0 {
+                    u128::from(small) << distance
+                } else if -distance < 128 {
+                    let shifted = u128::from(small) >> -distance;
+                    let lost = u128::from(small) & ((1u128 << -distance) - 1) != 0;
+                    shifted | u128::from(lost)
+                } else {
+                    1 // only the sticky bit survives
+                };
+                if big_negative == small_negative {
+                    // a < 2^126 and b <= a + 1: no overflow.
+                    round(big_negative, a + b, base)
+                } else if a >= b {
+                    round(big_negative, a - b, base)
+                } else {
+                    round(small_negative, b - a, base)
+                }
+            }
+        }
     }
 }
 
@@ -329,7 +333,7 @@ fn parse_hex(text: &[u8]) -> Option<Kind> {
         return Some(Kind::Zero);
     }
     let top = scale + digits.bit_len() as i64;
-    if top < MIN_EXP - 1 || top > MAX_TOP_BIT + 2 {
+    if !(MIN_EXP - 1..=MAX_TOP_BIT + 2).contains(&top) {
         return None;
     }
     round_exact(digits, scale, None)
@@ -360,7 +364,7 @@ mod tests {
 
     fn sum(a: &str, b: &str) -> String {
         let (a, b) = (LongDouble::parse(a.as_bytes()).unwrap(), LongDouble::parse(b.as_bytes()).unwrap());
-        String::from_utf8(a.add(b).to_human()).unwrap()
+        String::from_utf8((a + b).to_human()).unwrap()
     }
 
     #[test]
@@ -389,7 +393,8 @@ mod tests {
         assert_eq!(sum("1", "-1"), "0");
         assert_eq!(sum("9223372036854775807", "1"), "9223372036854775808");
         assert_eq!(sum("1e4000", "-1e4000"), "0");
-        assert!(LongDouble::parse(b"1e4932").unwrap().add(LongDouble::parse(b"1e4932").unwrap()).is_infinite());
+        let big = LongDouble::parse(b"1e4932").unwrap();
+        assert!((big + big).is_infinite());
     }
 
     #[test]

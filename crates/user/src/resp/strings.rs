@@ -136,7 +136,7 @@ impl Store {
         let Some(delta) = LongDouble::parse(args[2]) else {
             return write_error(out, NOT_FLOAT);
         };
-        let sum = current.add(delta);
+        let sum = current + delta;
         if sum.is_infinite() {
             return write_error(out, b"ERR increment would produce NaN or Infinity");
         }

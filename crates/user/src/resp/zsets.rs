@@ -102,7 +102,7 @@ impl Scored {
     }
 
     /// A whole reply.
-    pub(crate) fn write<'a>(self, out: &mut Vec<u8>, items: &[(Score, &'a [u8])]) {
+    pub(crate) fn write(self, out: &mut Vec<u8>, items: &[(Score, &[u8])]) {
         self.header(out, items.len());
         for &(score, member) in items {
             self.item(out, member, score.get());

@@ -11,7 +11,7 @@ use granule_user::resp::Reply;
 #[test]
 fn string_commands_are_described_like_redis() {
     let Some(mut t) = Twin::start() else { return };
-    for name in ["getset", "getex", "incrbyfloat", "getrange", "substr", "setrange", "msetnx"] {
+    for name in ["getset", "getex", "incrbyfloat", "getrange", "substr", "setrange", "msetnx", "lcs"] {
         let (ours, theirs) = t.both(0, &["COMMAND", "INFO", name]);
         let head = |reply: Reply| match reply {
             Reply::Array(Some(mut entries)) => match entries.remove(0) {
@@ -245,4 +245,46 @@ fn ranges_of_strings() {
     t.same(&["SETRANGE", "nokey", "536870912", ""]);
     t.same(&["SETRANGE", "s", "536870912", ""]);
     t.same(&["EXISTS", "nokey"]);
+}
+
+#[test]
+fn longest_common_subsequences() {
+    let Some(mut t) = Twin::start() else { return };
+    for protocol in [2, 3] {
+        if protocol == 3 {
+            t.both(0, &["HELLO", "3"]);
+        }
+        t.same(&["MSET", "a", "ohmytext", "b", "mynewtext", "c", "", "d", "aaaa", "e", "abcabcabc", "f", "cbacba"]);
+        for (x, y) in
+            [("a", "b"), ("b", "a"), ("a", "c"), ("c", "nokey"), ("d", "d"), ("e", "f"), ("f", "e"), ("a", "a")]
+        {
+            for options in [
+                &[][..],
+                &["LEN"],
+                &["IDX"],
+                &["IDX", "WITHMATCHLEN"],
+                &["IDX", "MINMATCHLEN", "3"],
+                &["IDX", "MINMATCHLEN", "2", "WITHMATCHLEN"],
+                &["IDX", "MINMATCHLEN", "-5"],
+                &["MINMATCHLEN", "2", "LEN"],
+                &["WITHMATCHLEN"],
+            ] {
+                let mut command = vec!["LCS", x, y];
+                command.extend_from_slice(options);
+                t.same(&command);
+            }
+        }
+        for bad in [
+            &["LCS", "a", "b", "LEN", "IDX"][..],
+            &["LCS", "a", "b", "MINMATCHLEN"],
+            &["LCS", "a", "b", "MINMATCHLEN", "x"],
+            &["LCS", "a", "b", "FOO"],
+            &["LCS", "a"],
+        ] {
+            t.same(bad);
+        }
+        t.same(&["HSET", "h", "f", "v"]);
+        t.same(&["LCS", "a", "h"]);
+        t.same(&["LCS", "h", "a", "FOO"]);
+    }
 }

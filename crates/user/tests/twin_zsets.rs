@@ -493,6 +493,9 @@ fn union_inter_diff() {
         all_same(
             t,
             &[
+                // Unstored results keep a zero's sign.
+                &["ZUNION", "1", "c", "WEIGHTS", "-1", "WITHSCORES"],
+                &["ZINTER", "2", "c", "a", "WEIGHTS", "-1", "0", "WITHSCORES"],
                 &["ZDIFF", "2", "a", "b"],
                 &["ZDIFF", "2", "a", "b", "WITHSCORES"],
                 &["ZDIFF", "1", "a", "WITHSCORES"],

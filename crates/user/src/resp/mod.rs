@@ -20,8 +20,8 @@
 //!   for every pipelined request in order; a protocol error closes it.
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
-//!   the hot path's string and key commands; [`strings`] holds the other
-//!   string commands, [`hashes`] the hash commands, [`zsets`], [`zrange`]
+//!   the hot path's string and key commands; [`strings`] and [`lcs`] hold
+//!   the other string commands, [`hashes`] the hash commands, [`zsets`], [`zrange`]
 //!   and [`zsetops`] the sorted-set commands, [`server`] the connection and
 //!   server commands and `INFO`).
 //! * [`store`] is the keyspace and its expiry: deadlines are absolute
@@ -47,6 +47,7 @@ pub mod connection;
 pub mod encode;
 pub mod hash;
 pub mod hashes;
+pub mod lcs;
 pub mod long_double;
 pub mod multi;
 pub mod number;

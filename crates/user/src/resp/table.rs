@@ -163,6 +163,7 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::command::HOT,
     super::command::COMMANDS,
     super::strings::COMMANDS,
+    super::lcs::COMMANDS,
     super::hashes::COMMANDS,
     super::zsets::COMMANDS,
     super::zrange::COMMANDS,

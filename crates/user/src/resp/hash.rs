@@ -135,6 +135,8 @@ mod tests {
         assert_eq!(pairs, [(&b"b"[..], &b"3"[..]), (b"c", b"4")]);
         assert_eq!(hash.get(b"b"), Some(&b"3"[..]));
         assert_eq!(hash.get(b"a"), None);
+        assert_eq!(hash.nth(1), Some((&b"c"[..], &b"4"[..])));
+        assert_eq!(hash.nth(2), None);
     }
 
     #[test]

@@ -9,14 +9,14 @@
 //! Small hashes list their fields in insertion order, as Redis's listpacks
 //! do, so `HKEYS`, `HVALS` and `HGETALL` match Redis byte for byte.
 
-use super::command::{write_arity_error, write_ok, NOT_INTEGER, SYNTAX, WRONGTYPE};
+use super::command::{write_arity_error, write_ok, NOT_INTEGER, WRONGTYPE};
 use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, Protocol,
 };
 use super::hash::Hash;
 use super::long_double::LongDouble;
 use super::number::{parse_i64, write_i64};
-use super::random::MAX_REPEATED_PICKS;
+use super::random::{parse_random_count, pick};
 use super::store::{Store, Ttl, Value};
 use super::table::{spec, Flags, Spec, KEY1};
 
@@ -282,44 +282,6 @@ impl Store {
                 write_bulk(out, value);
             }
         }
-    }
-}
-
-/// Checks `HRANDFIELD`'s and `ZRANDMEMBER`'s count and option as Redis
-/// does: an integer other than `i64::MIN`, at most one option, spelled
-/// `name`, and with the option a count within ±`i64::MAX / 2`.
-pub(crate) fn parse_random_count(text: &[u8], options: &[&[u8]], name: &[u8]) -> Result<i64, &'static [u8]> {
-    let count = parse_i64(text).ok_or(NOT_INTEGER)?;
-    if count == i64::MIN {
-        return Err(b"ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
-    }
-    if let Some(option) = options.first() {
-        if options.len() > 1 || !option.eq_ignore_ascii_case(name) {
-            return Err(SYNTAX);
-        }
-        if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-            return Err(b"ERR value is out of range");
-        }
-    }
-    Ok(count)
-}
-
-/// Which of `len` elements a count picks, by index: `count` independent
-/// picks if negative (or 1), else `count` distinct ones (all of them, in
-/// order, when there are no more).
-pub(crate) fn pick(random: &mut super::random::Random, len: usize, count: i64) -> Result<Vec<usize>, &'static [u8]> {
-    if len == 0 || count == 0 {
-        return Ok(Vec::new());
-    }
-    if count < 0 || count == 1 {
-        if count.unsigned_abs() > MAX_REPEATED_PICKS {
-            return Err(b"ERR value is out of range");
-        }
-        return Ok((0..count.unsigned_abs()).map(|_| random.index(len)).collect());
-    }
-    match usize::try_from(count) {
-        Ok(count) if count < len => Ok(random.distinct(len, count)),
-        _ => Ok((0..len).collect()),
     }
 }
 

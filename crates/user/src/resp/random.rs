@@ -5,14 +5,18 @@
 //! store never reads a clock or the operating system, so a run is
 //! reproducible (Redis seeds from the time and `/dev/urandom`, which no
 //! client can tell apart from this). What clients can tell is the shape of
-//! the answers, and that follows Redis: a negative count asks for that many
-//! independent picks (repeats allowed, in random order), a positive one for
-//! that many distinct elements (the whole collection if it has no more).
+//! the answers, and that follows Redis ([`parse_random_count`], [`pick`]): a
+//! negative count asks for that many independent picks (repeats allowed, in
+//! random order), a positive one for that many distinct elements (the whole
+//! collection if it has no more).
 
 use std::collections::HashSet;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+
+use super::command::{NOT_INTEGER, SYNTAX};
+use super::number::parse_i64;
 
 /// The generator's seed.
 const SEED: u64 = 0x6772_616e_756c_6521;
@@ -61,6 +65,44 @@ impl Random {
             }
         }
         picked
+    }
+}
+
+/// Checks `HRANDFIELD`'s and `ZRANDMEMBER`'s count and option as Redis
+/// does: an integer other than `i64::MIN`, at most one option, spelled
+/// `name`, and with the option a count within ±`i64::MAX / 2`.
+pub(crate) fn parse_random_count(text: &[u8], options: &[&[u8]], name: &[u8]) -> Result<i64, &'static [u8]> {
+    let count = parse_i64(text).ok_or(NOT_INTEGER)?;
+    if count == i64::MIN {
+        return Err(b"ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    }
+    if let Some(option) = options.first() {
+        if options.len() > 1 || !option.eq_ignore_ascii_case(name) {
+            return Err(SYNTAX);
+        }
+        if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
+            return Err(b"ERR value is out of range");
+        }
+    }
+    Ok(count)
+}
+
+/// Which of `len` elements a count picks, by index: `count` independent
+/// picks if negative (or 1), else `count` distinct ones (all of them, in
+/// order, when there are no more).
+pub(crate) fn pick(random: &mut Random, len: usize, count: i64) -> Result<Vec<usize>, &'static [u8]> {
+    if len == 0 || count == 0 {
+        return Ok(Vec::new());
+    }
+    if count < 0 || count == 1 {
+        if count.unsigned_abs() > MAX_REPEATED_PICKS {
+            return Err(b"ERR value is out of range");
+        }
+        return Ok((0..count.unsigned_abs()).map(|_| random.index(len)).collect());
+    }
+    match usize::try_from(count) {
+        Ok(count) if count < len => Ok(random.distinct(len, count)),
+        _ => Ok((0..len).collect()),
     }
 }
 

@@ -18,8 +18,8 @@
 
 use super::command::{NOT_FLOAT, SYNTAX, WRONGTYPE};
 use super::encode::{write_array_header, write_bulk, write_double, write_error, write_integer, write_null, Protocol};
-use super::hashes::{parse_random_count, pick};
 use super::number::{parse_f64, parse_i64, parse_score_bound, ScoreBound};
+use super::random::{parse_random_count, pick};
 use super::store::{Store, Ttl, Value};
 use super::table::{spec, Flags, Spec, KEY1};
 use super::zset::{AddOutcome, LexBound, Score, ZSet};

@@ -234,3 +234,26 @@ fn random_fields_have_redis_shapes() {
         assert_eq!(shape(&ours), shape(&theirs));
     }
 }
+
+#[test]
+fn random_float_increments_answer_like_redis() {
+    let Some(mut t) = Twin::start() else { return };
+    let mut state = 11u64;
+    let mut below = move |n: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    for i in 0..150 {
+        let digits: String = (0..1 + below(25)).map(|_| char::from(b'0' + below(10) as u8)).collect();
+        let point = below(digits.len() as u64 + 1) as usize;
+        let sign = ["", "-", "+"][below(3) as usize];
+        let mut text = format!("{sign}{}.{}", &digits[..point], &digits[point..]);
+        if below(3) == 0 {
+            text.push_str(&format!("e{}", below(80) as i64 - 40));
+        }
+        let field = format!("f{}", i % 7);
+        t.same(&["HINCRBYFLOAT", "h", &field, &text]);
+        t.same(&["INCRBYFLOAT", &field, &text]);
+    }
+    t.same(&["HGETALL", "h"]);
+}

@@ -1,9 +1,11 @@
 //! The TCP far side of `granule serve`: the virtual card's cable, plugged
 //! into real sockets on 127.0.0.1.
 //!
-//! Like network hardware, it lives outside the machine: an OS thread running
-//! a `mio` event loop ([`Loop`]), and the [`Cable`], the small part the
-//! machine touches.
+//! Like network hardware, it is not part of the machine: a `mio` event loop
+//! ([`Loop`]) and the [`Cable`], the small part the machine touches. The
+//! loop runs turn by turn ([`Loop::step`]) in the idle loop of the driver's
+//! core ([`polled`](super::polled)), the way a poll-mode driver shares a
+//! core with its stack.
 //!
 //! * **Receive** (clients → kernel). A connection is named by a 16-bit id
 //!   (its "client port", see [`ids`](super::ids)); KV server `i` by port
@@ -15,7 +17,8 @@
 //!   [`Cable::transmit`] on the driver's core: it only moves the descriptors
 //!   from the card's transmit ring to a queue the loop owns and, if the loop
 //!   is asleep, wakes it (one `eventfd` write; none while the loop is
-//!   awake). The loop copies each payload to its connection's output and
+//!   awake — and since the driver runs on the loop's own core, the loop is
+//!   never asleep then: the doorbell wake-ups count stays 0). The loop copies each payload to its connection's output and
 //!   frees the buffer; a `FIN` from the server closes the connection once its
 //!   output is written.
 //! * **Backpressure, never loss.** Bytes are read only while a packet buffer
@@ -60,6 +63,8 @@ pub const OUT_CAP: usize = 64 << 20;
 pub const RETRY: Duration = Duration::from_millis(1);
 /// How soon to retry accepting after an error (e.g. out of descriptors).
 const ACCEPT_RETRY: Duration = Duration::from_millis(10);
+/// Events one poll takes.
+const EVENTS: usize = 1024;
 /// Descriptors the transmit queue holds (more than the pool has buffers,
 /// so it never fills).
 const SENT_SLOTS: usize = 4096;
@@ -95,6 +100,11 @@ impl Cable {
 
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Make the loop's poll return now (or its next one at once).
+    pub fn wake_loop(&self) {
+        let _ = self.waker.wake();
     }
 
     /// Wake the loop if it is (about to be) asleep. Dekker's pattern with
@@ -213,6 +223,8 @@ pub struct Loop {
     dirty: Vec<u16>,
     lingering: Vec<u16>,
     scratch: Vec<u8>,
+    /// The poll's event buffer (taken while events are handled).
+    events: Option<Events>,
     blocked: bool,
     accept_warned: bool,
     t: Totals,
@@ -250,53 +262,68 @@ impl Loop {
             dirty: Vec::new(),
             lingering: Vec::new(),
             scratch: vec![0; READ_CHUNK],
+            events: Some(Events::with_capacity(EVENTS)),
             blocked: false,
             accept_warned: false,
             t: Totals::default(),
         })
     }
 
-    /// Serve until [`Cable::stop`]; then close every socket and return the
-    /// counts.
-    pub fn run(mut self) -> io::Result<Totals> {
-        let mut events = Events::with_capacity(1024);
-        loop {
-            let mut timeout = self.timeout(Instant::now());
+    /// One turn of the loop: poll the sockets (waiting for an event when
+    /// `block`, up to [`Loop::timeout`]; not at all otherwise), then accept,
+    /// move replies to their sockets, write, read requests into packets and
+    /// interrupt the card. Whether anything happened. An error of the poll
+    /// itself (other than an interruption) is returned.
+    pub fn step(&mut self, block: bool) -> io::Result<bool> {
+        let mut timeout = if block { self.timeout(Instant::now()) } else { Some(Duration::ZERO) };
+        if block {
             self.cable.armed.store(true, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             if !self.cable.sent.is_empty() || self.cable.stopping() {
                 timeout = Some(Duration::ZERO);
             }
-            self.t.polls += 1;
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-            self.cable.armed.store(false, Ordering::Relaxed);
-            for ev in events.iter() {
-                self.event(ev);
-            }
-            if self.cable.stopping() {
-                break;
-            }
-            for i in 0..self.listeners.len() {
-                if self.listeners[i].1 {
-                    self.accept(i);
-                }
-            }
-            self.take_replies();
-            self.write_dirty();
-            self.read_clients();
-            if std::mem::take(&mut self.wire.delivered) {
-                self.wire.nic.interrupt();
-            }
-            self.expire_lingering(Instant::now());
         }
+        self.t.polls += 1;
+        let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(EVENTS));
+        let polled = self.poll.poll(&mut events, timeout);
+        if block {
+            self.cable.armed.store(false, Ordering::Relaxed);
+        }
+        if let Err(e) = polled {
+            self.events = Some(events);
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
+        }
+        let mut busy = false;
+        for ev in events.iter() {
+            busy |= ev.token() != WAKER;
+            self.event(ev);
+        }
+        self.events = Some(events);
+        if self.cable.stopping() {
+            return Ok(false);
+        }
+        for i in 0..self.listeners.len() {
+            if self.listeners[i].1 {
+                self.accept(i);
+            }
+        }
+        let before = (self.t.packets_out, self.wire.packets, self.t.bytes_out);
+        self.take_replies();
+        self.write_dirty();
+        self.read_clients();
+        if std::mem::take(&mut self.wire.delivered) {
+            self.wire.nic.interrupt();
+        }
+        self.expire_lingering(Instant::now());
+        Ok(busy || before != (self.t.packets_out, self.wire.packets, self.t.bytes_out))
+    }
+
+    /// Stop: close every socket and return the counts.
+    pub fn finish(mut self) -> Totals {
         self.close_all();
         self.t.packets_in = self.wire.packets;
         self.t.wakeups = self.cable.wakeups.load(Ordering::Relaxed);
-        Ok(self.t)
+        self.t
     }
 
     /// How long the next poll may sleep.

@@ -573,10 +573,8 @@ fn redis_py_transactions_pubsub_scan_and_pipelines_work() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/redis_py_check.py");
     let server = Server::start(&[]);
     for protocol in ["2", "3"] {
-        let out = Command::new("python3")
-            .args([script, &server.port.to_string(), protocol])
-            .output()
-            .expect("run python3");
+        let out =
+            Command::new("python3").args([script, &server.port.to_string(), protocol]).output().expect("run python3");
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "redis-py, RESP{protocol}: {text}");
         assert!(text.contains("all checks passed"), "redis-py, RESP{protocol}: {text}");

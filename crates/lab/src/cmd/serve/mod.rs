@@ -65,10 +65,10 @@ pub struct Args {
     /// the driver's notifications).
     #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false))]
     pub regime: String,
-    /// Cores of the machine: 1 runs driver, stack and server on core 0 and
-    /// leaves the other CPUs to the clients; N ≥ 2 puts the driver on core 0
-    /// and a KV server on each of cores 1..N. At most the CPUs this process
-    /// may use.
+    /// Cores of the machine: 1 runs driver, stack and KV server on core 0
+    /// and leaves the other CPUs to the clients; N ≥ 2 puts the driver on
+    /// core 0 and one KV server on each other core (N − 1 servers: `--cores
+    /// 2` starts one, on core 1). At most the CPUs this process may use.
     #[arg(long, default_value_t = 1, value_parser = crate::bounds::int::<usize>(1, MAX_CORES as u64))]
     pub cores: usize,
     /// Port of KV server 0, 1..=65535; server i listens on port + i
@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10_000, value_parser = crate::bounds::int::<usize>(1, MAX_CLIENTS))]
     pub max_clients: usize,
     /// Stop by itself after this many seconds (0 < s ≤ a year; default: at
-    /// Ctrl-C).
+    /// Ctrl-C or SIGTERM).
     #[arg(long, value_parser = crate::bounds::real(crate::bounds::Low::Open(0.0), MAX_SECONDS, "a number of seconds"))]
     pub seconds: Option<f64>,
 }

@@ -171,6 +171,8 @@ pub struct KvSystem {
     pub run_started_at: AtomicU64,
     pub(crate) status: BuildStatus,
     pub(crate) epoch: Instant,
+    /// The Unix time at `epoch`, in milliseconds.
+    epoch_unix_ms: u64,
 }
 
 /// Descriptors per ring and queue.
@@ -203,13 +205,18 @@ impl KvSystem {
             run_started_at: AtomicU64::new(0),
             status: BuildStatus::default(),
             epoch: Instant::now(),
+            epoch_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
             config,
         }
     }
 
-    /// Milliseconds since the system was made (the stores' clock).
+    /// The stores' clock: Unix time in milliseconds, as Redis's (`EXPIREAT`
+    /// and `TIME` take and give Unix times), read as the wall clock at the
+    /// system's start plus the monotonic time since, so it never goes back.
     pub fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+        self.epoch_unix_ms + self.epoch.elapsed().as_millis() as u64
     }
 
     /// Whether the root task built everything.

@@ -13,9 +13,9 @@
 //!
 //! **Processes.** Both servers start once, as children on free ports of
 //! 127.0.0.1 ([`servers`]): `granule serve` of this executable, and
-//! `redis-server` without persistence. `granule serve` pins its core 0 (and
-//! its TCP thread) to the first CPU this process may use; `redis-server` is
-//! pinned to the same CPU and `redis-benchmark` to the others when
+//! `redis-server` without persistence. `granule serve` pins its core 0
+//! (where its far side polls the sockets) to the first CPU this process may
+//! use; `redis-server` is pinned to the same CPU and `redis-benchmark` to the others when
 //! `taskset` is installed and there are other CPUs, so that each server
 //! has one CPU and never shares it with the load. Every child is stopped
 //! and reaped on every way out ([`child`]): `granule serve` by `SIGINT`

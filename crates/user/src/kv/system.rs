@@ -139,6 +139,11 @@ pub struct ServerState {
     pub batches: AtomicU64,
     /// Connections seen.
     pub connections: AtomicU64,
+    /// When the server wants to be woken though no request came (a client
+    /// blocked with a timeout), in [`KvSystem::now_ms`] time; `u64::MAX`:
+    /// never. The card's far side reads it and sends the server's port a
+    /// `TICK` packet once that time has passed (see `crate::net::packet`).
+    pub wake_at_ms: AtomicU64,
 }
 
 /// The system's shared state: read by the outside world, built by the root
@@ -198,6 +203,7 @@ impl KvSystem {
                     log: Mutex::new(Vec::new()),
                     batches: AtomicU64::new(0),
                     connections: AtomicU64::new(0),
+                    wake_at_ms: AtomicU64::new(u64::MAX),
                 })
                 .collect(),
             clients: (0..clients).map(|_| CachePadded::new(ClientStats::default())).collect(),

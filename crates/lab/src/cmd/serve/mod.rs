@@ -277,7 +277,7 @@ fn serve<R: Regime>(
 ) -> Result<(End, String)> {
     m.wait_loaded(BUILD_TIMEOUT).map_err(|e| anyhow!(e))?;
     let pool = m.kv.pool.get().cloned().ok_or_else(|| anyhow!("the root task built no packet pool"))?;
-    let lp = Loop::new(poll, listeners, cable.clone(), pool, m.kv.nic.clone(), s.port, s.max_clients)
+    let lp = Loop::new(poll, listeners, cable.clone(), pool, m.kv.clone(), s.port, s.max_clients)
         .context("registering the listeners")?;
     far.start(lp);
     let s0 = m.sample();

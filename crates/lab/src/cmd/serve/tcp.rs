@@ -21,6 +21,12 @@
 //!   never asleep then: the doorbell wake-ups count stays 0). The loop copies each payload to its connection's output and
 //!   frees the buffer; a `FIN` from the server closes the connection once its
 //!   output is written.
+//! * **Wake-ups** (for blocked clients' timeouts). A KV server whose
+//!   clients wait in `BLPOP` with a timeout publishes when it wants to be
+//!   woken (`ServerState::wake_at_ms`); once that time passes the loop puts
+//!   one `TICK` packet for the server's port on the receive ring, and its
+//!   stack answers the server's pending call with a wake-up. The loop's
+//!   poll never sleeps past the earliest such time.
 //! * **Backpressure, never loss.** Bytes are read only while a packet buffer
 //!   can take them: when the pool runs low or the ring is full, the loop
 //!   keeps what it read and stops reading (the client's TCP window then
@@ -43,7 +49,8 @@ use std::time::{Duration, Instant};
 
 use granule_hosted::nic::{FarSide, Nic};
 use granule_sync::lockfree::SpscQueue;
-use granule_user::net::packet::{PacketPool, FIN, PAYLOAD_MAX};
+use granule_user::kv::KvSystem;
+use granule_user::net::packet::{PacketPool, FIN, PAYLOAD_MAX, TICK};
 use mio::event::Event;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -225,6 +232,10 @@ pub struct Loop {
     scratch: Vec<u8>,
     /// The poll's event buffer (taken while events are handled).
     events: Option<Events>,
+    /// The system (the servers' wake-up times, its clock).
+    kv: Arc<KvSystem>,
+    /// Per server, the wake-up time last sent a `TICK` for.
+    ticked: Vec<u64>,
     blocked: bool,
     accept_warned: bool,
     t: Totals,
@@ -232,13 +243,14 @@ pub struct Loop {
 
 impl Loop {
     /// A loop serving `listeners` (server `i` on port `base_port + i`)
-    /// through `cable`, with the machine's `pool` and `nic`.
+    /// through `cable`, with the machine's `pool` and the system `kv` (its
+    /// card, its servers' wake-up times).
     pub fn new(
         poll: Poll,
         listeners: Vec<TcpListener>,
         cable: Arc<Cable>,
         pool: Arc<PacketPool>,
-        nic: Arc<Nic>,
+        kv: Arc<KvSystem>,
         base_port: u16,
         max_clients: usize,
     ) -> io::Result<Self> {
@@ -249,6 +261,8 @@ impl Loop {
         }
         let last = base_port.saturating_add(ls.len().saturating_sub(1) as u16);
         let reserve = pool.count() / 2;
+        let nic = kv.nic.clone();
+        let ticked = vec![u64::MAX; kv.servers.len()];
         Ok(Self {
             poll,
             listeners: ls,
@@ -263,6 +277,8 @@ impl Loop {
             lingering: Vec::new(),
             scratch: vec![0; READ_CHUNK],
             events: Some(Events::with_capacity(EVENTS)),
+            kv,
+            ticked,
             blocked: false,
             accept_warned: false,
             t: Totals::default(),
@@ -311,6 +327,7 @@ impl Loop {
         self.take_replies();
         self.write_dirty();
         self.read_clients();
+        self.tick_servers();
         if std::mem::take(&mut self.wire.delivered) {
             self.wire.nic.interrupt();
         }
@@ -326,6 +343,34 @@ impl Loop {
         self.t
     }
 
+    /// Send a `TICK` to each server whose wake-up time passed (once per
+    /// time it asked for; see `ServerState::wake_at_ms`).
+    fn tick_servers(&mut self) {
+        let now = self.kv.now_ms();
+        for (i, st) in self.kv.servers.iter().enumerate() {
+            let at = st.wake_at_ms.load(Ordering::Acquire);
+            if at == u64::MAX || now < at || self.ticked[i] == at {
+                continue;
+            }
+            if self.wire.send(self.base_port + i as u16, 0, TICK, &[]) {
+                self.ticked[i] = at;
+            }
+        }
+    }
+
+    /// How long until the earliest server wake-up not yet sent.
+    fn next_tick(&self) -> Option<Duration> {
+        let now = self.kv.now_ms();
+        self.kv
+            .servers
+            .iter()
+            .zip(&self.ticked)
+            .map(|(st, &sent)| (st.wake_at_ms.load(Ordering::Acquire), sent))
+            .filter(|&(at, sent)| at != u64::MAX && at != sent)
+            .map(|(at, _)| Duration::from_millis(at.saturating_sub(now)))
+            .min()
+    }
+
     /// How long the next poll may sleep.
     fn timeout(&self, now: Instant) -> Option<Duration> {
         if self.blocked {
@@ -334,7 +379,7 @@ impl Loop {
         if !self.to_read.is_empty() {
             return Some(Duration::ZERO);
         }
-        let mut t: Option<Duration> = None;
+        let mut t: Option<Duration> = self.next_tick();
         if self.listeners.iter().any(|l| l.1) {
             t = Some(ACCEPT_RETRY);
         }

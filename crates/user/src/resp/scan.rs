@@ -8,28 +8,31 @@
 //! Redis walks its hash table's buckets in reverse-binary order. The store
 //! has no buckets to walk, so it orders elements by a fixed 63-bit hash of
 //! their name ([`scan_hash`]: SipHash with fixed keys, the same in every
-//! process) and the cursor is the next hash to visit. A call returns the
-//! elements whose hash is at least the cursor, smallest hashes first — at
-//! least `COUNT` of them and always every element sharing the last hash
-//! returned — and the next cursor is one past that hash, or `0` when
-//! nothing is left. The cursors of one scan thus cut the hash space into
-//! consecutive ranges, each visited by exactly one call: an element
-//! present throughout is returned exactly once (Redis may return one twice),
-//! and since cursors only grow the scan ends. Cursors stay below 2^63, so
-//! clients that read them as signed integers work too.
+//! process of a build) and the cursor is the next hash to visit. A call
+//! returns the elements whose hash is at least the cursor, smallest hashes
+//! first — at least `COUNT` of them and always every element sharing the
+//! last hash returned — and the next cursor is one past that hash, or `0`
+//! when nothing is left. The cursors of one scan thus cut the hash space
+//! into consecutive ranges, each visited by exactly one call: an element
+//! present throughout is returned exactly once (Redis may return one
+//! twice), and since cursors only grow the scan ends. Cursors stay below
+//! 2^63, so clients that read them as signed integers work too.
 //!
 //! `COUNT` is a hint, as in Redis. A call reads the whole collection to
-//! find its next elements, so to keep a full scan of `n` elements at
-//! O(n) calls' worth of work — O(64·n) — a call returns at least `n / 64`
-//! elements whatever the `COUNT`. As in Redis, `MATCH` and `TYPE` filter
-//! the elements a call selected, so a call may return fewer than `COUNT`,
-//! or none, with a cursor that is not `0`.
+//! find its next elements, so it returns at least `n / 64` of the `n`
+//! elements whatever the `COUNT`: a full scan then takes at most about 64
+//! calls, O(64·n) work in all, not O(n²/COUNT). As in Redis, `MATCH` and
+//! `TYPE` filter the elements a call selected, so a call may return fewer
+//! than `COUNT`, or none, with a cursor that is not `0`.
 //!
 //! Like Redis, a collection in a compact encoding is returned whole by one
 //! call, with cursor `0` and in its own order, whatever the cursor: an
 //! integer set (ascending), a small hash (insertion order), a sorted set of
 //! at most 128 members of at most 64 bytes (score order; its scores
 //! written as Redis's listpack holds them, integers without exponent).
+//! Sets and hashes never return to their compact encoding; a sorted set
+//! that shrinks to that size during a scan is returned whole by the next
+//! call, so some of its members come twice (never fewer), as from Redis.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
@@ -92,7 +95,8 @@ impl ScanOptions<'_> {
 }
 
 /// Where `name` (a key, a member, a field) sits in a scan's order: a fixed
-/// 63-bit hash, the same in every process and run.
+/// 63-bit hash, the same in every process and run of a build (std's
+/// `DefaultHasher::new()` is SipHash with fixed keys).
 pub(crate) fn scan_hash(name: &[u8]) -> u64 {
     let mut hasher = DefaultHasher::new();
     hasher.write(name);

@@ -1,6 +1,6 @@
 //! The keyspace: Redis's database 0, with key expiry.
 //!
-//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sorted sets — each
+//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sets, sorted sets — each
 //! with an optional absolute deadline in milliseconds. The store never reads
 //! a clock: every operation that may look at a deadline takes `now_ms` from
 //! the caller, so a store is deterministic and tests can move time at will.

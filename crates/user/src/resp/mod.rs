@@ -1,7 +1,7 @@
 //! # A Redis-compatible store, written from the protocol up
 //!
 //! This module is a small Redis: the RESP wire protocol, one in-memory
-//! database of strings, hashes and sorted sets with key expiry, and the
+//! database of strings, hashes, sets and sorted sets with key expiry, and the
 //! commands real clients use — enough that `redis-cli`, `redis-benchmark`
 //! and the usual client libraries drive it unmodified. It is pure code: no
 //! sockets, no threads, no clock. Bytes go in, bytes come out, and the
@@ -21,10 +21,13 @@
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
 //!   string and key commands; [`collections`] holds the hash and sorted-set
-//!   commands, [`server`] the connection and server commands and `INFO`).
+//!   commands, [`sets`] the set commands, [`scan`] `KEYS` and the `SCAN`
+//!   family, [`server`] the connection and server commands and `INFO`;
+//!   [`glob`] is the pattern matcher of `KEYS`, `SCAN` and `CONFIG GET`).
 //! * [`store`] is the keyspace and its expiry: deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
-//!   bounded batches; [`hash`] and [`zset`] are its two collection types.
+//!   bounded batches; [`hash`], [`set`] and [`zset`] are its collection
+//!   types, and [`random`] its seeded source of random draws.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
 //!   is Redis's exact integer and float syntax.
 //!
@@ -42,12 +45,17 @@ pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod encode;
+pub mod glob;
 pub mod hash;
 pub mod multi;
 pub mod number;
 pub mod parse;
+pub mod random;
+pub mod scan;
 pub mod server;
 pub mod session;
+pub mod set;
+pub mod sets;
 pub mod store;
 pub mod table;
 pub mod zset;

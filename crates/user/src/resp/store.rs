@@ -1,6 +1,6 @@
 //! The keyspace: Redis's database 0, with key expiry.
 //!
-//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sorted sets — each
+//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sets, sorted sets — each
 //! with an optional absolute deadline in milliseconds. The store never reads
 //! a clock: every operation that may look at a deadline takes `now_ms` from
 //! the caller, so a store is deterministic and tests can move time at will.
@@ -18,7 +18,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::encode::Protocol;
 use super::hash::Hash;
+use super::random::Random;
 use super::session::{ServerInfo, Session};
+use super::set::Set;
 use super::zset::ZSet;
 
 /// A value.
@@ -30,6 +32,8 @@ pub enum Value {
     Hash(Hash),
     /// A sorted set.
     ZSet(ZSet),
+    /// A set.
+    Set(Set),
 }
 
 impl Value {
@@ -39,6 +43,7 @@ impl Value {
             Value::String(_) => "string",
             Value::Hash(_) => "hash",
             Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
         }
     }
 }
@@ -70,6 +75,8 @@ pub enum Snapshot {
     Hash(BTreeMap<Vec<u8>, Vec<u8>>),
     /// A sorted set's `(score, member)` pairs in order.
     ZSet(Vec<(f64, Vec<u8>)>),
+    /// A set's members, sorted.
+    Set(BTreeSet<Vec<u8>>),
 }
 
 /// Counters the store keeps for `INFO`.
@@ -102,6 +109,8 @@ pub struct Store {
     /// messages, a blocked client's reply), by client id, in the order
     /// they were written; the server delivers them ([`Store::take_outbox`]).
     pub(crate) outbox: Vec<(u64, Vec<u8>)>,
+    /// Where random members come from (seeded once, never from the clock).
+    pub(crate) random: Random,
 }
 
 impl Store {
@@ -160,6 +169,7 @@ impl Store {
                     Value::String(data) => Snapshot::String(data.clone()),
                     Value::Hash(hash) => Snapshot::Hash(hash.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
                     Value::ZSet(set) => Snapshot::ZSet(set.iter().map(|(s, m)| (s.get(), m.to_vec())).collect()),
+                    Value::Set(set) => Snapshot::Set(set.iter().map(|m| m.to_vec()).collect()),
                 };
                 (key.clone(), value)
             })
@@ -185,6 +195,29 @@ impl Store {
             None => self.stats.keyspace_misses += 1,
         }
         entry.map(|entry| &entry.value)
+    }
+
+    /// Every live key at `now_ms` with its value, in no particular order
+    /// (`KEYS`, `SCAN`). Expired keys are skipped, not reclaimed.
+    pub(crate) fn live_keys(&self, now_ms: u64) -> impl Iterator<Item = (&[u8], &Value)> + '_ {
+        self.keys
+            .iter()
+            .filter(move |(_, entry)| !expired(entry, now_ms))
+            .map(|(key, entry)| (key.as_slice(), &entry.value))
+    }
+
+    /// The value of a live `key`, read without expiring it or counting a
+    /// hit or miss (for reading several keys at once after
+    /// [`Store::get`] has looked each up).
+    pub(crate) fn peek(&self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.keys.get(key).filter(|entry| !expired(entry, now_ms)).map(|entry| &entry.value)
+    }
+
+    /// As [`Store::get_mut`], with the store's random number generator
+    /// (`SPOP`: draw a member of the value and remove it).
+    pub(crate) fn get_mut_and_random(&mut self, key: &[u8], now_ms: u64) -> (Option<&mut Value>, &mut Random) {
+        self.expire_key(key, now_ms);
+        (self.keys.get_mut(key).map(|entry| &mut entry.value), &mut self.random)
     }
 
     /// The value of `key` at `now_ms`, for modification in place (emptying

@@ -38,11 +38,14 @@
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
 
+pub mod blocking;
 pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod encode;
 pub mod hash;
+pub mod list;
+pub mod lists;
 pub mod multi;
 pub mod number;
 pub mod parse;
@@ -50,6 +53,7 @@ pub mod server;
 pub mod session;
 pub mod store;
 pub mod table;
+pub mod timeout;
 pub mod zset;
 
 pub use command::Flow;

@@ -16,8 +16,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::blocking::Blocking;
 use super::encode::Protocol;
 use super::hash::Hash;
+use super::list::List;
 use super::session::{ServerInfo, Session};
 use super::zset::ZSet;
 
@@ -30,6 +32,8 @@ pub enum Value {
     Hash(Hash),
     /// A sorted set.
     ZSet(ZSet),
+    /// A list.
+    List(List),
 }
 
 impl Value {
@@ -39,6 +43,7 @@ impl Value {
             Value::String(_) => "string",
             Value::Hash(_) => "hash",
             Value::ZSet(_) => "zset",
+            Value::List(_) => "list",
         }
     }
 }
@@ -70,6 +75,8 @@ pub enum Snapshot {
     Hash(BTreeMap<Vec<u8>, Vec<u8>>),
     /// A sorted set's `(score, member)` pairs in order.
     ZSet(Vec<(f64, Vec<u8>)>),
+    /// A list's elements, head first.
+    List(Vec<Vec<u8>>),
 }
 
 /// Counters the store keeps for `INFO`.
@@ -102,6 +109,8 @@ pub struct Store {
     /// messages, a blocked client's reply), by client id, in the order
     /// they were written; the server delivers them ([`Store::take_outbox`]).
     pub(crate) outbox: Vec<(u64, Vec<u8>)>,
+    /// Clients blocked on lists, and the keys they wait for.
+    pub(crate) blocking: Blocking,
 }
 
 impl Store {
@@ -160,6 +169,7 @@ impl Store {
                     Value::String(data) => Snapshot::String(data.clone()),
                     Value::Hash(hash) => Snapshot::Hash(hash.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
                     Value::ZSet(set) => Snapshot::ZSet(set.iter().map(|(s, m)| (s.get(), m.to_vec())).collect()),
+                    Value::List(list) => Snapshot::List(list.iter().map(<[u8]>::to_vec).collect()),
                 };
                 (key.clone(), value)
             })
@@ -214,13 +224,15 @@ impl Store {
         }
     }
 
-    /// Sets `key` to `value` (replacing any value of any type).
+    /// Sets `key` to `value` (replacing any value of any type); clients
+    /// blocked on `key` are served after the command.
     pub fn insert(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: u64) {
         self.expire_key(key, now_ms);
         match self.keys.get_mut(key) {
             Some(entry) => {
                 entry.value = value;
                 self.retime(key, ttl);
+                self.signal_key_ready(key);
             }
             None => self.insert_new(key, value, ttl),
         }
@@ -290,6 +302,7 @@ impl Store {
             self.deadlines.insert((deadline, key.to_vec()));
         }
         self.keys.insert(key.to_vec(), Entry { value, deadline });
+        self.signal_key_ready(key);
     }
 
     /// Applies `ttl` to the existing `key`, keeping the index in step.

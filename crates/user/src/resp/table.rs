@@ -160,6 +160,7 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::command::COMMANDS,
     super::collections::HASH_COMMANDS,
     super::collections::ZSET_COMMANDS,
+    super::lists::LIST_COMMANDS,
     super::server::COMMANDS,
 ];
 

@@ -106,11 +106,15 @@ impl Store {
         }
     }
 
-    /// Deletes `key` if it holds an empty list (a list a command emptied).
-    fn drop_if_empty(&mut self, key: &[u8], now: u64) {
-        if matches!(self.get_mut(key, now), Some(Value::List(list)) if list.is_empty()) {
+    /// Pops at `end` of the list at `key`, deleting the key when that
+    /// empties it.
+    fn pop_and_drop(&mut self, key: &[u8], end: End, now: u64) -> Option<Box<[u8]>> {
+        let Ok(Some(list)) = self.list_for_write(key, now) else { return None };
+        let element = list.pop(end);
+        if list.is_empty() {
             self.remove(key, now);
         }
+        element
     }
 
     /// `LPUSH`/`RPUSH key element...`, and with `existing_only` `LPUSHX`/
@@ -174,7 +178,9 @@ impl Store {
                 }
             }
         }
-        self.drop_if_empty(key, now);
+        if list.is_empty() {
+            self.remove(key, now);
+        }
     }
 
     /// `LRANGE key start stop`.
@@ -239,12 +245,14 @@ impl Store {
         let Some(count) = parse_i64(args[2]) else {
             return write_error(out, NOT_INTEGER);
         };
-        let removed = match self.list_for_write(args[1], now) {
+        let (removed, emptied) = match self.list_for_write(args[1], now) {
             Err(WrongType) => return write_error(out, WRONGTYPE),
-            Ok(None) => 0,
-            Ok(Some(list)) => list.remove(args[3], count),
+            Ok(None) => (0, false),
+            Ok(Some(list)) => (list.remove(args[3], count), list.is_empty()),
         };
-        self.drop_if_empty(args[1], now);
+        if emptied {
+            self.remove(args[1], now);
+        }
         write_integer(out, removed as i64);
     }
 
@@ -256,9 +264,13 @@ impl Store {
         match self.list_for_write(args[1], now) {
             Err(WrongType) => return write_error(out, WRONGTYPE),
             Ok(None) => {}
-            Ok(Some(list)) => list.trim(start, stop),
+            Ok(Some(list)) => {
+                list.trim(start, stop);
+                if list.is_empty() {
+                    self.remove(args[1], now);
+                }
+            }
         }
-        self.drop_if_empty(args[1], now);
         write_ok(out);
     }
 
@@ -369,11 +381,10 @@ impl Store {
         if self.list_for_write(destination, now).is_err() {
             return Err(WRONGTYPE);
         }
-        let Ok(Some(element)) = self.list_for_write(source, now).map(|list| list.and_then(|l| l.pop(from))) else {
+        let Some(element) = self.pop_and_drop(source, from, now) else {
             return Ok(());
         };
         write_bulk(out, &element);
-        self.drop_if_empty(source, now);
         match self.list_for_write(destination, now) {
             Ok(Some(list)) => list.push_owned(to, element),
             _ => {
@@ -397,12 +408,11 @@ impl Store {
             match self.list_for_write(key, c.now) {
                 Err(WrongType) => return write_error(c.out, WRONGTYPE),
                 Ok(None) => continue,
-                Ok(Some(list)) => {
-                    let Some(element) = list.pop(end) else { continue };
+                Ok(Some(_)) => {
+                    let Some(element) = self.pop_and_drop(key, end, c.now) else { continue };
                     write_array_header(c.out, 2);
                     write_bulk(c.out, key);
                     write_bulk(c.out, &element);
-                    self.drop_if_empty(key, c.now);
                     return;
                 }
             }
@@ -454,14 +464,11 @@ impl Store {
         let saved = std::mem::replace(&mut self.protocol, protocol);
         match wait {
             Wait::Pop(end) => {
-                if let Ok(Some(list)) = self.list_for_write(key, now) {
-                    if let Some(element) = list.pop(*end) {
-                        write_array_header(reply, 2);
-                        write_bulk(reply, key);
-                        write_bulk(reply, &element);
-                    }
+                if let Some(element) = self.pop_and_drop(key, *end, now) {
+                    write_array_header(reply, 2);
+                    write_bulk(reply, key);
+                    write_bulk(reply, &element);
                 }
-                self.drop_if_empty(key, now);
             }
             Wait::Move { from, to, destination } => {
                 if let Err(message) = self.move_element(key, destination, *from, *to, now, reply) {
@@ -571,6 +578,8 @@ mod tests {
             run(&mut store, 0, &["RPUSH l a", "RPOPLPUSH l l", "LMOVE l m left left", "EXISTS l"]),
             ":1\r\n$1\r\na\r\n$1\r\na\r\n:0\r\n"
         );
+        // Without a connection there is nobody to answer later: no blocking.
+        assert_eq!(run(&mut store, 0, &["BLPOP k 0", "BLMOVE k m left left 0"]), "*-1\r\n$-1\r\n");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 #[allow(dead_code)]
 mod common;
 use common::twin::Twin;
+use granule_user::resp::Reply;
 
 /// Lists of a few shapes to work on.
 fn fill(t: &mut Twin) {
@@ -277,7 +278,9 @@ fn blocking_pops_take_what_is_there_and_check_their_arguments() {
     t.same(&["BRPOPLPUSH", "l", "m", "0"]);
     t.same(&["LRANGE", "m", "0", "-1"]);
     t.same(&["EXISTS", "l"]);
-    t.same(&["RPUSH", "m", "0", "1", "2"]);
+    t.same(&["RPUSH", "m", "0", "1", "2", "3", "4"]);
+    t.same(&["BLPOP", "m", "0X1P3"]);
+    t.same(&["BLPOP", "m", "-0x1p-2000"]);
     t.same(&["BLPOP", "m", "-0.0001"]);
     t.same(&["BLPOP", "m", "0x10"]);
     t.same(&["BLPOP", "m", "1e-400"]);
@@ -302,6 +305,9 @@ fn blocking_pops_take_what_is_there_and_check_their_arguments() {
         "--1",
         "0x",
         "0x1p",
+        "0x1p2000",
+        "0x1p99999",
+        "0x1p-99999",
     ];
     for timeout in timeouts {
         t.same(&["BLPOP", "missing", timeout]);
@@ -411,6 +417,15 @@ fn transactions_serve_waiters_when_they_end() {
     t.same_from(pusher, &["EXEC"]);
     t.same_arrivals(a);
     t.same_from(pusher, &["LRANGE", "k", "0", "-1"]);
+    // The first key made ready serves a client waiting for several.
+    t.silent(a, &["BLPOP", "k8", "k9", "k8", "0"]);
+    t.same_from(pusher, &["MULTI"]);
+    t.same_from(pusher, &["RPUSH", "k9", "x"]);
+    t.same_from(pusher, &["RPUSH", "k8", "y", "z"]);
+    t.same_from(pusher, &["EXEC"]);
+    t.same_arrivals(a);
+    t.same_from(pusher, &["LRANGE", "k8", "0", "-1"]);
+    t.same_from(pusher, &["EXISTS", "k9"]);
     // A key of another type serves nobody.
     t.silent(a, &["BLPOP", "k5", "0"]);
     t.same_from(pusher, &["SET", "k5", "string"]);
@@ -454,4 +469,44 @@ fn waiters_time_out_with_the_null_array() {
     t.tick();
     t.same_arrivals(b);
     t.same(&["EXISTS", "k", "d"]);
+}
+
+#[test]
+fn command_info_describes_the_list_commands_like_redis() {
+    let Some(mut t) = Twin::start() else { return };
+    let names = [
+        "lpush",
+        "rpush",
+        "lpushx",
+        "rpushx",
+        "lpop",
+        "rpop",
+        "lrange",
+        "llen",
+        "lindex",
+        "lset",
+        "lrem",
+        "ltrim",
+        "linsert",
+        "lpos",
+        "lmove",
+        "rpoplpush",
+        "blpop",
+        "brpop",
+        "blmove",
+        "brpoplpush",
+    ];
+    for name in names {
+        // Name, arity, flags and key positions; ACL categories, tips and key
+        // specs are not modelled.
+        let fields = |reply: Reply| match reply {
+            Reply::Array(Some(mut entries)) => match entries.remove(0) {
+                Reply::Array(Some(fields)) => fields[..6].to_vec(),
+                other => panic!("{name}: {other:?}"),
+            },
+            other => panic!("{name}: {other:?}"),
+        };
+        let (ours, theirs) = t.both(0, &["COMMAND", "INFO", name]);
+        assert_eq!(fields(ours), fields(theirs), "{name}");
+    }
 }

@@ -496,7 +496,10 @@ fn lpos(list: &List, element: &[u8], rank: i64, count: Option<i64>, maxlen: i64)
         Some(0) => u64::MAX,
         Some(n) => n as u64,
     };
-    let scanned = if maxlen == 0 { list.len() } else { list.len().min(maxlen as usize) };
+    let scanned = match maxlen {
+        0 => list.len(),
+        _ => list.len().min(usize::try_from(maxlen).unwrap_or(usize::MAX)),
+    };
     let len = list.len();
     let positions: Box<dyn Iterator<Item = (usize, &[u8])>> = if from_tail {
         Box::new(list.iter().rev().enumerate().map(move |(i, e)| (len - 1 - i, e)))

@@ -75,11 +75,19 @@ pub(crate) fn parse_timeout(text: &[u8]) -> Result<u64, TimeoutError> {
         return Err(TimeoutError::NotAFloat);
     }
     if let Some(hex) = unsigned.strip_prefix("0x").or_else(|| unsigned.strip_prefix("0X")) {
-        let seconds = parse_hex(hex).ok_or(TimeoutError::NotAFloat)?;
-        if negative {
-            return if seconds * 1000.0 >= 1.0 { Err(TimeoutError::Negative) } else { Ok(0) };
-        }
-        return positive_millis(seconds);
+        return match parse_hex(hex).ok_or(TimeoutError::NotAFloat)? {
+            Hex::Zero => Ok(0),
+            Hex::Tiny if negative => Ok(0),
+            Hex::Tiny => Ok(1),
+            Hex::Value(seconds) if negative => {
+                if seconds * 1000.0 >= 1.0 {
+                    Err(TimeoutError::Negative)
+                } else {
+                    Ok(0)
+                }
+            }
+            Hex::Value(seconds) => positive_millis(seconds),
+        };
     }
     let seconds: f64 = unsigned.parse().map_err(|_| TimeoutError::NotAFloat)?;
     if seconds.is_nan() {
@@ -115,10 +123,22 @@ fn positive_millis(seconds: f64) -> Result<u64, TimeoutError> {
     Ok(millis as u64)
 }
 
-/// The value of a hexadecimal float after its `0x`: hex digits with an
+/// A hexadecimal float's magnitude.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Hex {
+    /// Zero.
+    Zero,
+    /// Not zero, but below `f64`'s range (and inside `long double`'s).
+    Tiny,
+    /// A value (infinite beyond `f64`'s range but inside `long double`'s).
+    Value(f64),
+}
+
+/// The magnitude of a hexadecimal float after its `0x`: hex digits with an
 /// optional point (at least one digit), then an optional `p` and a decimal
-/// power of two, as `strtold` reads it (to `f64` precision here).
-fn parse_hex(text: &str) -> Option<f64> {
+/// power of two, as `strtold` reads it (to `f64` precision here); `None`
+/// if it is not one, or lies beyond `long double`'s range.
+fn parse_hex(text: &str) -> Option<Hex> {
     let (mantissa, power) = match text.find(['p', 'P']) {
         Some(at) => (&text[..at], Some(&text[at + 1..])),
         None => (text, None),
@@ -151,7 +171,20 @@ fn parse_hex(text: &str) -> Option<f64> {
             }
         }
     };
-    Some(value * 2f64.powi(power))
+    if value == 0.0 {
+        return Some(Hex::Zero);
+    }
+    // The binary exponent, for `long double`'s range (2^-16446 rounds to
+    // zero, 2^16384 overflows); a mantissa beyond f64 counts its digits.
+    let mantissa_log2 = if value.is_finite() { value.log2() } else { 4.0 * whole.trim_start_matches('0').len() as f64 };
+    let log2 = mantissa_log2 + f64::from(power);
+    if !(-16446.0..16384.0).contains(&log2) {
+        return None;
+    }
+    match value * 2f64.powi(power) {
+        0.0 => Some(Hex::Tiny),
+        seconds => Some(Hex::Value(seconds)),
+    }
 }
 
 /// A positive decimal as `0.<digits> × 10^exponent`, with neither leading
@@ -231,6 +264,12 @@ mod tests {
         assert_eq!(parse_timeout(b"0x10"), Ok(16_000));
         assert_eq!(parse_timeout(b"0x.8p1"), Ok(1000));
         assert_eq!(parse_timeout(b"-0x1p-20"), Ok(0));
+        assert_eq!(parse_timeout(b"0x0p99999"), Ok(0));
+        assert_eq!(parse_timeout(b"0x1p2000"), Err(TimeoutError::Negative));
+        assert_eq!(parse_timeout(b"0x1p-2000"), Ok(1));
+        assert_eq!(parse_timeout(b"-0x1p-2000"), Ok(0));
+        assert_eq!(parse_timeout(b"0x1p99999"), Err(TimeoutError::NotAFloat));
+        assert_eq!(parse_timeout(b"0x1p-99999"), Err(TimeoutError::NotAFloat));
         assert_eq!(parse_timeout(b"-0x1"), Err(TimeoutError::Negative));
         for forever in [&b"-0.0001"[..], b"-1e-400", b"-0.001", b"-1e-3", b"-0.0009"] {
             assert_eq!(parse_timeout(forever), Ok(0), "{forever:?}");

@@ -41,12 +41,15 @@
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
 
+pub mod blocking;
 pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod encode;
 pub mod glob;
 pub mod hash;
+pub mod list;
+pub mod lists;
 pub mod multi;
 pub mod number;
 pub mod parse;
@@ -58,6 +61,7 @@ pub mod set;
 pub mod sets;
 pub mod store;
 pub mod table;
+pub mod timeout;
 pub mod zset;
 
 pub use command::Flow;

@@ -16,9 +16,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::blocking::Blocking;
 use super::encode::Protocol;
 use super::hash::Hash;
 use super::random::Random;
+use super::list::List;
 use super::session::{ServerInfo, Session};
 use super::set::Set;
 use super::zset::ZSet;
@@ -34,6 +36,8 @@ pub enum Value {
     ZSet(ZSet),
     /// A set.
     Set(Set),
+    /// A list.
+    List(List),
 }
 
 impl Value {
@@ -44,6 +48,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::ZSet(_) => "zset",
             Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 }
@@ -77,6 +82,8 @@ pub enum Snapshot {
     ZSet(Vec<(f64, Vec<u8>)>),
     /// A set's members, sorted.
     Set(BTreeSet<Vec<u8>>),
+    /// A list's elements, head first.
+    List(Vec<Vec<u8>>),
 }
 
 /// Counters the store keeps for `INFO`.
@@ -111,6 +118,8 @@ pub struct Store {
     pub(crate) outbox: Vec<(u64, Vec<u8>)>,
     /// Where random members come from (seeded once, never from the clock).
     pub(crate) random: Random,
+    /// Clients blocked on lists, and the keys they wait for.
+    pub(crate) blocking: Blocking,
 }
 
 impl Store {
@@ -170,6 +179,7 @@ impl Store {
                     Value::Hash(hash) => Snapshot::Hash(hash.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
                     Value::ZSet(set) => Snapshot::ZSet(set.iter().map(|(s, m)| (s.get(), m.to_vec())).collect()),
                     Value::Set(set) => Snapshot::Set(set.iter().map(|m| m.to_vec()).collect()),
+                    Value::List(list) => Snapshot::List(list.iter().map(<[u8]>::to_vec).collect()),
                 };
                 (key.clone(), value)
             })
@@ -247,13 +257,15 @@ impl Store {
         }
     }
 
-    /// Sets `key` to `value` (replacing any value of any type).
+    /// Sets `key` to `value` (replacing any value of any type); clients
+    /// blocked on `key` are served after the command.
     pub fn insert(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: u64) {
         self.expire_key(key, now_ms);
         match self.keys.get_mut(key) {
             Some(entry) => {
                 entry.value = value;
                 self.retime(key, ttl);
+                self.signal_key_ready(key);
             }
             None => self.insert_new(key, value, ttl),
         }
@@ -323,6 +335,7 @@ impl Store {
             self.deadlines.insert((deadline, key.to_vec()));
         }
         self.keys.insert(key.to_vec(), Entry { value, deadline });
+        self.signal_key_ready(key);
     }
 
     /// Applies `ttl` to the existing `key`, keeping the index in step.

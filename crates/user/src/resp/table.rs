@@ -166,6 +166,7 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::collections::ZSET_COMMANDS,
     super::sets::SET_COMMANDS,
     super::scan::SCAN_COMMANDS,
+    super::lists::LIST_COMMANDS,
     super::server::COMMANDS,
 ];
 

@@ -696,3 +696,30 @@ fn random_ranges_answer_like_redis() {
         t.same(&["ZRANGE", &copy, "0", "-1", "WITHSCORES"]);
     }
 }
+
+#[test]
+fn sets_are_inputs_scoring_one() {
+    let Some(mut t) = Twin::start() else { return };
+    t.same(&["ZADD", "z", "1", "x", "2", "y", "5", "10", "-1", "7"]);
+    t.same(&["SADD", "words", "x", "q", "y"]);
+    t.same(&["SADD", "ints", "10", "7", "3", "-2"]);
+    in_both_protocols(&mut t, |t| {
+        all_same(
+            t,
+            &[
+                &["ZUNION", "2", "z", "words", "WITHSCORES"],
+                &["ZUNION", "3", "z", "words", "ints", "WEIGHTS", "1", "2", "3", "WITHSCORES"],
+                &["ZINTER", "2", "z", "ints", "AGGREGATE", "MAX", "WITHSCORES"],
+                &["ZINTER", "2", "words", "z", "WITHSCORES"],
+                &["ZDIFF", "2", "z", "ints", "WITHSCORES"],
+                &["ZDIFF", "2", "words", "z", "WITHSCORES"],
+                &["ZDIFF", "1", "ints", "WITHSCORES"],
+                &["ZINTERCARD", "2", "ints", "z"],
+                &["ZUNIONSTORE", "d", "2", "ints", "words"],
+                &["ZRANGE", "d", "0", "-1", "WITHSCORES"],
+                &["ZINTERSTORE", "d", "2", "words", "words", "WEIGHTS", "2", "0.5"],
+                &["ZRANGE", "d", "0", "-1", "WITHSCORES"],
+            ],
+        );
+    });
+}

@@ -16,7 +16,7 @@ use super::encode::{
 use super::hash::Hash;
 use super::long_double::LongDouble;
 use super::number::{parse_i64, write_i64};
-use super::random::{parse_random_count, pick};
+use super::random::{parse_random_count, Draw};
 use super::store::{Store, Ttl, Value};
 use super::table::{spec, Flags, Spec, KEY1};
 
@@ -255,24 +255,28 @@ impl Store {
             Ok(None) if options.is_none() => return write_null(out, protocol),
             Ok(hash) => hash.map_or(0, Hash::len),
         };
+        let (Some(Value::Hash(hash)), random) = self.get_mut_and_random(args[1], now) else {
+            return write_array_header(out, 0);
+        };
+        let hash = &*hash;
         let Some((count, with_values)) = options else {
-            let index = self.random.index(len);
-            if let Some(Value::Hash(hash)) = self.get_mut(args[1], now) {
-                if let Some((field, _)) = hash.nth(index) {
-                    write_bulk(out, field);
-                }
+            if let Some((field, _)) = hash.nth(random.below(len)) {
+                write_bulk(out, field);
             }
             return;
         };
-        let picked = match pick(&mut self.random, len, count) {
-            Ok(picked) => picked,
-            Err(message) => return write_error(out, message),
-        };
+        let draw = Draw::of(count, len);
+        let pairs: Vec<(&[u8], &[u8])> = if draw == Draw::Nothing { Vec::new() } else { hash.iter().collect() };
+        if let Draw::Repeated(draws) = draw {
+            let size_of = |i: usize| pairs[i].0.len() + if with_values { pairs[i].1.len() } else { 0 } + 32;
+            if !random.draws_fit(len, draws, size_of) {
+                return write_error(out, b"ERR HRANDFIELD reply would be too large");
+            }
+        }
         let nested = with_values && protocol == Protocol::Resp3;
-        write_array_header(out, if with_values && !nested { picked.len() * 2 } else { picked.len() });
-        let Some(Value::Hash(hash)) = self.get_mut(args[1], now) else { return };
-        let pairs: Vec<(&[u8], &[u8])> = if picked.is_empty() { Vec::new() } else { hash.iter().collect() };
-        for index in picked {
+        let replied = draw.len(len);
+        write_array_header(out, if with_values && !nested { replied * 2 } else { replied });
+        let mut write = |index: usize| {
             let (field, value) = pairs[index];
             if nested {
                 write_array_header(out, 2);
@@ -281,6 +285,12 @@ impl Store {
             if with_values {
                 write_bulk(out, value);
             }
+        };
+        match draw {
+            Draw::Nothing => {}
+            Draw::All => (0..len).for_each(&mut write),
+            Draw::Distinct(count) => random.distinct_below(len, count).into_iter().for_each(&mut write),
+            Draw::Repeated(draws) => (0..draws).for_each(|_| write(random.below(len))),
         }
     }
 }
@@ -397,6 +407,7 @@ mod tests {
         assert!(repeated.starts_with("*10\r\n"));
         let two = run(&mut store, &["HRANDFIELD h 2"]);
         assert!(two.starts_with("*2\r\n"));
-        assert_eq!(run(&mut store, &["HRANDFIELD h -2000000"]), "-ERR value is out of range\r\n");
+        assert!(run(&mut store, &["HRANDFIELD h -2000000"]).starts_with("*2000000\r\n"));
+        assert_eq!(run(&mut store, &["HRANDFIELD h -2000000000000"]), "-ERR HRANDFIELD reply would be too large\r\n");
     }
 }

@@ -1,7 +1,7 @@
 //! # A Redis-compatible store, written from the protocol up
 //!
 //! This module is a small Redis: the RESP wire protocol, one in-memory
-//! database of strings, hashes and sorted sets with key expiry, and the
+//! database of strings, hashes, sets and sorted sets with key expiry, and the
 //! commands real clients use — enough that `redis-cli`, `redis-benchmark`
 //! and the usual client libraries drive it unmodified. It is pure code: no
 //! sockets, no threads, no clock. Bytes go in, bytes come out, and the
@@ -21,12 +21,15 @@
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
 //!   the hot path's string and key commands; [`strings`] and [`lcs`] hold
-//!   the other string commands, [`hashes`] the hash commands, [`zsets`], [`zrange`]
-//!   and [`zsetops`] the sorted-set commands, [`server`] the connection and
-//!   server commands and `INFO`).
+//!   the other string commands, [`hashes`] the hash commands, [`zsets`],
+//!   [`zrange`] and [`zsetops`] the sorted-set commands, [`sets`] the set
+//!   commands, [`lists`] the list commands, [`scan`] `KEYS` and the `SCAN`
+//!   family, [`server`] the connection and server commands and `INFO`;
+//!   [`glob`] is the pattern matcher of `KEYS`, `SCAN` and `CONFIG GET`).
 //! * [`store`] is the keyspace and its expiry: deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
-//!   bounded batches; [`hash`] and [`zset`] are its two collection types.
+//!   bounded batches; [`hash`], [`set`] and [`zset`] are its collection
+//!   types, and [`random`] its seeded source of random draws.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
 //!   is Redis's exact integer and float syntax, [`long_double`] the C
 //!   `long double` arithmetic of `INCRBYFLOAT`.
@@ -42,22 +45,30 @@
 //! when overwriting it.
 
 mod bignum;
+pub mod blocking;
 pub mod command;
 pub mod connection;
 pub mod encode;
+pub mod glob;
 pub mod hash;
 pub mod hashes;
 pub mod lcs;
+pub mod list;
+pub mod lists;
 pub mod long_double;
 pub mod multi;
 pub mod number;
 pub mod parse;
-mod random;
+pub mod random;
+pub mod scan;
 pub mod server;
 pub mod session;
+pub mod set;
+pub mod sets;
 pub mod store;
 pub mod strings;
 pub mod table;
+pub mod timeout;
 pub mod zrange;
 pub mod zset;
 pub mod zsetops;

@@ -1,16 +1,17 @@
-//! The store's random numbers, for the commands that answer with random
-//! elements (`HRANDFIELD`, `ZRANDMEMBER`).
+//! The store's source of randomness (`SPOP`, `SRANDMEMBER`, `HRANDFIELD`,
+//! `ZRANDMEMBER`).
 //!
-//! One small fast generator per store, seeded once with a constant: the
-//! store never reads a clock or the operating system, so a run is
-//! reproducible (Redis seeds from the time and `/dev/urandom`, which no
-//! client can tell apart from this). What clients can tell is the shape of
-//! the answers, and that follows Redis ([`parse_random_count`], [`pick`]): a
-//! negative count asks for that many independent picks (repeats allowed, in
-//! random order), a positive one for that many distinct elements (the whole
-//! collection if it has no more).
-
-use std::collections::HashSet;
+//! Redis draws random members from its own generator; so does the store:
+//! one small, fast generator per store, seeded once with a fixed value when
+//! the store is made, never from the clock. A store is therefore
+//! deterministic — the same commands give the same replies — while clients
+//! still see members drawn uniformly, which is all Redis promises.
+//!
+//! `HRANDFIELD` and `ZRANDMEMBER` share their count's rules
+//! ([`parse_random_count`], [`Draw::of`]): a negative count asks for that
+//! many independent draws (repeats allowed, in random order), a positive
+//! one for that many distinct elements (the whole collection, in its order,
+//! if it has no more).
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -18,13 +19,12 @@ use rand::{Rng, SeedableRng};
 use super::command::{NOT_INTEGER, SYNTAX};
 use super::number::parse_i64;
 
-/// The generator's seed.
-const SEED: u64 = 0x6772_616e_756c_6521;
+/// The seed of every store's generator.
+const SEED: u64 = 0x5eed_0f5e_7ab1_e5ed;
 
-/// Most picks with repeats one reply may ask for: Redis would write as
-/// many as asked (gigabytes for a count of -2^40); here larger counts are
-/// refused with `ERR value is out of range`.
-pub(crate) const MAX_REPEATED_PICKS: u64 = 1 << 20;
+/// Most bytes of a reply of independent draws (a negative count): Redis
+/// would keep writing (gigabytes for a count of -2^40); the store refuses.
+pub(crate) const MAX_REPEATED_REPLY: usize = 1 << 30;
 
 /// A store's random number generator.
 #[derive(Clone, Debug)]
@@ -37,34 +37,31 @@ impl Default for Random {
 }
 
 impl Random {
-    /// A uniformly random index below `len`, which must be positive.
-    pub(crate) fn index(&mut self, len: usize) -> usize {
+    /// A uniform index below `len` (which must not be 0).
+    pub(crate) fn below(&mut self, len: usize) -> usize {
         self.0.gen_range(0..len)
     }
 
-    /// `count` distinct indices below `len` (`count < len`), in random
-    /// order: a partial shuffle when they are most of the range, rejection
-    /// sampling when they are few (at most 1.5 draws each on average).
-    pub(crate) fn distinct(&mut self, len: usize, count: usize) -> Vec<usize> {
-        debug_assert!(count < len);
-        if count.saturating_mul(3) > len {
-            let mut all: Vec<usize> = (0..len).collect();
-            for i in 0..count {
-                let j = self.0.gen_range(i..len);
-                all.swap(i, j);
-            }
-            all.truncate(count);
-            return all;
-        }
-        let mut seen = HashSet::with_capacity(count);
-        let mut picked = Vec::with_capacity(count);
-        while picked.len() < count {
-            let index = self.index(len);
-            if seen.insert(index) {
-                picked.push(index);
+    /// `amount` distinct uniform indices below `len` (`amount <= len`), in
+    /// random order.
+    pub(crate) fn distinct_below(&mut self, len: usize, amount: usize) -> rand::seq::index::IndexVec {
+        rand::seq::index::sample(&mut self.0, len, amount)
+    }
+
+    /// Whether `draws` draws below `len` make a reply of at most
+    /// [`MAX_REPEATED_REPLY`] bytes, `size_of` giving each element's share.
+    /// It draws with a copy of the generator, so the real draws that follow
+    /// are the ones measured; it stops as soon as the bound is passed.
+    pub(crate) fn draws_fit(&self, len: usize, draws: u64, size_of: impl Fn(usize) -> usize) -> bool {
+        let mut trial = self.clone();
+        let mut bytes = 0usize;
+        for _ in 0..draws {
+            bytes = bytes.saturating_add(size_of(trial.below(len)));
+            if bytes > MAX_REPEATED_REPLY {
+                return false;
             }
         }
-        picked
+        true
     }
 }
 
@@ -87,22 +84,43 @@ pub(crate) fn parse_random_count(text: &[u8], options: &[&[u8]], name: &[u8]) ->
     Ok(count)
 }
 
-/// Which of `len` elements a count picks, by index: `count` independent
-/// picks if negative (or 1), else `count` distinct ones (all of them, in
-/// order, when there are no more).
-pub(crate) fn pick(random: &mut Random, len: usize, count: i64) -> Result<Vec<usize>, &'static [u8]> {
-    if len == 0 || count == 0 {
-        return Ok(Vec::new());
-    }
-    if count < 0 || count == 1 {
-        if count.unsigned_abs() > MAX_REPEATED_PICKS {
-            return Err(b"ERR value is out of range");
+/// What a random count asks of a collection of `len` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Draw {
+    /// Nothing (a count of 0, an empty or missing collection).
+    Nothing,
+    /// Every element, in the collection's order.
+    All,
+    /// This many distinct elements.
+    Distinct(usize),
+    /// This many independent draws (a negative count, or 1).
+    Repeated(u64),
+}
+
+impl Draw {
+    /// The draw `count` asks of `len` elements.
+    pub(crate) fn of(count: i64, len: usize) -> Draw {
+        if len == 0 || count == 0 {
+            Draw::Nothing
+        } else if count < 0 || count == 1 {
+            Draw::Repeated(count.unsigned_abs())
+        } else {
+            match usize::try_from(count) {
+                Ok(count) if count < len => Draw::Distinct(count),
+                _ => Draw::All,
+            }
         }
-        return Ok((0..count.unsigned_abs()).map(|_| random.index(len)).collect());
     }
-    match usize::try_from(count) {
-        Ok(count) if count < len => Ok(random.distinct(len, count)),
-        _ => Ok((0..len).collect()),
+
+    /// How many elements the reply has.
+    pub(crate) fn len(self, len: usize) -> usize {
+        match self {
+            Draw::Nothing => 0,
+            Draw::All => len,
+            Draw::Distinct(count) => count,
+            // Bounded by `draws_fit` before a reply is written.
+            Draw::Repeated(count) => usize::try_from(count).unwrap_or(usize::MAX),
+        }
     }
 }
 
@@ -111,23 +129,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distinct_indices_are_distinct_and_in_range() {
-        let mut random = Random::default();
-        for (len, count) in [(10, 9), (10, 1), (1000, 10), (1000, 400), (2, 1)] {
-            let picked = random.distinct(len, count);
-            assert_eq!(picked.len(), count);
-            assert!(picked.iter().all(|&i| i < len));
-            assert_eq!(picked.iter().collect::<HashSet<_>>().len(), count);
+    fn draws_are_in_range_repeatable_and_distinct_when_asked() {
+        let (mut a, mut b) = (Random::default(), Random::default());
+        for len in 1..50 {
+            let (x, y) = (a.below(len), b.below(len));
+            assert_eq!(x, y);
+            assert!(x < len);
         }
+        let mut picked: Vec<usize> = a.distinct_below(100, 60).into_vec();
+        assert!(picked.iter().all(|&i| i < 100));
+        picked.sort_unstable();
+        picked.dedup();
+        assert_eq!(picked.len(), 60);
     }
 
     #[test]
-    fn every_index_comes_up() {
-        let mut random = Random::default();
-        let mut seen = [false; 8];
-        for _ in 0..1000 {
-            seen[random.index(8)] = true;
-        }
-        assert!(seen.iter().all(|&s| s));
+    fn counts_ask_for_redis_draws() {
+        assert_eq!(Draw::of(0, 5), Draw::Nothing);
+        assert_eq!(Draw::of(3, 0), Draw::Nothing);
+        assert_eq!(Draw::of(1, 5), Draw::Repeated(1));
+        assert_eq!(Draw::of(-7, 5), Draw::Repeated(7));
+        assert_eq!(Draw::of(3, 5), Draw::Distinct(3));
+        assert_eq!(Draw::of(5, 5), Draw::All);
+        assert_eq!(Draw::of(i64::MAX, 5), Draw::All);
+        let random = Random::default();
+        assert!(random.draws_fit(3, 1000, |_| 100));
+        assert!(!random.draws_fit(3, u64::MAX, |_| 100));
+        assert_eq!(parse_random_count(b"5", &[], b"WITHSCORES"), Ok(5));
+        assert_eq!(parse_random_count(b"5", &[b"withscores"], b"WITHSCORES"), Ok(5));
+        assert_eq!(parse_random_count(b"5", &[b"x"], b"WITHSCORES"), Err(SYNTAX));
+        assert_eq!(parse_random_count(b"x", &[], b"WITHSCORES"), Err(NOT_INTEGER));
     }
 }

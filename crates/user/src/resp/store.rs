@@ -1,6 +1,6 @@
 //! The keyspace: Redis's database 0, with key expiry.
 //!
-//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sorted sets — each
+//! A [`Store`] maps keys to [`Value`]s — strings, hashes, sets, sorted sets — each
 //! with an optional absolute deadline in milliseconds. The store never reads
 //! a clock: every operation that may look at a deadline takes `now_ms` from
 //! the caller, so a store is deterministic and tests can move time at will.
@@ -16,10 +16,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::blocking::Blocking;
 use super::encode::Protocol;
 use super::hash::Hash;
+use super::list::List;
 use super::random::Random;
 use super::session::{ServerInfo, Session};
+use super::set::Set;
 use super::zset::ZSet;
 
 /// A value.
@@ -31,6 +34,10 @@ pub enum Value {
     Hash(Hash),
     /// A sorted set.
     ZSet(ZSet),
+    /// A set.
+    Set(Set),
+    /// A list.
+    List(List),
 }
 
 impl Value {
@@ -40,6 +47,8 @@ impl Value {
             Value::String(_) => "string",
             Value::Hash(_) => "hash",
             Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 }
@@ -71,6 +80,10 @@ pub enum Snapshot {
     Hash(BTreeMap<Vec<u8>, Vec<u8>>),
     /// A sorted set's `(score, member)` pairs in order.
     ZSet(Vec<(f64, Vec<u8>)>),
+    /// A set's members, sorted.
+    Set(BTreeSet<Vec<u8>>),
+    /// A list's elements, head first.
+    List(Vec<Vec<u8>>),
 }
 
 /// Counters the store keeps for `INFO`.
@@ -103,8 +116,10 @@ pub struct Store {
     /// messages, a blocked client's reply), by client id, in the order
     /// they were written; the server delivers them ([`Store::take_outbox`]).
     pub(crate) outbox: Vec<(u64, Vec<u8>)>,
-    /// Random numbers for the commands that pick random elements.
+    /// Where random members come from (seeded once, never from the clock).
     pub(crate) random: Random,
+    /// Clients blocked on lists, and the keys they wait for.
+    pub(crate) blocking: Blocking,
 }
 
 impl Store {
@@ -163,6 +178,8 @@ impl Store {
                     Value::String(data) => Snapshot::String(data.clone()),
                     Value::Hash(hash) => Snapshot::Hash(hash.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
                     Value::ZSet(set) => Snapshot::ZSet(set.iter().map(|(s, m)| (s.get(), m.to_vec())).collect()),
+                    Value::Set(set) => Snapshot::Set(set.iter().map(|m| m.to_vec()).collect()),
+                    Value::List(list) => Snapshot::List(list.iter().map(<[u8]>::to_vec).collect()),
                 };
                 (key.clone(), value)
             })
@@ -190,11 +207,27 @@ impl Store {
         entry.map(|entry| &entry.value)
     }
 
-    /// The value of `key` at `now_ms`, without expiring it or counting the
-    /// read: for commands that hold several values at once (`ZUNION`),
-    /// after [`Store::get`] has looked each key up.
-    pub fn peek(&self, key: &[u8], now_ms: u64) -> Option<&Value> {
+    /// Every live key at `now_ms` with its value, in no particular order
+    /// (`KEYS`, `SCAN`). Expired keys are skipped, not reclaimed.
+    pub(crate) fn live_keys(&self, now_ms: u64) -> impl Iterator<Item = (&[u8], &Value)> + '_ {
+        self.keys
+            .iter()
+            .filter(move |(_, entry)| !expired(entry, now_ms))
+            .map(|(key, entry)| (key.as_slice(), &entry.value))
+    }
+
+    /// The value of a live `key`, read without expiring it or counting a
+    /// hit or miss (for reading several keys at once after
+    /// [`Store::get`] has looked each up).
+    pub(crate) fn peek(&self, key: &[u8], now_ms: u64) -> Option<&Value> {
         self.keys.get(key).filter(|entry| !expired(entry, now_ms)).map(|entry| &entry.value)
+    }
+
+    /// As [`Store::get_mut`], with the store's random number generator
+    /// (`SPOP`: draw a member of the value and remove it).
+    pub(crate) fn get_mut_and_random(&mut self, key: &[u8], now_ms: u64) -> (Option<&mut Value>, &mut Random) {
+        self.expire_key(key, now_ms);
+        (self.keys.get_mut(key).map(|entry| &mut entry.value), &mut self.random)
     }
 
     /// The value of `key` at `now_ms`, for modification in place (emptying
@@ -224,13 +257,15 @@ impl Store {
         }
     }
 
-    /// Sets `key` to `value` (replacing any value of any type).
+    /// Sets `key` to `value` (replacing any value of any type); clients
+    /// blocked on `key` are served after the command.
     pub fn insert(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: u64) {
         self.expire_key(key, now_ms);
         match self.keys.get_mut(key) {
             Some(entry) => {
                 entry.value = value;
                 self.retime(key, ttl);
+                self.signal_key_ready(key);
             }
             None => self.insert_new(key, value, ttl),
         }
@@ -300,6 +335,7 @@ impl Store {
             self.deadlines.insert((deadline, key.to_vec()));
         }
         self.keys.insert(key.to_vec(), Entry { value, deadline });
+        self.signal_key_ready(key);
     }
 
     /// Applies `ttl` to the existing `key`, keeping the index in step.

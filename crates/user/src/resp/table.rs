@@ -66,8 +66,8 @@ impl Flags {
     pub(crate) const NO_AUTH: Flags = Flags(1 << 10);
     /// Not allowed inside `MULTI`.
     pub(crate) const NO_MULTI: Flags = Flags(1 << 11);
-    /// Its keys are found by reading its arguments (`ZUNION numkeys ...`),
-    /// not only at the table's positions.
+    /// Its keys are found by reading its arguments (`SINTERCARD numkeys
+    /// key ...`), not at fixed positions.
     pub(crate) const MOVABLEKEYS: Flags = Flags(1 << 12);
     /// No flags.
     pub(crate) const NONE: Flags = Flags(0);
@@ -168,6 +168,9 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::zsets::COMMANDS,
     super::zrange::COMMANDS,
     super::zsetops::COMMANDS,
+    super::sets::SET_COMMANDS,
+    super::scan::SCAN_COMMANDS,
+    super::lists::LIST_COMMANDS,
     super::server::COMMANDS,
 ];
 

@@ -14,14 +14,16 @@
 //! order, ties by member bytes; a `…STORE` whose result is empty deletes
 //! its destination.
 //!
-//! Redis also accepts plain sets as inputs (every member scoring 1); this
-//! store has no set type yet, so [`Source`] has only sorted sets.
+//! Plain sets are accepted as inputs too, every member scoring 1, as in
+//! Redis.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::command::{NOT_INTEGER, SYNTAX, WRONGTYPE};
 use super::encode::{write_error, write_integer};
 use super::number::{parse_f64, parse_i64};
+use super::set::{Member, Set};
 use super::store::{Store, Ttl, Value};
 use super::table::{spec, Flags, Spec, KEY1};
 use super::zset::{Score, ZSet};
@@ -85,11 +87,13 @@ impl Aggregate {
     }
 }
 
-/// One input: a sorted set, or nothing (a missing key).
+/// One input: a sorted set, a set (every member scoring 1), or nothing
+/// (a missing key).
 #[derive(Clone, Copy, Debug)]
 enum Source<'a> {
     Missing,
     ZSet(&'a ZSet),
+    Set(&'a Set),
 }
 
 impl<'a> Source<'a> {
@@ -97,6 +101,7 @@ impl<'a> Source<'a> {
         match self {
             Source::Missing => 0,
             Source::ZSet(set) => set.len(),
+            Source::Set(set) => set.len(),
         }
     }
 
@@ -104,17 +109,26 @@ impl<'a> Source<'a> {
         match self {
             Source::Missing => None,
             Source::ZSet(set) => set.score(member).map(Score::get),
+            Source::Set(set) => set.contains(member).then_some(1.0),
         }
     }
 
-    fn iter(self) -> impl Iterator<Item = (f64, &'a [u8])> {
-        let set = match self {
-            Source::Missing => None,
-            Source::ZSet(set) => Some(set),
-        };
-        set.into_iter().flat_map(|set| set.iter()).map(|(score, member)| (score.get(), member))
+    /// Every member and its score (an integer set's members are spelled
+    /// out, so they are owned).
+    fn iter(self) -> Box<dyn Iterator<Item = (f64, Cow<'a, [u8]>)> + 'a> {
+        match self {
+            Source::Missing => Box::new(std::iter::empty()),
+            Source::ZSet(set) => Box::new(set.iter().map(|(score, member)| (score.get(), Cow::Borrowed(member)))),
+            Source::Set(set) => Box::new(set.iter().map(|member| match member {
+                Member::Bytes(bytes) => (1.0, Cow::Borrowed(bytes)),
+                Member::Int(_) => (1.0, Cow::Owned(member.to_vec())),
+            })),
+        }
     }
 }
+
+/// A result member with its score.
+type Weighed<'a> = (f64, Cow<'a, [u8]>);
 
 /// The parsed options.
 #[derive(Clone, Debug)]
@@ -166,7 +180,7 @@ fn parse_options(rest: &[&[u8]], count: usize, op: Op, output: Output) -> Result
 
 /// The result of an operation: members with their scores, in no order
 /// (and, for `ZINTERCARD`, only how many there are).
-fn evaluate<'a>(sources: &mut [(Source<'a>, f64)], op: Op, options: &Options) -> (Vec<(f64, &'a [u8])>, u64) {
+fn evaluate<'a>(sources: &mut [(Source<'a>, f64)], op: Op, options: &Options) -> (Vec<Weighed<'a>>, u64) {
     // The weighted score of one input, NaN counting as 0.
     let weighted = |score: f64, weight: f64| {
         let value = score * weight;
@@ -189,7 +203,7 @@ fn evaluate<'a>(sources: &mut [(Source<'a>, f64)], op: Op, options: &Options) ->
             'members: for (score, member) in first.iter() {
                 let mut total = weighted(score, first_weight);
                 for &(other, weight) in &sources[1..] {
-                    match other.score(member) {
+                    match other.score(&member) {
                         Some(score) => options.aggregate.apply(&mut total, score * weight),
                         None => continue 'members,
                     }
@@ -202,11 +216,12 @@ fn evaluate<'a>(sources: &mut [(Source<'a>, f64)], op: Op, options: &Options) ->
             }
         }
         Op::Union => {
-            let mut totals: HashMap<&[u8], f64> = HashMap::with_capacity(sources.last().map_or(0, |s| s.0.len()));
+            let mut totals: HashMap<Cow<'a, [u8]>, f64> =
+                HashMap::with_capacity(sources.last().map_or(0, |s| s.0.len()));
             for &(source, weight) in sources.iter() {
                 for (score, member) in source.iter() {
                     let score = weighted(score, weight);
-                    match totals.get_mut(member) {
+                    match totals.get_mut(&member) {
                         Some(total) => options.aggregate.apply(total, score),
                         None => {
                             totals.insert(member, score);
@@ -251,7 +266,7 @@ impl Store {
         // type checked before the options are read, as in Redis.
         for key in keys {
             match self.get(key, now) {
-                None | Some(Value::ZSet(_)) => {}
+                None | Some(Value::ZSet(_) | Value::Set(_)) => {}
                 Some(_) => return write_error(out, WRONGTYPE),
             }
         }
@@ -264,6 +279,7 @@ impl Store {
             .zip(&options.weights)
             .map(|(key, &weight)| match self.peek(key, now) {
                 Some(Value::ZSet(set)) => (Source::ZSet(set), weight),
+                Some(Value::Set(set)) => (Source::Set(set), weight),
                 _ => (Source::Missing, weight),
             })
             .collect();
@@ -273,18 +289,20 @@ impl Store {
             Output::Reply => {
                 // Sorted as a sorted set orders them (a zero's sign kept,
                 // as Redis's unstored results keep it).
-                result.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
+                result.sort_by(|a, b| {
+                    a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.1.cmp(&b.1))
+                });
                 let scored = Scored::new(options.with_scores, protocol);
                 scored.header(out, result.len());
                 for (score, member) in result {
-                    scored.item(out, member, score);
+                    scored.item(out, &member, score);
                 }
             }
             Output::Store => {
                 let mut set = ZSet::new();
                 for (score, member) in result {
                     if let Some(score) = Score::new(score) {
-                        set.add(member, score);
+                        set.add(&member, score);
                     }
                 }
                 let destination = args[1];

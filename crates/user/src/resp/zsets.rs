@@ -19,7 +19,7 @@
 use super::command::{NOT_FLOAT, SYNTAX, WRONGTYPE};
 use super::encode::{write_array_header, write_bulk, write_double, write_error, write_integer, write_null, Protocol};
 use super::number::{parse_f64, parse_i64, parse_score_bound, ScoreBound};
-use super::random::{parse_random_count, pick};
+use super::random::{parse_random_count, Draw};
 use super::store::{Store, Ttl, Value};
 use super::table::{spec, Flags, Spec, KEY1};
 use super::zset::{AddOutcome, LexBound, Score, ZSet};
@@ -362,28 +362,36 @@ impl Store {
             Ok(None) if options.is_none() => return write_null(out, protocol),
             Ok(set) => set.map_or(0, ZSet::len),
         };
+        let (Some(Value::ZSet(set)), random) = self.get_mut_and_random(args[1], now) else {
+            return write_array_header(out, 0);
+        };
+        let set = &*set;
         let Some((count, with_scores)) = options else {
-            let rank = self.random.index(len);
-            if let Ok(Some(set)) = self.zset_for_write(args[1], now) {
-                if let Some((_, member)) = set.nth(rank) {
-                    write_bulk(out, member);
-                }
+            if let Some((_, member)) = set.nth(random.below(len)) {
+                write_bulk(out, member);
             }
             return;
         };
-        let picked = match pick(&mut self.random, len, count) {
-            Ok(picked) => picked,
-            Err(message) => return write_error(out, message),
-        };
-        let scored = Scored::new(with_scores, protocol);
-        scored.header(out, picked.len());
-        let Ok(Some(set)) = self.zset_for_write(args[1], now) else { return };
+        let draw = Draw::of(count, len);
         // Redis walks sorted sets from the top: a whole set comes back
         // highest first.
-        let members: Vec<(Score, &[u8])> = if picked.is_empty() { Vec::new() } else { set.iter().rev().collect() };
-        for index in picked {
+        let members: Vec<(Score, &[u8])> = if draw == Draw::Nothing { Vec::new() } else { set.iter().rev().collect() };
+        if let Draw::Repeated(draws) = draw {
+            if !random.draws_fit(len, draws, |i| members[i].1.len() + 64) {
+                return write_error(out, b"ERR ZRANDMEMBER reply would be too large");
+            }
+        }
+        let scored = Scored::new(with_scores, protocol);
+        scored.header(out, draw.len(len));
+        let mut write = |index: usize| {
             let (score, member) = members[index];
             scored.item(out, member, score.get());
+        };
+        match draw {
+            Draw::Nothing => {}
+            Draw::All => (0..len).for_each(&mut write),
+            Draw::Distinct(count) => random.distinct_below(len, count).into_iter().for_each(&mut write),
+            Draw::Repeated(draws) => (0..draws).for_each(|_| write(random.below(len))),
         }
     }
 }

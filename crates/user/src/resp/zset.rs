@@ -6,10 +6,18 @@
 //! bytes (memcmp order), exactly as Redis does, so range replies match its
 //! order byte for byte.
 //!
+//! Adding, removing, finding a score and popping either end take O(log n),
+//! as in Redis. The tree keeps no subtree sizes, so what Redis's skip list
+//! answers by rank in O(log n) is found here by walking from the nearer
+//! end: [`ZSet::rank`] and [`ZSet::nth`] take O(min(rank, n - rank)),
+//! starting a range at a rank likewise, and counting a range O(log n + m)
+//! for m members in it.
+//!
 //! Scores are `f64` without NaN. [`Score`] is the total order over them that
 //! the tree needs: it refuses NaN at construction, so the float comparison
-//! it relies on is total, and it stores `-0` as `0` (Redis replies `0` for a
-//! member added with score `-0`).
+//! it relies on is total, and it stores `-0` as `0`, as Redis's compact
+//! encoding does for sets of up to 128 members (a larger Redis set, kept in
+//! a skip list, remembers the sign and answers `-0`).
 
 use std::cmp::Ordering;
 use std::collections::btree_set::Range;

@@ -16,8 +16,8 @@
 //! Scores are `f64` without NaN. [`Score`] is the total order over them that
 //! the tree needs: it refuses NaN at construction, so the float comparison
 //! it relies on is total, and it stores `-0` as `0`, as Redis's compact
-//! encoding does for sets of up to 128 members (a larger Redis set, kept in
-//! a skip list, remembers the sign and answers `-0`).
+//! encoding does (sets of at most 128 members of at most 64 bytes); a Redis
+//! set kept in a skip list remembers the sign and answers `-0`.
 
 use std::cmp::Ordering;
 use std::collections::btree_set::Range;

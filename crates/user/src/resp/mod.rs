@@ -38,14 +38,23 @@
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
 
+pub mod catalog;
+pub mod client_command;
+pub mod clients;
 pub mod collections;
 pub mod command;
+pub mod command_info;
+pub mod config;
 pub mod connection;
 pub mod encode;
 pub mod hash;
+pub mod info;
+pub mod memory;
 pub mod multi;
 pub mod number;
 pub mod parse;
+pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod session;
 pub mod store;

@@ -10,6 +10,10 @@
 //! between. Errors at run time are ordinary elements of that array, as in
 //! Redis. `WATCH` is not supported (it is an unknown command). The queue is
 //! bounded: past `max_bytes` of queued arguments the transaction fails.
+//! `RESET` and `QUIT` are never queued: they run at once, and the
+//! transaction ends with the connection's state, as in Redis. The client
+//! registry follows the transaction (`multi=` and the `x` flag of
+//! `CLIENT LIST`).
 
 use super::command::Flow;
 use super::encode::{write_array_header, write_error, write_simple};
@@ -29,6 +33,8 @@ enum Verb {
     Multi,
     Exec,
     Discard,
+    /// `RESET` or `QUIT`: runs at once and ends the transaction.
+    Leave,
     Other,
 }
 
@@ -39,6 +45,8 @@ fn verb(name: &[u8]) -> Verb {
         Verb::Exec
     } else if name.eq_ignore_ascii_case(b"DISCARD") {
         Verb::Discard
+    } else if name.eq_ignore_ascii_case(b"RESET") || name.eq_ignore_ascii_case(b"QUIT") {
+        Verb::Leave
     } else {
         Verb::Other
     }
@@ -61,6 +69,7 @@ pub fn handle(
     match (verb(name), state.as_mut()) {
         (Verb::Multi, None) if single => {
             *state = Some(Multi::default());
+            store.set_client_multi(session.id(), Some(0));
             write_simple(out, b"OK");
         }
         (Verb::Multi, Some(_)) if single => write_error(out, b"ERR MULTI calls can not be nested"),
@@ -68,11 +77,13 @@ pub fn handle(
         (Verb::Discard, None) if single => write_error(out, b"ERR DISCARD without MULTI"),
         (Verb::Discard, Some(_)) if single => {
             *state = None;
+            store.set_client_multi(session.id(), None);
             write_simple(out, b"OK");
         }
         (Verb::Exec, Some(_)) if single => {
             let multi = state.take().unwrap_or_default();
             if multi.failed {
+                store.set_client_multi(session.id(), None);
                 write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
                 return Some(Flow::Continue);
             }
@@ -84,7 +95,14 @@ pub fn handle(
                     flow = Flow::Close;
                 }
             }
+            store.set_client_multi(session.id(), None);
             return Some(flow);
+        }
+        (Verb::Leave, _) => {
+            if state.take().is_some() {
+                store.set_client_multi(session.id(), None);
+            }
+            return None;
         }
         (Verb::Multi | Verb::Exec | Verb::Discard, _) => {
             // With arguments: the ordinary arity error, and an open
@@ -104,6 +122,7 @@ pub fn handle(
             } else if Store::check(args, out) {
                 m.bytes += size;
                 m.queued.push(args.iter().map(|a| a.to_vec()).collect());
+                store.set_client_multi(session.id(), Some(m.queued.len()));
                 write_simple(out, b"QUEUED");
             } else {
                 m.failed = true;

@@ -102,6 +102,12 @@ pub struct Store {
     /// messages, a blocked client's reply), by client id, in the order
     /// they were written; the server delivers them ([`Store::take_outbox`]).
     pub(crate) outbox: Vec<(u64, Vec<u8>)>,
+    /// Every connected client (`clients.rs`).
+    pub(crate) clients: super::clients::Clients,
+    /// Channels and patterns with their subscribers (`pubsub.rs`).
+    pub(crate) pubsub: super::pubsub::PubSub,
+    /// The largest memory estimate `INFO` has reported.
+    pub(crate) memory_peak: usize,
 }
 
 impl Store {
@@ -164,6 +170,11 @@ impl Store {
                 (key.clone(), value)
             })
             .collect()
+    }
+
+    /// Every key with its value, expired ones included until reclaimed.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&[u8], &Value)> {
+        self.keys.iter().map(|(key, entry)| (key.as_slice(), &entry.value))
     }
 
     /// The store's counters.

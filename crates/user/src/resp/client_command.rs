@@ -108,7 +108,7 @@ const CLIENT_HELP: &[&str] = &[
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// `CLIENT SETINFO LIB-NAME|LIB-VER value` (Redis 7.2's, which redis-py

@@ -26,6 +26,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::encode::Protocol;
 use super::pubsub::Subscriptions;
+use super::session::Session;
 use super::store::Store;
 
 /// One client as the registry knows it.
@@ -290,12 +291,14 @@ impl Store {
         }
     }
 
-    /// Records the state of client `id`'s transaction: `Some(queued)` while
-    /// a `MULTI` is open (or its `EXEC` runs), `None` otherwise.
-    pub(crate) fn set_client_multi(&mut self, id: u64, queued: Option<usize>) {
-        if let Some(client) = self.clients.get_mut(id) {
-            client.multi = queued;
+    /// Records the state of the session's transaction at `now`:
+    /// `Some(queued)` while a `MULTI` is open (or its `EXEC` runs), `None`
+    /// otherwise.
+    pub(crate) fn set_client_multi(&mut self, session: &mut Session, now: u64, queued: Option<usize>) {
+        if session.id == 0 {
+            session.id = self.next_client_id();
         }
+        self.clients.entry(session.id, now).multi = queued;
     }
 
     /// Clients connected now (registered and not forgotten).

@@ -261,7 +261,6 @@ impl Store {
             write_arity_error(out, spec.text);
             return Flow::Continue;
         }
-        self.stats.commands_processed += 1;
         self.protocol = session.protocol();
         if session.id == 0 {
             session.id = self.next_client_id();
@@ -269,6 +268,8 @@ impl Store {
         self.clients.touch(session.id, now_ms, spec.text);
         let mut call = Call { args, now: now_ms, out, session, flow: Flow::Continue };
         (spec.run)(self, &mut call);
+        // Counted once done, as Redis counts: `INFO` does not count itself.
+        self.stats.commands_processed += 1;
         call.flow
     }
 

@@ -71,7 +71,7 @@ const COMMAND_HELP: &[&str] = &[
     "GETKEYS <full-command>",
     "    Return the keys from a full Redis command.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// Appends the header of a set of `len` elements: `~` in RESP3, an array

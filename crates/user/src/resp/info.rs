@@ -182,7 +182,7 @@ mod tests {
         assert!(all.contains("\r\n\r\n# Clients\r\nconnected_clients:1\r\n"));
         assert!(all.contains("\r\nblocked_clients:0\r\n"));
         assert!(all.contains("\r\n# Memory\r\nused_memory:"));
-        assert!(all.contains("total_commands_processed:5\r\n"));
+        assert!(all.contains("total_commands_processed:4\r\n"));
         assert!(all.contains("total_connections_received:1\r\n"));
         assert!(all.contains("# Keyspace\r\ndb0:keys=2"));
         assert_eq!(text(&mut store, "INFO nothing"), "$0\r\n\r\n");

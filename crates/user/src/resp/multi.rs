@@ -66,10 +66,15 @@ pub fn handle(
 ) -> Option<Flow> {
     let name = args.first()?;
     let single = args.len() == 1;
-    match (verb(name), state.as_mut()) {
+    let verb = verb(name);
+    if single && matches!(verb, Verb::Multi | Verb::Exec | Verb::Discard) {
+        // They run (if only to fail), so Redis counts them.
+        store.stats.commands_processed += 1;
+    }
+    match (verb, state.as_mut()) {
         (Verb::Multi, None) if single => {
             *state = Some(Multi::default());
-            store.set_client_multi(session.id(), Some(0));
+            store.set_client_multi(session, now_ms, Some(0));
             write_simple(out, b"OK");
         }
         (Verb::Multi, Some(_)) if single => write_error(out, b"ERR MULTI calls can not be nested"),
@@ -77,13 +82,13 @@ pub fn handle(
         (Verb::Discard, None) if single => write_error(out, b"ERR DISCARD without MULTI"),
         (Verb::Discard, Some(_)) if single => {
             *state = None;
-            store.set_client_multi(session.id(), None);
+            store.set_client_multi(session, now_ms, None);
             write_simple(out, b"OK");
         }
         (Verb::Exec, Some(_)) if single => {
             let multi = state.take().unwrap_or_default();
             if multi.failed {
-                store.set_client_multi(session.id(), None);
+                store.set_client_multi(session, now_ms, None);
                 write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
                 return Some(Flow::Continue);
             }
@@ -95,12 +100,12 @@ pub fn handle(
                     flow = Flow::Close;
                 }
             }
-            store.set_client_multi(session.id(), None);
+            store.set_client_multi(session, now_ms, None);
             return Some(flow);
         }
         (Verb::Leave, _) => {
             if state.take().is_some() {
-                store.set_client_multi(session.id(), None);
+                store.set_client_multi(session, now_ms, None);
             }
             return None;
         }
@@ -122,7 +127,7 @@ pub fn handle(
             } else if Store::check(args, out) {
                 m.bytes += size;
                 m.queued.push(args.iter().map(|a| a.to_vec()).collect());
-                store.set_client_multi(session.id(), Some(m.queued.len()));
+                store.set_client_multi(session, now_ms, Some(m.queued.len()));
                 write_simple(out, b"QUEUED");
             } else {
                 m.failed = true;

@@ -166,7 +166,7 @@ const PUBSUB_HELP: &[&str] = &[
     "SHARDNUMSUB [<shardchannel> ...]",
     "    Return the number of subscribers for the specified shard level channel(s)",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// A `HELP` subcommand's reply: one simple string per line.
@@ -180,6 +180,9 @@ pub(crate) fn write_help(out: &mut Vec<u8>, lines: &[&str]) {
 /// The commands a RESP2 client may send while subscribed.
 const ALLOWED_WHILE_SUBSCRIBED: &[&str] =
     &["subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset"];
+
+/// The commands `multi.rs` handles before the table is consulted.
+const TRANSACTION_VERBS: &[&str] = &["multi", "exec", "discard"];
 
 /// Appends the header of a push of `len` elements in `protocol`.
 fn write_push_header(out: &mut Vec<u8>, len: usize, protocol: Protocol) {
@@ -221,16 +224,25 @@ impl Store {
         if !session.subscribed || session.protocol != Protocol::Resp2 {
             return false;
         }
-        let Some(spec) = args.first().and_then(|name| lookup(name)).and_then(|spec| resolve(spec, args)) else {
-            return false;
+        let Some(&name) = args.first() else { return false };
+        let name = match lookup(name).and_then(|spec| resolve(spec, args)) {
+            Some(spec) if super::command::arity_ok(spec.arity, args.len()) => spec.text,
+            Some(_) => return false,
+            // The transaction verbs live outside the table (`multi.rs`).
+            None => match TRANSACTION_VERBS.iter().find(|verb| name.eq_ignore_ascii_case(verb.as_bytes())) {
+                Some(verb) if args.len() == 1 => verb,
+                _ => return false,
+            },
         };
-        if !super::command::arity_ok(spec.arity, args.len()) || ALLOWED_WHILE_SUBSCRIBED.contains(&spec.text) {
+        if ALLOWED_WHILE_SUBSCRIBED.contains(&name) {
             return false;
         }
-        let message = format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            spec.text
+        let reason = format!(
+            "Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
         );
+        // Redis words a refused `EXEC` as an aborted transaction.
+        let prefix = if name == "exec" { "EXECABORT Transaction discarded because of: " } else { "ERR " };
+        let message = format!("{prefix}{reason}");
         write_error(out, message.as_bytes());
         true
     }

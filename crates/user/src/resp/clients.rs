@@ -291,6 +291,16 @@ impl Store {
         }
     }
 
+    /// Records that the session's client sends `command` (a full name) at
+    /// `now`, for commands that do not reach [`Store::execute_in`] (the
+    /// transaction verbs, queued commands).
+    pub(crate) fn touch_client(&mut self, session: &mut Session, now: u64, command: &'static str) {
+        if session.id == 0 {
+            session.id = self.next_client_id();
+        }
+        self.clients.touch(session.id, now, command);
+    }
+
     /// Records the state of the session's transaction at `now`:
     /// `Some(queued)` while a `MULTI` is open (or its `EXEC` runs), `None`
     /// otherwise.

@@ -92,7 +92,7 @@ pub(crate) const COMMANDS: &[Spec] = &[
         Some(delta) => s.incr_by(c.args[1], -delta, c.now, c.out),
         None => write_error(c.out, NOT_INTEGER),
     }),
-    spec("append", 3, WD, KEY1, |s, c| s.cmd_append(c.args[1], c.args[2], c.now, c.out)),
+    spec("append", 3, WDF, KEY1, |s, c| s.cmd_append(c.args[1], c.args[2], c.now, c.out)),
     spec("strlen", 2, RF, KEY1, |s, c| s.cmd_strlen(c.args[1], c.now, c.out)),
     spec("type", 2, RF, KEY1, |s, c| {
         let name = s.get_mut(c.args[1], c.now).map_or("none", |value| value.type_name());
@@ -223,23 +223,24 @@ impl Store {
         flow
     }
 
-    /// Whether `args` names a known command with a valid argument count;
-    /// otherwise the error Redis gives is appended to `out`.
-    pub(crate) fn check(args: &[&[u8]], out: &mut Vec<u8>) -> bool {
-        let Some(&name) = args.first() else { return false };
+    /// The entry that would run `args` — a known command (or subcommand)
+    /// with a valid argument count; otherwise the error Redis gives is
+    /// appended to `out`.
+    pub(crate) fn check(args: &[&[u8]], out: &mut Vec<u8>) -> Option<&'static Spec> {
+        let &name = args.first()?;
         let Some(spec) = lookup(name) else {
             write_unknown_command(out, args);
-            return false;
+            return None;
         };
         let Some(spec) = resolve(spec, args) else {
             write_unknown_subcommand(out, args);
-            return false;
+            return None;
         };
         if !arity_ok(spec.arity, args.len()) {
             write_arity_error(out, spec.text);
-            return false;
+            return None;
         }
-        true
+        Some(spec)
     }
 
     /// Executes one command for the client `session` (its name, its id) and

@@ -3,13 +3,11 @@
 //!
 //! `COMMAND` and `COMMAND INFO` give Redis's ten fields per command: the
 //! full name, arity, flags, first key, last key and key step — all from the
-//! table ([`table`](super::table)) — then the ACL categories and tips Redis
-//! gives the command ([`catalog`](super::catalog)), the key specifications
-//! (always empty here: the table keeps only the legacy key range, which the
-//! fourth to sixth fields report) and the subcommands' own entries for a
-//! container (`CLIENT`, `CONFIG`, `PUBSUB`, `COMMAND`), only those this
-//! store has. Flags, categories, tips and key specs are sets (`~` in
-//! RESP3), as in Redis.
+//! table ([`table`](super::table)) — then the ACL categories, tips and key
+//! specifications Redis gives the command ([`catalog`](super::catalog)),
+//! and the subcommands' own entries for a container (`CLIENT`, `CONFIG`,
+//! `PUBSUB`, `COMMAND`), only those this store has. Flags, categories,
+//! tips and key specs are sets (`~` in RESP3), as in Redis.
 //!
 //! `COMMAND COUNT` counts commands (not subcommands); `COMMAND LIST` names
 //! every command and subcommand, with Redis's filters (`MODULE` matches
@@ -20,7 +18,7 @@
 //! `redis-cli`, which then shows no help rather than wrong help.
 //! Command order is the table's (Redis's is its dictionary's).
 
-use super::catalog;
+use super::catalog::{self, Begin, Find, KeySpec};
 use super::command::{arity_ok, SYNTAX};
 use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_simple, Protocol,
@@ -110,7 +108,10 @@ fn write_command_info(out: &mut Vec<u8>, spec: &'static Spec, protocol: Protocol
     for tip in entry.tips {
         write_bulk(out, tip.as_bytes());
     }
-    write_set_header(out, 0, protocol);
+    write_set_header(out, entry.key_specs.len(), protocol);
+    for key_spec in entry.key_specs {
+        write_key_spec(out, key_spec, protocol);
+    }
     if spec.flags.has(Flags::CONTAINER) {
         let subcommands: Vec<&'static Spec> = table::subcommands(spec).collect();
         write_array_header(out, subcommands.len());
@@ -122,13 +123,77 @@ fn write_command_info(out: &mut Vec<u8>, spec: &'static Spec, protocol: Protocol
     }
 }
 
+/// Appends a map of `(name, integer)` pairs.
+fn write_integer_map(out: &mut Vec<u8>, pairs: &[(&str, i64)], protocol: Protocol) {
+    write_map_header(out, pairs.len(), protocol);
+    for (name, value) in pairs {
+        write_bulk(out, name.as_bytes());
+        write_integer(out, *value);
+    }
+}
+
+/// Appends one key specification as Redis 7.0 writes it.
+fn write_key_spec(out: &mut Vec<u8>, key_spec: &KeySpec, protocol: Protocol) {
+    write_map_header(out, 3 + usize::from(key_spec.notes.is_some()), protocol);
+    if let Some(notes) = key_spec.notes {
+        write_bulk(out, b"notes");
+        write_bulk(out, notes.as_bytes());
+    }
+    write_bulk(out, b"flags");
+    write_set_header(out, key_spec.flags.len(), protocol);
+    for flag in key_spec.flags {
+        write_simple(out, flag.as_bytes());
+    }
+    let typed = |out: &mut Vec<u8>, kind: &str| {
+        write_map_header(out, 2, protocol);
+        write_bulk(out, b"type");
+        write_bulk(out, kind.as_bytes());
+        write_bulk(out, b"spec");
+    };
+    write_bulk(out, b"begin_search");
+    match key_spec.begin {
+        Begin::Index(index) => {
+            typed(out, "index");
+            write_integer_map(out, &[("index", index)], protocol);
+        }
+        Begin::Keyword(keyword, start) => {
+            typed(out, "keyword");
+            write_map_header(out, 2, protocol);
+            write_bulk(out, b"keyword");
+            write_bulk(out, keyword.as_bytes());
+            write_bulk(out, b"startfrom");
+            write_integer(out, start);
+        }
+        Begin::Unknown => {
+            typed(out, "unknown");
+            write_map_header(out, 0, protocol);
+        }
+    }
+    write_bulk(out, b"find_keys");
+    match key_spec.find {
+        Find::Range(last, step, limit) => {
+            typed(out, "range");
+            write_integer_map(out, &[("lastkey", last), ("keystep", step), ("limit", limit)], protocol);
+        }
+        Find::Keynum(index, first, step) => {
+            typed(out, "keynum");
+            write_integer_map(out, &[("keynumidx", index), ("firstkey", first), ("keystep", step)], protocol);
+        }
+        Find::Unknown => {
+            typed(out, "unknown");
+            write_map_header(out, 0, protocol);
+        }
+    }
+}
+
 /// `COMMAND GETKEYS command arg ...`: the keys of that call.
 fn command_getkeys(args: &[&[u8]], out: &mut Vec<u8>) {
     let call = &args[2..];
     let Some(spec) = lookup(call[0]).and_then(|spec| resolve(spec, call)) else {
         return write_error(out, b"ERR Invalid command specified");
     };
-    if spec.first_key == 0 && !spec.flags.has(Flags::MOVABLE_KEYS) {
+    // Shard channels sit in key positions but are not keys.
+    if (spec.first_key == 0 && !spec.flags.has(Flags::MOVABLE_KEYS)) || spec.flags.has(Flags::PUBSUB) {
         return write_error(out, b"ERR The command has no key arguments");
     }
     if !arity_ok(spec.arity, call.len()) {

@@ -182,16 +182,31 @@ impl Store {
             .filter(|param| self.config_value(param.name).is_some())
     }
 
-    /// `CONFIG GET pattern [pattern ...]`.
+    /// `CONFIG GET pattern [pattern ...]`: each parameter once, named as
+    /// asked when asked by exact name (as Redis echoes it), by its own name
+    /// when a pattern matched it.
     fn cmd_config_get(&mut self, args: &[&[u8]], out: &mut Vec<u8>) {
-        let matching: Vec<(&str, String)> = PARAMS
-            .iter()
-            .filter(|param| args[2..].iter().any(|pattern| glob_match(pattern, param.name.as_bytes())))
-            .filter_map(|param| Some((param.name, self.config_value(param.name)?)))
-            .collect();
+        let mut matching: Vec<(&'static str, Vec<u8>, String)> = Vec::new();
+        for &pattern in &args[2..] {
+            let exact = !pattern.iter().any(|c| b"[*?".contains(c));
+            for param in PARAMS {
+                let hit = if exact {
+                    pattern.eq_ignore_ascii_case(param.name.as_bytes())
+                } else {
+                    glob_match(pattern, param.name.as_bytes())
+                };
+                if !hit || matching.iter().any(|(name, _, _)| *name == param.name) {
+                    continue;
+                }
+                if let Some(value) = self.config_value(param.name) {
+                    let shown = if exact { pattern.to_vec() } else { param.name.as_bytes().to_vec() };
+                    matching.push((param.name, shown, value));
+                }
+            }
+        }
         write_map_header(out, matching.len(), self.protocol);
-        for (name, value) in matching {
-            write_bulk(out, name.as_bytes());
+        for (_, shown, value) in matching {
+            write_bulk(out, &shown);
             write_bulk(out, value.as_bytes());
         }
     }
@@ -267,7 +282,8 @@ mod tests {
         let mut store = Store::new();
         assert_eq!(run(&mut store, "CONFIG GET port"), "*0\r\n");
         store.server_info_mut().tcp_port = Some(6379);
-        assert_eq!(run(&mut store, "CONFIG GET PORT"), "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n");
+        assert_eq!(run(&mut store, "CONFIG GET PORT"), "*2\r\n$4\r\nPORT\r\n$4\r\n6379\r\n");
+        assert_eq!(run(&mut store, "CONFIG GET p?rt"), "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n");
         assert_eq!(run(&mut store, "CONFIG SET maxmemory 0mb timeout 0 save"), "-ERR syntax error\r\n");
         assert_eq!(run(&mut store, "CONFIG SET maxmemory 0mb timeout 0"), "+OK\r\n");
         assert_eq!(

@@ -124,13 +124,22 @@ impl Store {
                 lines.push(format!("pubsub_patterns:{}", self.pubsub.pattern_count()));
             }
             "replication" => {
-                lines.push("role:master".into());
-                lines.push("connected_slaves:0".into());
+                for line in [
+                    "role:master",
+                    "connected_slaves:0",
+                    "master_failover_state:no-failover",
+                    "master_repl_offset:0",
+                    "second_repl_offset:-1",
+                    "repl_backlog_active:0",
+                ] {
+                    lines.push(line.into());
+                }
             }
             "keyspace" => {
                 let keys = self.len(now);
                 if keys > 0 {
-                    lines.push(format!("db0:keys={keys},expires={},avg_ttl=0", self.expiring()));
+                    let (expires, ttl) = (self.expiring(), self.average_ttl(now));
+                    lines.push(format!("db0:keys={keys},expires={expires},avg_ttl={ttl}"));
                 }
             }
             _ => {}
@@ -176,7 +185,10 @@ mod tests {
         assert_eq!(text(&mut store, "INFO keyspace"), "$12\r\n# Keyspace\r\n\r\n");
         let _ = text(&mut store, "SET a 1 EX 100");
         let _ = text(&mut store, "SET b 1");
-        assert_eq!(text(&mut store, "INFO keyspace"), "$44\r\n# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=0\r\n\r\n");
+        assert_eq!(
+            text(&mut store, "INFO keyspace"),
+            "$49\r\n# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=100000\r\n\r\n"
+        );
         let all = text(&mut store, "INFO");
         assert!(all.contains("# Server\r\nredis_version:7.0.0\r\ngranule_version:"));
         assert!(all.contains("\r\n\r\n# Clients\r\nconnected_clients:1\r\n"));

@@ -67,9 +67,18 @@ pub fn handle(
     let name = args.first()?;
     let single = args.len() == 1;
     let verb = verb(name);
-    if single && matches!(verb, Verb::Multi | Verb::Exec | Verb::Discard) {
-        // They run (if only to fail), so Redis counts them.
+    let verb_name = match verb {
+        Verb::Multi => Some("multi"),
+        Verb::Exec => Some("exec"),
+        Verb::Discard => Some("discard"),
+        Verb::Leave | Verb::Other => None,
+    };
+    if let Some(verb_name) = verb_name.filter(|_| single) {
+        // They run (if only to fail), so Redis counts them, and they are
+        // the client's last command (`cmd=` of `CLIENT LIST`), even
+        // after the commands an `EXEC` runs.
         store.stats.commands_processed += 1;
+        store.touch_client(session, now_ms, verb_name);
     }
     match (verb, state.as_mut()) {
         (Verb::Multi, None) if single => {
@@ -101,6 +110,7 @@ pub fn handle(
                 }
             }
             store.set_client_multi(session, now_ms, None);
+            store.touch_client(session, now_ms, "exec");
             return Some(flow);
         }
         (Verb::Leave, _) => {
@@ -124,10 +134,11 @@ pub fn handle(
             if m.bytes + size > max_bytes {
                 m.failed = true;
                 write_error(out, b"ERR transaction too large");
-            } else if Store::check(args, out) {
+            } else if let Some(spec) = Store::check(args, out) {
                 m.bytes += size;
                 m.queued.push(args.iter().map(|a| a.to_vec()).collect());
                 store.set_client_multi(session, now_ms, Some(m.queued.len()));
+                store.touch_client(session, now_ms, spec.text);
                 write_simple(out, b"QUEUED");
             } else {
                 m.failed = true;

@@ -132,6 +132,15 @@ impl Store {
         self.deadlines.len()
     }
 
+    /// The average time to live of the keys with a deadline at `now_ms`,
+    /// in milliseconds (0 if there is none), as `INFO`'s `avg_ttl`.
+    pub fn average_ttl(&self, now_ms: u64) -> u64 {
+        let live = self.deadlines.iter().filter(|(deadline, _)| *deadline >= now_ms);
+        let (count, total) =
+            live.fold((0u128, 0u128), |(n, sum), (deadline, _)| (n + 1, sum + u128::from(deadline - now_ms)));
+        total.checked_div(count).map_or(0, |average| u64::try_from(average).unwrap_or(u64::MAX))
+    }
+
     /// Removes up to `budget` keys whose deadline passed before `now_ms`,
     /// earliest first; how many it removed.
     pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> usize {

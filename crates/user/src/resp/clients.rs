@@ -17,7 +17,7 @@
 //! what Redis answers for an unknown value: `?:0` for an address and `-1`
 //! for a descriptor (what Redis shows for a connection it cannot name).
 //!
-//! A killed client ([`Store::kill_client`]) leaves the registry at once, as
+//! A killed client (`CLIENT KILL`) leaves the registry at once, as
 //! Redis frees it at once, and waits in a list for the server to close its
 //! connection ([`Store::take_killed`]).
 

@@ -5,7 +5,7 @@
 //! threads), so `used_memory` is an estimate built from what it holds: each
 //! key's bytes and its table entry, each string's buffer, and for a hash or
 //! sorted set its element count times the average size of its first
-//! [`SAMPLE`] elements (Redis's `MEMORY USAGE` samples too), plus the
+//! 16 elements (Redis's `MEMORY USAGE` samples too), plus the
 //! per-element overhead of the structures that hold them. The estimate
 //! takes time proportional to the number of keys, never to the elements.
 

@@ -19,12 +19,23 @@
 //! * [`connection`] is one client's loop: buffer, parse, execute, reply,
 //!   for every pipelined request in order; a protocol error closes it.
 //! * [`command`] executes one request against the [`Store`] and writes one
-//!   reply, matching Redis 7's reply types and error texts (its table and
-//!   string and key commands; [`collections`] holds the hash and sorted-set
-//!   commands, [`server`] the connection and server commands and `INFO`).
+//!   reply, matching Redis 7's reply types and error texts; [`table`] is
+//!   the command table (subcommands included, `client|list`), and each
+//!   family keeps its commands and its part of the table in its own file:
+//!   [`command`] the string and key commands, [`collections`] the hash and
+//!   sorted-set commands, [`server`] the connection commands, [`pubsub`]
+//!   publish/subscribe, [`client_command`] `CLIENT`, [`config`] `CONFIG`,
+//!   [`info`] `INFO` (with [`memory`]'s estimate), [`command_info`]
+//!   `COMMAND` (with [`catalog`], what Redis says of each command), and
+//!   [`scripting`] the scripting commands, which answer one error.
 //! * [`store`] is the keyspace and its expiry: deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
 //!   bounded batches; [`hash`] and [`zset`] are its two collection types.
+//!   [`clients`] is its registry of connected clients (protocol, name,
+//!   subscriptions, last command): what one client's command needs to know
+//!   of the others. Bytes for other clients (published messages) wait in
+//!   the store's outbox, and clients ended by `CLIENT KILL` in its list of
+//!   the killed, until the server around the store delivers and closes.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
 //!   is Redis's exact integer and float syntax.
 //!

@@ -15,7 +15,7 @@
 //! count, as in Redis; other clients' go to the store's outbox, which the
 //! server delivers. A RESP2 client with any subscription is in the
 //! subscribed context, where only the (un)subscribe commands, `PING`, `QUIT`
-//! and `RESET` may run ([`Store::refuse_in_pubsub_context`]) and `PING`
+//! and `RESET` may run (`Store::refuse_in_pubsub_context`) and `PING`
 //! answers `*2 pong <message>`; RESP3 clients have no such limit.
 //!
 //! The store keeps an index from each channel and pattern to its

@@ -220,10 +220,13 @@ impl Store {
     /// subscriptions) is in the subscribed context; if so the error is
     /// appended to `out`. Unknown commands and wrong argument counts are
     /// left to the ordinary path, which reports them first, as Redis does.
+    #[inline]
     pub(crate) fn refuse_in_pubsub_context(session: &Session, args: &[&[u8]], out: &mut Vec<u8>) -> bool {
-        if !session.subscribed || session.protocol != Protocol::Resp2 {
-            return false;
-        }
+        session.subscribed && session.protocol == Protocol::Resp2 && Store::refuse_subscribed(args, out)
+    }
+
+    /// [`Store::refuse_in_pubsub_context`] for a client in that context.
+    fn refuse_subscribed(args: &[&[u8]], out: &mut Vec<u8>) -> bool {
         let Some(&name) = args.first() else { return false };
         let name = match lookup(name).and_then(|spec| resolve(spec, args)) {
             Some(spec) if super::command::arity_ok(spec.arity, args.len()) => spec.text,

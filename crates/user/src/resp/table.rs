@@ -258,11 +258,17 @@ pub(crate) fn lookup_full_name(name: &[u8]) -> Option<&'static Spec> {
 /// The entry that runs `args`, a call of `spec`: `spec` itself, or for a
 /// container called with a subcommand, that subcommand's entry; `None`
 /// when the container has no such subcommand.
+#[inline]
 pub(crate) fn resolve(spec: &'static Spec, args: &[&[u8]]) -> Option<&'static Spec> {
     if !spec.flags.has(Flags::CONTAINER) || args.len() < 2 {
         return Some(spec);
     }
-    let (container, sub) = (spec.text.as_bytes(), args[1]);
+    resolve_subcommand(spec, args[1])
+}
+
+/// The subcommand `sub` of the container `spec`.
+fn resolve_subcommand(spec: &'static Spec, sub: &[u8]) -> Option<&'static Spec> {
+    let container = spec.text.as_bytes();
     let len = container.len() + 1 + sub.len();
     if len > MAX_NAME || sub.contains(&b'|') {
         return None;

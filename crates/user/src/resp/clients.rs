@@ -172,10 +172,15 @@ impl Hasher for IdHasher {
     }
 }
 
-/// Every connected client, by id.
+/// Every connected client: a slab of entries, and an index from id to
+/// entry. A session remembers its entry's place, so the per-command update
+/// ([`Clients::touch`]) is an array access, not a hash lookup.
 #[derive(Debug, Default)]
 pub(crate) struct Clients {
-    by_id: HashMap<u64, Client, BuildHasherDefault<IdHasher>>,
+    slots: Vec<Option<Client>>,
+    /// Empty places in `slots`.
+    free: Vec<usize>,
+    by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     /// Killed clients whose connection the server has not closed yet.
     killed: Vec<u64>,
     /// Clients ever registered (`total_connections_received`).
@@ -183,35 +188,64 @@ pub(crate) struct Clients {
 }
 
 impl Clients {
-    /// The client `id`, registered at `now` if it is not yet.
-    pub(crate) fn entry(&mut self, id: u64, now: u64) -> &mut Client {
-        let registered = &mut self.registered;
-        self.by_id.entry(id).or_insert_with(|| {
-            *registered += 1;
-            Client::new(id, now)
-        })
+    /// The place of client `id`, registered at `now` if it is not yet.
+    fn place(&mut self, id: u64, now: u64) -> usize {
+        if let Some(&at) = self.by_id.get(&id) {
+            return at;
+        }
+        self.registered += 1;
+        let client = Some(Client::new(id, now));
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slots[at] = client;
+                at
+            }
+            None => {
+                self.slots.push(client);
+                self.slots.len() - 1
+            }
+        };
+        self.by_id.insert(id, at);
+        at
     }
 
-    /// Records that client `id` sends `command` (a full name) at `now`.
-    pub(crate) fn touch(&mut self, id: u64, now: u64, command: &'static str) {
-        let client = self.entry(id, now);
+    /// The client `id`, registered at `now` if it is not yet.
+    pub(crate) fn entry(&mut self, id: u64, now: u64) -> &mut Client {
+        let at = self.place(id, now);
+        self.slots[at].get_or_insert_with(|| Client::new(id, now))
+    }
+
+    /// Records that the session's client sends `command` (a full name) at
+    /// `now`, registering it if needed.
+    #[inline]
+    pub(crate) fn touch(&mut self, session: &mut Session, now: u64, command: &'static str) {
+        let client = match self.slots.get_mut(session.slot) {
+            Some(Some(client)) if client.id == session.id => client,
+            _ => {
+                session.slot = self.place(session.id, now);
+                self.entry(session.id, now)
+            }
+        };
         client.last_ms = now;
         client.last_command = command;
     }
 
     /// The client `id`, if connected.
     pub(crate) fn get(&self, id: u64) -> Option<&Client> {
-        self.by_id.get(&id)
+        self.by_id.get(&id).and_then(|&at| self.slots[at].as_ref())
     }
 
     /// The client `id`, if connected, to change it.
     pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut Client> {
-        self.by_id.get_mut(&id)
+        let at = *self.by_id.get(&id)?;
+        self.slots[at].as_mut()
     }
 
     /// Removes client `id`; what it was.
     pub(crate) fn remove(&mut self, id: u64) -> Option<Client> {
-        self.by_id.remove(&id)
+        let at = self.by_id.remove(&id)?;
+        self.free.push(at);
+        self.slots[at].take()
     }
 
     /// Clients connected.
@@ -221,12 +255,12 @@ impl Clients {
 
     /// Clients waiting in a blocking command.
     pub(crate) fn blocked(&self) -> usize {
-        self.by_id.values().filter(|client| client.blocked).count()
+        self.slots.iter().flatten().filter(|client| client.blocked).count()
     }
 
     /// Every client, oldest (lowest id) first, as `CLIENT LIST` lists them.
     pub(crate) fn by_age(&self) -> Vec<&Client> {
-        let mut clients: Vec<&Client> = self.by_id.values().collect();
+        let mut clients: Vec<&Client> = self.slots.iter().flatten().collect();
         clients.sort_unstable_by_key(|client| client.id);
         clients
     }
@@ -298,7 +332,7 @@ impl Store {
         if session.id == 0 {
             session.id = self.next_client_id();
         }
-        self.clients.touch(session.id, now, command);
+        self.clients.touch(session, now, command);
     }
 
     /// Records the state of the session's transaction at `now`:
@@ -324,9 +358,11 @@ mod tests {
     #[test]
     fn clients_register_once_and_list_in_id_order() {
         let mut clients = Clients::default();
-        clients.touch(7, 10, "get");
-        clients.touch(3, 20, "set");
-        clients.touch(7, 30, "client|list");
+        let (mut seven, mut three) = (Session::new(), Session::new());
+        (seven.id, three.id) = (7, 3);
+        clients.touch(&mut seven, 10, "get");
+        clients.touch(&mut three, 20, "set");
+        clients.touch(&mut seven, 30, "client|list");
         assert_eq!(clients.len(), 2);
         assert_eq!(clients.registered, 2);
         let listed: Vec<(u64, u64, u64, &str)> =
@@ -335,6 +371,14 @@ mod tests {
         assert!(clients.remove(3).is_some());
         assert!(clients.get(3).is_none());
         assert_eq!(clients.registered, 2);
+        // A new client takes the free place; the old session's hint is stale.
+        let mut four = Session::new();
+        four.id = 4;
+        clients.touch(&mut four, 40, "ping");
+        clients.touch(&mut three, 50, "get");
+        assert_eq!(clients.len(), 3);
+        assert_eq!(clients.get(4).map(|c| c.last_ms), Some(40));
+        assert_eq!(clients.get(3).map(|c| (c.created_ms, c.last_ms)), Some((50, 50)));
     }
 
     #[test]

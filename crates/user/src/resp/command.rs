@@ -266,7 +266,7 @@ impl Store {
         if session.id == 0 {
             session.id = self.next_client_id();
         }
-        self.clients.touch(session.id, now_ms, spec.text);
+        self.clients.touch(session, now_ms, spec.text);
         let mut call = Call { args, now: now_ms, out, session, flow: Flow::Continue };
         (spec.run)(self, &mut call);
         // Counted once done, as Redis counts: `INFO` does not count itself.

@@ -68,12 +68,12 @@ pub fn handle(
     let single = args.len() == 1;
     let verb = verb(name);
     let verb_name = match verb {
-        Verb::Multi => Some("multi"),
-        Verb::Exec => Some("exec"),
-        Verb::Discard => Some("discard"),
-        Verb::Leave | Verb::Other => None,
+        Verb::Multi if single => Some("multi"),
+        Verb::Exec if single => Some("exec"),
+        Verb::Discard if single => Some("discard"),
+        _ => None,
     };
-    if let Some(verb_name) = verb_name.filter(|_| single) {
+    if let Some(verb_name) = verb_name {
         // They run (if only to fail), so Redis counts them, and they are
         // the client's last command (`cmd=` of `CLIENT LIST`), even
         // after the commands an `EXEC` runs.

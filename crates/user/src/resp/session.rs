@@ -8,6 +8,9 @@ use super::encode::Protocol;
 pub struct Session {
     /// 0 until the store assigns one (on first need).
     pub(super) id: u64,
+    /// Where the store's client registry keeps this client (a hint it
+    /// checks against the id).
+    pub(super) slot: usize,
     pub(super) name: Option<Vec<u8>>,
     pub(super) lib_name: Option<Vec<u8>>,
     pub(super) lib_version: Option<Vec<u8>>,

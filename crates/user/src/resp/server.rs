@@ -1,14 +1,17 @@
-//! The connection and server commands, and what they report.
+//! The connection commands: `PING`, `ECHO`, `SELECT`, `HELLO`, `AUTH`,
+//! `QUIT`, `RESET`, and `DBSIZE`/`FLUSHDB`/`FLUSHALL`.
 //!
-//! Real clients send these before any data command: `redis-cli` asks for
-//! `COMMAND DOCS`, `redis-benchmark` for `CONFIG GET save` and `appendonly`,
-//! redis-py names itself with `CLIENT SETINFO`, and redis-py 8 opens every
+//! Real clients send these before any data command: redis-py 8 opens every
 //! connection with `HELLO 3` — and gives up if the server refuses RESP3, so
 //! `HELLO 3` switches the session to RESP3 (the reply shapes of
 //! `encode::Protocol`) rather than answering `NOPROTO`. The answers are
-//! honest: one database (`SELECT` of any other index fails), no persistence
-//! (`save` is empty, `appendonly` is `no`), and `INFO` reports the store's
-//! own counters plus whatever the server around it knows ([`ServerInfo`](super::session::ServerInfo)).
+//! honest: one database (`SELECT` of any other index fails). `RESET` ends
+//! the connection's state as Redis's does: subscriptions, name, RESP3, the
+//! open transaction. The server's introspection lives beside: `CLIENT` in
+//! `client_command.rs`, `CONFIG` in `config.rs`, `INFO` in `info.rs`,
+//! `COMMAND` in `command_info.rs`. This file also holds Redis's glob
+//! matcher, which `CONFIG GET`, `COMMAND LIST` and the channel patterns
+//! share.
 //!
 //! For compatibility the server calls itself `redis` 7.0.0 in `HELLO` and
 //! `INFO`'s `redis_version` (clients gate features on that version); `INFO`

@@ -224,14 +224,9 @@ impl Store {
         std::mem::take(&mut self.blocking.unblocked)
     }
 
-    /// Forgets everything the store keeps for client `id` (it
-    /// disconnected); here, its blocked state.
-    pub fn forget_client(&mut self, id: u64) {
-        self.forget_blocked(id);
-    }
-
-    /// Drops client `id`'s blocked state, if any, without answering it.
-    fn forget_blocked(&mut self, id: u64) {
+    /// Drops client `id`'s blocked state, if any, without answering it
+    /// (it disconnected: part of [`Store::forget_client`]).
+    pub(crate) fn forget_blocked(&mut self, id: u64) {
         if self.unblock(id).is_some() {
             self.blocking.unblocked.retain(|&other| other != id);
         }

@@ -10,6 +10,10 @@
 //! between. Errors at run time are ordinary elements of that array, as in
 //! Redis. `WATCH` is not supported (it is an unknown command). The queue is
 //! bounded: past `max_bytes` of queued arguments the transaction fails.
+//! `RESET` and `QUIT` are never queued: they run at once, and the
+//! transaction ends with the connection's state, as in Redis. The client
+//! registry follows the transaction (`multi=` and the `x` flag of
+//! `CLIENT LIST`).
 
 use super::command::Flow;
 use super::encode::{write_array_header, write_error, write_simple};
@@ -29,6 +33,8 @@ enum Verb {
     Multi,
     Exec,
     Discard,
+    /// `RESET` or `QUIT`: runs at once and ends the transaction.
+    Leave,
     Other,
 }
 
@@ -39,6 +45,8 @@ fn verb(name: &[u8]) -> Verb {
         Verb::Exec
     } else if name.eq_ignore_ascii_case(b"DISCARD") {
         Verb::Discard
+    } else if name.eq_ignore_ascii_case(b"RESET") || name.eq_ignore_ascii_case(b"QUIT") {
+        Verb::Leave
     } else {
         Verb::Other
     }
@@ -58,9 +66,24 @@ pub fn handle(
 ) -> Option<Flow> {
     let name = args.first()?;
     let single = args.len() == 1;
-    match (verb(name), state.as_mut()) {
+    let verb = verb(name);
+    let verb_name = match verb {
+        Verb::Multi if single => Some("multi"),
+        Verb::Exec if single => Some("exec"),
+        Verb::Discard if single => Some("discard"),
+        _ => None,
+    };
+    if let Some(verb_name) = verb_name {
+        // They run (if only to fail), so Redis counts them, and they are
+        // the client's last command (`cmd=` of `CLIENT LIST`), even
+        // after the commands an `EXEC` runs.
+        store.stats.commands_processed += 1;
+        store.touch_client(session, now_ms, verb_name);
+    }
+    match (verb, state.as_mut()) {
         (Verb::Multi, None) if single => {
             *state = Some(Multi::default());
+            store.set_client_multi(session, now_ms, Some(0));
             write_simple(out, b"OK");
         }
         (Verb::Multi, Some(_)) if single => write_error(out, b"ERR MULTI calls can not be nested"),
@@ -68,11 +91,13 @@ pub fn handle(
         (Verb::Discard, None) if single => write_error(out, b"ERR DISCARD without MULTI"),
         (Verb::Discard, Some(_)) if single => {
             *state = None;
+            store.set_client_multi(session, now_ms, None);
             write_simple(out, b"OK");
         }
         (Verb::Exec, Some(_)) if single => {
             let multi = state.take().unwrap_or_default();
             if multi.failed {
+                store.set_client_multi(session, now_ms, None);
                 write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
                 return Some(Flow::Continue);
             }
@@ -87,7 +112,15 @@ pub fn handle(
                 }
             }
             store.deny_blocking(false);
+            store.set_client_multi(session, now_ms, None);
+            store.touch_client(session, now_ms, "exec");
             return Some(flow);
+        }
+        (Verb::Leave, _) => {
+            if state.take().is_some() {
+                store.set_client_multi(session, now_ms, None);
+            }
+            return None;
         }
         (Verb::Multi | Verb::Exec | Verb::Discard, _) => {
             // With arguments: the ordinary arity error, and an open
@@ -104,9 +137,11 @@ pub fn handle(
             if m.bytes + size > max_bytes {
                 m.failed = true;
                 write_error(out, b"ERR transaction too large");
-            } else if Store::check(args, out) {
+            } else if let Some(spec) = Store::check(args, out) {
                 m.bytes += size;
                 m.queued.push(args.iter().map(|a| a.to_vec()).collect());
+                store.set_client_multi(session, now_ms, Some(m.queued.len()));
+                store.touch_client(session, now_ms, spec.text);
                 write_simple(out, b"QUEUED");
             } else {
                 m.failed = true;

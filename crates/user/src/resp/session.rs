@@ -8,10 +8,16 @@ use super::encode::Protocol;
 pub struct Session {
     /// 0 until the store assigns one (on first need).
     pub(super) id: u64,
+    /// Where the store's client registry keeps this client (a hint it
+    /// checks against the id).
+    pub(super) slot: usize,
     pub(super) name: Option<Vec<u8>>,
     pub(super) lib_name: Option<Vec<u8>>,
     pub(super) lib_version: Option<Vec<u8>>,
     pub(super) protocol: Protocol,
+    /// Subscribed to some channel or pattern (Redis's `CLIENT_PUBSUB`): a
+    /// RESP2 client is then limited to the subscription commands.
+    pub(super) subscribed: bool,
 }
 
 impl Session {
@@ -35,6 +41,11 @@ impl Session {
         self.protocol
     }
 
+    /// Whether the client is subscribed to any channel or pattern.
+    pub fn is_subscribed(&self) -> bool {
+        self.subscribed
+    }
+
     /// The library name and version set by `CLIENT SETINFO`.
     pub fn library(&self) -> (Option<&[u8]>, Option<&[u8]>) {
         (self.lib_name.as_deref(), self.lib_version.as_deref())
@@ -51,10 +62,8 @@ pub struct ServerInfo {
     pub tcp_port: Option<u16>,
     /// Seconds since the server started.
     pub uptime_seconds: Option<u64>,
-    /// Clients connected now.
-    pub connected_clients: Option<u64>,
-    /// Connections accepted since the start.
-    pub total_connections_received: Option<u64>,
+    /// Most clients the server accepts at once (`maxclients`).
+    pub max_clients: Option<u64>,
     /// Extra `name:value` lines for the `server` section (e.g. the kernel
     /// regime a hosted server runs under).
     pub extra: Vec<(String, String)>,

@@ -120,6 +120,12 @@ pub struct Store {
     pub(crate) random: Random,
     /// Clients blocked on lists, and the keys they wait for.
     pub(crate) blocking: Blocking,
+    /// Every connected client (`clients.rs`).
+    pub(crate) clients: super::clients::Clients,
+    /// Channels and patterns with their subscribers (`pubsub.rs`).
+    pub(crate) pubsub: super::pubsub::PubSub,
+    /// The largest memory estimate `INFO` has reported.
+    pub(crate) memory_peak: usize,
 }
 
 impl Store {
@@ -142,6 +148,15 @@ impl Store {
     /// Keys that have a deadline (expired ones included until reclaimed).
     pub fn expiring(&self) -> usize {
         self.deadlines.len()
+    }
+
+    /// The average time to live of the keys with a deadline at `now_ms`,
+    /// in milliseconds (0 if there is none), as `INFO`'s `avg_ttl`.
+    pub fn average_ttl(&self, now_ms: u64) -> u64 {
+        let live = self.deadlines.iter().filter(|(deadline, _)| *deadline >= now_ms);
+        let (count, total) =
+            live.fold((0u128, 0u128), |(n, sum), (deadline, _)| (n + 1, sum + u128::from(deadline - now_ms)));
+        total.checked_div(count).map_or(0, |average| u64::try_from(average).unwrap_or(u64::MAX))
     }
 
     /// Removes up to `budget` keys whose deadline passed before `now_ms`,
@@ -184,6 +199,11 @@ impl Store {
                 (key.clone(), value)
             })
             .collect()
+    }
+
+    /// Every key with its value, expired ones included until reclaimed.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&[u8], &Value)> {
+        self.keys.iter().map(|(key, entry)| (key.as_slice(), &entry.value))
     }
 
     /// The store's counters.

@@ -5,7 +5,7 @@
 //! entries). Each connection has its own RESP state; requests are executed
 //! in the order the stack hands them over, replies go back on the same
 //! connection, and a connection the client closed (or that broke the
-//! protocol) is forgotten.
+//! protocol) is forgotten, by the server and by the store.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -35,7 +35,9 @@ pub fn run<T: Trap>(env: &mut Env<T>, kv: &KvSystem, index: usize) {
         to = got.conn;
         close = false;
         if got.closed {
-            conns.remove(&got.conn);
+            if let Some(gone) = conns.remove(&got.conn) {
+                st.store.lock().unwrap_or_else(|e| e.into_inner()).forget_client(gone.id());
+            }
             continue;
         }
         let conn = conns.entry(got.conn).or_insert_with(|| {
@@ -52,7 +54,9 @@ pub fn run<T: Trap>(env: &mut Env<T>, kv: &KvSystem, index: usize) {
         });
         if flow == Flow::Close {
             close = true;
-            conns.remove(&got.conn);
+            if let Some(gone) = conns.remove(&got.conn) {
+                st.store.lock().unwrap_or_else(|e| e.into_inner()).forget_client(gone.id());
+            }
         }
         st.batches.fetch_add(1, Ordering::Relaxed);
     }

@@ -41,15 +41,19 @@
 pub mod collections;
 pub mod command;
 pub mod connection;
+pub mod databases;
 pub mod encode;
 pub mod hash;
+pub mod keyspace;
 pub mod multi;
 pub mod number;
+pub mod object;
 pub mod parse;
 pub mod server;
 pub mod session;
 pub mod store;
 pub mod table;
+pub mod watch;
 pub mod zset;
 
 pub use command::Flow;

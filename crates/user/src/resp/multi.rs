@@ -1,4 +1,5 @@
-//! Transactions: `MULTI`, then queued commands, then `EXEC` (or `DISCARD`).
+//! Transactions: `MULTI`, then queued commands, then `EXEC` (or `DISCARD`),
+//! and `WATCH`, which makes `EXEC` conditional.
 //!
 //! Client libraries use them unasked — redis-py's `pipeline()` wraps its
 //! commands in `MULTI`/`EXEC` by default — so a server real clients drive
@@ -8,13 +9,37 @@
 //! `-EXECABORT` (Redis ≥ 2.6.5). `EXEC` runs the queue in order and answers
 //! an array of the replies; the store is single-threaded, so nothing runs in
 //! between. Errors at run time are ordinary elements of that array, as in
-//! Redis. `WATCH` is not supported (it is an unknown command). The queue is
-//! bounded: past `max_bytes` of queued arguments the transaction fails.
+//! Redis. The queue is bounded: past `max_bytes` of queued arguments the
+//! transaction fails.
+//!
+//! `WATCH key ...` (before `MULTI`: inside it is an error that does not
+//! abort the transaction) makes the next `EXEC` answer the null array —
+//! `*-1`, or `_` in RESP3 — if any watched key changed in between: written
+//! by any client, the watcher included; expired (or, as Redis 7.0 checks at
+//! `EXEC`, past its deadline); or flushed, swapped, moved or renamed away. A
+//! key that had already expired when watched counts as absent. `EXEC`,
+//! `DISCARD` and `UNWATCH` end every watch of the client. The bookkeeping
+//! is `watch.rs`; the store notes the keys write commands change.
 
-use super::command::Flow;
-use super::encode::{write_array_header, write_error, write_simple};
+use super::command::{write_ok, Flow};
+use super::encode::{write_array_header, write_error, write_null_array, write_simple, Protocol};
 use super::session::Session;
 use super::store::Store;
+use super::table::{spec, Call, Flags, Spec, NO_KEYS};
+
+/// Flags of `WATCH` and `UNWATCH` (Redis adds `allow_busy`).
+const WATCH_FLAGS: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::FAST);
+
+/// The commands of this file that the table runs (`MULTI`, `EXEC` and
+/// `DISCARD` are [`handle`]d before the table is consulted).
+pub(crate) const MULTI_COMMANDS: &[Spec] = &[
+    spec("watch", -2, WATCH_FLAGS, (1, -1, 1), |s, c| s.cmd_watch(c)),
+    spec("unwatch", 1, WATCH_FLAGS, NO_KEYS, |s, c| {
+        let id = s.session_id(c.session);
+        s.watches.forget(id);
+        write_ok(c.out);
+    }),
+];
 
 /// A transaction being queued.
 #[derive(Debug, Default)]
@@ -29,11 +54,14 @@ enum Verb {
     Multi,
     Exec,
     Discard,
+    Watch,
     Other,
 }
 
 fn verb(name: &[u8]) -> Verb {
-    if name.eq_ignore_ascii_case(b"MULTI") {
+    if name.eq_ignore_ascii_case(b"WATCH") {
+        Verb::Watch
+    } else if name.eq_ignore_ascii_case(b"MULTI") {
         Verb::Multi
     } else if name.eq_ignore_ascii_case(b"EXEC") {
         Verb::Exec
@@ -68,12 +96,25 @@ pub fn handle(
         (Verb::Discard, None) if single => write_error(out, b"ERR DISCARD without MULTI"),
         (Verb::Discard, Some(_)) if single => {
             *state = None;
+            store.watches.forget(session.id);
             write_simple(out, b"OK");
         }
+        // With keys, inside a transaction: refused, and the transaction
+        // goes on (without keys it is queued and fails on arity below).
+        (Verb::Watch, Some(_)) if !single => write_error(out, b"ERR WATCH inside MULTI is not allowed"),
         (Verb::Exec, Some(_)) if single => {
             let multi = state.take().unwrap_or_default();
+            let changed = store.watched_key_changed(session.id, now_ms);
+            store.watches.forget(session.id);
             if multi.failed {
                 write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
+                return Some(Flow::Continue);
+            }
+            if changed {
+                match session.protocol() {
+                    Protocol::Resp2 => write_null_array(out),
+                    Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
+                }
                 return Some(Flow::Continue);
             }
             write_array_header(out, multi.queued.len());
@@ -95,8 +136,8 @@ pub fn handle(
                 m.failed = true;
             }
         }
-        (Verb::Other, None) => return None,
-        (Verb::Other, Some(m)) => {
+        (Verb::Watch | Verb::Other, None) => return None,
+        (Verb::Watch | Verb::Other, Some(m)) => {
             let size: usize = args.iter().map(|a| a.len() + 16).sum();
             if m.bytes + size > max_bytes {
                 m.failed = true;
@@ -111,6 +152,30 @@ pub fn handle(
         }
     }
     Some(Flow::Continue)
+}
+
+impl Store {
+    /// `WATCH key [key ...]`: the client's next `EXEC` fails if one of the
+    /// keys changes first. A key already expired is reclaimed now, so that
+    /// it is watched as absent.
+    fn cmd_watch(&mut self, c: &mut Call<'_, '_>) {
+        let id = self.session_id(c.session);
+        for key in &c.args[1..] {
+            self.expire_key_in(self.db, key, c.now);
+            self.watches.watch(id, self.db, key);
+        }
+        write_ok(c.out);
+    }
+
+    /// Whether a key client `id` watches has changed since: touched, or
+    /// past its deadline now (Redis 7.0's `isWatchedKeyExpired`).
+    pub(crate) fn watched_key_changed(&self, id: u64, now_ms: u64) -> bool {
+        self.watches.is_dirty(id)
+            || self
+                .watches
+                .keys_of(id)
+                .any(|(db, key)| self.dbs[db].keys.contains_key(key) && !self.dbs[db].is_live(key, now_ms))
+    }
 }
 
 #[cfg(test)]

@@ -6,21 +6,22 @@
 //! connection with `HELLO 3` — and gives up if the server refuses RESP3, so
 //! `HELLO 3` switches the session to RESP3 (the reply shapes of
 //! `encode::Protocol`) rather than answering `NOPROTO`. The answers are
-//! honest: one database (`SELECT` of any other index fails), no persistence
-//! (`save` is empty, `appendonly` is `no`), and `INFO` reports the store's
-//! own counters plus whatever the server around it knows ([`ServerInfo`](super::session::ServerInfo)).
+//! honest: no persistence (`save` is empty, `appendonly` is `no`), and
+//! `INFO` reports the store's own counters, every non-empty database, and
+//! whatever the server around it knows ([`ServerInfo`](super::session::ServerInfo)).
+//! `TIME` answers the store's clock, which counts milliseconds.
 //!
 //! For compatibility the server calls itself `redis` 7.0.0 in `HELLO` and
 //! `INFO`'s `redis_version` (clients gate features on that version); `INFO`
 //! names the real implementation in `granule_version`.
 
-use super::command::{arity_ok, c_string, write_arity_error, write_ok, Flow, NOT_INTEGER, SYNTAX};
+use super::command::{arity_ok, c_string, write_arity_error, write_ok, Flow, SYNTAX};
 use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_verbatim, Protocol,
 };
 use super::number::parse_i64;
 use super::session::Session;
-use super::store::Store;
+use super::store::{Store, DATABASES};
 use super::table::{self, lookup, spec, Flags, Spec, NO_KEYS};
 
 /// The Redis version this store answers as.
@@ -37,13 +38,7 @@ const LOADING_STALE: Flags = Flags::LOADING.or(Flags::STALE);
 /// The connection and server commands.
 pub(crate) const COMMANDS: &[Spec] = &[
     spec("echo", 2, Flags::FAST, NO_KEYS, |_, c| write_bulk(c.out, c.args[1])),
-    spec("select", 2, LOADING_STALE.or(Flags::FAST), NO_KEYS, |s, c| s.cmd_select(c.args[1], c.out)),
-    spec("dbsize", 1, Flags::READONLY.or(Flags::FAST), NO_KEYS, |s, c| {
-        let keys = s.len(c.now);
-        write_integer(c.out, keys as i64);
-    }),
-    spec("flushdb", -1, Flags::WRITE, NO_KEYS, |s, c| s.cmd_flush(c.args, c.out)),
-    spec("flushall", -1, Flags::WRITE, NO_KEYS, |s, c| s.cmd_flush(c.args, c.out)),
+    spec("time", 1, LOADING_STALE.or(Flags::FAST), NO_KEYS, |_, c| write_time(c.now, c.out)),
     spec("info", -1, LOADING_STALE, NO_KEYS, |s, c| s.cmd_info(c.args, c.now, c.out)),
     spec("command", -1, LOADING_STALE, NO_KEYS, |s, c| s.cmd_command(c.args, c.out)),
     spec("config", -2, Flags::NONE, NO_KEYS, |s, c| s.cmd_config(c.args, c.out)),
@@ -61,7 +56,7 @@ const SECTIONS: &[&str] = &["server", "clients", "stats", "replication", "keyspa
 
 impl Store {
     /// The session's id, assigning one on first use.
-    fn session_id(&mut self, session: &mut Session) -> u64 {
+    pub(crate) fn session_id(&mut self, session: &mut Session) -> u64 {
         if session.id == 0 {
             session.id = self.next_client_id();
         }
@@ -74,26 +69,6 @@ impl Store {
             [_, message] => write_bulk(out, message),
             _ => write_arity_error(out, "ping"),
         }
-    }
-
-    pub(crate) fn cmd_select(&mut self, index: &[u8], out: &mut Vec<u8>) {
-        match parse_i64(index) {
-            Some(0) => write_ok(out),
-            Some(i) if i32::try_from(i).is_ok() => write_error(out, b"ERR DB index is out of range"),
-            Some(_) => write_error(out, b"ERR value is out of range, value must between -2147483648 and 2147483647"),
-            None => write_error(out, NOT_INTEGER),
-        }
-    }
-
-    /// `FLUSHDB`/`FLUSHALL [ASYNC|SYNC]`: both empty the one database.
-    pub(crate) fn cmd_flush(&mut self, args: &[&[u8]], out: &mut Vec<u8>) {
-        match args {
-            [_] => {}
-            [_, mode] if mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC") => {}
-            _ => return write_error(out, SYNTAX),
-        }
-        self.flush();
-        write_ok(out);
     }
 
     /// `INFO [section ...]`: the sections asked for (all by default), in
@@ -155,9 +130,11 @@ impl Store {
                 lines.push("connected_slaves:0".into());
             }
             "keyspace" => {
-                let keys = self.len(now);
-                if keys > 0 {
-                    lines.push(format!("db0:keys={keys},expires={},avg_ttl=0", self.expiring()));
+                for db in 0..DATABASES {
+                    let (keys, expires) = self.db_counts(db, now);
+                    if keys > 0 {
+                        lines.push(format!("db{db}:keys={keys},expires={expires},avg_ttl=0"));
+                    }
                 }
                 // Redis writes the title even with no database to list.
                 return format!("# Keyspace\r\n{}", lines.iter().map(|l| format!("{l}\r\n")).collect::<String>());
@@ -371,12 +348,12 @@ impl Store {
 }
 
 /// The entry of `table` (name, arity) whose name is `sub`, in any case.
-fn subcommand(sub: &[u8], table: &[(&'static str, i32)]) -> Option<(&'static str, i32)> {
+pub(crate) fn subcommand(sub: &[u8], table: &[(&'static str, i32)]) -> Option<(&'static str, i32)> {
     table.iter().copied().find(|(name, _)| sub.eq_ignore_ascii_case(name.as_bytes()))
 }
 
 /// `-ERR unknown subcommand '<sub>'. Try <COMMAND> HELP.`
-fn write_unknown_subcommand(out: &mut Vec<u8>, args: &[&[u8]]) {
+pub(crate) fn write_unknown_subcommand(out: &mut Vec<u8>, args: &[&[u8]]) {
     let mut message = b"ERR unknown subcommand '".to_vec();
     message.extend_from_slice(c_string(args[1], 128));
     message.extend_from_slice(b"'. Try ");
@@ -401,6 +378,18 @@ fn write_command_info(out: &mut Vec<u8>, spec: &Spec) {
     write_integer(out, i64::from(spec.key_step));
     for _ in 0..4 {
         write_array_header(out, 0);
+    }
+}
+
+/// `TIME`: the Unix time in seconds and microseconds. The store's clock
+/// counts milliseconds, so the microseconds are a multiple of 1000.
+fn write_time(now_ms: u64, out: &mut Vec<u8>) {
+    write_array_header(out, 2);
+    let mut digits = Vec::with_capacity(20);
+    for part in [now_ms / 1000, (now_ms % 1000) * 1000] {
+        digits.clear();
+        super::number::write_u64(&mut digits, part);
+        write_bulk(out, &digits);
     }
 }
 
@@ -498,7 +487,9 @@ mod tests {
         assert_eq!(text(&mut store, "PING hi"), "$2\r\nhi\r\n");
         assert_eq!(text(&mut store, "PING a b"), "-ERR wrong number of arguments for 'ping' command\r\n");
         assert_eq!(text(&mut store, "SELECT 0"), "+OK\r\n");
-        assert_eq!(text(&mut store, "SELECT 1"), "-ERR DB index is out of range\r\n");
+        assert_eq!(text(&mut store, "SELECT 15"), "+OK\r\n");
+        assert_eq!(text(&mut store, "SELECT 16"), "-ERR DB index is out of range\r\n");
+        assert_eq!(text(&mut store, "TIME"), "*2\r\n$1\r\n0\r\n$1\r\n0\r\n");
         assert_eq!(text(&mut store, "SELECT abc"), "-ERR value is not an integer or out of range\r\n");
         assert_eq!(text(&mut store, "HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
         assert_eq!(text(&mut store, "HELLO 1"), "-NOPROTO unsupported protocol version\r\n");
@@ -600,6 +591,13 @@ mod tests {
         assert!(all.contains("total_commands_processed:5\r\n"));
         assert!(all.contains("# Keyspace\r\ndb0:keys=2"));
         assert_eq!(text(&mut store, "INFO nothing"), "$0\r\n\r\n");
+    }
+
+    #[test]
+    fn time_answers_the_store_clock_at_millisecond_resolution() {
+        let mut out = Vec::new();
+        write_time(1_700_000_123_456, &mut out);
+        assert_eq!(out, b"*2\r\n$10\r\n1700000123\r\n$6\r\n456000\r\n");
     }
 
     #[test]

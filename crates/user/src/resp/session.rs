@@ -12,6 +12,9 @@ pub struct Session {
     pub(super) lib_name: Option<Vec<u8>>,
     pub(super) lib_version: Option<Vec<u8>>,
     pub(super) protocol: Protocol,
+    /// The selected database (`SELECT`), 0 at first; always below
+    /// [`DATABASES`](super::store::DATABASES).
+    pub(super) db: usize,
 }
 
 impl Session {
@@ -33,6 +36,11 @@ impl Session {
     /// The protocol chosen with `HELLO` (RESP2 until then).
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// The selected database (`SELECT`): 0 until the client selects another.
+    pub fn db(&self) -> usize {
+        self.db
     }
 
     /// The library name and version set by `CLIENT SETINFO`.

@@ -150,6 +150,9 @@ impl Store {
             }
             Some(_) => return write_error(out, WRONGTYPE),
         };
+        if removed == 0 {
+            self.unchanged(key);
+        }
         if emptied {
             self.remove(key, now);
         }
@@ -226,7 +229,7 @@ impl Store {
         let Some(Value::ZSet(set)) = self.get_mut(key, now) else {
             return write_error(out, WRONGTYPE);
         };
-        let mut changed = 0;
+        let (mut changed, mut touched) = (0, !exists);
         let mut last_score = None;
         for pair in pairs.chunks_exact(2) {
             let (Some(value), member) = (parse_f64(pair[0]), pair[1]) else {
@@ -243,6 +246,7 @@ impl Store {
                 Ok(None) => {}
                 Ok(Some((outcome, score))) => {
                     last_score = Some(score);
+                    touched |= outcome != AddOutcome::Unchanged;
                     match outcome {
                         AddOutcome::Added => changed += 1,
                         AddOutcome::Updated if flags.ch => changed += 1,
@@ -250,6 +254,9 @@ impl Store {
                     }
                 }
             }
+        }
+        if !touched {
+            self.unchanged(key);
         }
         zadd_reply(out, protocol, flags, changed, last_score);
     }
@@ -264,6 +271,9 @@ impl Store {
             }
             Some(_) => return write_error(out, WRONGTYPE),
         };
+        if removed == 0 {
+            self.unchanged(key);
+        }
         if emptied {
             self.remove(key, now);
         }

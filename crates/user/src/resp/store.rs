@@ -468,6 +468,16 @@ impl Store {
         }
     }
 
+    /// Withdraws the note of `key`: the executing command reached it with
+    /// [`Store::get_mut`] but changed nothing (`HDEL` of absent fields), so,
+    /// as in Redis, its watchers are not touched.
+    pub(crate) fn unchanged(&mut self, key: &[u8]) {
+        if self.tracking {
+            let db = self.db;
+            self.touched.retain(|(noted_db, noted)| !(*noted_db == db && noted == key));
+        }
+    }
+
     /// Notes `key` of the selected database if some client watches it.
     #[cold]
     fn note_watched(&mut self, key: &[u8]) {

@@ -69,7 +69,8 @@ fn flushdb_empties_one_database_and_flushall_every_one() {
     t.same(&["INFO", "keyspace"]);
     t.same(&["SELECT", "0"]);
     t.same(&["DBSIZE"]);
-    for bad in [&["FLUSHDB", "FOO"][..], &["FLUSHDB", "ASYNC", "SYNC"], &["FLUSHALL", "x"], &["FLUSHALL", "SYNC", "x"]] {
+    for bad in [&["FLUSHDB", "FOO"][..], &["FLUSHDB", "ASYNC", "SYNC"], &["FLUSHALL", "x"], &["FLUSHALL", "SYNC", "x"]]
+    {
         t.same(bad);
     }
 }

@@ -99,7 +99,14 @@ impl Store {
     /// Copies the live `source` of the selected database to `destination`
     /// of database `to`, with its deadline (`COPY`); whether it copied (not
     /// if `source` is missing, or `destination` exists and not `replace`).
-    pub(crate) fn copy_key(&mut self, source: &[u8], to: usize, destination: &[u8], replace: bool, now_ms: u64) -> bool {
+    pub(crate) fn copy_key(
+        &mut self,
+        source: &[u8],
+        to: usize,
+        destination: &[u8],
+        replace: bool,
+        now_ms: u64,
+    ) -> bool {
         let Some(value) = self.get(source, now_ms).cloned() else {
             return false;
         };

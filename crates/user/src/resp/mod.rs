@@ -1,7 +1,7 @@
 //! # A Redis-compatible store, written from the protocol up
 //!
-//! This module is a small Redis: the RESP wire protocol, one in-memory
-//! database of strings, hashes and sorted sets with key expiry, and the
+//! This module is a small Redis: the RESP wire protocol, sixteen in-memory
+//! databases of strings, hashes and sorted sets with key expiry, and the
 //! commands real clients use — enough that `redis-cli`, `redis-benchmark`
 //! and the usual client libraries drive it unmodified. It is pure code: no
 //! sockets, no threads, no clock. Bytes go in, bytes come out, and the
@@ -21,17 +21,22 @@
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
 //!   string and key commands; [`collections`] holds the hash and sorted-set
-//!   commands, [`server`] the connection and server commands and `INFO`).
-//! * [`store`] is the keyspace and its expiry: deadlines are absolute
+//!   commands, [`keyspace`] the database and key commands, [`object`]
+//!   `OBJECT` and `MEMORY`, [`server`] the connection and server commands
+//!   and `INFO`, [`multi`] transactions and `WATCH`).
+//! * [`store`] is the keyspace and its expiry: sixteen databases, each
+//!   client acting on the one it selected; deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
 //!   bounded batches; [`hash`] and [`zset`] are its two collection types.
+//!   [`databases`] holds what reaches across databases, [`watch`] who
+//!   watches which key.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
 //!   is Redis's exact integer and float syntax.
 //!
 //! The design follows Redis where clients can observe it (reply bytes,
 //! error texts, option conflicts, float formatting, `HGETALL` order of small
-//! hashes) and departs from it where they cannot or should not: one
-//! database, no persistence, `DBSIZE` counting only live keys. Connections
+//! hashes) and departs from it where they cannot or should not: no
+//! persistence, `DBSIZE` counting only live keys. Connections
 //! speak RESP2 and switch to RESP3 on `HELLO 3` (redis-py 8 insists on it);
 //! only the few reply types RESP3 adds differ. The
 //! hot path — a pipelined `GET` or `SET` — parses without allocating,

@@ -198,6 +198,46 @@ mod tests {
     }
 
     #[test]
+    fn watch_fails_exec_after_another_clients_write_and_is_forgotten_with_the_client() {
+        let (mut a, mut b, mut store) = (Connection::default(), Connection::default(), Store::new());
+        assert_eq!(feed(&mut a, &mut store, "WATCH k\r\n"), "+OK\r\n");
+        assert!(store.watches.active());
+        assert_eq!(feed(&mut b, &mut store, "SET other 1\r\n"), "+OK\r\n");
+        assert_eq!(feed(&mut a, &mut store, "MULTI\r\nGET k\r\nEXEC\r\n"), "+OK\r\n+QUEUED\r\n*1\r\n$-1\r\n");
+        assert!(!store.watches.active());
+        feed(&mut a, &mut store, "WATCH k\r\n");
+        feed(&mut b, &mut store, "SET k 1\r\n");
+        assert!(store.watches.is_dirty(a.id()));
+        assert_eq!(feed(&mut a, &mut store, "MULTI\r\nGET k\r\nEXEC\r\n"), "+OK\r\n+QUEUED\r\n*-1\r\n");
+        assert!(!store.watches.is_dirty(a.id()));
+        // A closed connection's watches go with it.
+        feed(&mut a, &mut store, "WATCH k x\r\n");
+        assert!(store.watches.active());
+        store.forget_client(a.id());
+        assert!(!store.watches.active());
+        assert_eq!(store.watches.keys_of(a.id()).count(), 0);
+    }
+
+    #[test]
+    fn only_writes_that_answer_without_error_touch() {
+        let (mut a, mut b, mut store) = (Connection::default(), Connection::default(), Store::new());
+        feed(&mut b, &mut store, "SET s text\r\n");
+        feed(&mut a, &mut store, "WATCH s\r\n");
+        assert_eq!(feed(&mut b, &mut store, "INCR s\r\n"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(feed(&mut b, &mut store, "GET s\r\n"), "$4\r\ntext\r\n");
+        assert!(!store.watches.is_dirty(a.id()));
+        assert_eq!(feed(&mut b, &mut store, "APPEND s !\r\n"), ":5\r\n");
+        assert!(store.watches.is_dirty(a.id()));
+        // An expiry touches at once, even during a read.
+        feed(&mut a, &mut store, "UNWATCH\r\n");
+        let mut out = Vec::new();
+        let _ = b.feed(b"SET e v PX 5\r\n", &mut store, 0, &mut out);
+        let _ = a.feed(b"WATCH e\r\n", &mut store, 0, &mut out);
+        let _ = b.feed(b"GET e\r\n", &mut store, 10, &mut out);
+        assert!(store.watches.is_dirty(a.id()));
+    }
+
+    #[test]
     fn errors_abort_or_are_reported_like_redis() {
         let (mut c, mut store) = (Connection::default(), Store::new());
         assert_eq!(feed(&mut c, &mut store, "EXEC\r\n"), "-ERR EXEC without MULTI\r\n");

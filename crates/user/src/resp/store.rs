@@ -207,7 +207,7 @@ pub(crate) struct Random(pub(crate) SmallRng);
 
 impl Default for Random {
     fn default() -> Self {
-        Random(SmallRng::seed_from_u64(0x6772_616e_756c_65))
+        Random(SmallRng::seed_from_u64(0x0067_7261_6e75_6c65))
     }
 }
 
@@ -573,6 +573,27 @@ mod tests {
         assert_eq!(store.active_expire(95, 100), 1);
         assert_eq!(store.len(1000), 1);
         assert_eq!(store.stats().expired_keys, 10);
+    }
+
+    #[test]
+    fn writes_are_tracked_only_while_someone_watches() {
+        let mut store = Store::new();
+        assert!(!store.begin_command(true));
+        store.set_string(b"k", b"v", Ttl::Clear, 0);
+        assert!(store.touched.is_empty());
+        store.watches.watch(1, 0, b"k");
+        assert!(!store.begin_command(false));
+        assert!(store.begin_command(true));
+        store.set_string(b"other", b"v", Ttl::Clear, 0);
+        store.set_string(b"k", b"v", Ttl::Clear, 0);
+        assert_eq!(store.touched, vec![(0, b"k".to_vec())]);
+        // A failed command touches nothing.
+        store.end_tracked_command(true);
+        assert!(!store.watches.is_dirty(1) && store.touched.is_empty());
+        assert!(store.begin_command(true));
+        assert!(store.remove(b"k", 0));
+        store.end_tracked_command(false);
+        assert!(store.watches.is_dirty(1));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! boot:  ipi() → plan
 //! loop:  doorbell rung?  → serve it (timer tick, device IRQs, IPI, hand-off,
 //!                          shutdown): each is a kernel entry → plan
-//!        plan.run = None → idle loop (spin, then park) until the doorbell rings
+//!        plan.run = None → idle loop (spin, then park; poll the core's idle
+//!                          work, if any, see `idle_work`) until the doorbell rings
 //!        plan.run = t    → resume t's context until it traps
 //!                          syscall(args) or fault(kind) → plan
 //! plan:  ring the IPI targets' doorbells, unmask acked IRQ lines, create
@@ -264,9 +265,13 @@ impl<R: Regime> Core<'_, R> {
         let bell = &s.bells[self.me];
         let t0 = now();
         s.idle[self.me].begin(t0);
-        let spin_until = t0.saturating_add(s.idle_spin_cycles);
+        let mut spin_until = t0.saturating_add(s.idle_spin_cycles);
+        let work = bell.idle_work();
         while !bell.is_rung() {
-            if now() < spin_until {
+            if work.is_some_and(|w| w.poll()) {
+                // The work may have raised a line of this core; spin anew.
+                spin_until = now().saturating_add(s.idle_spin_cycles);
+            } else if now() < spin_until {
                 std::hint::spin_loop();
             } else {
                 bell.park(None);

@@ -23,8 +23,10 @@
 //! cross-core wake-up cost a futex wake when the target is asleep.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
+
+use crate::idle_work::IdleWork;
 
 /// Why a doorbell rang (bits of the pending word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,12 +45,25 @@ pub enum Ring {
 }
 
 /// One core's doorbell.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Doorbell {
     pending: AtomicU32,
     sleeping: AtomicBool,
     parks: AtomicU64,
     thread: OnceLock<Thread>,
+    /// What the owner does instead of parking (see [`crate::idle_work`]).
+    work: OnceLock<Arc<dyn IdleWork>>,
+}
+
+impl std::fmt::Debug for Doorbell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Doorbell")
+            .field("pending", &self.pending)
+            .field("sleeping", &self.sleeping)
+            .field("parks", &self.parks)
+            .field("idle_work", &self.work.get().is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Doorbell {
@@ -57,11 +72,26 @@ impl Doorbell {
         let _ = self.thread.set(std::thread::current());
     }
 
+    /// Give the owner idle work: it waits in [`IdleWork::wait`] instead of
+    /// parking, and a ring while it sleeps calls [`IdleWork::wake`] (once,
+    /// before the owner's first park; later calls are ignored).
+    pub fn bind_idle_work(&self, work: Arc<dyn IdleWork>) {
+        let _ = self.work.set(work);
+    }
+
+    /// The owner's idle work, if any.
+    pub fn idle_work(&self) -> Option<&Arc<dyn IdleWork>> {
+        self.work.get()
+    }
+
     /// Ring: set `why` and wake the owner if it is parked.
     pub fn ring(&self, why: Ring) {
         self.pending.fetch_or(why as u32, Ordering::Release);
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::Relaxed) {
+            if let Some(w) = self.work.get() {
+                w.wake();
+            }
             if let Some(t) = self.thread.get() {
                 t.unpark();
             }
@@ -104,15 +134,17 @@ impl Doorbell {
 
     /// Park the calling (owner) thread until the doorbell rings or `timeout`
     /// passes (`None`: no timeout). Returns at once if it already rang.
-    /// Spurious returns are possible; callers loop.
+    /// Spurious returns are possible; callers loop. With idle work and no
+    /// timeout, the owner waits in [`IdleWork::wait`] instead.
     pub fn park(&self, timeout: Option<std::time::Duration>) {
         self.sleeping.store(true, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         if !self.is_rung() {
             self.parks.store(self.parks.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            match timeout {
-                Some(t) => std::thread::park_timeout(t),
-                None => std::thread::park(),
+            match (timeout, self.work.get()) {
+                (Some(t), _) => std::thread::park_timeout(t),
+                (None, Some(work)) => work.wait(),
+                (None, None) => std::thread::park(),
             }
         }
         self.sleeping.store(false, Ordering::Relaxed);
@@ -142,5 +174,57 @@ mod tests {
         bell.ring(Ring::Ipi);
         assert_eq!(owner.join().unwrap() & Ring::Ipi as u32, Ring::Ipi as u32);
         assert_eq!(bell.take(), 0);
+    }
+
+    /// Idle work that counts its waits and wake-ups; a wait returns once a
+    /// wake-up is owed (a flag, like an eventfd).
+    #[derive(Default)]
+    struct Counting {
+        owed: std::sync::Mutex<bool>,
+        cv: std::sync::Condvar,
+        waits: AtomicU64,
+        wakes: AtomicU64,
+    }
+
+    impl IdleWork for Counting {
+        fn poll(&self) -> bool {
+            false
+        }
+        fn wait(&self) {
+            self.waits.fetch_add(1, Ordering::SeqCst);
+            let mut owed = self.owed.lock().unwrap();
+            while !*owed {
+                owed = self.cv.wait(owed).unwrap();
+            }
+            *owed = false;
+        }
+        fn wake(&self) {
+            self.wakes.fetch_add(1, Ordering::SeqCst);
+            *self.owed.lock().unwrap() = true;
+            self.cv.notify_all();
+        }
+    }
+
+    #[test]
+    fn a_ring_ends_the_idle_work_of_a_sleeping_owner() {
+        let bell = Arc::new(Doorbell::default());
+        let work = Arc::new(Counting::default());
+        bell.bind_idle_work(work.clone());
+        let b = bell.clone();
+        let owner = std::thread::spawn(move || {
+            b.bind_current();
+            let mut got = 0;
+            while got & Ring::Irq as u32 == 0 {
+                b.park(None);
+                got |= b.take();
+            }
+            got
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        bell.ring(Ring::Irq);
+        assert_eq!(owner.join().unwrap() & Ring::Irq as u32, Ring::Irq as u32);
+        // Either the owner waited and the ring woke it, or it saw the ring first.
+        let (waits, wakes) = (work.waits.load(Ordering::SeqCst), work.wakes.load(Ordering::SeqCst));
+        assert!(waits <= wakes, "{waits} waits, {wakes} wake-ups");
     }
 }

@@ -38,7 +38,8 @@
 //! core 0 — a Rust closure that owns all untyped memory and builds the
 //! experiment through system calls — and shuts down cleanly within a bound.
 //! User programs are registered in the [`MachineConfig`] before boot; their
-//! entry words are what the root task writes into a thread's `REG_PC`.
+//! entry words are what the root task writes into a thread's `REG_PC`. A
+//! device's far side may run in a core's idle loop ([`idle_work`]).
 
 #![forbid(unsafe_op_in_unsafe_fn)]
 
@@ -46,12 +47,14 @@ pub mod clock;
 pub mod context;
 mod core;
 pub mod doorbell;
+pub mod idle_work;
 pub mod irq;
 mod machine;
 pub mod nic;
 pub mod placement;
 pub mod thread;
 
+pub use idle_work::IdleWork;
 pub use irq::IrqWire;
 pub use machine::{FaultRecord, Machine, MachineConfig, MachineError, StuckCores};
 pub use thread::{ProgramFn, RootFn, UserCtx};

@@ -11,6 +11,7 @@ use granule_kernel::{BootConfig, BootError, BootInfo, FaultKind, Kernel, Regime,
 
 use crate::context::ContextTable;
 use crate::doorbell::{Doorbell, Ring};
+use crate::idle_work::IdleWork;
 use crate::irq::{IrqController, IrqWire};
 use crate::thread::{install_panic_hook, tearing_down, ProgramFn, Programs, RootFn, UserContext, UserCtx};
 
@@ -45,6 +46,8 @@ pub struct MachineConfig {
     /// Check every kernel invariant after every system call (tests; see
     /// [`Machine::invariant_violations`]).
     pub check_invariants: bool,
+    /// Work for a core's idle loop: (core, work), see [`crate::idle_work`].
+    pub idle_work: Option<(usize, Arc<dyn IdleWork>)>,
     programs: Vec<ProgramFn>,
     wires: Vec<IrqWire>,
 }
@@ -60,6 +63,7 @@ impl std::fmt::Debug for MachineConfig {
             .field("tick", &self.tick)
             .field("hold_secondary_cores", &self.hold_secondary_cores)
             .field("account_user_time", &self.account_user_time)
+            .field("idle_work", &self.idle_work.as_ref().map(|(core, _)| *core))
             .field("programs", &self.programs.len())
             .field("wires", &self.wires)
             .finish_non_exhaustive()
@@ -83,6 +87,7 @@ impl MachineConfig {
             shutdown_timeout: Duration::from_secs(5),
             account_user_time: false,
             check_invariants: false,
+            idle_work: None,
             programs: Vec::new(),
             wires: Vec::new(),
         }
@@ -282,6 +287,12 @@ impl<R: Regime> Machine<R> {
         install_panic_hook();
         let (kernel, info, handles) = Kernel::boot(config.kernel.clone(), regime).map_err(MachineError::Kernel)?;
         let bells: Arc<[CachePadded<Doorbell>]> = (0..cores).map(|_| CachePadded::new(Doorbell::default())).collect();
+        if let Some((core, work)) = &config.idle_work {
+            let Some(bell) = bells.get(*core) else {
+                return Err(MachineError::Config(format!("idle work for core {core} of {cores}")));
+            };
+            bell.bind_idle_work(work.clone());
+        }
         let irq = Arc::new(IrqController::new(cores, info.timer_irq_base, config.device_irq_core));
         for w in &config.wires {
             let (irq, bells) = (irq.clone(), bells.clone());

@@ -87,6 +87,11 @@ enum Command {
     Verify(cmd::verify::Args),
     /// Serve the KV system on the kernel to real Redis clients over TCP on
     /// 127.0.0.1.
+    #[command(after_help = "Commands served: strings, hashes, lists, sets and sorted sets; keys, expiry and \
+                            SCAN in 16 databases; MULTI/EXEC with WATCH; pub/sub; and the connection and \
+                            server commands clients send (HELLO, CLIENT, INFO, COMMAND, CONFIG). \
+                            `redis-cli -p PORT COMMAND LIST` lists every one; docs/serve.md says where they \
+                            differ from Redis 7.0. Scripting (EVAL, FUNCTION) is not supported.")]
     Serve(cmd::serve::Args),
     /// `granule serve` against redis-server, side by side, both driven by
     /// redis-benchmark: requests per second and per server CPU-second.

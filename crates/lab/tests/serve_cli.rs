@@ -105,11 +105,17 @@ impl Server {
 
     /// Send SIGINT (as Ctrl-C does) and wait for the exit; returns the
     /// status and every line printed after the banner.
-    fn interrupt(mut self) -> (ExitStatus, Vec<String>) {
+    fn interrupt(self) -> (ExitStatus, Vec<String>) {
+        self.signal("INT")
+    }
+
+    /// Send `signal` (`INT`, `TERM`) and wait for the exit; returns the
+    /// status and every line printed after the banner.
+    fn signal(mut self, signal: &str) -> (ExitStatus, Vec<String>) {
         let mut child = self.child.take().expect("running");
         let pid = child.id().to_string();
-        let sent = Command::new("kill").args(["-INT", &pid]).status().expect("run kill");
-        assert!(sent.success(), "kill -INT {pid} failed");
+        let sent = Command::new("kill").args([&format!("-{signal}"), &pid]).status().expect("run kill");
+        assert!(sent.success(), "kill -{signal} {pid} failed");
         let t0 = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait().expect("wait for granule serve") {
@@ -118,7 +124,7 @@ impl Server {
             if t0.elapsed() > PATIENCE {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("granule serve did not exit within {PATIENCE:?} of SIGINT");
+                panic!("granule serve did not exit within {PATIENCE:?} of SIG{signal}");
             }
             std::thread::sleep(Duration::from_millis(20));
         };
@@ -416,6 +422,93 @@ fn clients_over_the_limit_are_refused_and_seconds_stops_by_itself() {
     assert!(rest.contains("stopped by --seconds") && rest.contains("1 refused"), "{rest}");
 }
 
+/// Whether `tool --version` runs.
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Runs a Redis tool against `port` (bounded by `limit`); its exit status
+/// and everything it printed.
+fn run_tool(tool: &str, port: u16, args: &[&str], limit: Duration) -> (ExitStatus, String) {
+    let mut child = Command::new(tool)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start a redis tool");
+    let (mut out, mut err) = (child.stdout.take().expect("stdout"), child.stderr.take().expect("stderr"));
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = out.read_to_string(&mut text);
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = err.read_to_string(&mut text);
+        text
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{tool} {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = format!("{}{}", reader.join().unwrap_or_default(), err_reader.join().unwrap_or_default());
+    (status, text)
+}
+
+/// redis-benchmark's default run (every default test, 20 000 requests
+/// each) passes against `granule serve` under `bkl` and `lockfree`, and
+/// SIGTERM then stops the server cleanly with its totals.
+#[test]
+fn redis_benchmark_default_run_passes_under_bkl_and_lockfree() {
+    if !have("redis-benchmark") {
+        eprintln!("redis-benchmark is not installed: skipped");
+        return;
+    }
+    for regime in ["bkl", "lockfree"] {
+        let server = Server::start(&["--regime", regime]);
+        let (status, text) = run_tool("redis-benchmark", server.port, &["-q", "-n", "20000"], Duration::from_secs(300));
+        assert!(status.success(), "{regime}: redis-benchmark exited with {status}: {text}");
+        let lower = text.to_lowercase();
+        assert!(!lower.contains("error") && !lower.contains("err "), "{regime}: {text}");
+        for test in [
+            "PING_INLINE",
+            "PING_MBULK",
+            "SET",
+            "GET",
+            "INCR",
+            "LPUSH",
+            "RPUSH",
+            "LPOP",
+            "RPOP",
+            "SADD",
+            "HSET",
+            "SPOP",
+            "ZADD",
+            "ZPOPMIN",
+            "LRANGE_100",
+            "LRANGE_300",
+            "LRANGE_500",
+            "LRANGE_600",
+            "MSET",
+        ] {
+            assert!(text.contains(&format!("{test}: ")), "{regime}: no result for {test}: {text}");
+        }
+        let (status, rest) = server.signal("TERM");
+        let totals = rest.join("\n");
+        assert!(status.success(), "{regime}: granule serve exited with {status}: {totals}");
+        assert!(totals.contains("stopped by SIGTERM") && totals.contains("commands"), "{totals}");
+    }
+}
+
 /// `redis-cli` and `redis-benchmark` against it, where installed.
 #[test]
 fn redis_cli_and_redis_benchmark_run_clean() {
@@ -461,6 +554,30 @@ fn redis_cli_and_redis_benchmark_run_clean() {
         assert!(text.contains("SET") && text.contains("GET"), "{text}");
     } else {
         eprintln!("redis-benchmark is not installed: skipped");
+    }
+    let (status, rest) = server.interrupt();
+    assert!(status.success(), "{}", rest.join("\n"));
+}
+
+/// redis-py (RESP2 and RESP3) against `granule serve`: a transaction that
+/// retries after a WATCH conflict, pub/sub, `scan_iter` returning every
+/// key, pipelines (`tests/fixtures/redis_py_check.py`; skipped where
+/// redis-py is not installed).
+#[test]
+fn redis_py_transactions_pubsub_scan_and_pipelines_work() {
+    let has_redis_py = Command::new("python3").args(["-c", "import redis"]).output().is_ok_and(|o| o.status.success());
+    if !has_redis_py {
+        eprintln!("python3 with redis-py is not installed: skipped");
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/redis_py_check.py");
+    let server = Server::start(&[]);
+    for protocol in ["2", "3"] {
+        let out =
+            Command::new("python3").args([script, &server.port.to_string(), protocol]).output().expect("run python3");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "redis-py, RESP{protocol}: {text}");
+        assert!(text.contains("all checks passed"), "redis-py, RESP{protocol}: {text}");
     }
     let (status, rest) = server.interrupt();
     assert!(status.success(), "{}", rest.join("\n"));

@@ -376,3 +376,38 @@ fn resp3_nulls_and_keyspace_commands() {
     t.same(&["EXPIRETIME", "j"]);
     t.same(&["INFO", "keyspace"]);
 }
+
+#[test]
+fn blocked_clients_wait_for_keys_of_their_own_database() {
+    let Some(mut t) = Twin::start() else { return };
+    let waiter = t.client();
+    t.same_from(waiter, &["SELECT", "2"]);
+    t.silent(waiter, &["BLPOP", "l", "0"]);
+    // The same name in another database serves nobody.
+    t.same(&["LPUSH", "l", "in0"]);
+    assert!(t.same_arrivals(waiter).is_empty());
+    t.same(&["SELECT", "2"]);
+    t.same(&["LPUSH", "l", "in2"]);
+    t.same_arrivals(waiter);
+    // What MOVE, COPY ... DB, RENAME and SWAPDB bring into its database
+    // serves it too.
+    t.same(&["SELECT", "0"]);
+    t.silent(waiter, &["BLPOP", "l", "0"]);
+    t.same(&["MOVE", "l", "2"]);
+    t.same_arrivals(waiter);
+    t.same(&["RPUSH", "src", "a", "b"]);
+    t.silent(waiter, &["BRPOP", "copied", "0"]);
+    t.same(&["COPY", "src", "copied", "DB", "2"]);
+    t.same_arrivals(waiter);
+    t.silent(waiter, &["BLPOP", "renamed", "0"]);
+    t.same(&["SELECT", "2"]);
+    t.same(&["RENAME", "copied", "renamed"]);
+    t.same_arrivals(waiter);
+    t.same(&["SELECT", "0"]);
+    t.same(&["RPUSH", "swapped", "x"]);
+    t.silent(waiter, &["BLPOP", "swapped", "0"]);
+    t.same(&["SWAPDB", "0", "2"]);
+    t.same_arrivals(waiter);
+    t.same_from(waiter, &["LRANGE", "src", "0", "-1"]);
+    t.same(&["DBSIZE"]);
+}

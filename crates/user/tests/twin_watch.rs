@@ -292,3 +292,47 @@ fn a_failed_exec_answers_resp3_null() {
     t.same(&["WATCH", "k"]);
     transaction(&mut t);
 }
+
+#[test]
+fn lists_and_sets_touch_like_redis() {
+    let Some(mut t) = Twin::start() else { return };
+    let other = t.client();
+    t.same(&["SADD", "s", "a", "b"]);
+    t.same(&["RPUSH", "l", "a", "b"]);
+    // Each write either changes the watched key (EXEC answers the null
+    // array) or not (EXEC runs): SADD of a member already there, SREM or
+    // LREM of what is absent, a pivot not found change nothing.
+    for (watched, write) in [
+        ("s", &["SADD", "s", "a"][..]),
+        ("s", &["SADD", "s", "c"]),
+        ("s", &["SREM", "s", "zz"]),
+        ("s", &["SREM", "s", "c"]),
+        ("s", &["SMOVE", "s", "s", "a"]),
+        ("s", &["SMOVE", "s", "t", "zz"]),
+        ("t", &["SMOVE", "s", "t", "a"]),
+        ("t", &["SINTERSTORE", "t", "s", "nokey"]),
+        ("l", &["LREM", "l", "0", "zz"]),
+        ("l", &["LINSERT", "l", "BEFORE", "zz", "x"]),
+        ("l", &["LINSERT", "l", "BEFORE", "a", "x"]),
+        ("l", &["LPUSHX", "nokey", "x"]),
+        ("l", &["LPUSH", "l", "y"]),
+        ("l", &["LTRIM", "l", "0", "-1"]),
+    ] {
+        t.same(&["WATCH", watched]);
+        t.same_from(other, write);
+        transaction(&mut t);
+    }
+}
+
+#[test]
+fn serving_a_blocked_move_touches_its_destination() {
+    let Some(mut t) = Twin::start() else { return };
+    let mover = t.client();
+    let pusher = t.client();
+    t.same(&["WATCH", "dst"]);
+    t.silent(mover, &["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"]);
+    t.same_from(pusher, &["RPUSH", "src", "x"]);
+    t.same_arrivals(mover);
+    transaction(&mut t);
+    t.same(&["LRANGE", "dst", "0", "-1"]);
+}

@@ -139,6 +139,11 @@ pub struct ServerState {
     pub batches: AtomicU64,
     /// Connections seen.
     pub connections: AtomicU64,
+    /// When the server wants to be woken though no request came (a client
+    /// blocked with a timeout), in [`KvSystem::now_ms`] time; `u64::MAX`:
+    /// never. The card's far side reads it and sends the server's port a
+    /// `TICK` packet once that time has passed (see `crate::net::packet`).
+    pub wake_at_ms: AtomicU64,
 }
 
 /// The system's shared state: read by the outside world, built by the root
@@ -171,6 +176,8 @@ pub struct KvSystem {
     pub run_started_at: AtomicU64,
     pub(crate) status: BuildStatus,
     pub(crate) epoch: Instant,
+    /// The Unix time at `epoch`, in milliseconds.
+    epoch_unix_ms: u64,
 }
 
 /// Descriptors per ring and queue.
@@ -196,6 +203,7 @@ impl KvSystem {
                     log: Mutex::new(Vec::new()),
                     batches: AtomicU64::new(0),
                     connections: AtomicU64::new(0),
+                    wake_at_ms: AtomicU64::new(u64::MAX),
                 })
                 .collect(),
             clients: (0..clients).map(|_| CachePadded::new(ClientStats::default())).collect(),
@@ -203,13 +211,18 @@ impl KvSystem {
             run_started_at: AtomicU64::new(0),
             status: BuildStatus::default(),
             epoch: Instant::now(),
+            epoch_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
             config,
         }
     }
 
-    /// Milliseconds since the system was made (the stores' clock).
+    /// The stores' clock: Unix time in milliseconds, as Redis's (`EXPIREAT`
+    /// and `TIME` take and give Unix times), read as the wall clock at the
+    /// system's start plus the monotonic time since, so it never goes back.
     pub fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+        self.epoch_unix_ms + self.epoch.elapsed().as_millis() as u64
     }
 
     /// Whether the root task built everything.

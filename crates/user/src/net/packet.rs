@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! 0..2  destination port     2..4  source port
-//! 4..6  payload length       6..8  flags (FIN = 1: the sender closes)
+//! 4..6  payload length       6..8  flags (FIN = 1: the sender closes;
+//!                                         TICK = 2: a wake-up, no payload)
 //! 8..   payload (at most PAYLOAD_MAX = 2040 bytes)
 //! ```
 //!
@@ -30,6 +31,10 @@ pub const HEADER_BYTES: usize = 8;
 pub const PAYLOAD_MAX: usize = BUF_BYTES - HEADER_BYTES;
 /// Flag: the sender closes the connection after this packet's payload.
 pub const FIN: u16 = 1;
+/// Flag: a wake-up for the application behind port `dst`, on no
+/// connection and with no payload: the time it asked to be woken at came
+/// (see `crate::kv::system::ServerState::wake_at_ms`).
+pub const TICK: u16 = 2;
 
 /// A packet's header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +45,7 @@ pub struct Header {
     pub src: u16,
     /// Payload bytes.
     pub len: u16,
-    /// [`FIN`] or 0.
+    /// [`FIN`], [`TICK`] or 0.
     pub flags: u16,
 }
 

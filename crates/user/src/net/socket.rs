@@ -7,7 +7,8 @@
 //! `to_stack` half, `msg[2]` flags ([`CLOSE`]: close the connection after
 //! sending). Reply of a `SEND_RECV`: `msg[0]` the connection the bytes came
 //! from, `msg[1]` their length in the `to_app` half, `msg[2]` flags
-//! ([`CLOSED`]: the peer closed it; no bytes).
+//! ([`CLOSED`]: the peer closed it; no bytes. [`TICKED`]: a wake-up the
+//! application asked for, on no connection; no bytes).
 
 use granule_kernel::abi::Error;
 use granule_kernel::{MessageInfo, Word};
@@ -24,6 +25,8 @@ pub const SEND: Word = 2;
 pub const CLOSE: Word = 1;
 /// Reply flag: the peer closed the connection.
 pub const CLOSED: Word = 1;
+/// Reply flag: a wake-up (a `TICK` packet), not bytes of a connection.
+pub const TICKED: Word = 2;
 
 /// What a `SEND_RECV` brought back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +37,8 @@ pub struct Incoming {
     pub len: usize,
     /// The peer closed the connection.
     pub closed: bool,
+    /// A wake-up the application asked for (no connection, no bytes).
+    pub tick: bool,
 }
 
 /// An application's socket: its stack's endpoint and the shared area.
@@ -65,6 +70,7 @@ impl Socket {
             conn: m[0] as u16,
             len: (m[1] as usize).min(self.area.to_app.capacity()),
             closed: m[2] & CLOSED != 0,
+            tick: m[2] & TICKED != 0,
         })
     }
 

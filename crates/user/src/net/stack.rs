@@ -33,8 +33,8 @@ use granule_kernel::{MessageInfo, Word};
 use granule_sync::lockfree::{MpscQueue, SpscQueue};
 
 use super::area::Area;
-use super::packet::{PacketPool, FIN, PAYLOAD_MAX};
-use super::socket::{CLOSE, CLOSED, SEND_RECV};
+use super::packet::{PacketPool, FIN, PAYLOAD_MAX, TICK};
+use super::socket::{CLOSE, CLOSED, SEND_RECV, TICKED};
 use crate::env::{CPtr, Env};
 use crate::trap::Trap;
 
@@ -122,11 +122,13 @@ struct Stack<'a> {
     turn: VecDeque<u16>,
     /// Connections whose stream outgrew the limit: to be reset.
     overflowed: Vec<u16>,
+    /// A `TICK` packet arrived: wake the application once.
+    ticked: bool,
 }
 
 /// The stack thread's program: serve the application's calls forever.
 pub fn run<T: Trap>(env: &mut Env<T>, spec: &StackSpec) {
-    let mut st = Stack { spec, conns: BTreeMap::new(), turn: VecDeque::new(), overflowed: Vec::new() };
+    let mut st = Stack { spec, conns: BTreeMap::new(), turn: VecDeque::new(), overflowed: Vec::new(), ticked: false };
     let mut info = match env.recv(spec.ep, spec.reply) {
         Ok(r) => r.info,
         Err(e) => panic!("stack {}: recv: {e}", spec.port),
@@ -140,11 +142,11 @@ pub fn run<T: Trap>(env: &mut Env<T>, spec: &StackSpec) {
         if data_len > 0 || flags & CLOSE != 0 {
             st.transmit(env, conn, data_len, flags & CLOSE != 0);
         }
-        let (conn, n, closed) = if label == SEND_RECV { st.deliver(env) } else { (conn, 0, false) };
+        let (conn, n, flags) = if label == SEND_RECV { st.deliver(env) } else { (conn, 0, 0) };
         let m = env.msg();
         m[0] = conn as Word;
         m[1] = n as Word;
-        m[2] = if closed { CLOSED } else { 0 };
+        m[2] = flags;
         info = match env.reply_recv(spec.ep, MessageInfo::new(0, 0, 0, 3), spec.reply) {
             Ok(r) => r.info,
             Err(e) => panic!("stack {}: reply_recv: {e}", spec.port),
@@ -199,6 +201,11 @@ impl Stack<'_> {
         let spec = self.spec;
         let limit = 4 * spec.framing.limit();
         while let Some(desc) = spec.rx.get() {
+            if spec.pool.header(desc).is_some_and(|h| h.flags & TICK != 0) {
+                spec.pool.free(desc);
+                self.ticked = true;
+                continue;
+            }
             let Some((src, fin, overflow)) = spec.pool.read(desc, |h, payload| {
                 let c = self.conns.entry(h.src).or_default();
                 let overflow = c.pending().len() + payload.len() > limit;
@@ -229,14 +236,18 @@ impl Stack<'_> {
         }
     }
 
-    /// Wait until some connection has whole frames (or closed), copy them to
-    /// the application's area; returns (connection, bytes, closed).
-    fn deliver<T: Trap>(&mut self, env: &mut Env<T>) -> (u16, usize, bool) {
+    /// Wait until some connection has whole frames (or closed), or a tick
+    /// came, copy the frames to the application's area; returns
+    /// (connection, bytes, reply flags: [`CLOSED`], [`TICKED`] or 0).
+    fn deliver<T: Trap>(&mut self, env: &mut Env<T>) -> (u16, usize, Word) {
         loop {
             self.receive();
             self.reset_overflowed(env);
-            if let Some(d) = self.next_delivery() {
-                return d;
+            if std::mem::take(&mut self.ticked) {
+                return (0, 0, TICKED);
+            }
+            if let Some((conn, n, closed)) = self.next_delivery() {
+                return (conn, n, if closed { CLOSED } else { 0 });
             }
             if let Err(e) = env.wait(self.spec.ntfn) {
                 panic!("stack {}: wait: {e}", self.spec.port);

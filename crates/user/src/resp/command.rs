@@ -200,13 +200,16 @@ fn signed(now_ms: u64) -> i64 {
 
 impl Store {
     /// Executes one command on behalf of the store's own session (for
-    /// callers without connections) and appends its reply to `out`. An
-    /// empty argument list is an empty request: no reply. That session
+    /// callers without connections) and appends its reply to `out`, then
+    /// serves the clients blocked on keys it created. An empty argument
+    /// list is an empty request: no reply. This session has no client id,
+    /// so its blocking commands never block (they time out at once); it
     /// starts on database 0 (a `SELECT` through it holds for later calls).
     pub fn execute(&mut self, args: &[&[u8]], now_ms: u64, out: &mut Vec<u8>) -> Flow {
         let mut session = std::mem::take(&mut self.session);
         let flow = self.execute_in(&mut session, args, now_ms, out);
         self.session = session;
+        self.serve_ready_keys(now_ms);
         flow
     }
 

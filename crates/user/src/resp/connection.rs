@@ -11,7 +11,14 @@
 //! A protocol error ends the connection as in Redis: the replies of the
 //! requests before it, then `-ERR Protocol error: <message>`, then
 //! [`Flow::Close`]. So does `QUIT`. The buffer never holds more than one
-//! incomplete request, and the parser bounds that by `max_request`.
+//! incomplete request, and the parser bounds that by `max_request` —
+//! except while the client is blocked (`BLPOP` on empty lists): then, as
+//! in Redis, its later requests wait unexecuted in the buffer, up to
+//! [`BLOCKED_INPUT_REQUESTS`] times `max_request` bytes (past that the
+//! connection closes, as Redis closes a client over its query buffer
+//! limit), until the store unblocks it and the server calls
+//! [`Connection::feed`] again ([`Store::take_unblocked`]). After each
+//! request the store serves the clients blocked on keys it created.
 
 use super::command::Flow;
 use super::encode::write_error;
@@ -22,6 +29,9 @@ use super::store::Store;
 
 /// Input buffers larger than this are released once empty.
 const KEEP_BUFFER: usize = 64 * 1024;
+
+/// How many largest requests a blocked client's buffer holds.
+pub const BLOCKED_INPUT_REQUESTS: usize = 16;
 
 /// One client connection.
 #[derive(Debug, Default)]
@@ -54,6 +64,17 @@ impl Connection {
         }
         if self.session.id == 0 {
             self.session.id = store.next_client_id();
+        }
+        if store.is_blocked(self.session.id) {
+            // Redis reads a blocked client's input but runs none of it.
+            self.pending.extend_from_slice(input);
+            if self.pending.len() > BLOCKED_INPUT_REQUESTS.saturating_mul(self.limits.max_request) {
+                store.forget_client(self.session.id);
+                self.pending = Vec::new();
+                self.closed = true;
+                return Flow::Close;
+            }
+            return Flow::Continue;
         }
         if self.pending.is_empty() {
             // Nothing buffered: parse the caller's bytes in place.
@@ -104,6 +125,12 @@ impl Connection {
         self.closed
     }
 
+    /// Whether the client waits in a blocking command (its later requests
+    /// wait with it).
+    pub fn is_blocked(&self, store: &Store) -> bool {
+        store.is_blocked(self.session.id)
+    }
+
     /// Executes the complete requests at the front of `data`: how many
     /// bytes they took, and whether to go on.
     fn run(&mut self, data: &[u8], store: &mut Store, now_ms: u64, out: &mut Vec<u8>) -> (usize, Flow) {
@@ -124,9 +151,15 @@ impl Connection {
                         multi::handle(state, args, store, session, now_ms, max, out)
                             .unwrap_or_else(|| store.execute_in(session, args, now_ms, out))
                     });
+                    if store.has_ready_keys() {
+                        store.serve_ready_keys(now_ms);
+                    }
                     if flow == Flow::Close {
                         self.closed = true;
                         return (used, Flow::Close);
+                    }
+                    if store.is_blocked(self.session.id) {
+                        return (used, Flow::Continue);
                     }
                 }
                 Err(error) => {

@@ -7,9 +7,11 @@
 //! a database (`FLUSHDB`, `FLUSHALL`) touches the watched keys it held,
 //! `SWAPDB` touches the watched keys either database holds (watches stay
 //! with the database index, not the data), and `MOVE` and `COPY` touch the
-//! keys they write.
+//! keys they write. Likewise for clients blocked on lists: a key these
+//! create, or that `SWAPDB` brings into a database, is signalled ready for
+//! the clients waiting for it there.
 
-use super::store::{Db, Store, DATABASES};
+use super::store::{Db, Entry, Store, DATABASES};
 
 impl Store {
     /// Touches `key` of database `db` for its watchers, now (for changes
@@ -73,6 +75,13 @@ impl Store {
             }
         }
         self.dbs.swap(a, b);
+        for db in [a, b] {
+            let arrived: Vec<Vec<u8>> =
+                self.waited_in(db).filter(|key| self.dbs[db].keys.contains_key(*key)).map(<[u8]>::to_vec).collect();
+            for key in arrived {
+                self.signal_key_ready_in(db, &key);
+            }
+        }
     }
 
     /// Moves the live `key` of the selected database to database `to`, with
@@ -93,6 +102,7 @@ impl Store {
         self.dbs[to].put(key, entry);
         self.touch_key(from, key);
         self.touch_key(to, key);
+        self.signal_key_ready_in(to, key);
         true
     }
 
@@ -115,8 +125,9 @@ impl Store {
         if self.dbs[to].keys.contains_key(destination) && !replace {
             return false;
         }
-        self.dbs[to].put(destination, super::store::Entry { value, deadline });
+        self.dbs[to].put(destination, Entry { value, deadline });
         self.touch_key(to, destination);
+        self.signal_key_ready_in(to, destination);
         true
     }
 }

@@ -113,6 +113,19 @@ pub fn write_map_header(out: &mut Vec<u8>, pairs: usize, protocol: Protocol) {
     }
 }
 
+/// Appends the header of a set of `len` members: an array in RESP2,
+/// `~<len>` in RESP3.
+pub fn write_set_header(out: &mut Vec<u8>, len: usize, protocol: Protocol) {
+    match protocol {
+        Protocol::Resp2 => write_array_header(out, len),
+        Protocol::Resp3 => {
+            out.push(b'~');
+            write_u64(out, len as u64);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+}
+
 /// Appends a double as Redis does: in Redis's format (`inf`, `-inf` or
 /// `%.17g`), as a bulk string in RESP2 and as `,<double>` in RESP3.
 pub fn write_double(out: &mut Vec<u8>, value: f64, protocol: Protocol) {
@@ -381,6 +394,14 @@ mod tests {
             write_verbatim(&mut out, b"a:1", protocol);
         }
         assert_eq!(out, b"$-1\r\n*4\r\n$4\r\n-inf\r\n$3\r\na:1\r\n_\r\n%2\r\n,-inf\r\n=7\r\ntxt:a:1\r\n");
+    }
+
+    #[test]
+    fn sets_are_arrays_in_resp2_and_their_own_type_in_resp3() {
+        let mut out = Vec::new();
+        write_set_header(&mut out, 3, Protocol::Resp2);
+        write_set_header(&mut out, 0, Protocol::Resp3);
+        assert_eq!(out, b"*3\r\n~0\r\n");
     }
 
     #[test]

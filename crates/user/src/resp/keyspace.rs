@@ -14,8 +14,6 @@
 //! the drawn key walks the table, so it is linear in the database's size
 //! where Redis's is constant.
 
-use rand::Rng;
-
 use super::command::{write_ok, TimeUnit, NOT_INTEGER, SYNTAX};
 use super::databases::is_db;
 use super::encode::{write_bulk, write_error, write_integer, write_null};
@@ -190,6 +188,7 @@ impl Store {
         }
         self.note_change(source);
         self.note_change(destination);
+        self.signal_key_ready(destination);
         answer(out, true);
     }
 
@@ -200,7 +199,7 @@ impl Store {
             if db.keys.is_empty() {
                 break;
             }
-            let drawn = self.rng.0.gen_range(0..db.keys.len());
+            let drawn = self.random.below(db.keys.len());
             let Some((key, _)) = db.keys.iter().nth(drawn) else {
                 break;
             };

@@ -1,10 +1,10 @@
 //! # A Redis-compatible store, written from the protocol up
 //!
 //! This module is a small Redis: the RESP wire protocol, sixteen in-memory
-//! databases of strings, hashes and sorted sets with key expiry, and the
-//! commands real clients use — enough that `redis-cli`, `redis-benchmark`
-//! and the usual client libraries drive it unmodified. It is pure code: no
-//! sockets, no threads, no clock. Bytes go in, bytes come out, and the
+//! databases of strings, hashes, lists, sets and sorted sets with key
+//! expiry, and the commands real clients use — enough that `redis-cli`,
+//! `redis-benchmark` and the usual client libraries drive it unmodified. It
+//! is pure code: no sockets, no threads, no clock. Bytes go in, bytes come out, and the
 //! current time is an argument. That is what lets the same code serve a TCP
 //! port (`granule serve`) and run inside the user threads of the hosted
 //! microkernel (a key-value server fed by a network stack), and what makes
@@ -21,15 +21,19 @@
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
 //!   string and key commands; [`collections`] holds the hash and sorted-set
-//!   commands, [`keyspace`] the database and key commands, [`object`]
-//!   `OBJECT` and `MEMORY`, [`server`] the connection and server commands
-//!   and `INFO`, [`multi`] transactions and `WATCH`).
+//!   commands, [`sets`] the set commands, [`lists`] the list commands,
+//!   [`scan`] `KEYS` and the `SCAN` family, [`keyspace`] the database and
+//!   key commands, [`object`] `OBJECT` and `MEMORY`, [`server`] the
+//!   connection and server commands and `INFO`, [`multi`] transactions and
+//!   `WATCH`; [`glob`] is the pattern matcher of `KEYS`, `SCAN` and `CONFIG
+//!   GET`).
 //! * [`store`] is the keyspace and its expiry: sixteen databases, each
 //!   client acting on the one it selected; deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
-//!   bounded batches; [`hash`] and [`zset`] are its two collection types.
+//!   bounded batches; [`hash`], [`list`], [`set`] and [`zset`] are its
+//!   collection types, and [`random`] its seeded source of random draws.
 //!   [`databases`] holds what reaches across databases, [`watch`] who
-//!   watches which key.
+//!   watches which key, [`blocking`] who waits for which list.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
 //!   is Redis's exact integer and float syntax.
 //!
@@ -43,21 +47,30 @@
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
 
+pub mod blocking;
 pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod databases;
 pub mod encode;
+pub mod glob;
 pub mod hash;
 pub mod keyspace;
+pub mod list;
+pub mod lists;
 pub mod multi;
 pub mod number;
 pub mod object;
 pub mod parse;
+pub mod random;
+pub mod scan;
 pub mod server;
 pub mod session;
+pub mod set;
+pub mod sets;
 pub mod store;
 pub mod table;
+pub mod timeout;
 pub mod watch;
 pub mod zset;
 

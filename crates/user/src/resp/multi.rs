@@ -119,12 +119,15 @@ pub fn handle(
             }
             write_array_header(out, multi.queued.len());
             let mut flow = Flow::Continue;
+            // Nothing blocks inside a transaction (Redis's CLIENT_DENY_BLOCKING).
+            store.deny_blocking(true);
             for command in &multi.queued {
                 let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
                 if store.execute_in(session, &args, now_ms, out) == Flow::Close {
                     flow = Flow::Close;
                 }
             }
+            store.deny_blocking(false);
             return Some(flow);
         }
         (Verb::Multi | Verb::Exec | Verb::Discard, _) => {

@@ -3,8 +3,11 @@
 //! `OBJECT ENCODING` names the representation a value really has here, in
 //! Redis's words for the same idea: a string is always a separate buffer
 //! (`raw`; this store has no `int` or `embstr` strings), a hash is a
-//! `listpack` while small and a `hashtable` past that, and a sorted set is
-//! always a score index beside a hash table (`skiplist`). `OBJECT REFCOUNT`
+//! `listpack` while small and a `hashtable` past that, a set an `intset`
+//! while it holds few integers and a `hashtable` otherwise, a list is
+//! always one structure (a ring buffer, in the role of Redis 7.0's
+//! `quicklist`), and a sorted set is always a score index beside a hash
+//! table (`skiplist`). `OBJECT REFCOUNT`
 //! is 1 (values are never shared), `OBJECT FREQ` answers Redis's error for
 //! a server without an LFU policy, and `OBJECT IDLETIME` is refused: access
 //! times are not kept (that would cost every read a write).
@@ -26,6 +29,7 @@ use super::encode::{write_array_header, write_bulk, write_error, write_integer, 
 use super::hash::Hash;
 use super::number::parse_i64;
 use super::server::{subcommand, write_unknown_subcommand};
+use super::set::Set;
 use super::store::{Entry, Store, Value};
 use super::table::{spec, Flags, Spec, NO_KEYS};
 use super::zset::Score;
@@ -160,6 +164,9 @@ fn encoding(value: &Value) -> &'static str {
         Value::Hash(Hash::Small(_)) => "listpack",
         Value::Hash(Hash::Large(_)) => "hashtable",
         Value::ZSet(_) => "skiplist",
+        Value::Set(Set::Ints(_)) => "intset",
+        Value::Set(Set::Table(_)) => "hashtable",
+        Value::List(_) => "quicklist",
     }
 }
 
@@ -216,6 +223,21 @@ fn value_bytes(value: &Value, samples: usize) -> usize {
                 .saturating_add(btree_bytes(set.len(), size_of::<(Score, Vec<u8>)>()));
             tables.saturating_add(sampled(set.len(), set.iter().map(|(_, member)| 2 * member.len()), samples))
         }
+        Value::Set(Set::Ints(ints)) => ints.capacity().saturating_mul(size_of::<i64>()),
+        Value::Set(set) => {
+            // A member's bytes are shared (with their counts) by the member
+            // vector and the position table.
+            const SHARED: usize = size_of::<std::sync::Arc<[u8]>>();
+            let tables =
+                set.len().saturating_mul(SHARED).saturating_add(table_bytes(set.len(), SHARED + size_of::<usize>()));
+            let members = set.iter().map(|member| member.with_bytes(|bytes| 2 * size_of::<usize>() + bytes.len()));
+            tables.saturating_add(sampled(set.len(), members, samples))
+        }
+        Value::List(list) => list.len().saturating_mul(size_of::<Box<[u8]>>()).saturating_add(sampled(
+            list.len(),
+            list.iter().map(<[u8]>::len),
+            samples,
+        )),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The keyspace: Redis's sixteen databases, with key expiry.
 //!
 //! A [`Store`] holds [`DATABASES`] databases, each mapping keys to
-//! [`Value`]s — strings, hashes, sorted sets — each with an optional
+//! [`Value`]s — strings, hashes, lists, sets, sorted sets — each with an
+//! optional
 //! absolute deadline in milliseconds. The store never reads a clock: every
 //! operation that may look at a deadline takes `now_ms` from the caller, so
 //! a store is deterministic and tests can move time at will.
@@ -30,12 +31,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
-
+use super::blocking::Blocking;
 use super::encode::Protocol;
 use super::hash::Hash;
+use super::list::List;
+use super::random::Random;
 use super::session::{ServerInfo, Session};
+use super::set::Set;
 use super::watch::Watches;
 use super::zset::ZSet;
 
@@ -51,6 +53,10 @@ pub enum Value {
     Hash(Hash),
     /// A sorted set.
     ZSet(ZSet),
+    /// A set.
+    Set(Set),
+    /// A list.
+    List(List),
 }
 
 impl Value {
@@ -60,6 +66,8 @@ impl Value {
             Value::String(_) => "string",
             Value::Hash(_) => "hash",
             Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 }
@@ -84,6 +92,10 @@ pub enum Snapshot {
     Hash(BTreeMap<Vec<u8>, Vec<u8>>),
     /// A sorted set's `(score, member)` pairs in order.
     ZSet(Vec<(f64, Vec<u8>)>),
+    /// A set's members, sorted.
+    Set(BTreeSet<Vec<u8>>),
+    /// A list's elements, head first.
+    List(Vec<Vec<u8>>),
 }
 
 /// Counters the store keeps for `INFO`.
@@ -200,17 +212,6 @@ impl Db {
     }
 }
 
-/// The store's random numbers (`RANDOMKEY`): a small generator with a
-/// fixed seed, so that a store stays deterministic (never the clock).
-#[derive(Clone, Debug)]
-pub(crate) struct Random(pub(crate) SmallRng);
-
-impl Default for Random {
-    fn default() -> Self {
-        Random(SmallRng::seed_from_u64(0x0067_7261_6e75_6c65))
-    }
-}
-
 /// Redis's sixteen databases, and what the server keeps beside them.
 #[derive(Debug, Default)]
 pub struct Store {
@@ -237,8 +238,10 @@ pub struct Store {
     tracking: bool,
     /// Watched keys the executing command changed, as (database, key).
     touched: Vec<(usize, Vec<u8>)>,
-    /// Random numbers for the commands that pick at random.
-    pub(crate) rng: Random,
+    /// Where random members come from (seeded once, never from the clock).
+    pub(crate) random: Random,
+    /// Clients blocked on lists, and the keys they wait for.
+    pub(crate) blocking: Blocking,
 }
 
 impl Store {
@@ -298,6 +301,8 @@ impl Store {
                     Value::String(data) => Snapshot::String(data.clone()),
                     Value::Hash(hash) => Snapshot::Hash(hash.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
                     Value::ZSet(set) => Snapshot::ZSet(set.iter().map(|(s, m)| (s.get(), m.to_vec())).collect()),
+                    Value::Set(set) => Snapshot::Set(set.iter().map(|m| m.to_vec()).collect()),
+                    Value::List(list) => Snapshot::List(list.iter().map(<[u8]>::to_vec).collect()),
                 };
                 (key.clone(), value)
             })
@@ -323,6 +328,34 @@ impl Store {
             None => self.stats.keyspace_misses += 1,
         }
         entry.map(|entry| &entry.value)
+    }
+
+    /// Every live key of the selected database at `now_ms` with its value,
+    /// in no particular order (`KEYS`, `SCAN`). Expired keys are skipped,
+    /// not reclaimed.
+    pub(crate) fn live_keys(&self, now_ms: u64) -> impl Iterator<Item = (&[u8], &Value)> + '_ {
+        self.dbs[self.db]
+            .keys
+            .iter()
+            .filter(move |(_, entry)| !expired(entry, now_ms))
+            .map(|(key, entry)| (key.as_slice(), &entry.value))
+    }
+
+    /// The value of a live `key`, read without expiring it or counting a
+    /// hit or miss (for reading several keys at once after
+    /// [`Store::get`] has looked each up).
+    pub(crate) fn peek(&self, key: &[u8], now_ms: u64) -> Option<&Value> {
+        self.dbs[self.db].keys.get(key).filter(|entry| !expired(entry, now_ms)).map(|entry| &entry.value)
+    }
+
+    /// As [`Store::get_mut`], with the store's random number generator
+    /// (`SPOP`: draw a member of the value and remove it).
+    pub(crate) fn get_mut_and_random(&mut self, key: &[u8], now_ms: u64) -> (Option<&mut Value>, &mut Random) {
+        self.expire_key(key, now_ms);
+        if self.tracking && self.dbs[self.db].keys.contains_key(key) {
+            self.note_watched(key);
+        }
+        (self.dbs[self.db].keys.get_mut(key).map(|entry| &mut entry.value), &mut self.random)
     }
 
     /// The value of `key` at `now_ms`, for modification in place (emptying
@@ -352,7 +385,8 @@ impl Store {
         removed
     }
 
-    /// Sets `key` to `value` (replacing any value of any type).
+    /// Sets `key` to `value` (replacing any value of any type); clients
+    /// blocked on `key` are served after the command.
     pub fn insert(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: u64) {
         self.expire_key(key, now_ms);
         self.note_change(key);
@@ -364,6 +398,7 @@ impl Store {
             }
             None => db.insert_new(key, value, ttl),
         }
+        self.signal_key_ready(key);
     }
 
     /// Sets `key` to the string `data`, reusing the old string's buffer
@@ -384,7 +419,10 @@ impl Store {
                 }
                 db.retime(key, ttl);
             }
-            None => db.insert_new(key, Value::String(data.to_vec()), ttl),
+            None => {
+                db.insert_new(key, Value::String(data.to_vec()), ttl);
+                self.signal_key_ready(key);
+            }
         }
     }
 
@@ -425,9 +463,12 @@ impl Store {
         self.last_client_id
     }
 
-    /// Forgets what the store keeps for client `id`, whose connection is
-    /// gone (its watched keys). A server calls it when a connection closes.
+    /// Forgets everything the store keeps for client `id`, whose
+    /// connection is gone: its blocked state and its watched keys. A server
+    /// calls it when a connection closes; whatever keeps per-client state
+    /// clears it here.
     pub fn forget_client(&mut self, id: u64) {
+        self.forget_blocked(id);
         self.watches.forget(id);
     }
 

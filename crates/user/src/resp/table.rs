@@ -67,6 +67,9 @@ impl Flags {
     pub(crate) const NO_AUTH: Flags = Flags(1 << 10);
     /// Not allowed inside `MULTI`.
     pub(crate) const NO_MULTI: Flags = Flags(1 << 11);
+    /// Its keys are found by reading its arguments (`SINTERCARD numkeys
+    /// key ...`), not at fixed positions.
+    pub(crate) const MOVABLEKEYS: Flags = Flags(1 << 12);
     /// No flags.
     pub(crate) const NONE: Flags = Flags(0);
 
@@ -84,6 +87,7 @@ impl Flags {
         (Flags::NO_AUTH, "no_auth"),
         (Flags::FAST, "fast"),
         (Flags::NO_MULTI, "no_multi"),
+        (Flags::MOVABLEKEYS, "movablekeys"),
     ];
 
     /// Both sets of flags.
@@ -164,6 +168,9 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::command::COMMANDS,
     super::collections::HASH_COMMANDS,
     super::collections::ZSET_COMMANDS,
+    super::sets::SET_COMMANDS,
+    super::scan::SCAN_COMMANDS,
+    super::lists::LIST_COMMANDS,
     super::server::COMMANDS,
     super::keyspace::KEYSPACE_COMMANDS,
     super::object::OBJECT_COMMANDS,

@@ -115,11 +115,37 @@ impl Twin {
         let flow = self.clients[c].conn.feed(bytes, &mut self.store, now_ms(), &mut out);
         let _: Flow = flow;
         self.clients[c].pending.extend_from_slice(&out);
-        for (id, bytes) in self.store.take_outbox() {
-            if let Some(other) = self.clients.iter_mut().find(|k| k.conn.id() == id) {
-                other.pending.extend_from_slice(&bytes);
+        self.route();
+    }
+
+    /// Delivers what the store wrote for other clients, and lets every
+    /// client it unblocked run the requests that waited (as a server does).
+    fn route(&mut self) {
+        loop {
+            for (id, bytes) in self.store.take_outbox() {
+                if let Some(other) = self.clients.iter_mut().find(|k| k.conn.id() == id) {
+                    other.pending.extend_from_slice(&bytes);
+                }
+            }
+            let unblocked = self.store.take_unblocked();
+            if unblocked.is_empty() {
+                return;
+            }
+            for id in unblocked {
+                if let Some(k) = self.clients.iter().position(|k| k.conn.id() == id) {
+                    let mut out = Vec::new();
+                    let _: Flow = self.clients[k].conn.feed(&[], &mut self.store, now_ms(), &mut out);
+                    self.clients[k].pending.extend_from_slice(&out);
+                }
             }
         }
+    }
+
+    /// Answers the blocked clients whose timeout passed (as a server's
+    /// timer does) and delivers the replies.
+    pub fn tick(&mut self) {
+        self.store.expire_blocked(now_ms());
+        self.route();
     }
 
     /// Every whole reply Redis sent client `c` (waiting for one if `wait`).

@@ -3,31 +3,30 @@
 //! libraries) over TCP on 127.0.0.1.
 //!
 //! ```text
-//!  clients ─TCP─▶ far side (OS thread, mio) ─rx ring/IRQ─▶ driver (core 0) ─▶ stack ─▶ KV server
+//!  clients ─TCP─▶ far side (mio, core 0 idle) ─rx ring/IRQ─▶ driver (core 0) ─▶ stack ─▶ KV server
 //!  clients ◀─TCP─ far side ◀──── tx ring/doorbell ─────── driver ◀────────── stack ◀─ KV server
 //! ```
 //!
 //! One machine boots under one regime; the root task builds the system in
 //! external mode (no load clients): the driver on core 0 and, per server
 //! core, a KV server with its network stack. KV server `i` listens on
-//! `--port + i`. The far side ([`tcp`]) is the card's cable: an OS thread
-//! outside the machine, as network hardware would be, moving bytes between
-//! sockets and packets (one connection = one 16-bit id, [`ids`]; its state,
-//! [`conn`]).
+//! `--port + i`. The far side ([`tcp`]) is the card's cable, moving bytes
+//! between sockets and packets (one connection = one 16-bit id, [`ids`];
+//! its state, [`conn`]). It polls its sockets from core 0's idle loop
+//! ([`polled`]): a request is read, delivered and served on one OS thread,
+//! with no sleep and wake-up between the socket and the kernel.
 //!
 //! **CPUs.** The default is one core: driver, stack and server share core
 //! 0, leaving this machine's other CPUs to the clients. Every machine core
 //! is an OS thread pinned to a CPU of its own, so on a two-CPU machine
 //! `--cores 2` (driver on core 0, server on core 1) leaves redis-benchmark
 //! no CPU of its own, and it measured slower than one core there.
-//! `--cores N` needs N CPUs. The far side's thread runs on core 0's CPU,
-//! beside the driver (the seeds' network processor shared core 0 too),
-//! rather than wherever the OS puts it: beside redis-benchmark on a two-CPU
-//! machine it halved the benchmark's rate. The cores spin only briefly in
-//! their idle loop before they sleep ([`IDLE_SPIN_CYCLES`]), so that the far
-//! side and core 0 share their CPU well.
+//! `--cores N` needs N CPUs. The far side runs on core 0, beside the driver
+//! (the seeds' network processor shared core 0 too). The cores spin only
+//! briefly in their idle loop before they sleep ([`IDLE_SPIN_CYCLES`]),
+//! leaving the CPU to the clients.
 //!
-//! **Lifetime.** Ctrl-C (or `--seconds`) stops accepting, closes every
+//! **Lifetime.** Ctrl-C, SIGTERM (or `--seconds`) stops accepting, closes every
 //! socket, shuts the machine down and prints the totals: connections,
 //! commands, bytes each way, uptime and each core's utilisation (from its
 //! idle loop's cycle count). A fault of a user thread stops the server with
@@ -35,13 +34,13 @@
 
 mod conn;
 mod ids;
+mod polled;
 mod tcp;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -55,6 +54,7 @@ use granule_user::kv::{KvConfig, KvMachine, Mode};
 use mio::net::TcpListener;
 use mio::{Poll, Waker};
 
+use self::polled::Polled;
 use self::tcp::{Cable, Loop, Totals};
 use crate::regimes::{unavailable, with_regime, Experiment, Probe, REGIMES};
 
@@ -65,10 +65,10 @@ pub struct Args {
     /// the driver's notifications).
     #[arg(long, default_value = "bkl", value_parser = crate::regimes::parser(crate::regimes::REGIMES, &["none"], false))]
     pub regime: String,
-    /// Cores of the machine: 1 runs driver, stack and server on core 0 and
-    /// leaves the other CPUs to the clients; N ≥ 2 puts the driver on core 0
-    /// and a KV server on each of cores 1..N. At most the CPUs this process
-    /// may use.
+    /// Cores of the machine: 1 runs driver, stack and KV server on core 0
+    /// and leaves the other CPUs to the clients; N ≥ 2 puts the driver on
+    /// core 0 and one KV server on each other core (N − 1 servers: `--cores
+    /// 2` starts one, on core 1). At most the CPUs this process may use.
     #[arg(long, default_value_t = 1, value_parser = crate::bounds::int::<usize>(1, MAX_CORES as u64))]
     pub cores: usize,
     /// Port of KV server 0, 1..=65535; server i listens on port + i
@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10_000, value_parser = crate::bounds::int::<usize>(1, MAX_CLIENTS))]
     pub max_clients: usize,
     /// Stop by itself after this many seconds (0 < s ≤ a year; default: at
-    /// Ctrl-C).
+    /// Ctrl-C or SIGTERM).
     #[arg(long, value_parser = crate::bounds::real(crate::bounds::Low::Open(0.0), MAX_SECONDS, "a number of seconds"))]
     pub seconds: Option<f64>,
 }
@@ -173,36 +173,46 @@ pub fn run(a: &Args) -> Result<()> {
     let poll = Poll::new().context("creating the event loop")?;
     let waker = Waker::new(poll.registry(), tcp::WAKER).context("creating the event loop's waker")?;
     let cable = Arc::new(Cable::new(waker));
-    let stop = ctrl_c()?;
+    let far = Arc::new(Polled::new(cable.clone()));
+    let stop = signals()?;
     let mut machine = MachineConfig::new(s.cores);
     machine.shutdown_timeout = Duration::from_secs(5);
     machine.idle_spin_cycles = IDLE_SPIN_CYCLES;
+    // The far side polls from the driver's core, between requests.
+    machine.idle_work = Some((0, far.clone()));
     let boot_cfg = machine.kernel.clone();
     let regime = s.regime;
-    with_regime(regime, &boot_cfg, false, Serve { s, machine, poll, listeners, cable, stop })
+    with_regime(regime, &boot_cfg, false, Serve { s, machine, poll, listeners, cable, far, stop })
 }
 
-/// A channel that receives one message per Ctrl-C; a second Ctrl-C while
-/// the first is being handled ends the process at once.
-fn ctrl_c() -> Result<Receiver<()>> {
+/// A channel that receives the name of each SIGINT (Ctrl-C) or SIGTERM; a
+/// second one while the first is being handled ends the process at once.
+fn signals() -> Result<Receiver<&'static str>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
     let (tx, rx) = mpsc::channel();
-    let fired = AtomicBool::new(false);
-    ctrlc::set_handler(move || {
-        if fired.swap(true, Ordering::SeqCst) {
-            eprintln!("granule serve: interrupted again, exiting now");
-            std::process::exit(130);
-        }
-        let _ = tx.send(());
-    })
-    .context("installing the Ctrl-C handler")?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
+    std::thread::Builder::new()
+        .name("serve-signals".into())
+        .spawn(move || {
+            let mut fired = false;
+            for signal in signals.forever() {
+                let name = if signal == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
+                if std::mem::replace(&mut fired, true) {
+                    eprintln!("granule serve: {name} again, exiting now");
+                    std::process::exit(128 + signal);
+                }
+                let _ = tx.send(name);
+            }
+        })
+        .context("starting the signal thread")?;
     Ok(rx)
 }
 
 /// Why serving ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum End {
-    /// Ctrl-C.
-    Interrupted,
+    /// Ctrl-C (SIGINT) or SIGTERM: the signal's name.
+    Interrupted(&'static str),
     /// `--seconds` passed.
     Deadline,
     /// A user thread faulted (the reason).
@@ -217,7 +227,8 @@ struct Serve {
     poll: Poll,
     listeners: Vec<TcpListener>,
     cable: Arc<Cable>,
-    stop: Receiver<()>,
+    far: Arc<Polled>,
+    stop: Receiver<&'static str>,
 }
 
 impl Experiment for Serve {
@@ -227,7 +238,7 @@ impl Experiment for Serve {
     const DISJOINT: bool = false;
 
     fn run<R: Regime>(self, regime: R, _probe: &dyn Fn(&Kernel<R>) -> Option<Probe>) -> Result<()> {
-        let Serve { s, machine, poll, listeners, cable, stop } = self;
+        let Serve { s, machine, poll, listeners, cable, far, stop } = self;
         let config = KvConfig {
             mode: Mode::External,
             cores: s.cores,
@@ -235,16 +246,16 @@ impl Experiment for Serve {
             max_request: s.max_request,
             ..KvConfig::new(s.cores, Mode::External)
         };
-        let far: Arc<dyn FarSide> = cable.clone();
-        let m = boot(machine, regime, config, Some(far)).map_err(|e| anyhow!("booting the machine: {e}"))?;
-        let served = serve(&s, &m, poll, listeners, &cable, &stop);
+        let side: Arc<dyn FarSide> = cable.clone();
+        let m = boot(machine, regime, config, Some(side)).map_err(|e| anyhow!("booting the machine: {e}"))?;
+        let served = serve(&s, &m, poll, listeners, &cable, &far, &stop);
         let faults = m.shutdown().map_err(|e| anyhow!("shutting the machine down: {e}"))?;
         let (end, report) = served?;
         say(&report);
         match end {
             End::Fault(why) => bail!("{why}"),
             End::LoopEnded => bail!("the TCP event loop stopped unexpectedly"),
-            End::Interrupted | End::Deadline => {}
+            End::Interrupted(_) | End::Deadline => {}
         }
         if let Some(f) = faults.first() {
             bail!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message);
@@ -261,35 +272,21 @@ fn serve<R: Regime>(
     poll: Poll,
     listeners: Vec<TcpListener>,
     cable: &Arc<Cable>,
-    stop: &Receiver<()>,
+    far: &Polled,
+    stop: &Receiver<&'static str>,
 ) -> Result<(End, String)> {
     m.wait_loaded(BUILD_TIMEOUT).map_err(|e| anyhow!(e))?;
     let pool = m.kv.pool.get().cloned().ok_or_else(|| anyhow!("the root task built no packet pool"))?;
-    let lp = Loop::new(poll, listeners, cable.clone(), pool, m.kv.nic.clone(), s.port, s.max_clients)
+    let lp = Loop::new(poll, listeners, cable.clone(), pool, m.kv.clone(), s.port, s.max_clients)
         .context("registering the listeners")?;
-    // Beside its driver, on core 0's CPU (the machine puts core `i` on the
-    // `i`-th CPU this process may use).
-    let cpu = crate::pin::cpus().first().copied();
-    let handle = std::thread::Builder::new()
-        .name("serve-tcp".into())
-        .spawn(move || {
-            if let Some(cpu) = cpu {
-                core_affinity::set_for_current(cpu);
-            }
-            lp.run()
-        })
-        .context("starting the TCP event loop")?;
+    far.start(lp);
     let s0 = m.sample();
     let t0 = Instant::now();
     say(&banner(s));
-    let end = wait(m, stop, s.seconds, &handle);
+    let end = wait(m, stop, s.seconds, far);
     let s1 = m.sample();
     let uptime = t0.elapsed();
-    cable.stop();
-    let totals = match handle.join() {
-        Ok(r) => r.context("the TCP event loop")?,
-        Err(_) => bail!("the TCP event loop panicked"),
-    };
+    let totals = far.finish().unwrap_or_default();
     let commands: u64 =
         m.kv.servers
             .iter()
@@ -327,20 +324,15 @@ fn cores(n: usize) -> String {
     }
 }
 
-/// Wait for Ctrl-C, the deadline, a fault or the loop's end.
-fn wait<R: Regime>(
-    m: &KvMachine<R>,
-    stop: &Receiver<()>,
-    seconds: Option<Duration>,
-    handle: &JoinHandle<std::io::Result<Totals>>,
-) -> End {
+/// Wait for a signal, the deadline, a fault or the loop's failure.
+fn wait<R: Regime>(m: &KvMachine<R>, stop: &Receiver<&'static str>, seconds: Option<Duration>, far: &Polled) -> End {
     let deadline = seconds.map(|d| Instant::now() + d);
     loop {
         let step = deadline.map_or(WATCH, |d| d.saturating_duration_since(Instant::now()).min(WATCH));
         match stop.recv_timeout(step) {
-            Ok(()) => return End::Interrupted,
+            Ok(name) => return End::Interrupted(name),
             Err(RecvTimeoutError::Timeout) => {}
-            // The handler owns the sender for the process's life.
+            // The signal thread owns the sender for the process's life.
             Err(RecvTimeoutError::Disconnected) => std::thread::sleep(step),
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -349,7 +341,7 @@ fn wait<R: Regime>(
         if let Some(f) = m.faults().first() {
             return End::Fault(format!("user thread {:?} on core {} faulted: {}", f.thread, f.core, f.message));
         }
-        if handle.is_finished() {
+        if far.failed().is_some() {
             return End::LoopEnded;
         }
     }
@@ -368,7 +360,7 @@ fn report(
     s1: &KvSample,
 ) -> String {
     let why = match end {
-        End::Interrupted => "Ctrl-C",
+        End::Interrupted(name) => name,
         End::Deadline => "--seconds",
         End::Fault(_) => "a fault",
         End::LoopEnded => "the TCP event loop's end",

@@ -1,9 +1,11 @@
 //! The TCP far side of `granule serve`: the virtual card's cable, plugged
 //! into real sockets on 127.0.0.1.
 //!
-//! Like network hardware, it lives outside the machine: an OS thread running
-//! a `mio` event loop ([`Loop`]), and the [`Cable`], the small part the
-//! machine touches.
+//! Like network hardware, it is not part of the machine: a `mio` event loop
+//! ([`Loop`]) and the [`Cable`], the small part the machine touches. The
+//! loop runs turn by turn ([`Loop::step`]) in the idle loop of the driver's
+//! core ([`polled`](super::polled)), the way a poll-mode driver shares a
+//! core with its stack.
 //!
 //! * **Receive** (clients → kernel). A connection is named by a 16-bit id
 //!   (its "client port", see [`ids`](super::ids)); KV server `i` by port
@@ -15,9 +17,16 @@
 //!   [`Cable::transmit`] on the driver's core: it only moves the descriptors
 //!   from the card's transmit ring to a queue the loop owns and, if the loop
 //!   is asleep, wakes it (one `eventfd` write; none while the loop is
-//!   awake). The loop copies each payload to its connection's output and
+//!   awake — and since the driver runs on the loop's own core, the loop is
+//!   never asleep then: the doorbell wake-ups count stays 0). The loop copies each payload to its connection's output and
 //!   frees the buffer; a `FIN` from the server closes the connection once its
 //!   output is written.
+//! * **Wake-ups** (for blocked clients' timeouts). A KV server whose
+//!   clients wait in `BLPOP` with a timeout publishes when it wants to be
+//!   woken (`ServerState::wake_at_ms`); once that time passes the loop puts
+//!   one `TICK` packet for the server's port on the receive ring, and its
+//!   stack answers the server's pending call with a wake-up. The loop's
+//!   poll never sleeps past the earliest such time.
 //! * **Backpressure, never loss.** Bytes are read only while a packet buffer
 //!   can take them: when the pool runs low or the ring is full, the loop
 //!   keeps what it read and stops reading (the client's TCP window then
@@ -40,7 +49,8 @@ use std::time::{Duration, Instant};
 
 use granule_hosted::nic::{FarSide, Nic};
 use granule_sync::lockfree::SpscQueue;
-use granule_user::net::packet::{PacketPool, FIN, PAYLOAD_MAX};
+use granule_user::kv::KvSystem;
+use granule_user::net::packet::{PacketPool, FIN, PAYLOAD_MAX, TICK};
 use mio::event::Event;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -60,6 +70,8 @@ pub const OUT_CAP: usize = 64 << 20;
 pub const RETRY: Duration = Duration::from_millis(1);
 /// How soon to retry accepting after an error (e.g. out of descriptors).
 const ACCEPT_RETRY: Duration = Duration::from_millis(10);
+/// Events one poll takes.
+const EVENTS: usize = 1024;
 /// Descriptors the transmit queue holds (more than the pool has buffers,
 /// so it never fills).
 const SENT_SLOTS: usize = 4096;
@@ -95,6 +107,11 @@ impl Cable {
 
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Make the loop's poll return now (or its next one at once).
+    pub fn wake_loop(&self) {
+        let _ = self.waker.wake();
     }
 
     /// Wake the loop if it is (about to be) asleep. Dekker's pattern with
@@ -213,6 +230,12 @@ pub struct Loop {
     dirty: Vec<u16>,
     lingering: Vec<u16>,
     scratch: Vec<u8>,
+    /// The poll's event buffer (taken while events are handled).
+    events: Option<Events>,
+    /// The system (the servers' wake-up times, its clock).
+    kv: Arc<KvSystem>,
+    /// Per server, the wake-up time last sent a `TICK` for.
+    ticked: Vec<u64>,
     blocked: bool,
     accept_warned: bool,
     t: Totals,
@@ -220,13 +243,14 @@ pub struct Loop {
 
 impl Loop {
     /// A loop serving `listeners` (server `i` on port `base_port + i`)
-    /// through `cable`, with the machine's `pool` and `nic`.
+    /// through `cable`, with the machine's `pool` and the system `kv` (its
+    /// card, its servers' wake-up times).
     pub fn new(
         poll: Poll,
         listeners: Vec<TcpListener>,
         cable: Arc<Cable>,
         pool: Arc<PacketPool>,
-        nic: Arc<Nic>,
+        kv: Arc<KvSystem>,
         base_port: u16,
         max_clients: usize,
     ) -> io::Result<Self> {
@@ -237,6 +261,8 @@ impl Loop {
         }
         let last = base_port.saturating_add(ls.len().saturating_sub(1) as u16);
         let reserve = pool.count() / 2;
+        let nic = kv.nic.clone();
+        let ticked = vec![u64::MAX; kv.servers.len()];
         Ok(Self {
             poll,
             listeners: ls,
@@ -250,53 +276,99 @@ impl Loop {
             dirty: Vec::new(),
             lingering: Vec::new(),
             scratch: vec![0; READ_CHUNK],
+            events: Some(Events::with_capacity(EVENTS)),
+            kv,
+            ticked,
             blocked: false,
             accept_warned: false,
             t: Totals::default(),
         })
     }
 
-    /// Serve until [`Cable::stop`]; then close every socket and return the
-    /// counts.
-    pub fn run(mut self) -> io::Result<Totals> {
-        let mut events = Events::with_capacity(1024);
-        loop {
-            let mut timeout = self.timeout(Instant::now());
+    /// One turn of the loop: poll the sockets (waiting for an event when
+    /// `block`, up to [`Loop::timeout`]; not at all otherwise), then accept,
+    /// move replies to their sockets, write, read requests into packets and
+    /// interrupt the card. Whether anything happened. An error of the poll
+    /// itself (other than an interruption) is returned.
+    pub fn step(&mut self, block: bool) -> io::Result<bool> {
+        let mut timeout = if block { self.timeout(Instant::now()) } else { Some(Duration::ZERO) };
+        if block {
             self.cable.armed.store(true, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             if !self.cable.sent.is_empty() || self.cable.stopping() {
                 timeout = Some(Duration::ZERO);
             }
-            self.t.polls += 1;
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-            self.cable.armed.store(false, Ordering::Relaxed);
-            for ev in events.iter() {
-                self.event(ev);
-            }
-            if self.cable.stopping() {
-                break;
-            }
-            for i in 0..self.listeners.len() {
-                if self.listeners[i].1 {
-                    self.accept(i);
-                }
-            }
-            self.take_replies();
-            self.write_dirty();
-            self.read_clients();
-            if std::mem::take(&mut self.wire.delivered) {
-                self.wire.nic.interrupt();
-            }
-            self.expire_lingering(Instant::now());
         }
+        self.t.polls += 1;
+        let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(EVENTS));
+        let polled = self.poll.poll(&mut events, timeout);
+        if block {
+            self.cable.armed.store(false, Ordering::Relaxed);
+        }
+        if let Err(e) = polled {
+            self.events = Some(events);
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
+        }
+        let mut busy = false;
+        for ev in events.iter() {
+            busy |= ev.token() != WAKER;
+            self.event(ev);
+        }
+        self.events = Some(events);
+        if self.cable.stopping() {
+            return Ok(false);
+        }
+        for i in 0..self.listeners.len() {
+            if self.listeners[i].1 {
+                self.accept(i);
+            }
+        }
+        let before = (self.t.packets_out, self.wire.packets, self.t.bytes_out);
+        self.take_replies();
+        self.write_dirty();
+        self.read_clients();
+        self.tick_servers();
+        if std::mem::take(&mut self.wire.delivered) {
+            self.wire.nic.interrupt();
+        }
+        self.expire_lingering(Instant::now());
+        Ok(busy || before != (self.t.packets_out, self.wire.packets, self.t.bytes_out))
+    }
+
+    /// Stop: close every socket and return the counts.
+    pub fn finish(mut self) -> Totals {
         self.close_all();
         self.t.packets_in = self.wire.packets;
         self.t.wakeups = self.cable.wakeups.load(Ordering::Relaxed);
-        Ok(self.t)
+        self.t
+    }
+
+    /// Send a `TICK` to each server whose wake-up time passed (once per
+    /// time it asked for; see `ServerState::wake_at_ms`).
+    fn tick_servers(&mut self) {
+        let now = self.kv.now_ms();
+        for (i, st) in self.kv.servers.iter().enumerate() {
+            let at = st.wake_at_ms.load(Ordering::Acquire);
+            if at == u64::MAX || now < at || self.ticked[i] == at {
+                continue;
+            }
+            if self.wire.send(self.base_port + i as u16, 0, TICK, &[]) {
+                self.ticked[i] = at;
+            }
+        }
+    }
+
+    /// How long until the earliest server wake-up not yet sent.
+    fn next_tick(&self) -> Option<Duration> {
+        let now = self.kv.now_ms();
+        self.kv
+            .servers
+            .iter()
+            .zip(&self.ticked)
+            .map(|(st, &sent)| (st.wake_at_ms.load(Ordering::Acquire), sent))
+            .filter(|&(at, sent)| at != u64::MAX && at != sent)
+            .map(|(at, _)| Duration::from_millis(at.saturating_sub(now)))
+            .min()
     }
 
     /// How long the next poll may sleep.
@@ -307,7 +379,7 @@ impl Loop {
         if !self.to_read.is_empty() {
             return Some(Duration::ZERO);
         }
-        let mut t: Option<Duration> = None;
+        let mut t: Option<Duration> = self.next_tick();
         if self.listeners.iter().any(|l| l.1) {
             t = Some(ACCEPT_RETRY);
         }

@@ -1,0 +1,107 @@
+//! The far side's event loop, run from the idle loop of the driver's core.
+//!
+//! [`Polled`] is the [`IdleWork`] of machine core 0 (see
+//! `granule_hosted::idle_work`): while the core has no thread to run it
+//! polls the sockets without waiting ([`Loop::step`]`(false)`), and when the
+//! core's idle spin runs out it waits in the poll itself (`step(true)`),
+//! woken by a socket event or, when another thread rings the core's
+//! doorbell, by the loop's `eventfd` ([`IdleWork::wake`]). A request is
+//! then read, turned into packets and the card's interrupt raised on the
+//! same OS thread that serves it next: no hand-off between threads.
+//!
+//! The loop is behind a mutex only so that the serving thread can take it
+//! back at the end ([`Polled::finish`]); the core is its only other user,
+//! and `poll` never waits for the lock.
+
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use granule_hosted::IdleWork;
+
+use super::tcp::{Cable, Loop, Totals};
+
+/// The far side as core 0's idle work.
+#[derive(Debug)]
+pub struct Polled {
+    cable: Arc<Cable>,
+    lp: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The loop, once the machine built its packet pool (and until the end).
+    lp: Option<Loop>,
+    /// Why the loop failed, if it did (it then stops).
+    error: Option<io::Error>,
+}
+
+impl Polled {
+    /// Idle work for `cable`'s loop, which [`Polled::start`] supplies.
+    pub fn new(cable: Arc<Cable>) -> Self {
+        Self { cable, lp: Mutex::new(State::default()) }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.lp.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Start serving with `lp`.
+    pub fn start(&self, lp: Loop) {
+        self.state().lp = Some(lp);
+        self.cable.wake_loop();
+    }
+
+    /// Why the loop stopped by itself, if it did.
+    pub fn failed(&self) -> Option<String> {
+        self.state().error.as_ref().map(ToString::to_string)
+    }
+
+    /// Stop the loop, close every socket, and return its counts (`None` if
+    /// it never started).
+    pub fn finish(&self) -> Option<Totals> {
+        self.cable.stop();
+        let lp = self.state().lp.take();
+        lp.map(Loop::finish)
+    }
+
+    /// One turn of the loop, if it runs; whether anything happened.
+    fn turn(state: &mut State, block: bool) -> bool {
+        let Some(lp) = state.lp.as_mut() else { return false };
+        match lp.step(block) {
+            Ok(busy) => busy,
+            Err(e) => {
+                eprintln!("granule serve: the TCP event loop failed: {e}");
+                state.error = Some(e);
+                // Close every socket now; the serving thread sees the error.
+                if let Some(lp) = state.lp.take() {
+                    let _ = lp.finish();
+                }
+                false
+            }
+        }
+    }
+}
+
+impl IdleWork for Polled {
+    fn poll(&self) -> bool {
+        match self.lp.try_lock() {
+            Ok(mut state) => Self::turn(&mut state, false),
+            Err(_) => false,
+        }
+    }
+
+    fn wait(&self) {
+        let mut state = self.state();
+        if state.lp.is_none() {
+            // Not serving (yet, or any more): sleep briefly, like a park.
+            drop(state);
+            std::thread::park_timeout(std::time::Duration::from_millis(1));
+            return;
+        }
+        Self::turn(&mut state, true);
+    }
+
+    fn wake(&self) {
+        self.cable.wake_loop();
+    }
+}

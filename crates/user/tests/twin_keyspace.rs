@@ -29,8 +29,16 @@ fn select_gives_each_client_its_own_database() {
     t.same(&["DBSIZE"]);
     t.same_from(other, &["GET", "k"]);
     t.same_from(other, &["DBSIZE"]);
+    t.same_unordered(&["KEYS", "*"]);
     t.same(&["SELECT", "0"]);
     t.same(&["GET", "k"]);
+    t.same_from(other, &["SELECT", "15"]);
+    t.same_from(other, &["SET", "only15", "x"]);
+    t.same_unordered(&["KEYS", "*"]);
+    t.same(&["SCAN", "0"]);
+    t.same(&["SELECT", "15"]);
+    t.same_unordered(&["KEYS", "*"]);
+    t.same(&["SELECT", "0"]);
     for bad in ["16", "-1", "2147483648", "-2147483649", "1.5", "x", ""] {
         t.same(&["SELECT", bad]);
     }

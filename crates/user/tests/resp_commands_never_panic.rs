@@ -131,6 +131,14 @@ fn arb_arg() -> impl Strategy<Value = Vec<u8>> {
         "ch",
         "news",
         "n*",
+        "IDX",
+        "LEN",
+        "MINMATCHLEN",
+        "WITHMATCHLEN",
+        "0x1p3",
+        "1e4932",
+        "-0",
+        "(a",
     ];
     prop_oneof![
         8 => proptest::sample::select(words.to_vec()).prop_map(|w| w.as_bytes().to_vec()),

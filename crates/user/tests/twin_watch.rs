@@ -76,6 +76,7 @@ fn writes_that_change_nothing_leave_the_transaction_alone() {
         &["INCR", "k"],
         &["HSET", "k", "f", "v"],
         &["HDEL", "h", "nofield"],
+        &["HSETNX", "h", "f", "other"],
         &["ZADD", "z", "1", "m"],
         &["ZADD", "z", "NX", "5", "m"],
         &["ZREM", "z", "nomember"],

@@ -8,9 +8,11 @@
 //! and their test suites match on them — and validate every argument before
 //! changing anything, so a command either happens completely or not at all.
 //!
-//! This file holds the table, the dispatch and the string and key commands;
-//! `collections.rs` adds the hash and sorted-set commands, `server.rs` the
-//! connection and server commands (`PING`, `HELLO`, `INFO`, `CONFIG`…).
+//! This file holds the dispatch, the hot path's table, the first string
+//! commands and the key commands; `strings.rs` has the other string
+//! commands, `hashes.rs` the hash commands, `zsets.rs`, `zrange.rs` and
+//! `zsetops.rs` the sorted-set commands, and `server.rs` the connection and
+//! server commands (`PING`, `HELLO`, `INFO`, `CONFIG`…).
 //! Nothing here panics on any input, and a reply is at most proportional to
 //! the request plus the data it reads.
 
@@ -36,7 +38,7 @@ pub(crate) const SYNTAX: &[u8] = b"ERR syntax error";
 pub(crate) const NOT_INTEGER: &[u8] = b"ERR value is not an integer or out of range";
 pub(crate) const NOT_FLOAT: &[u8] = b"ERR value is not a valid float";
 const OVERFLOW: &[u8] = b"ERR increment or decrement would overflow";
-const TOO_LONG: &[u8] = b"ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+pub(crate) const TOO_LONG: &[u8] = b"ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 /// Largest string value (Redis's `proto-max-bulk-len` default): bounds what
 /// `APPEND` can grow.
@@ -172,7 +174,7 @@ pub(crate) enum TimeUnit {
 }
 
 impl TimeUnit {
-    fn from_option(option: &[u8]) -> Option<TimeUnit> {
+    pub(crate) fn from_option(option: &[u8]) -> Option<TimeUnit> {
         [
             ("EX", TimeUnit::Seconds),
             ("PX", TimeUnit::Millis),
@@ -498,7 +500,7 @@ impl Store {
 /// The absolute deadline a `SET` expire option (or `SETEX`, `PSETEX`) asks
 /// for, with Redis's checks: a positive integer whose deadline fits in a
 /// signed 64-bit time. The error names the command, as Redis's does.
-fn expire_deadline(text: &[u8], unit: TimeUnit, now: u64, command: &str) -> Result<u64, Vec<u8>> {
+pub(crate) fn expire_deadline(text: &[u8], unit: TimeUnit, now: u64, command: &str) -> Result<u64, Vec<u8>> {
     let invalid = || format!("ERR invalid expire time in '{command}' command").into_bytes();
     let amount = parse_i64(text).ok_or_else(|| NOT_INTEGER.to_vec())?;
     if amount <= 0 || (unit.in_seconds() && amount > i64::MAX / 1000) {

@@ -100,6 +100,15 @@ impl Hash {
         }
     }
 
+    /// The field and value at position `index` of [`Hash::iter`]'s order:
+    /// O(1) while small, O(n) once a hash table.
+    pub fn nth(&self, index: usize) -> Option<(&[u8], &[u8])> {
+        match self {
+            Hash::Small(pairs) => pairs.get(index).map(|(f, v)| (f.as_slice(), v.as_slice())),
+            Hash::Large(_) => self.iter().nth(index),
+        }
+    }
+
     /// All fields and values (insertion order while small).
     pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
         match self {
@@ -126,6 +135,8 @@ mod tests {
         assert_eq!(pairs, [(&b"b"[..], &b"3"[..]), (b"c", b"4")]);
         assert_eq!(hash.get(b"b"), Some(&b"3"[..]));
         assert_eq!(hash.get(b"a"), None);
+        assert_eq!(hash.nth(1), Some((&b"c"[..], &b"4"[..])));
+        assert_eq!(hash.nth(2), None);
     }
 
     #[test]

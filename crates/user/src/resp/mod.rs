@@ -20,13 +20,14 @@
 //!   for every pipelined request in order; a protocol error closes it.
 //! * [`command`] executes one request against the [`Store`] and writes one
 //!   reply, matching Redis 7's reply types and error texts (its table and
-//!   string and key commands; [`collections`] holds the hash and sorted-set
-//!   commands, [`sets`] the set commands, [`lists`] the list commands,
-//!   [`scan`] `KEYS` and the `SCAN` family, [`keyspace`] the database and
-//!   key commands, [`object`] `OBJECT` and `MEMORY`, [`server`] the
-//!   connection and server commands and `INFO`, [`multi`] transactions and
-//!   `WATCH`; [`glob`] is the pattern matcher of `KEYS`, `SCAN` and `CONFIG
-//!   GET`).
+//!   the hot path's string and key commands; [`strings`] and [`lcs`] hold
+//!   the other string commands, [`hashes`] the hash commands, [`zsets`],
+//!   [`zrange`] and [`zsetops`] the sorted-set commands, [`sets`] the set
+//!   commands, [`lists`] the list commands, [`scan`] `KEYS` and the `SCAN`
+//!   family, [`keyspace`] the database and key commands, [`object`]
+//!   `OBJECT` and `MEMORY`, [`server`] the connection and server commands
+//!   and `INFO`, [`multi`] transactions and `WATCH`; [`glob`] is the
+//!   pattern matcher of `KEYS`, `SCAN` and `CONFIG GET`).
 //! * [`store`] is the keyspace and its expiry: sixteen databases, each
 //!   client acting on the one it selected; deadlines are absolute
 //!   milliseconds, expired keys vanish on access and are reclaimed in
@@ -35,7 +36,8 @@
 //!   [`databases`] holds what reaches across databases, [`watch`] who
 //!   watches which key, [`blocking`] who waits for which list.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
-//!   is Redis's exact integer and float syntax.
+//!   is Redis's exact integer and float syntax, [`long_double`] the C
+//!   `long double` arithmetic of `INCRBYFLOAT`.
 //!
 //! The design follows Redis where clients can observe it (reply bytes,
 //! error texts, option conflicts, float formatting, `HGETALL` order of small
@@ -47,17 +49,20 @@
 //! looks the command up without allocating, and reuses a string's buffer
 //! when overwriting it.
 
+mod bignum;
 pub mod blocking;
-pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod databases;
 pub mod encode;
 pub mod glob;
 pub mod hash;
+pub mod hashes;
 pub mod keyspace;
+pub mod lcs;
 pub mod list;
 pub mod lists;
+pub mod long_double;
 pub mod multi;
 pub mod number;
 pub mod object;
@@ -69,10 +74,14 @@ pub mod session;
 pub mod set;
 pub mod sets;
 pub mod store;
+pub mod strings;
 pub mod table;
 pub mod timeout;
 pub mod watch;
+pub mod zrange;
 pub mod zset;
+pub mod zsetops;
+pub mod zsets;
 
 pub use command::Flow;
 pub use connection::Connection;

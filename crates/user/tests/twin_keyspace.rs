@@ -419,3 +419,20 @@ fn blocked_clients_wait_for_keys_of_their_own_database() {
     t.same_from(waiter, &["LRANGE", "src", "0", "-1"]);
     t.same(&["DBSIZE"]);
 }
+
+#[test]
+fn reset_returns_to_database_0_and_config_says_sixteen() {
+    let Some(mut t) = Twin::start() else { return };
+    t.same(&["CONFIG", "GET", "databases"]);
+    t.same(&["SELECT", "5"]);
+    t.same(&["SET", "k", "v"]);
+    t.same(&["RESET"]);
+    t.same(&["GET", "k"]);
+    t.same(&["DBSIZE"]);
+    // Subcommand arity errors abort a transaction, as in Redis.
+    t.same(&["MULTI"]);
+    t.same(&["OBJECT", "ENCODING"]);
+    t.same(&["MEMORY", "USAGE"]);
+    t.same(&["OBJECT", "NOSUCH", "k"]);
+    t.same(&["EXEC"]);
+}

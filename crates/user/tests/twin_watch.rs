@@ -337,3 +337,13 @@ fn serving_a_blocked_move_touches_its_destination() {
     transaction(&mut t);
     t.same(&["LRANGE", "dst", "0", "-1"]);
 }
+
+#[test]
+fn reset_forgets_the_watched_keys() {
+    let Some(mut t) = Twin::start() else { return };
+    let other = t.client();
+    t.same(&["WATCH", "k"]);
+    t.same(&["RESET"]);
+    t.same_from(other, &["SET", "k", "v"]);
+    transaction(&mut t);
+}

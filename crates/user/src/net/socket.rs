@@ -74,6 +74,25 @@ impl Socket {
         })
     }
 
+    /// Send `data` on `conn` (in area-sized pieces) and close it after if
+    /// `close`, without waiting for incoming bytes: for bytes to another
+    /// connection than the one being answered (a published message), or to
+    /// close one (a killed client).
+    pub fn send<T: Trap>(&self, env: &mut Env<T>, conn: u16, data: &[u8], close: bool) -> Result<(), Error> {
+        let cap = self.area.to_stack.capacity();
+        let mut rest = data;
+        loop {
+            let piece = &rest[..rest.len().min(cap)];
+            let n = self.area.to_stack.write(piece);
+            let last = n == rest.len();
+            self.call(env, SEND, conn, n, if close && last { CLOSE } else { 0 })?;
+            rest = &rest[n..];
+            if last || n == 0 {
+                return Ok(());
+            }
+        }
+    }
+
     /// The bytes of the last [`Incoming`].
     pub fn incoming<R>(&self, got: &Incoming, f: impl FnOnce(&[u8]) -> R) -> R {
         self.area.to_app.read(got.len, f)

@@ -260,7 +260,7 @@ impl Store {
     }
 
     /// Drops client `id`'s blocked state, if any, without answering it
-    /// (part of [`Store::forget_client`]).
+    /// (it disconnected: part of [`Store::forget_client`]).
     pub(crate) fn forget_blocked(&mut self, id: u64) {
         if self.unblock(id).is_some() {
             self.blocking.unblocked.retain(|&other| other != id);

@@ -20,7 +20,7 @@ use super::encode::{write_array_header, write_bulk, write_error, write_integer, 
 use super::number::{parse_i64, write_i64};
 use super::session::Session;
 use super::store::{Store, Ttl, Value};
-use super::table::{lookup, spec, Call, Flags, Spec, ALL_KEYS, KEY1, NO_KEYS};
+use super::table::{lookup, resolve, spec, Call, Flags, Spec, ALL_KEYS, KEY1, NO_KEYS};
 
 /// What the connection does after a command.
 #[must_use]
@@ -65,7 +65,7 @@ pub(crate) const HOT: &[Spec] = &[
     spec("get", 2, RF, KEY1, |s, c| s.cmd_get(c.args[1], c.now, c.out)),
     spec("set", -3, WD, KEY1, |s, c| s.cmd_set(c.args, c.now, c.out)),
     spec("incr", 2, WDF, KEY1, |s, c| s.incr_by(c.args[1], 1, c.now, c.out)),
-    spec("ping", -1, Flags::FAST, NO_KEYS, |s, c| s.cmd_ping(c.args, c.out)),
+    spec("ping", -1, Flags::FAST, NO_KEYS, |s, c| s.cmd_ping(c.session, c.args, c.out)),
     spec("mget", -2, RF, ALL_KEYS, |s, c| s.cmd_mget(c.args, c.now, c.out)),
     spec("mset", -3, WD, (1, -1, 2), |s, c| s.cmd_mset(c.args, c.now, c.out)),
 ];
@@ -94,7 +94,7 @@ pub(crate) const COMMANDS: &[Spec] = &[
         Some(delta) => s.incr_by(c.args[1], -delta, c.now, c.out),
         None => write_error(c.out, NOT_INTEGER),
     }),
-    spec("append", 3, WD, KEY1, |s, c| s.cmd_append(c.args[1], c.args[2], c.now, c.out)),
+    spec("append", 3, WDF, KEY1, |s, c| s.cmd_append(c.args[1], c.args[2], c.now, c.out)),
     spec("strlen", 2, RF, KEY1, |s, c| s.cmd_strlen(c.args[1], c.now, c.out)),
     spec("type", 2, RF, KEY1, |s, c| {
         let name = s.get_mut(c.args[1], c.now).map_or("none", |value| value.type_name());
@@ -154,6 +154,16 @@ fn write_unknown_command(out: &mut Vec<u8>, args: &[&[u8]]) {
     write_error(out, &message);
 }
 
+/// `-ERR unknown subcommand '<sub>'. Try <COMMAND> HELP.`
+pub(crate) fn write_unknown_subcommand(out: &mut Vec<u8>, args: &[&[u8]]) {
+    let mut message = b"ERR unknown subcommand '".to_vec();
+    message.extend_from_slice(c_string(args[1], 128));
+    message.extend_from_slice(b"'. Try ");
+    message.extend_from_slice(&c_string(args[0], usize::MAX).to_ascii_uppercase());
+    message.extend_from_slice(b" HELP.");
+    write_error(out, &message);
+}
+
 /// `bytes` as C's `%.<max>s` prints it: up to the first NUL, at most `max`.
 pub(crate) fn c_string(bytes: &[u8], max: usize) -> &[u8] {
     let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len()).min(max);
@@ -209,25 +219,37 @@ impl Store {
     /// starts on database 0 (a `SELECT` through it holds for later calls).
     pub fn execute(&mut self, args: &[&[u8]], now_ms: u64, out: &mut Vec<u8>) -> Flow {
         let mut session = std::mem::take(&mut self.session);
-        let flow = self.execute_in(&mut session, args, now_ms, out);
+        // Without a connection there is nobody to answer later: no blocking.
+        self.deny_blocking(true);
+        let flow = if Store::refuse_in_pubsub_context(&session, args, out) {
+            Flow::Continue
+        } else {
+            self.execute_in(&mut session, args, now_ms, out)
+        };
+        self.deny_blocking(false);
         self.session = session;
         self.serve_ready_keys(now_ms);
         flow
     }
 
-    /// Whether `args` names a known command with a valid argument count;
-    /// otherwise the error Redis gives is appended to `out`.
-    pub(crate) fn check(args: &[&[u8]], out: &mut Vec<u8>) -> bool {
-        let Some(&name) = args.first() else { return false };
+    /// The entry that would run `args` — a known command (or subcommand)
+    /// with a valid argument count; otherwise the error Redis gives is
+    /// appended to `out`.
+    pub(crate) fn check(args: &[&[u8]], out: &mut Vec<u8>) -> Option<&'static Spec> {
+        let &name = args.first()?;
         let Some(spec) = lookup(name) else {
             write_unknown_command(out, args);
-            return false;
+            return None;
+        };
+        let Some(spec) = resolve(spec, args) else {
+            write_unknown_subcommand(out, args);
+            return None;
         };
         if !arity_ok(spec.arity, args.len()) {
             write_arity_error(out, spec.text);
-            return false;
+            return None;
         }
-        true
+        Some(spec)
     }
 
     /// Executes one command for the client `session` (its name, its id, its
@@ -243,12 +265,19 @@ impl Store {
             write_unknown_command(out, args);
             return Flow::Continue;
         };
+        let Some(spec) = resolve(spec, args) else {
+            write_unknown_subcommand(out, args);
+            return Flow::Continue;
+        };
         if !arity_ok(spec.arity, args.len()) {
             write_arity_error(out, spec.text);
             return Flow::Continue;
         }
-        self.stats.commands_processed += 1;
         self.protocol = session.protocol();
+        if session.id == 0 {
+            session.id = self.next_client_id();
+        }
+        self.clients.touch(session, now_ms, spec.text);
         self.db = session.db;
         let start = out.len();
         let tracked = self.begin_command(spec.flags.has(Flags::WRITE));
@@ -258,6 +287,8 @@ impl Store {
             self.end_tracked_command(call.out.get(start) == Some(&b'-'));
         }
         self.db = 0;
+        // Counted once done, as Redis counts: `INFO` does not count itself.
+        self.stats.commands_processed += 1;
         call.flow
     }
 

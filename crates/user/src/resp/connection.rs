@@ -54,6 +54,17 @@ impl Connection {
         Connection { limits, ..Connection::default() }
     }
 
+    /// A connection whose client the store registers now, at `now_ms`
+    /// (so that it is listed, counted and addressable before its first
+    /// command; a server then tells the store its addresses with
+    /// [`Store::set_client_address`]). Close it with
+    /// [`Store::forget_client`].
+    pub fn open(limits: Limits, store: &mut Store, now_ms: u64) -> Self {
+        let mut connection = Connection::new(limits);
+        connection.session.id = store.open_client(now_ms);
+        connection
+    }
+
     /// Takes the next bytes from the client, executes every request they
     /// complete against `store` at time `now_ms`, and appends the replies
     /// to `out`. After [`Flow::Close`] the caller sends `out` and closes;
@@ -148,6 +159,9 @@ impl Connection {
                     let (session, state) = (&mut self.session, &mut self.multi);
                     let max = 16 * self.limits.max_request;
                     let flow = request.with_args(frame, |args| {
+                        if Store::refuse_in_pubsub_context(session, args, out) {
+                            return Flow::Continue;
+                        }
                         multi::handle(state, args, store, session, now_ms, max, out)
                             .unwrap_or_else(|| store.execute_in(session, args, now_ms, out))
                     });

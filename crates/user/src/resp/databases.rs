@@ -22,14 +22,14 @@ impl Store {
         }
     }
 
-    /// The keys of database `db` and how many have a deadline, at `now_ms`
-    /// (expired keys are reclaimed first), for `INFO`.
-    pub(crate) fn db_counts(&mut self, db: usize, now_ms: u64) -> (usize, usize) {
+    /// The keys of database `db`, how many have a deadline, and their
+    /// average time to live in milliseconds, at `now_ms` (expired keys are
+    /// reclaimed first), for `INFO`.
+    pub(crate) fn db_counts(&mut self, db: usize, now_ms: u64) -> (usize, usize, u64) {
         let selected = std::mem::replace(&mut self.db, db);
-        let keys = self.len(now_ms);
-        let expires = self.expiring();
+        let counts = (self.len(now_ms), self.expiring(), self.average_ttl(now_ms));
         self.db = selected;
-        (keys, expires)
+        counts
     }
 
     /// Empties database `db` (`FLUSHDB`; `FLUSHALL` empties each), touching
@@ -163,8 +163,8 @@ mod tests {
         // Outside a command the store reads database 0.
         assert_eq!(store.len(0), 1);
         assert_eq!(store.snapshot(0).len(), 1);
-        assert_eq!(store.db_counts(3, 0), (1, 1));
-        assert_eq!(store.db_counts(3, 11), (0, 0));
+        assert_eq!(store.db_counts(3, 0), (1, 1, 10));
+        assert_eq!(store.db_counts(3, 11), (0, 0, 0));
         assert_eq!(store.db, 0);
     }
 
@@ -174,7 +174,7 @@ mod tests {
         store.set_string(b"a", b"1", Ttl::At(100), 0);
         store.swap_dbs(0, 5, 0);
         assert_eq!(store.len(0), 0);
-        assert_eq!(store.db_counts(5, 0), (1, 1));
+        assert_eq!(store.db_counts(5, 0), (1, 1, 100));
         store.swap_dbs(5, 0, 0);
         assert!(store.move_key(b"a", 2, 0));
         assert!(!store.move_key(b"a", 2, 0));
@@ -189,7 +189,7 @@ mod tests {
         store.db = 0;
         assert_eq!(store.deadline(b"b", 0), Some(Some(100)));
         store.flush_db(2);
-        assert_eq!(store.db_counts(2, 0), (0, 0));
+        assert_eq!(store.db_counts(2, 0), (0, 0, 0));
         assert_eq!(store.len(0), 1);
         store.flush();
         assert_eq!(store.len(0), 0);

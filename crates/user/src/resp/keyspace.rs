@@ -87,6 +87,8 @@ impl Store {
             Ok(db) => {
                 c.session.db = db;
                 self.db = db;
+                // `CLIENT LIST` shows it (`db=`).
+                self.clients.entry(c.session.id, c.now).db = db as i64;
                 write_ok(c.out);
             }
             Err(message) => write_error(c.out, &message),

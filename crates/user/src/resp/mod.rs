@@ -19,22 +19,36 @@
 //! * [`connection`] is one client's loop: buffer, parse, execute, reply,
 //!   for every pipelined request in order; a protocol error closes it.
 //! * [`command`] executes one request against the [`Store`] and writes one
-//!   reply, matching Redis 7's reply types and error texts (its table and
-//!   the hot path's string and key commands; [`strings`] and [`lcs`] hold
-//!   the other string commands, [`hashes`] the hash commands, [`zsets`],
-//!   [`zrange`] and [`zsetops`] the sorted-set commands, [`sets`] the set
-//!   commands, [`lists`] the list commands, [`scan`] `KEYS` and the `SCAN`
-//!   family, [`keyspace`] the database and key commands, [`object`]
-//!   `OBJECT` and `MEMORY`, [`server`] the connection and server commands
-//!   and `INFO`, [`multi`] transactions and `WATCH`; [`glob`] is the
-//!   pattern matcher of `KEYS`, `SCAN` and `CONFIG GET`).
+//!   reply, matching Redis 7's reply types and error texts. [`table`] is
+//!   the command table (subcommands included, `client|list`), and each
+//!   family keeps its commands and its part of the table in its own file:
+//!   [`command`] the hot path's string and key commands, [`strings`] and
+//!   [`lcs`] the other string commands, [`hashes`] the hash commands,
+//!   [`zsets`], [`zrange`] and [`zsetops`] the sorted-set commands,
+//!   [`sets`] the set commands, [`lists`] the list commands (and
+//!   [`blocking`] the clients blocked in `BLPOP` and its kin, with
+//!   [`timeout`] reading their timeouts), [`scan`] `KEYS` and the `SCAN`
+//!   family, [`keyspace`] the databases and the key commands, [`object`]
+//!   `OBJECT` and `MEMORY`, [`multi`] transactions and `WATCH` (with
+//!   [`watch`] who watches which key), [`server`] the connection commands,
+//!   [`pubsub`] publish/subscribe, [`client_command`] `CLIENT`, [`config`]
+//!   `CONFIG`, [`info`] `INFO` (with [`memory`]'s estimate),
+//!   [`command_info`] `COMMAND` (with [`catalog`], what Redis says of each
+//!   command), and [`scripting`] the scripting commands, which answer one
+//!   error; [`glob`] is the pattern matcher of `KEYS`, `SCAN`, `CONFIG GET`
+//!   and channel patterns.
 //! * [`store`] is the keyspace and its expiry: sixteen databases, each
-//!   client acting on the one it selected; deadlines are absolute
-//!   milliseconds, expired keys vanish on access and are reclaimed in
-//!   bounded batches; [`hash`], [`list`], [`set`] and [`zset`] are its
-//!   collection types, and [`random`] its seeded source of random draws.
-//!   [`databases`] holds what reaches across databases, [`watch`] who
-//!   watches which key, [`blocking`] who waits for which list.
+//!   client acting on the one it selected ([`databases`] holds what reaches
+//!   across them); deadlines are absolute milliseconds, expired keys vanish
+//!   on access and are reclaimed in bounded batches; [`hash`], [`list`],
+//!   [`set`] and [`zset`] are its collection types, and [`random`] its
+//!   seeded source of random draws. [`clients`] is its registry of
+//!   connected clients (protocol, name, database, subscriptions, last
+//!   command): what one client's command needs to know of the others. Bytes
+//!   for other clients (published messages, a blocked client's late reply)
+//!   wait in the store's outbox, and clients ended by `CLIENT KILL` in its
+//!   list of the killed, until the server around the store delivers and
+//!   closes.
 //! * [`encode`] writes RESP2 and, for clients, reads replies back; [`number`]
 //!   is Redis's exact integer and float syntax, [`long_double`] the C
 //!   `long double` arithmetic of `INCRBYFLOAT`.
@@ -51,24 +65,33 @@
 
 mod bignum;
 pub mod blocking;
+pub mod catalog;
+pub mod client_command;
+pub mod clients;
 pub mod command;
+pub mod command_info;
+pub mod config;
 pub mod connection;
 pub mod databases;
 pub mod encode;
 pub mod glob;
 pub mod hash;
 pub mod hashes;
+pub mod info;
 pub mod keyspace;
 pub mod lcs;
 pub mod list;
 pub mod lists;
 pub mod long_double;
+pub mod memory;
 pub mod multi;
 pub mod number;
 pub mod object;
 pub mod parse;
+pub mod pubsub;
 pub mod random;
 pub mod scan;
+pub mod scripting;
 pub mod server;
 pub mod session;
 pub mod set;

@@ -10,7 +10,10 @@
 //! an array of the replies; the store is single-threaded, so nothing runs in
 //! between. Errors at run time are ordinary elements of that array, as in
 //! Redis. The queue is bounded: past `max_bytes` of queued arguments the
-//! transaction fails.
+//! transaction fails. `RESET` and `QUIT` are never queued: they run at
+//! once, and the transaction ends with the connection's state, as in Redis.
+//! The client registry follows the transaction (`multi=` and the `x` flag
+//! of `CLIENT LIST`).
 //!
 //! `WATCH key ...` (before `MULTI`: inside it is an error that does not
 //! abort the transaction) makes the next `EXEC` answer the null array —
@@ -18,8 +21,9 @@
 //! by any client, the watcher included; expired (or, as Redis 7.0 checks at
 //! `EXEC`, past its deadline); or flushed, swapped, moved or renamed away. A
 //! key that had already expired when watched counts as absent. `EXEC`,
-//! `DISCARD` and `UNWATCH` end every watch of the client. The bookkeeping
-//! is `watch.rs`; the store notes the keys write commands change.
+//! `DISCARD`, `UNWATCH` and `RESET` end every watch of the client. The
+//! bookkeeping is `watch.rs`; the store notes the keys write commands
+//! change.
 
 use super::command::{write_ok, Flow};
 use super::encode::{write_array_header, write_error, write_null_array, write_simple, Protocol};
@@ -27,16 +31,15 @@ use super::session::Session;
 use super::store::Store;
 use super::table::{spec, Call, Flags, Spec, NO_KEYS};
 
-/// Flags of `WATCH` and `UNWATCH` (Redis adds `allow_busy`).
-const WATCH_FLAGS: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::FAST);
+/// Flags of `WATCH` and `UNWATCH`.
+const WATCH_FLAGS: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::FAST).or(Flags::ALLOW_BUSY);
 
 /// The commands of this file that the table runs (`MULTI`, `EXEC` and
 /// `DISCARD` are [`handle`]d before the table is consulted).
 pub(crate) const MULTI_COMMANDS: &[Spec] = &[
     spec("watch", -2, WATCH_FLAGS, (1, -1, 1), |s, c| s.cmd_watch(c)),
     spec("unwatch", 1, WATCH_FLAGS, NO_KEYS, |s, c| {
-        let id = s.session_id(c.session);
-        s.watches.forget(id);
+        s.watches.forget(c.session.id);
         write_ok(c.out);
     }),
 ];
@@ -55,6 +58,8 @@ enum Verb {
     Exec,
     Discard,
     Watch,
+    /// `RESET` or `QUIT`: runs at once and ends the transaction.
+    Leave,
     Other,
 }
 
@@ -67,6 +72,8 @@ fn verb(name: &[u8]) -> Verb {
         Verb::Exec
     } else if name.eq_ignore_ascii_case(b"DISCARD") {
         Verb::Discard
+    } else if name.eq_ignore_ascii_case(b"RESET") || name.eq_ignore_ascii_case(b"QUIT") {
+        Verb::Leave
     } else {
         Verb::Other
     }
@@ -86,9 +93,24 @@ pub fn handle(
 ) -> Option<Flow> {
     let name = args.first()?;
     let single = args.len() == 1;
-    match (verb(name), state.as_mut()) {
+    let verb = verb(name);
+    let verb_name = match verb {
+        Verb::Multi if single => Some("multi"),
+        Verb::Exec if single => Some("exec"),
+        Verb::Discard if single => Some("discard"),
+        _ => None,
+    };
+    if let Some(verb_name) = verb_name {
+        // They run (if only to fail), so Redis counts them, and they are
+        // the client's last command (`cmd=` of `CLIENT LIST`), even
+        // after the commands an `EXEC` runs.
+        store.stats.commands_processed += 1;
+        store.touch_client(session, now_ms, verb_name);
+    }
+    match (verb, state.as_mut()) {
         (Verb::Multi, None) if single => {
             *state = Some(Multi::default());
+            store.set_client_multi(session, now_ms, Some(0));
             write_simple(out, b"OK");
         }
         (Verb::Multi, Some(_)) if single => write_error(out, b"ERR MULTI calls can not be nested"),
@@ -97,6 +119,7 @@ pub fn handle(
         (Verb::Discard, Some(_)) if single => {
             *state = None;
             store.watches.forget(session.id);
+            store.set_client_multi(session, now_ms, None);
             write_simple(out, b"OK");
         }
         // With keys, inside a transaction: refused, and the transaction
@@ -107,10 +130,12 @@ pub fn handle(
             let changed = store.watched_key_changed(session.id, now_ms);
             store.watches.forget(session.id);
             if multi.failed {
+                store.set_client_multi(session, now_ms, None);
                 write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
                 return Some(Flow::Continue);
             }
             if changed {
+                store.set_client_multi(session, now_ms, None);
                 match session.protocol() {
                     Protocol::Resp2 => write_null_array(out),
                     Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
@@ -128,7 +153,15 @@ pub fn handle(
                 }
             }
             store.deny_blocking(false);
+            store.set_client_multi(session, now_ms, None);
+            store.touch_client(session, now_ms, "exec");
             return Some(flow);
+        }
+        (Verb::Leave, _) => {
+            if state.take().is_some() {
+                store.set_client_multi(session, now_ms, None);
+            }
+            return None;
         }
         (Verb::Multi | Verb::Exec | Verb::Discard, _) => {
             // With arguments: the ordinary arity error, and an open
@@ -145,9 +178,11 @@ pub fn handle(
             if m.bytes + size > max_bytes {
                 m.failed = true;
                 write_error(out, b"ERR transaction too large");
-            } else if Store::check(args, out) {
+            } else if let Some(spec) = Store::check(args, out) {
                 m.bytes += size;
                 m.queued.push(args.iter().map(|a| a.to_vec()).collect());
+                store.set_client_multi(session, now_ms, Some(m.queued.len()));
+                store.touch_client(session, now_ms, spec.text);
                 write_simple(out, b"QUEUED");
             } else {
                 m.failed = true;
@@ -162,7 +197,7 @@ impl Store {
     /// keys changes first. A key already expired is reclaimed now, so that
     /// it is watched as absent.
     fn cmd_watch(&mut self, c: &mut Call<'_, '_>) {
-        let id = self.session_id(c.session);
+        let id = c.session.id;
         for key in &c.args[1..] {
             self.expire_key_in(self.db, key, c.now);
             self.watches.watch(id, self.db, key);

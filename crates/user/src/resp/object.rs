@@ -24,29 +24,42 @@
 
 use std::mem::size_of;
 
-use super::command::{arity_ok, write_arity_error, write_ok, NOT_INTEGER, SYNTAX};
+use super::command::{write_ok, NOT_INTEGER, SYNTAX};
 use super::encode::{write_array_header, write_bulk, write_error, write_integer, write_null, write_simple};
 use super::hash::Hash;
 use super::number::parse_i64;
-use super::server::{subcommand, write_unknown_subcommand};
+use super::server::LOADING_STALE;
 use super::set::Set;
 use super::store::{Entry, Store, Value};
 use super::table::{spec, Flags, Spec, NO_KEYS};
 use super::zset::Score;
 
-/// `OBJECT` and `MEMORY`.
+/// The read flag of the subcommands that look at a key.
+const R: Flags = Flags::READONLY;
+/// The key of `OBJECT ENCODING key` and `MEMORY USAGE key`.
+const KEY2: (i32, i32, i32) = (2, 2, 1);
+
+/// `OBJECT` and `MEMORY`, with their subcommands.
 pub(crate) const OBJECT_COMMANDS: &[Spec] = &[
-    spec("object", -2, Flags::NONE, NO_KEYS, |s, c| s.cmd_object(c.args, c.now, c.out)),
-    spec("memory", -2, Flags::NONE, NO_KEYS, |s, c| s.cmd_memory(c.args, c.out)),
+    spec("object", -2, Flags::CONTAINER, NO_KEYS, |_, _| {}),
+    spec("object|encoding", 3, R, KEY2, |s, c| s.cmd_object(c.args, c.now, c.out)),
+    spec("object|freq", 3, R, KEY2, |s, c| s.cmd_object(c.args, c.now, c.out)),
+    spec("object|idletime", 3, R, KEY2, |s, c| s.cmd_object(c.args, c.now, c.out)),
+    spec("object|refcount", 3, R, KEY2, |s, c| s.cmd_object(c.args, c.now, c.out)),
+    spec("object|help", 2, LOADING_STALE, NO_KEYS, |_, c| write_help(c.out, "OBJECT", OBJECT_HELP)),
+    spec("memory", -2, Flags::CONTAINER, NO_KEYS, |_, _| {}),
+    spec("memory|usage", -3, R, KEY2, |s, c| s.memory_usage(c.args, c.out)),
+    spec("memory|purge", 2, Flags::NONE, NO_KEYS, |_, c| write_ok(c.out)),
+    spec("memory|malloc-stats", 2, Flags::NONE, NO_KEYS, |_, c| {
+        write_bulk(c.out, b"Stats not supported for the current allocator");
+    }),
+    spec("memory|stats", 2, Flags::NONE, NO_KEYS, |_, c| write_error(c.out, NOT_SUPPORTED)),
+    spec("memory|doctor", 2, Flags::NONE, NO_KEYS, |_, c| write_error(c.out, NOT_SUPPORTED)),
+    spec("memory|help", 2, LOADING_STALE, NO_KEYS, |_, c| write_help(c.out, "MEMORY", MEMORY_HELP)),
 ];
 
-/// `OBJECT`'s subcommands and their arities.
-const OBJECT_SUBCOMMANDS: &[(&str, i32)] =
-    &[("encoding", 3), ("freq", 3), ("idletime", 3), ("refcount", 3), ("help", 2)];
-
-/// `MEMORY`'s subcommands and their arities.
-const MEMORY_SUBCOMMANDS: &[(&str, i32)] =
-    &[("doctor", 2), ("malloc-stats", 2), ("purge", 2), ("stats", 2), ("usage", -3), ("help", 2)];
+/// The answer of the `MEMORY` subcommands this store does not have.
+const NOT_SUPPORTED: &[u8] = b"ERR this MEMORY subcommand is not supported by this server";
 
 /// `OBJECT HELP`'s lines (Redis's).
 const OBJECT_HELP: &[&str] = &[
@@ -84,49 +97,26 @@ const MEMORY_HELP: &[&str] = &[
 const DEFAULT_SAMPLES: usize = 5;
 
 impl Store {
-    /// `OBJECT ENCODING|REFCOUNT|FREQ|IDLETIME key`, `OBJECT HELP`.
+    /// `OBJECT ENCODING|REFCOUNT|FREQ|IDLETIME key`.
     fn cmd_object(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
-        let Some((name, arity)) = subcommand(args[1], OBJECT_SUBCOMMANDS) else {
-            return write_unknown_subcommand(out, args);
-        };
-        if !arity_ok(arity, args.len()) {
-            return write_arity_error(out, &format!("object|{name}"));
-        }
-        if name == "help" {
-            return write_help(out, "OBJECT", OBJECT_HELP);
-        }
         let protocol = self.protocol;
         let Some(value) = self.get(args[2], now) else {
             return write_null(out, protocol);
         };
-        match name {
-            "encoding" => write_bulk(out, encoding(value).as_bytes()),
-            "refcount" => write_integer(out, 1),
-            "freq" => write_error(
+        let sub = args[1];
+        if sub.eq_ignore_ascii_case(b"encoding") {
+            write_bulk(out, encoding(value).as_bytes());
+        } else if sub.eq_ignore_ascii_case(b"refcount") {
+            write_integer(out, 1);
+        } else if sub.eq_ignore_ascii_case(b"freq") {
+            write_error(
                 out,
                 b"ERR An LFU maxmemory policy is not selected, access frequency not tracked. \
                   Please note that when switching between policies at runtime LRU and LFU data \
                   will take some time to adjust.",
-            ),
-            _ => write_error(out, b"ERR idle time is not tracked by this server"),
-        }
-    }
-
-    /// `MEMORY USAGE key [SAMPLES count]`, `MEMORY PURGE`, `MEMORY
-    /// MALLOC-STATS`, `MEMORY HELP`.
-    fn cmd_memory(&mut self, args: &[&[u8]], out: &mut Vec<u8>) {
-        let Some((name, arity)) = subcommand(args[1], MEMORY_SUBCOMMANDS) else {
-            return write_unknown_subcommand(out, args);
-        };
-        if !arity_ok(arity, args.len()) {
-            return write_arity_error(out, &format!("memory|{name}"));
-        }
-        match name {
-            "help" => write_help(out, "MEMORY", MEMORY_HELP),
-            "purge" => write_ok(out),
-            "malloc-stats" => write_bulk(out, b"Stats not supported for the current allocator"),
-            "usage" => self.memory_usage(args, out),
-            _ => write_error(out, b"ERR this MEMORY subcommand is not supported by this server"),
+            );
+        } else {
+            write_error(out, b"ERR idle time is not tracked by this server");
         }
     }
 

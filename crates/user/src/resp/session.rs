@@ -8,6 +8,9 @@ use super::encode::Protocol;
 pub struct Session {
     /// 0 until the store assigns one (on first need).
     pub(super) id: u64,
+    /// Where the store's client registry keeps this client (a hint it
+    /// checks against the id).
+    pub(super) slot: usize,
     pub(super) name: Option<Vec<u8>>,
     pub(super) lib_name: Option<Vec<u8>>,
     pub(super) lib_version: Option<Vec<u8>>,
@@ -15,6 +18,9 @@ pub struct Session {
     /// The selected database (`SELECT`), 0 at first; always below
     /// [`DATABASES`](super::store::DATABASES).
     pub(super) db: usize,
+    /// Subscribed to some channel or pattern (Redis's `CLIENT_PUBSUB`): a
+    /// RESP2 client is then limited to the subscription commands.
+    pub(super) subscribed: bool,
 }
 
 impl Session {
@@ -43,6 +49,11 @@ impl Session {
         self.db
     }
 
+    /// Whether the client is subscribed to any channel or pattern.
+    pub fn is_subscribed(&self) -> bool {
+        self.subscribed
+    }
+
     /// The library name and version set by `CLIENT SETINFO`.
     pub fn library(&self) -> (Option<&[u8]>, Option<&[u8]>) {
         (self.lib_name.as_deref(), self.lib_version.as_deref())
@@ -59,10 +70,8 @@ pub struct ServerInfo {
     pub tcp_port: Option<u16>,
     /// Seconds since the server started.
     pub uptime_seconds: Option<u64>,
-    /// Clients connected now.
-    pub connected_clients: Option<u64>,
-    /// Connections accepted since the start.
-    pub total_connections_received: Option<u64>,
+    /// Most clients the server accepts at once (`maxclients`).
+    pub max_clients: Option<u64>,
     /// Extra `name:value` lines for the `server` section (e.g. the kernel
     /// regime a hosted server runs under).
     pub extra: Vec<(String, String)>,

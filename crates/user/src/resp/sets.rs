@@ -48,7 +48,7 @@ pub(crate) const SET_COMMANDS: &[Spec] = &[
     spec("sdiffstore", -3, WD, ALL_KEYS, |s, c| {
         s.cmd_combine(&c.args[2..], Some(c.args[1]), Combine::Diff, c.now, c.out)
     }),
-    spec("sintercard", -3, R.or(Flags::MOVABLEKEYS), NO_KEYS, |s, c| s.cmd_sintercard(c.args, c.now, c.out)),
+    spec("sintercard", -3, R.or(Flags::MOVABLE_KEYS), NO_KEYS, |s, c| s.cmd_sintercard(c.args, c.now, c.out)),
     spec("smove", 4, WF, (1, 2, 1), |s, c| s.cmd_smove(c.args, c.now, c.out)),
 ];
 

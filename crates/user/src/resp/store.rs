@@ -242,6 +242,12 @@ pub struct Store {
     pub(crate) random: Random,
     /// Clients blocked on lists, and the keys they wait for.
     pub(crate) blocking: Blocking,
+    /// Every connected client (`clients.rs`).
+    pub(crate) clients: super::clients::Clients,
+    /// Channels and patterns with their subscribers (`pubsub.rs`).
+    pub(crate) pubsub: super::pubsub::PubSub,
+    /// The largest memory estimate `INFO` has reported.
+    pub(crate) memory_peak: usize,
 }
 
 impl Store {
@@ -266,6 +272,16 @@ impl Store {
     /// included until reclaimed).
     pub fn expiring(&self) -> usize {
         self.dbs[self.db].deadlines.len()
+    }
+
+    /// The average time to live of the selected database's keys with a
+    /// deadline at `now_ms`, in milliseconds (0 if there is none), as
+    /// `INFO`'s `avg_ttl`.
+    pub fn average_ttl(&self, now_ms: u64) -> u64 {
+        let live = self.dbs[self.db].deadlines.iter().filter(|(deadline, _)| *deadline >= now_ms);
+        let (count, total) =
+            live.fold((0u128, 0u128), |(n, sum), (deadline, _)| (n + 1, sum + u128::from(deadline - now_ms)));
+        total.checked_div(count).map_or(0, |average| u64::try_from(average).unwrap_or(u64::MAX))
     }
 
     /// Removes up to `budget` keys of the selected database whose deadline
@@ -307,6 +323,12 @@ impl Store {
                 (key.clone(), value)
             })
             .collect()
+    }
+
+    /// Every key of every database with its value, expired ones included
+    /// until reclaimed (what the store holds, for `INFO memory`).
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&[u8], &Value)> {
+        self.dbs.iter().flat_map(|db| db.keys.iter()).map(|(key, entry)| (key.as_slice(), &entry.value))
     }
 
     /// The store's counters.
@@ -461,15 +483,6 @@ impl Store {
     pub fn next_client_id(&mut self) -> u64 {
         self.last_client_id += 1;
         self.last_client_id
-    }
-
-    /// Forgets everything the store keeps for client `id`, whose
-    /// connection is gone: its blocked state and its watched keys. A server
-    /// calls it when a connection closes; whatever keeps per-client state
-    /// clears it here.
-    pub fn forget_client(&mut self, id: u64) {
-        self.forget_blocked(id);
-        self.watches.forget(id);
     }
 
     /// Starts a command: `write` says whether it may change keys (its

@@ -40,7 +40,7 @@ pub(crate) type Handler = fn(&mut Store, &mut Call<'_, '_>);
 
 /// A command's flags, as `COMMAND INFO` names them (a bit set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Flags(pub(crate) u16);
+pub(crate) struct Flags(pub(crate) u32);
 
 impl Flags {
     /// Modifies the keyspace: `WATCH`ed keys it names become dirty.
@@ -67,13 +67,27 @@ impl Flags {
     pub(crate) const NO_AUTH: Flags = Flags(1 << 10);
     /// Not allowed inside `MULTI`.
     pub(crate) const NO_MULTI: Flags = Flags(1 << 11);
-    /// Its keys are found by reading its arguments (`SINTERCARD numkeys
-    /// key ...`), not at fixed positions.
-    pub(crate) const MOVABLEKEYS: Flags = Flags(1 << 12);
+    /// Not shown to `MONITOR`.
+    pub(crate) const SKIP_MONITOR: Flags = Flags(1 << 12);
+    /// Not logged by the slow log.
+    pub(crate) const SKIP_SLOWLOG: Flags = Flags(1 << 13);
+    /// Allowed on an importing cluster slot.
+    pub(crate) const ASKING: Flags = Flags(1 << 14);
+    /// May be called without any key.
+    pub(crate) const NO_MANDATORY_KEYS: Flags = Flags(1 << 15);
+    /// Refused during an asynchronous load.
+    pub(crate) const NO_ASYNC_LOADING: Flags = Flags(1 << 16);
+    /// Key positions depend on the arguments.
+    pub(crate) const MOVABLE_KEYS: Flags = Flags(1 << 17);
+    /// Allowed while a script or function runs too long.
+    pub(crate) const ALLOW_BUSY: Flags = Flags(1 << 18);
+    /// A container: its first argument names a subcommand, whose own entry
+    /// (`container|sub`) runs (Redis shows no flag for it).
+    pub(crate) const CONTAINER: Flags = Flags(1 << 19);
     /// No flags.
     pub(crate) const NONE: Flags = Flags(0);
 
-    /// Names in Redis's order.
+    /// Names in Redis's order (`COMMAND INFO` lists them so).
     const NAMES: &'static [(Flags, &'static str)] = &[
         (Flags::WRITE, "write"),
         (Flags::READONLY, "readonly"),
@@ -84,10 +98,16 @@ impl Flags {
         (Flags::BLOCKING, "blocking"),
         (Flags::LOADING, "loading"),
         (Flags::STALE, "stale"),
-        (Flags::NO_AUTH, "no_auth"),
+        (Flags::SKIP_MONITOR, "skip_monitor"),
+        (Flags::SKIP_SLOWLOG, "skip_slowlog"),
+        (Flags::ASKING, "asking"),
         (Flags::FAST, "fast"),
+        (Flags::NO_AUTH, "no_auth"),
+        (Flags::NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (Flags::NO_ASYNC_LOADING, "no_async_loading"),
         (Flags::NO_MULTI, "no_multi"),
-        (Flags::MOVABLEKEYS, "movablekeys"),
+        (Flags::MOVABLE_KEYS, "movablekeys"),
+        (Flags::ALLOW_BUSY, "allow_busy"),
     ];
 
     /// Both sets of flags.
@@ -109,7 +129,8 @@ impl Flags {
 /// A command's table entry.
 #[derive(Clone, Copy)]
 pub(crate) struct Spec {
-    /// Lower-case name, as error messages spell it.
+    /// Lower-case name, as error messages spell it; a subcommand's is
+    /// Redis's full name, `container|sub` (`client|list`).
     pub(crate) text: &'static str,
     /// Argument count including the name: exact if positive, a minimum if
     /// negative (Redis's convention).
@@ -135,10 +156,6 @@ impl std::fmt::Debug for Spec {
 impl Spec {
     /// The key arguments of `args` (a call of this command), by the table's
     /// positions.
-    // `WATCH` does not need the positions: the store notes the keys a write
-    // really changes, wherever they are (a blocked client's destination,
-    // `SORT ... STORE`), which is what Redis's `signalModifiedKey` does.
-    #[allow(dead_code)]
     pub(crate) fn keys<'a, 'b>(&self, args: &'a [&'b [u8]]) -> impl Iterator<Item = &'b [u8]> + 'a {
         let len = args.len() as i32;
         let first = self.first_key;
@@ -176,24 +193,53 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::scan::SCAN_COMMANDS,
     super::lists::LIST_COMMANDS,
     super::server::COMMANDS,
+    super::pubsub::PUBSUB_COMMANDS,
+    super::client_command::CLIENT_COMMANDS,
+    super::config::CONFIG_COMMANDS,
+    super::command_info::COMMAND_COMMANDS,
+    super::info::INFO_COMMANDS,
+    super::scripting::SCRIPTING_COMMANDS,
     super::keyspace::KEYSPACE_COMMANDS,
     super::object::OBJECT_COMMANDS,
     super::multi::MULTI_COMMANDS,
 ];
 
-/// Every command, in table order.
+/// Every entry, subcommands included, in table order.
 pub(crate) fn all() -> impl Iterator<Item = &'static Spec> {
     TABLES.iter().flat_map(|table| table.iter())
+}
+
+/// Every command a client can name first (no subcommands), in table order.
+pub(crate) fn top_level() -> impl Iterator<Item = &'static Spec> {
+    all().filter(|spec| !spec.is_subcommand())
+}
+
+/// The subcommands of `container`, in table order.
+pub(crate) fn subcommands(container: &'static Spec) -> impl Iterator<Item = &'static Spec> {
+    let prefix = container.text;
+    all().filter(move |spec| {
+        spec.text.len() > prefix.len() && spec.text.starts_with(prefix) && spec.text.as_bytes()[prefix.len()] == b'|'
+    })
+}
+
+impl Spec {
+    /// Whether this is a subcommand's entry (`container|sub`).
+    pub(crate) fn is_subcommand(&self) -> bool {
+        self.text.contains('|')
+    }
 }
 
 /// Longest command name the map holds.
 const MAX_NAME: usize = 32;
 
-/// The table entry of the command called `name`, in any case.
-pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    if let Some(spec) = TABLES[0].iter().find(|spec| name.eq_ignore_ascii_case(spec.text.as_bytes())) {
-        return Some(spec);
-    }
+/// Every entry by its full lower-case name (`get`, `client|list`).
+fn by_name() -> &'static HashMap<&'static [u8], &'static Spec> {
+    static MAP: OnceLock<HashMap<&'static [u8], &'static Spec>> = OnceLock::new();
+    MAP.get_or_init(|| all().map(|spec| (spec.text.as_bytes(), spec)).collect())
+}
+
+/// The entry whose full name is `name`, in any case.
+fn find(name: &[u8]) -> Option<&'static Spec> {
     if name.len() > MAX_NAME {
         return None;
     }
@@ -201,9 +247,48 @@ pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
     for (to, from) in lower.iter_mut().zip(name) {
         *to = from.to_ascii_lowercase();
     }
-    static MAP: OnceLock<HashMap<&'static [u8], &'static Spec>> = OnceLock::new();
-    let map = MAP.get_or_init(|| all().map(|spec| (spec.text.as_bytes(), spec)).collect());
-    map.get(&lower[..name.len()]).copied()
+    by_name().get(&lower[..name.len()]).copied()
+}
+
+/// The table entry of the command called `name`, in any case (a
+/// subcommand's full name is no command name: `client|list` is unknown,
+/// as in Redis).
+pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    if let Some(spec) = TABLES[0].iter().find(|spec| name.eq_ignore_ascii_case(spec.text.as_bytes())) {
+        return Some(spec);
+    }
+    find(name).filter(|spec| !spec.is_subcommand())
+}
+
+/// The entry a full name designates, as `COMMAND INFO` reads names: a
+/// command (`get`) or a subcommand (`config|get`), in any case.
+pub(crate) fn lookup_full_name(name: &[u8]) -> Option<&'static Spec> {
+    find(name)
+}
+
+/// The entry that runs `args`, a call of `spec`: `spec` itself, or for a
+/// container called with a subcommand, that subcommand's entry; `None`
+/// when the container has no such subcommand.
+#[inline]
+pub(crate) fn resolve(spec: &'static Spec, args: &[&[u8]]) -> Option<&'static Spec> {
+    if !spec.flags.has(Flags::CONTAINER) || args.len() < 2 {
+        return Some(spec);
+    }
+    resolve_subcommand(spec, args[1])
+}
+
+/// The subcommand `sub` of the container `spec`.
+fn resolve_subcommand(spec: &'static Spec, sub: &[u8]) -> Option<&'static Spec> {
+    let container = spec.text.as_bytes();
+    let len = container.len() + 1 + sub.len();
+    if len > MAX_NAME || sub.contains(&b'|') {
+        return None;
+    }
+    let mut full = [0u8; MAX_NAME];
+    full[..container.len()].copy_from_slice(container);
+    full[container.len()] = b'|';
+    full[container.len() + 1..len].copy_from_slice(sub);
+    find(&full[..len])
 }
 
 #[cfg(test)]
@@ -217,7 +302,18 @@ mod tests {
             assert!(seen.insert(spec.text), "{} is in two tables", spec.text);
             assert_eq!(spec.text, spec.text.to_ascii_lowercase());
             assert!(spec.text.len() <= MAX_NAME);
-            assert!(std::ptr::eq(lookup(spec.text.to_ascii_uppercase().as_bytes()).unwrap(), spec));
+            let upper = spec.text.to_ascii_uppercase();
+            assert!(std::ptr::eq(lookup_full_name(upper.as_bytes()).unwrap(), spec));
+            if let Some((container, sub)) = spec.text.split_once('|') {
+                assert!(lookup(upper.as_bytes()).is_none(), "{} is found as a command", spec.text);
+                let parent = lookup(container.as_bytes()).unwrap();
+                assert!(parent.flags.has(Flags::CONTAINER), "{container} is not marked a container");
+                let args: [&[u8]; 2] = [container.as_bytes(), sub.as_bytes()];
+                assert!(std::ptr::eq(resolve(parent, &args).unwrap(), spec));
+                assert!(subcommands(parent).any(|s| std::ptr::eq(s, spec)));
+                continue;
+            }
+            assert!(std::ptr::eq(lookup(upper.as_bytes()).unwrap(), spec));
             assert!(spec.arity != 0, "{}", spec.text);
             assert!(
                 !(spec.flags.has(Flags::WRITE) && spec.flags.has(Flags::READONLY)),

@@ -29,8 +29,8 @@ use super::table::{spec, Flags, Spec, KEY1};
 use super::zset::{Score, ZSet};
 use super::zsets::Scored;
 
-const R: Flags = Flags::READONLY.or(Flags::MOVABLEKEYS);
-const WD: Flags = Flags::WRITE.or(Flags::DENYOOM).or(Flags::MOVABLEKEYS);
+const R: Flags = Flags::READONLY.or(Flags::MOVABLE_KEYS);
+const WD: Flags = Flags::WRITE.or(Flags::DENYOOM).or(Flags::MOVABLE_KEYS);
 const NO_FIXED_KEYS: (i32, i32, i32) = (0, 0, 0);
 
 /// The set-algebra commands.

@@ -75,7 +75,7 @@ impl Store {
                 lines.push(format!("arch_bits:{}", usize::BITS));
                 lines.extend(info.process_id.map(|pid| format!("process_id:{pid}")));
                 lines.extend(info.tcp_port.map(|port| format!("tcp_port:{port}")));
-                if let Some(seconds) = info.uptime_seconds {
+                if let Some(seconds) = info.started_ms.map(|t| now.saturating_sub(t) / 1000) {
                     lines.push(format!("uptime_in_seconds:{seconds}"));
                     lines.push(format!("uptime_in_days:{}", seconds / 86_400));
                 }

@@ -68,8 +68,9 @@ pub struct ServerInfo {
     pub process_id: Option<u32>,
     /// The TCP port served.
     pub tcp_port: Option<u16>,
-    /// Seconds since the server started.
-    pub uptime_seconds: Option<u64>,
+    /// When the server started, in the store's clock (Unix milliseconds):
+    /// `INFO` reports the uptime from it.
+    pub started_ms: Option<u64>,
     /// Most clients the server accepts at once (`maxclients`).
     pub max_clients: Option<u64>,
     /// Extra `name:value` lines for the `server` section (e.g. the kernel

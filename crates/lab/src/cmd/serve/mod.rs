@@ -280,6 +280,15 @@ fn serve<R: Regime>(
     let lp = Loop::new(poll, listeners, cable.clone(), pool, m.kv.clone(), s.port, s.max_clients)
         .context("registering the listeners")?;
     far.start(lp);
+    for (i, st) in m.kv.servers.iter().enumerate() {
+        let mut store = st.store.lock().unwrap_or_else(|e| e.into_inner());
+        let info = store.server_info_mut();
+        info.process_id = Some(std::process::id());
+        info.tcp_port = Some(s.port + i as u16);
+        info.started_ms = Some(m.kv.now_ms());
+        info.max_clients = Some(s.max_clients as u64);
+        info.extra = vec![("granule_regime".into(), s.regime.into()), ("granule_cores".into(), s.cores.to_string())];
+    }
     let s0 = m.sample();
     let t0 = Instant::now();
     say(&banner(s));

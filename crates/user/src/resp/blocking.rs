@@ -28,12 +28,17 @@
 //!
 //! Inside `EXEC` (Redis's `CLIENT_DENY_BLOCKING`) nothing blocks: the
 //! command answers as if its timeout had passed at once.
+//!
+//! A client waits for keys of the database it had selected, so keys are
+//! waited for and signalled as (database, key); a waiter is served with its
+//! database selected, and as a write: the keys serving changes (a
+//! `BLMOVE` destination) touch their watchers, as Redis's push does.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use super::encode::{write_null, write_null_array, Protocol};
 use super::list::End;
-use super::store::Store;
+use super::store::{Store, DATABASES};
 
 /// What a blocked client does with the element it gets.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +60,8 @@ pub(crate) enum Wait {
 /// One blocked client.
 #[derive(Clone, Debug)]
 struct Blocked {
+    /// The database its keys are in (the one it had selected).
+    db: usize,
     /// The keys it waits for, without repeats, in the order given.
     keys: Vec<Vec<u8>>,
     wait: Wait,
@@ -71,12 +78,14 @@ struct Blocked {
 pub(crate) struct Blocking {
     /// Blocked clients by id.
     clients: HashMap<u64, Blocked>,
-    /// For each key waited for, its waiters by blocking order (→ client id).
-    waiters: HashMap<Vec<u8>, BTreeMap<u64, u64>>,
-    /// Keys signalled ready and not served yet, in signal order.
-    ready: VecDeque<Vec<u8>>,
+    /// Per database, each key waited for and its waiters by blocking
+    /// order (→ client id).
+    waiters: [HashMap<Vec<u8>, BTreeMap<u64, u64>>; DATABASES],
+    /// Keys signalled ready and not served yet, as (database, key), in
+    /// signal order.
+    ready: VecDeque<(usize, Vec<u8>)>,
     /// The same keys, to signal each at most once.
-    ready_set: HashSet<Vec<u8>>,
+    ready_set: HashSet<(usize, Vec<u8>)>,
     /// Every finite deadline, with its client id, earliest first.
     deadlines: BTreeSet<(u64, u64)>,
     /// Clients unblocked since the last [`Store::take_unblocked`].
@@ -119,10 +128,11 @@ impl Store {
         self.blocking.deny = deny;
     }
 
-    /// Blocks client `id` on `keys` (repeats are ignored) until one of them
-    /// can serve `wait`, or until `deadline`.
+    /// Blocks client `id` on `keys` (repeats are ignored) of the selected
+    /// database until one of them can serve `wait`, or until `deadline`.
     pub(crate) fn block(&mut self, id: u64, keys: &[&[u8]], wait: Wait, deadline: Option<u64>, protocol: Protocol) {
         self.forget_blocked(id);
+        let db = self.db;
         let blocking = &mut self.blocking;
         let seq = blocking.next_seq;
         blocking.next_seq += 1;
@@ -131,13 +141,13 @@ impl Store {
             if owned.iter().any(|k| k == key) {
                 continue;
             }
-            blocking.waiters.entry(key.to_vec()).or_default().insert(seq, id);
+            blocking.waiters[db].entry(key.to_vec()).or_default().insert(seq, id);
             owned.push(key.to_vec());
         }
         if let Some(at) = deadline {
             blocking.deadlines.insert((at, id));
         }
-        blocking.clients.insert(id, Blocked { keys: owned, wait, deadline, protocol, seq });
+        blocking.clients.insert(id, Blocked { db, keys: owned, wait, deadline, protocol, seq });
     }
 
     /// Marks `key` ready if a client waits for it: its waiters are served
@@ -146,12 +156,27 @@ impl Store {
     /// Redis's `dbAdd` does; a key of another type than the waiters want
     /// serves nobody.
     pub fn signal_key_ready(&mut self, key: &[u8]) {
+        self.signal_key_ready_in(self.db, key);
+    }
+
+    /// As [`Store::signal_key_ready`], for `key` of database `db` (`MOVE`,
+    /// `COPY ... DB` and `SWAPDB` create keys in other databases).
+    pub(crate) fn signal_key_ready_in(&mut self, db: usize, key: &[u8]) {
         let blocking = &mut self.blocking;
-        if blocking.waiters.is_empty() || !blocking.waiters.contains_key(key) || blocking.ready_set.contains(key) {
+        if blocking.waiters[db].is_empty() || !blocking.waiters[db].contains_key(key) {
             return;
         }
-        blocking.ready_set.insert(key.to_vec());
-        blocking.ready.push_back(key.to_vec());
+        let ready = (db, key.to_vec());
+        if blocking.ready_set.contains(&ready) {
+            return;
+        }
+        blocking.ready_set.insert(ready.clone());
+        blocking.ready.push_back(ready);
+    }
+
+    /// The keys of database `db` that clients wait for.
+    pub(crate) fn waited_in(&self, db: usize) -> impl Iterator<Item = &[u8]> + '_ {
+        self.blocking.waiters[db].keys().map(Vec::as_slice)
     }
 
     /// Whether keys wait to be served.
@@ -162,20 +187,30 @@ impl Store {
     /// Serves the clients blocked on every key signalled ready, key by key
     /// in signal order (keys that serving makes ready included), each
     /// key's clients oldest first while it has elements. Runs after each
-    /// command (the connection calls it); cheap when nothing is ready.
+    /// command (the connection calls it), never inside one; cheap when
+    /// nothing is ready. Each key is served with its database selected, as
+    /// a write (for `WATCH`).
     pub fn serve_ready_keys(&mut self, now_ms: u64) {
-        while let Some(key) = self.blocking.ready.pop_front() {
-            self.blocking.ready_set.remove(&key);
-            self.serve_key(&key, now_ms);
+        let selected = self.db;
+        while let Some(ready) = self.blocking.ready.pop_front() {
+            self.blocking.ready_set.remove(&ready);
+            let (db, key) = ready;
+            self.db = db;
+            let tracked = self.begin_command(true);
+            self.serve_key(db, &key, now_ms);
+            if tracked {
+                self.end_tracked_command(false);
+            }
         }
+        self.db = selected;
     }
 
-    /// Serves the clients blocked on `key`, oldest first, while it is a
-    /// list with elements.
-    fn serve_key(&mut self, key: &[u8], now_ms: u64) {
+    /// Serves the clients blocked on `key` of database `db` (selected),
+    /// oldest first, while it is a list with elements.
+    fn serve_key(&mut self, db: usize, key: &[u8], now_ms: u64) {
         let mut after = None;
         loop {
-            let Some(queue) = self.blocking.waiters.get(key) else { return };
+            let Some(queue) = self.blocking.waiters[db].get(key) else { return };
             let next = match after {
                 None => queue.iter().next(),
                 Some(seq) => queue.range(seq + 1..).next(),
@@ -237,11 +272,12 @@ impl Store {
     fn unblock(&mut self, id: u64) -> Option<Blocked> {
         let blocking = &mut self.blocking;
         let blocked = blocking.clients.remove(&id)?;
+        let waiters = &mut blocking.waiters[blocked.db];
         for key in &blocked.keys {
-            if let Some(queue) = blocking.waiters.get_mut(key) {
+            if let Some(queue) = waiters.get_mut(key) {
                 queue.remove(&blocked.seq);
                 if queue.is_empty() {
-                    blocking.waiters.remove(key);
+                    waiters.remove(key);
                 }
             }
         }
@@ -267,7 +303,7 @@ mod tests {
         store.block(3, &[b"a"], Wait::Pop(End::Left), Some(20), Protocol::Resp3);
         assert!(store.is_blocked(1) && store.is_blocked(2) && !store.is_blocked(4));
         assert_eq!(store.blocking.clients[&1].keys, vec![b"a".to_vec(), b"b".to_vec()]);
-        let queue: Vec<u64> = store.blocking.waiters[&b"b"[..]].values().copied().collect();
+        let queue: Vec<u64> = store.blocking.waiters[0][&b"b"[..]].values().copied().collect();
         assert_eq!(queue, [1, 2]);
         assert_eq!(store.next_block_deadline(), Some(20));
         // Deadlines pass strictly after their time, earliest first.
@@ -277,10 +313,10 @@ mod tests {
         assert_eq!(store.take_outbox(), vec![(3, b"_\r\n".to_vec()), (1, b"*-1\r\n".to_vec())]);
         assert_eq!(store.take_unblocked(), [3, 1]);
         assert_eq!(store.next_block_deadline(), None);
-        assert!(!store.blocking.waiters.contains_key(&b"a"[..]));
+        assert!(!store.blocking.waiters[0].contains_key(&b"a"[..]));
         // A client that goes away leaves nothing behind.
         store.forget_client(2);
-        assert!(store.blocking.waiters.is_empty() && store.blocking.clients.is_empty());
+        assert!(store.blocking.waiters.iter().all(HashMap::is_empty) && store.blocking.clients.is_empty());
         assert!(store.take_unblocked().is_empty());
     }
 

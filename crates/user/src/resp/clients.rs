@@ -277,10 +277,12 @@ impl Store {
     }
 
     /// Forgets client `id`, whose connection is closed: it stops waiting in
-    /// a blocking command, its subscriptions end and it leaves the
-    /// registry. Unknown ids are ignored.
+    /// a blocking command, its watched keys are forgotten, its
+    /// subscriptions end and it leaves the registry. Unknown ids are
+    /// ignored.
     pub fn forget_client(&mut self, id: u64) {
         self.forget_blocked(id);
+        self.watches.forget(id);
         if let Some(client) = self.clients.remove(id) {
             self.unsubscribe_everything(id, &client.subscriptions);
         }

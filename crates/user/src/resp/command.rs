@@ -215,7 +215,8 @@ impl Store {
     /// callers without connections) and appends its reply to `out`, then
     /// serves the clients blocked on keys it created. An empty argument
     /// list is an empty request: no reply. This session has no client id,
-    /// so its blocking commands never block (they time out at once).
+    /// so its blocking commands never block (they time out at once); it
+    /// starts on database 0 (a `SELECT` through it holds for later calls).
     pub fn execute(&mut self, args: &[&[u8]], now_ms: u64, out: &mut Vec<u8>) -> Flow {
         let mut session = std::mem::take(&mut self.session);
         // Without a connection there is nobody to answer later: no blocking.
@@ -251,9 +252,11 @@ impl Store {
         Some(spec)
     }
 
-    /// Executes one command for the client `session` (its name, its id) and
-    /// appends its reply to `out`. `now_ms` is the current time in
-    /// milliseconds, the only clock the store sees.
+    /// Executes one command for the client `session` (its name, its id, its
+    /// database) and appends its reply to `out`. `now_ms` is the current
+    /// time in milliseconds, the only clock the store sees. While the
+    /// command runs the store's accessors act on the session's database;
+    /// after it, on database 0 again.
     pub fn execute_in(&mut self, session: &mut Session, args: &[&[u8]], now_ms: u64, out: &mut Vec<u8>) -> Flow {
         let Some(&name) = args.first() else {
             return Flow::Continue;
@@ -275,8 +278,15 @@ impl Store {
             session.id = self.next_client_id();
         }
         self.clients.touch(session, now_ms, spec.text);
+        self.db = session.db;
+        let start = out.len();
+        let tracked = self.begin_command(spec.flags.has(Flags::WRITE));
         let mut call = Call { args, now: now_ms, out, session, flow: Flow::Continue };
         (spec.run)(self, &mut call);
+        if tracked {
+            self.end_tracked_command(call.out.get(start) == Some(&b'-'));
+        }
+        self.db = 0;
         // Counted once done, as Redis counts: `INFO` does not count itself.
         self.stats.commands_processed += 1;
         call.flow
@@ -461,8 +471,9 @@ impl Store {
         write_integer(out, reply);
     }
 
-    /// `EXPIRE key seconds [NX|XX|GT|LT]` and `PEXPIRE` in milliseconds.
-    fn cmd_expire(&mut self, args: &[&[u8]], unit: TimeUnit, name: &str, now: u64, out: &mut Vec<u8>) {
+    /// `EXPIRE key seconds [NX|XX|GT|LT]`, `PEXPIRE` in milliseconds, and
+    /// `EXPIREAT`/`PEXPIREAT` with a Unix time in seconds or milliseconds.
+    pub(crate) fn cmd_expire(&mut self, args: &[&[u8]], unit: TimeUnit, name: &str, now: u64, out: &mut Vec<u8>) {
         let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
         for option in &args[3..] {
             let flag = if option.eq_ignore_ascii_case(b"NX") {
@@ -491,7 +502,8 @@ impl Store {
         };
         let invalid = || format!("ERR invalid expire time in '{name}' command").into_bytes();
         let millis = if unit.in_seconds() { amount.checked_mul(1000) } else { Some(amount) };
-        let Some(when) = millis.and_then(|ms| ms.checked_add(signed(now))) else {
+        let base = if unit.relative() { signed(now) } else { 0 };
+        let Some(when) = millis.and_then(|ms| ms.checked_add(base)) else {
             return write_error(out, &invalid());
         };
         let key = args[1];

@@ -24,7 +24,7 @@ use super::glob::{glob_match, Case};
 use super::number::parse_i64;
 use super::pubsub::write_help;
 use super::server::LOADING_STALE;
-use super::store::Store;
+use super::store::{Store, DATABASES};
 use super::table::{spec, Flags, Spec, NO_KEYS};
 
 /// Flags of `CONFIG`'s subcommands.
@@ -55,9 +55,6 @@ const CONFIG_HELP: &[&str] = &[
     "HELP",
     "    Prints this help.",
 ];
-
-/// Databases the store has (`SELECT` accepts 0 only).
-pub(crate) const DATABASES: i64 = 1;
 
 /// The eviction policies Redis knows (only `noeviction` is true here).
 const POLICIES: &[&str] = &[

@@ -149,6 +149,9 @@ impl Store {
             }
             Some(_) => return write_error(out, WRONGTYPE),
         };
+        if removed == 0 {
+            self.unchanged(key);
+        }
         if emptied {
             self.remove(key, now);
         }
@@ -185,6 +188,8 @@ impl Store {
         let fresh = hash.get(args[2]).is_none();
         if fresh {
             hash.set(args[2], args[3]);
+        } else {
+            self.unchanged(args[1]);
         }
         write_integer(out, i64::from(fresh));
     }

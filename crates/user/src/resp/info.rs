@@ -16,7 +16,7 @@
 
 use super::encode::write_verbatim;
 use super::server::{LOADING_STALE, REDIS_VERSION};
-use super::store::Store;
+use super::store::{Store, DATABASES};
 use super::table::{spec, Spec, NO_KEYS};
 
 /// `INFO`.
@@ -136,10 +136,12 @@ impl Store {
                 }
             }
             "keyspace" => {
-                let keys = self.len(now);
-                if keys > 0 {
-                    let (expires, ttl) = (self.expiring(), self.average_ttl(now));
-                    lines.push(format!("db0:keys={keys},expires={expires},avg_ttl={ttl}"));
+                // Every database that holds keys, as Redis lists them.
+                for db in 0..DATABASES {
+                    let (keys, expires, ttl) = self.db_counts(db, now);
+                    if keys > 0 {
+                        lines.push(format!("db{db}:keys={keys},expires={expires},avg_ttl={ttl}"));
+                    }
                 }
             }
             _ => {}

@@ -250,6 +250,9 @@ impl Store {
             Ok(None) => (0, false),
             Ok(Some(list)) => (list.remove(args[3], count), list.is_empty()),
         };
+        if removed == 0 {
+            self.unchanged(args[1]);
+        }
         if emptied {
             self.remove(args[1], now);
         }
@@ -288,7 +291,10 @@ impl Store {
             Ok(None) => write_integer(out, 0),
             Ok(Some(list)) => match list.insert(args[3], args[4], after) {
                 true => write_integer(out, list.len() as i64),
-                false => write_integer(out, -1),
+                false => {
+                    self.unchanged(args[1]);
+                    write_integer(out, -1);
+                }
             },
         }
     }

@@ -1,4 +1,5 @@
-//! Transactions: `MULTI`, then queued commands, then `EXEC` (or `DISCARD`).
+//! Transactions: `MULTI`, then queued commands, then `EXEC` (or `DISCARD`),
+//! and `WATCH`, which makes `EXEC` conditional.
 //!
 //! Client libraries use them unasked — redis-py's `pipeline()` wraps its
 //! commands in `MULTI`/`EXEC` by default — so a server real clients drive
@@ -8,17 +9,40 @@
 //! `-EXECABORT` (Redis ≥ 2.6.5). `EXEC` runs the queue in order and answers
 //! an array of the replies; the store is single-threaded, so nothing runs in
 //! between. Errors at run time are ordinary elements of that array, as in
-//! Redis. `WATCH` is not supported (it is an unknown command). The queue is
-//! bounded: past `max_bytes` of queued arguments the transaction fails.
-//! `RESET` and `QUIT` are never queued: they run at once, and the
-//! transaction ends with the connection's state, as in Redis. The client
-//! registry follows the transaction (`multi=` and the `x` flag of
-//! `CLIENT LIST`).
+//! Redis. The queue is bounded: past `max_bytes` of queued arguments the
+//! transaction fails. `RESET` and `QUIT` are never queued: they run at
+//! once, and the transaction ends with the connection's state, as in Redis.
+//! The client registry follows the transaction (`multi=` and the `x` flag
+//! of `CLIENT LIST`).
+//!
+//! `WATCH key ...` (before `MULTI`: inside it is an error that does not
+//! abort the transaction) makes the next `EXEC` answer the null array —
+//! `*-1`, or `_` in RESP3 — if any watched key changed in between: written
+//! by any client, the watcher included; expired (or, as Redis 7.0 checks at
+//! `EXEC`, past its deadline); or flushed, swapped, moved or renamed away. A
+//! key that had already expired when watched counts as absent. `EXEC`,
+//! `DISCARD`, `UNWATCH` and `RESET` end every watch of the client. The
+//! bookkeeping is `watch.rs`; the store notes the keys write commands
+//! change.
 
-use super::command::Flow;
-use super::encode::{write_array_header, write_error, write_simple};
+use super::command::{write_ok, Flow};
+use super::encode::{write_array_header, write_error, write_null_array, write_simple, Protocol};
 use super::session::Session;
 use super::store::Store;
+use super::table::{spec, Call, Flags, Spec, NO_KEYS};
+
+/// Flags of `WATCH` and `UNWATCH`.
+const WATCH_FLAGS: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::FAST).or(Flags::ALLOW_BUSY);
+
+/// The commands of this file that the table runs (`MULTI`, `EXEC` and
+/// `DISCARD` are [`handle`]d before the table is consulted).
+pub(crate) const MULTI_COMMANDS: &[Spec] = &[
+    spec("watch", -2, WATCH_FLAGS, (1, -1, 1), |s, c| s.cmd_watch(c)),
+    spec("unwatch", 1, WATCH_FLAGS, NO_KEYS, |s, c| {
+        s.watches.forget(c.session.id);
+        write_ok(c.out);
+    }),
+];
 
 /// A transaction being queued.
 #[derive(Debug, Default)]
@@ -33,13 +57,16 @@ enum Verb {
     Multi,
     Exec,
     Discard,
+    Watch,
     /// `RESET` or `QUIT`: runs at once and ends the transaction.
     Leave,
     Other,
 }
 
 fn verb(name: &[u8]) -> Verb {
-    if name.eq_ignore_ascii_case(b"MULTI") {
+    if name.eq_ignore_ascii_case(b"WATCH") {
+        Verb::Watch
+    } else if name.eq_ignore_ascii_case(b"MULTI") {
         Verb::Multi
     } else if name.eq_ignore_ascii_case(b"EXEC") {
         Verb::Exec
@@ -91,14 +118,28 @@ pub fn handle(
         (Verb::Discard, None) if single => write_error(out, b"ERR DISCARD without MULTI"),
         (Verb::Discard, Some(_)) if single => {
             *state = None;
+            store.watches.forget(session.id);
             store.set_client_multi(session, now_ms, None);
             write_simple(out, b"OK");
         }
+        // With keys, inside a transaction: refused, and the transaction
+        // goes on (without keys it is queued and fails on arity below).
+        (Verb::Watch, Some(_)) if !single => write_error(out, b"ERR WATCH inside MULTI is not allowed"),
         (Verb::Exec, Some(_)) if single => {
             let multi = state.take().unwrap_or_default();
+            let changed = store.watched_key_changed(session.id, now_ms);
+            store.watches.forget(session.id);
             if multi.failed {
                 store.set_client_multi(session, now_ms, None);
                 write_error(out, b"EXECABORT Transaction discarded because of previous errors.");
+                return Some(Flow::Continue);
+            }
+            if changed {
+                store.set_client_multi(session, now_ms, None);
+                match session.protocol() {
+                    Protocol::Resp2 => write_null_array(out),
+                    Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
+                }
                 return Some(Flow::Continue);
             }
             write_array_header(out, multi.queued.len());
@@ -131,8 +172,8 @@ pub fn handle(
                 m.failed = true;
             }
         }
-        (Verb::Other, None) => return None,
-        (Verb::Other, Some(m)) => {
+        (Verb::Watch | Verb::Other, None) => return None,
+        (Verb::Watch | Verb::Other, Some(m)) => {
             let size: usize = args.iter().map(|a| a.len() + 16).sum();
             if m.bytes + size > max_bytes {
                 m.failed = true;
@@ -149,6 +190,30 @@ pub fn handle(
         }
     }
     Some(Flow::Continue)
+}
+
+impl Store {
+    /// `WATCH key [key ...]`: the client's next `EXEC` fails if one of the
+    /// keys changes first. A key already expired is reclaimed now, so that
+    /// it is watched as absent.
+    fn cmd_watch(&mut self, c: &mut Call<'_, '_>) {
+        let id = c.session.id;
+        for key in &c.args[1..] {
+            self.expire_key_in(self.db, key, c.now);
+            self.watches.watch(id, self.db, key);
+        }
+        write_ok(c.out);
+    }
+
+    /// Whether a key client `id` watches has changed since: touched, or
+    /// past its deadline now (Redis 7.0's `isWatchedKeyExpired`).
+    pub(crate) fn watched_key_changed(&self, id: u64, now_ms: u64) -> bool {
+        self.watches.is_dirty(id)
+            || self
+                .watches
+                .keys_of(id)
+                .any(|(db, key)| self.dbs[db].keys.contains_key(key) && !self.dbs[db].is_live(key, now_ms))
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +233,46 @@ mod tests {
         assert_eq!(got, "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n:2\r\n$1\r\n2\r\n");
         let got = feed(&mut c, &mut store, "MULTI\r\nINCR n\r\nDISCARD\r\nGET n\r\n");
         assert_eq!(got, "+OK\r\n+QUEUED\r\n+OK\r\n$1\r\n2\r\n");
+    }
+
+    #[test]
+    fn watch_fails_exec_after_another_clients_write_and_is_forgotten_with_the_client() {
+        let (mut a, mut b, mut store) = (Connection::default(), Connection::default(), Store::new());
+        assert_eq!(feed(&mut a, &mut store, "WATCH k\r\n"), "+OK\r\n");
+        assert!(store.watches.active());
+        assert_eq!(feed(&mut b, &mut store, "SET other 1\r\n"), "+OK\r\n");
+        assert_eq!(feed(&mut a, &mut store, "MULTI\r\nGET k\r\nEXEC\r\n"), "+OK\r\n+QUEUED\r\n*1\r\n$-1\r\n");
+        assert!(!store.watches.active());
+        feed(&mut a, &mut store, "WATCH k\r\n");
+        feed(&mut b, &mut store, "SET k 1\r\n");
+        assert!(store.watches.is_dirty(a.id()));
+        assert_eq!(feed(&mut a, &mut store, "MULTI\r\nGET k\r\nEXEC\r\n"), "+OK\r\n+QUEUED\r\n*-1\r\n");
+        assert!(!store.watches.is_dirty(a.id()));
+        // A closed connection's watches go with it.
+        feed(&mut a, &mut store, "WATCH k x\r\n");
+        assert!(store.watches.active());
+        store.forget_client(a.id());
+        assert!(!store.watches.active());
+        assert_eq!(store.watches.keys_of(a.id()).count(), 0);
+    }
+
+    #[test]
+    fn only_writes_that_answer_without_error_touch() {
+        let (mut a, mut b, mut store) = (Connection::default(), Connection::default(), Store::new());
+        feed(&mut b, &mut store, "SET s text\r\n");
+        feed(&mut a, &mut store, "WATCH s\r\n");
+        assert_eq!(feed(&mut b, &mut store, "INCR s\r\n"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(feed(&mut b, &mut store, "GET s\r\n"), "$4\r\ntext\r\n");
+        assert!(!store.watches.is_dirty(a.id()));
+        assert_eq!(feed(&mut b, &mut store, "APPEND s !\r\n"), ":5\r\n");
+        assert!(store.watches.is_dirty(a.id()));
+        // An expiry touches at once, even during a read.
+        feed(&mut a, &mut store, "UNWATCH\r\n");
+        let mut out = Vec::new();
+        let _ = b.feed(b"SET e v PX 5\r\n", &mut store, 0, &mut out);
+        let _ = a.feed(b"WATCH e\r\n", &mut store, 0, &mut out);
+        let _ = b.feed(b"GET e\r\n", &mut store, 10, &mut out);
+        assert!(store.watches.is_dirty(a.id()));
     }
 
     #[test]

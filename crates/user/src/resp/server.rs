@@ -1,13 +1,15 @@
-//! The connection commands: `PING`, `ECHO`, `SELECT`, `HELLO`, `AUTH`,
-//! `QUIT`, `RESET`, and `DBSIZE`/`FLUSHDB`/`FLUSHALL`.
+//! The connection commands: `PING`, `ECHO`, `HELLO`, `AUTH`, `QUIT`,
+//! `RESET`, and `TIME`.
 //!
 //! Real clients send these before any data command: redis-py 8 opens every
 //! connection with `HELLO 3` — and gives up if the server refuses RESP3, so
 //! `HELLO 3` switches the session to RESP3 (the reply shapes of
 //! `encode::Protocol`) rather than answering `NOPROTO`. The answers are
-//! honest: one database (`SELECT` of any other index fails). `RESET` ends
-//! the connection's state as Redis's does: subscriptions, name, RESP3, the
-//! open transaction. The server's introspection lives beside: `CLIENT` in
+//! honest. `RESET` ends the connection's state as Redis's does:
+//! subscriptions, name, RESP3, the selected database, the open transaction
+//! and the watched keys. `TIME` answers the store's clock, which counts
+//! milliseconds. The databases' commands (`SELECT`, `DBSIZE`, `FLUSHDB`…)
+//! live in `keyspace.rs`; the server's introspection beside: `CLIENT` in
 //! `client_command.rs`, `CONFIG` in `config.rs`, `INFO` in `info.rs`,
 //! `COMMAND` in `command_info.rs`. This file also holds Redis's glob
 //! matcher, which `CONFIG GET`, `COMMAND LIST` and the channel patterns
@@ -17,7 +19,7 @@
 //! `INFO`'s `redis_version` (clients gate features on that version); `INFO`
 //! names the real implementation in `granule_version`.
 
-use super::command::{c_string, write_arity_error, write_ok, Flow, NOT_INTEGER, SYNTAX};
+use super::command::{c_string, write_arity_error, write_ok, Flow, SYNTAX};
 use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_simple, Protocol,
 };
@@ -38,13 +40,7 @@ pub(crate) const LOADING_STALE: Flags = Flags::LOADING.or(Flags::STALE);
 /// The connection and server commands.
 pub(crate) const COMMANDS: &[Spec] = &[
     spec("echo", 2, LOADING_STALE.or(Flags::FAST), NO_KEYS, |_, c| write_bulk(c.out, c.args[1])),
-    spec("select", 2, LOADING_STALE.or(Flags::FAST), NO_KEYS, |s, c| s.cmd_select(c.args[1], c.out)),
-    spec("dbsize", 1, Flags::READONLY.or(Flags::FAST), NO_KEYS, |s, c| {
-        let keys = s.len(c.now);
-        write_integer(c.out, keys as i64);
-    }),
-    spec("flushdb", -1, Flags::WRITE, NO_KEYS, |s, c| s.cmd_flush(c.args, c.out)),
-    spec("flushall", -1, Flags::WRITE, NO_KEYS, |s, c| s.cmd_flush(c.args, c.out)),
+    spec("time", 1, LOADING_STALE.or(Flags::FAST), NO_KEYS, |_, c| write_time(c.now, c.out)),
     spec("hello", -1, HANDSHAKE, NO_KEYS, |s, c| s.cmd_hello(c)),
     spec("auth", -2, HANDSHAKE, NO_KEYS, |s, c| s.cmd_auth(c.args, c.out)),
     spec("quit", -1, HANDSHAKE, NO_KEYS, |_, c| {
@@ -73,26 +69,6 @@ impl Store {
         }
     }
 
-    pub(crate) fn cmd_select(&mut self, index: &[u8], out: &mut Vec<u8>) {
-        match parse_i64(index) {
-            Some(0) => write_ok(out),
-            Some(i) if i32::try_from(i).is_ok() => write_error(out, b"ERR DB index is out of range"),
-            Some(_) => write_error(out, b"ERR value is out of range, value must between -2147483648 and 2147483647"),
-            None => write_error(out, NOT_INTEGER),
-        }
-    }
-
-    /// `FLUSHDB`/`FLUSHALL [ASYNC|SYNC]`: both empty the one database.
-    pub(crate) fn cmd_flush(&mut self, args: &[&[u8]], out: &mut Vec<u8>) {
-        match args {
-            [_] => {}
-            [_, mode] if mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC") => {}
-            _ => return write_error(out, SYNTAX),
-        }
-        self.flush();
-        write_ok(out);
-    }
-
     /// `RESET`: the connection as new — no subscriptions, no name, RESP2,
     /// database 0 (the open transaction, kept by the connection, is
     /// discarded before this runs).
@@ -105,6 +81,9 @@ impl Store {
         client.name = None;
         client.db = 0;
         client.multi = None;
+        c.session.db = 0;
+        self.db = 0;
+        self.watches.forget(c.session.id);
         write_simple(c.out, b"RESET");
     }
 
@@ -186,6 +165,18 @@ impl Store {
     }
 }
 
+/// `TIME`: the Unix time in seconds and microseconds. The store's clock
+/// counts milliseconds, so the microseconds are a multiple of 1000.
+fn write_time(now_ms: u64, out: &mut Vec<u8>) {
+    write_array_header(out, 2);
+    let mut digits = Vec::with_capacity(20);
+    for part in [now_ms / 1000, (now_ms % 1000) * 1000] {
+        digits.clear();
+        super::number::write_u64(&mut digits, part);
+        write_bulk(out, &digits);
+    }
+}
+
 /// Whether a client name (or library attribute) is acceptable: printable
 /// ASCII without spaces.
 pub(crate) fn valid_client_name(name: &[u8]) -> bool {
@@ -217,7 +208,9 @@ mod tests {
         assert_eq!(text(&mut store, "PING hi"), "$2\r\nhi\r\n");
         assert_eq!(text(&mut store, "PING a b"), "-ERR wrong number of arguments for 'ping' command\r\n");
         assert_eq!(text(&mut store, "SELECT 0"), "+OK\r\n");
-        assert_eq!(text(&mut store, "SELECT 1"), "-ERR DB index is out of range\r\n");
+        assert_eq!(text(&mut store, "SELECT 15"), "+OK\r\n");
+        assert_eq!(text(&mut store, "SELECT 16"), "-ERR DB index is out of range\r\n");
+        assert_eq!(text(&mut store, "TIME"), "*2\r\n$1\r\n0\r\n$1\r\n0\r\n");
         assert_eq!(text(&mut store, "SELECT abc"), "-ERR value is not an integer or out of range\r\n");
         assert_eq!(text(&mut store, "HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
         assert_eq!(text(&mut store, "HELLO 1"), "-NOPROTO unsupported protocol version\r\n");
@@ -303,5 +296,12 @@ mod tests {
         );
         let _ = run(&mut store, &mut session, &["HELLO", "2"]);
         assert_eq!(run(&mut store, &mut session, &["GET", "nokey"]), b"$-1\r\n");
+    }
+
+    #[test]
+    fn time_answers_the_store_clock_at_millisecond_resolution() {
+        let mut out = Vec::new();
+        write_time(1_700_000_123_456, &mut out);
+        assert_eq!(out, b"*2\r\n$10\r\n1700000123\r\n$6\r\n456000\r\n");
     }
 }

@@ -15,6 +15,9 @@ pub struct Session {
     pub(super) lib_name: Option<Vec<u8>>,
     pub(super) lib_version: Option<Vec<u8>>,
     pub(super) protocol: Protocol,
+    /// The selected database (`SELECT`), 0 at first; always below
+    /// [`DATABASES`](super::store::DATABASES).
+    pub(super) db: usize,
     /// Subscribed to some channel or pattern (Redis's `CLIENT_PUBSUB`): a
     /// RESP2 client is then limited to the subscription commands.
     pub(super) subscribed: bool,
@@ -39,6 +42,11 @@ impl Session {
     /// The protocol chosen with `HELLO` (RESP2 until then).
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// The selected database (`SELECT`): 0 until the client selects another.
+    pub fn db(&self) -> usize {
+        self.db
     }
 
     /// Whether the client is subscribed to any channel or pattern.

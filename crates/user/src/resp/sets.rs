@@ -123,6 +123,9 @@ impl Store {
                 return write_error(out, WRONGTYPE);
             };
             let added = args[2..].iter().filter(|member| set.insert(member)).count();
+            if added == 0 {
+                self.unchanged(key);
+            }
             return write_integer(out, added as i64);
         }
         let mut set = Set::new();
@@ -142,6 +145,9 @@ impl Store {
             }
             Some(_) => return write_error(out, WRONGTYPE),
         };
+        if removed == 0 {
+            self.unchanged(key);
+        }
         if emptied {
             self.remove(key, now);
         }
@@ -162,12 +168,16 @@ impl Store {
         }
         let (moved, emptied) = match self.get_mut(source, now) {
             Some(Value::Set(set)) if source == destination => {
-                return write_integer(out, i64::from(set.contains(member)))
+                let found = set.contains(member);
+                self.unchanged(source);
+                return write_integer(out, i64::from(found));
             }
             Some(Value::Set(set)) => (set.remove(member), set.is_empty()),
             _ => (false, false),
         };
         if !moved {
+            self.unchanged(source);
+            self.unchanged(destination);
             return write_integer(out, 0);
         }
         if emptied {

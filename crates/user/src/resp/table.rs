@@ -4,8 +4,9 @@
 //! Each family of commands (strings and keys, hashes, sorted sets, lists,
 //! sets, the keyspace, the server) keeps its own table beside its handlers
 //! as a `pub(crate) const COMMANDS: &[Spec]`, and [`TABLES`] lists the
-//! families. `COMMAND`, `COMMAND INFO` and `WATCH`'s key tracking read the
-//! same entries, so a command is described in exactly one place.
+//! families. `COMMAND`, `COMMAND INFO` and `WATCH`'s tracking of writes
+//! (the `write` flag) read the same entries, so a command is described in
+//! exactly one place.
 //!
 //! Lookup is case-insensitive and allocation-free: the hot commands (the
 //! first table, `GET` and `SET` first) are found by a short scan, every
@@ -198,6 +199,9 @@ pub(crate) const TABLES: &[&[Spec]] = &[
     super::command_info::COMMAND_COMMANDS,
     super::info::INFO_COMMANDS,
     super::scripting::SCRIPTING_COMMANDS,
+    super::keyspace::KEYSPACE_COMMANDS,
+    super::object::OBJECT_COMMANDS,
+    super::multi::MULTI_COMMANDS,
 ];
 
 /// Every entry, subcommands included, in table order.

@@ -147,7 +147,7 @@ impl Store {
 
     /// Deletes `key` if it holds an empty sorted set.
     pub(crate) fn drop_if_empty(&mut self, key: &[u8], now: u64) {
-        if matches!(self.get_mut(key, now), Some(Value::ZSet(set)) if set.is_empty()) {
+        if matches!(self.peek(key, now), Some(Value::ZSet(set)) if set.is_empty()) {
             self.remove(key, now);
         }
     }
@@ -210,7 +210,7 @@ impl Store {
         let Ok(Some(set)) = self.zset_for_write(key, now) else {
             return write_error(out, WRONGTYPE);
         };
-        let mut changed = 0;
+        let (mut changed, mut touched) = (0, !exists);
         let mut last_score = None;
         for pair in pairs.chunks_exact(2) {
             let (Some(value), member) = (parse_f64(pair[0]), pair[1]) else {
@@ -224,6 +224,7 @@ impl Store {
                 Ok(None) => {}
                 Ok(Some((outcome, score))) => {
                     last_score = Some(score);
+                    touched |= outcome != AddOutcome::Unchanged;
                     match outcome {
                         AddOutcome::Added => changed += 1,
                         AddOutcome::Updated if flags.ch => changed += 1,
@@ -231,6 +232,10 @@ impl Store {
                     }
                 }
             }
+        }
+        if !touched {
+            // As Redis, a ZADD that added and updated nothing is no change.
+            self.unchanged(key);
         }
         zadd_reply(out, protocol, flags, changed, last_score);
     }
@@ -241,6 +246,9 @@ impl Store {
             Ok(None) => 0,
             Ok(Some(set)) => args[2..].iter().filter(|member| set.remove(member)).count(),
         };
+        if removed == 0 {
+            self.unchanged(args[1]);
+        }
         self.drop_if_empty(args[1], now);
         write_integer(out, removed as i64);
     }

@@ -37,19 +37,6 @@ fn sadd(t: &mut Twin, key: &str, members: &[String]) {
     t.same(&args);
 }
 
-/// Asserts both describe `name` with the same arity, flags and key positions.
-fn same_command_info(t: &mut Twin, name: &str) {
-    let (ours, theirs) = t.both(0, &["COMMAND", "INFO", name]);
-    let head = |reply: Reply| match reply {
-        Reply::Array(Some(mut entries)) => match entries.remove(0) {
-            Reply::Array(Some(fields)) => fields.into_iter().take(6).collect::<Vec<_>>(),
-            other => panic!("{name}: {other:?}"),
-        },
-        other => panic!("{name}: {other:?}"),
-    };
-    assert_eq!(head(ours), head(theirs), "COMMAND INFO {name}");
-}
-
 #[test]
 fn the_table_describes_set_commands_as_redis_does() {
     let Some(mut t) = Twin::start() else { return };
@@ -71,7 +58,7 @@ fn the_table_describes_set_commands_as_redis_does() {
         "sintercard",
         "smove",
     ] {
-        same_command_info(&mut t, name);
+        t.same_command_info(name);
     }
 }
 

@@ -546,15 +546,7 @@ pub(crate) fn expire_deadline(text: &[u8], unit: TimeUnit, now: u64, command: &s
 mod tests {
     use super::*;
 
-    /// Runs each command (space-separated words) and returns the replies.
-    fn run(store: &mut Store, now: u64, commands: &[&str]) -> String {
-        let mut out = Vec::new();
-        for command in commands {
-            let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
-            let _ = store.execute(&words, now, &mut out);
-        }
-        String::from_utf8(out).unwrap()
-    }
+    use crate::resp::testing::run_at as run;
 
     #[test]
     fn names_are_case_insensitive_and_arity_is_checked() {

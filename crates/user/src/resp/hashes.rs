@@ -304,14 +304,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn run(store: &mut Store, commands: &[&str]) -> String {
-        let mut out = Vec::new();
-        for command in commands {
-            let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
-            let _ = store.execute(&words, 0, &mut out);
-        }
-        String::from_utf8(out).unwrap()
-    }
+    use crate::resp::testing::run;
 
     #[test]
     fn hashes_follow_redis() {

@@ -534,15 +534,7 @@ mod tests {
     use super::*;
     use crate::resp::Connection;
 
-    /// Runs each command (space-separated words) and returns the replies.
-    fn run(store: &mut Store, now: u64, commands: &[&str]) -> String {
-        let mut out = Vec::new();
-        for command in commands {
-            let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
-            let _ = store.execute(&words, now, &mut out);
-        }
-        String::from_utf8(out).unwrap()
-    }
+    use crate::resp::testing::run_at as run;
 
     /// Feeds `input` to `conn` at `now`; what it answered.
     fn feed(conn: &mut Connection, store: &mut Store, now: u64, input: &str) -> String {

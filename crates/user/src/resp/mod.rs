@@ -99,6 +99,8 @@ pub mod sets;
 pub mod store;
 pub mod strings;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod timeout;
 pub mod watch;
 pub mod zrange;

@@ -520,15 +520,7 @@ fn write_as_new_set(out: &mut Vec<u8>, set: &Set, protocol: Protocol) {
 mod tests {
     use super::*;
 
-    /// Runs each command (space-separated words) and returns the replies.
-    fn run(store: &mut Store, commands: &[&str]) -> String {
-        let mut out = Vec::new();
-        for command in commands {
-            let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
-            let _ = store.execute(&words, 0, &mut out);
-        }
-        String::from_utf8(out).unwrap()
-    }
+    use crate::resp::testing::run;
 
     #[test]
     fn integer_sets_answer_in_order() {

@@ -228,14 +228,7 @@ fn substring(data: &[u8], start: i64, end: i64) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn run(store: &mut Store, now: u64, commands: &[&str]) -> String {
-        let mut out = Vec::new();
-        for command in commands {
-            let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
-            let _ = store.execute(&words, now, &mut out);
-        }
-        String::from_utf8(out).unwrap()
-    }
+    use crate::resp::testing::run_at as run;
 
     #[test]
     fn substrings_follow_redis() {

@@ -233,6 +233,22 @@ impl Twin {
     }
 }
 
+impl Twin {
+    /// Asserts both describe command `name` with the same first six
+    /// `COMMAND INFO` fields: name, arity, flags and key positions.
+    pub fn same_command_info(&mut self, name: &str) {
+        let (ours, theirs) = self.both(0, &["COMMAND", "INFO", name]);
+        let head = |reply: Reply| match reply {
+            Reply::Array(Some(mut entries)) if !entries.is_empty() => match entries.remove(0) {
+                Reply::Array(Some(fields)) => fields.into_iter().take(6).collect::<Vec<_>>(),
+                other => panic!("COMMAND INFO {name}: {other:?}"),
+            },
+            other => panic!("COMMAND INFO {name}: {other:?}"),
+        };
+        assert_eq!(head(ours), head(theirs), "COMMAND INFO {name}");
+    }
+}
+
 impl Drop for Twin {
     fn drop(&mut self) {
         let _ = self.server.kill();

@@ -246,7 +246,7 @@ impl Experiment for Serve {
             max_request: s.max_request,
             ..KvConfig::new(s.cores, Mode::External)
         };
-        let side: Arc<dyn FarSide> = cable.clone();
+        let side: Arc<dyn FarSide> = far.clone();
         let m = boot(machine, regime, config, Some(side)).map_err(|e| anyhow!("booting the machine: {e}"))?;
         let served = serve(&s, &m, poll, listeners, &cable, &far, &stop);
         let faults = m.shutdown().map_err(|e| anyhow!("shutting the machine down: {e}"))?;

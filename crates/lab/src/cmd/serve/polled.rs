@@ -9,13 +9,22 @@
 //! then read, turned into packets and the card's interrupt raised on the
 //! same OS thread that serves it next: no hand-off between threads.
 //!
+//! Replies go out as soon as the driver rings the transmit doorbell: the
+//! doorbell ([`FarSide::transmit`], on the driver's core) moves the packets
+//! into their sockets and frees their buffers there and then, as the
+//! loopback far side of `granule kv` does. Waiting for the core to be idle
+//! would not do: a network stack that waits for free packet buffers to
+//! send a long reply keeps its core busy, and the buffers it waits for
+//! would never be freed.
+//!
 //! The loop is behind a mutex only so that the serving thread can take it
-//! back at the end ([`Polled::finish`]); the core is its only other user,
-//! and `poll` never waits for the lock.
+//! back at the end ([`Polled::finish`]); the core is its only other user
+//! (its idle loop and its driver's doorbell never run at once), and neither
+//! waits for the lock.
 
-use std::io;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use granule_hosted::nic::{FarSide, Nic};
 use granule_hosted::IdleWork;
 
 use super::tcp::{Cable, Loop, Totals};
@@ -25,20 +34,21 @@ use super::tcp::{Cable, Loop, Totals};
 pub struct Polled {
     cable: Arc<Cable>,
     lp: Mutex<State>,
+    /// Why the loop failed, if it did (it then stops). Apart from the loop's
+    /// lock, which the core holds while it waits for sockets.
+    error: OnceLock<String>,
 }
 
 #[derive(Debug, Default)]
 struct State {
     /// The loop, once the machine built its packet pool (and until the end).
     lp: Option<Loop>,
-    /// Why the loop failed, if it did (it then stops).
-    error: Option<io::Error>,
 }
 
 impl Polled {
     /// Idle work for `cable`'s loop, which [`Polled::start`] supplies.
     pub fn new(cable: Arc<Cable>) -> Self {
-        Self { cable, lp: Mutex::new(State::default()) }
+        Self { cable, lp: Mutex::new(State::default()), error: OnceLock::new() }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -51,9 +61,9 @@ impl Polled {
         self.cable.wake_loop();
     }
 
-    /// Why the loop stopped by itself, if it did.
+    /// Why the loop stopped by itself, if it did (never waits for the loop).
     pub fn failed(&self) -> Option<String> {
-        self.state().error.as_ref().map(ToString::to_string)
+        self.error.get().cloned()
     }
 
     /// Stop the loop, close every socket, and return its counts (`None` if
@@ -65,13 +75,13 @@ impl Polled {
     }
 
     /// One turn of the loop, if it runs; whether anything happened.
-    fn turn(state: &mut State, block: bool) -> bool {
+    fn turn(&self, state: &mut State, block: bool) -> bool {
         let Some(lp) = state.lp.as_mut() else { return false };
         match lp.step(block) {
             Ok(busy) => busy,
             Err(e) => {
                 eprintln!("granule serve: the TCP event loop failed: {e}");
-                state.error = Some(e);
+                let _ = self.error.set(e.to_string());
                 // Close every socket now; the serving thread sees the error.
                 if let Some(lp) = state.lp.take() {
                     let _ = lp.finish();
@@ -82,15 +92,37 @@ impl Polled {
     }
 }
 
+impl FarSide for Polled {
+    fn transmit(&self, nic: &Nic) {
+        self.cable.transmit(nic);
+        if self.cable.stopping() {
+            return;
+        }
+        if let Ok(mut state) = self.lp.try_lock() {
+            if let Some(lp) = state.lp.as_mut() {
+                lp.send_replies();
+            }
+        }
+    }
+}
+
 impl IdleWork for Polled {
     fn poll(&self) -> bool {
+        // Stopping: leave the lock to `finish`.
+        if self.cable.stopping() {
+            return false;
+        }
         match self.lp.try_lock() {
-            Ok(mut state) => Self::turn(&mut state, false),
+            Ok(mut state) => self.turn(&mut state, false),
             Err(_) => false,
         }
     }
 
     fn wait(&self) {
+        if self.cable.stopping() {
+            std::thread::park_timeout(std::time::Duration::from_millis(1));
+            return;
+        }
         let mut state = self.state();
         if state.lp.is_none() {
             // Not serving (yet, or any more): sleep briefly, like a park.
@@ -98,7 +130,7 @@ impl IdleWork for Polled {
             std::thread::park_timeout(std::time::Duration::from_millis(1));
             return;
         }
-        Self::turn(&mut state, true);
+        self.turn(&mut state, true);
     }
 
     fn wake(&self) {

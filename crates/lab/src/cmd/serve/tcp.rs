@@ -105,7 +105,8 @@ impl Cable {
         let _ = self.waker.wake();
     }
 
-    fn stopping(&self) -> bool {
+    /// Whether the loop was asked to stop.
+    pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
 
@@ -333,6 +334,13 @@ impl Loop {
         }
         self.expire_lingering(Instant::now());
         Ok(busy || before != (self.t.packets_out, self.wire.packets, self.t.bytes_out))
+    }
+
+    /// Move the packets the servers sent into their sockets now (freeing
+    /// their buffers), without polling.
+    pub fn send_replies(&mut self) {
+        self.take_replies();
+        self.write_dirty();
     }
 
     /// Stop: close every socket and return the counts.

@@ -268,13 +268,14 @@ impl<R: Regime> Core<'_, R> {
         let mut spin_until = t0.saturating_add(s.idle_spin_cycles);
         let work = bell.idle_work();
         while !bell.is_rung() {
-            if work.is_some_and(|w| w.poll()) {
+            if now() >= spin_until {
+                // Idle work, if any, waits for its own events here.
+                bell.park(None);
+            } else if work.is_some_and(|w| w.poll()) {
                 // The work may have raised a line of this core; spin anew.
                 spin_until = now().saturating_add(s.idle_spin_cycles);
-            } else if now() < spin_until {
-                std::hint::spin_loop();
             } else {
-                bell.park(None);
+                std::hint::spin_loop();
             }
         }
         let dt = now().wrapping_sub(t0);

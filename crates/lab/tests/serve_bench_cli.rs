@@ -45,10 +45,11 @@ fn tiny_run_has_every_record_with_positive_numbers() {
     }
 
     let runs = of_kind(&rs, "serve_bench");
-    // 1 round × 2 pipelines × 2 tests × 2 servers.
-    assert_eq!(runs.len(), 8, "{out}");
+    // The default tests: 1 round × 2 pipelines × 7 tests × 2 servers.
+    let tests = ["set", "get", "lpush", "sadd", "lrange_100", "zpopmin", "mset"];
+    assert_eq!(runs.len(), 28, "{out}");
     for server in ["granule", "redis"] {
-        for test in ["set", "get"] {
+        for test in tests {
             for pipeline in [1, 16] {
                 let n = runs
                     .iter()
@@ -69,7 +70,7 @@ fn tiny_run_has_every_record_with_positive_numbers() {
     }
 
     let summary = of_kind(&rs, "serve_vs_redis");
-    assert_eq!(summary.len(), 4, "{out}");
+    assert_eq!(summary.len(), 14, "{out}");
     for s in &summary {
         assert_eq!(s["rounds"], 1);
         for f in ["granule_requests_per_sec", "redis_requests_per_sec", "ratio_rps"] {
@@ -89,7 +90,7 @@ fn bad_options_are_one_line_errors() {
         (&["--requests", "0"][..], "--requests"),
         (&["--clients", "10001"][..], "--clients"),
         (&["--pipeline", "0"][..], "--pipeline"),
-        (&["--tests", "lpush"][..], "lpush"),
+        (&["--tests", "xadd"][..], "xadd"),
         (&["--tests", "ping"][..], "ping_mbulk"),
         (&["--regime", "none"][..], "none"),
     ] {

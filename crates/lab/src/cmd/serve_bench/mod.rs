@@ -348,7 +348,7 @@ mod tests {
         // The numbers are bounded by their parsers (tests/cli_bounds.rs).
         for bad in [
             args(|a| a.pipeline = vec![]),
-            args(|a| a.tests = vec!["lpush".into()]),
+            args(|a| a.tests = vec!["xadd".into()]),
             args(|a| a.tests = vec!["ping".into()]),
             args(|a| a.tests = vec![]),
             args(|a| a.regime = "none".into()),

@@ -229,7 +229,7 @@ impl Store {
             if param.immutable {
                 return failed(out, &String::from_utf8_lossy(pair[0]), "can't set immutable config");
             }
-            if params.iter().any(|(seen, _)| std::ptr::eq(*seen, param)) {
+            if params.iter().any(|(seen, _)| seen.name == param.name) {
                 return failed(out, &String::from_utf8_lossy(pair[0]), "duplicate parameter");
             }
             params.push((param, pair[1]));

@@ -4,8 +4,9 @@
 //! boot:  ipi() → plan
 //! loop:  doorbell rung?  → serve it (timer tick, device IRQs, IPI, hand-off,
 //!                          shutdown): each is a kernel entry → plan
-//!        plan.run = None → idle loop (spin, then park; poll the core's idle
-//!                          work, if any, see `idle_work`) until the doorbell rings
+//!        plan.run = None → idle loop (spin, then park; a core with idle
+//!                          work waits in it at once, see `idle_work`) until
+//!                          the doorbell rings
 //!        plan.run = t    → resume t's context until it traps
 //!                          syscall(args) or fault(kind) → plan
 //! plan:  ring the IPI targets' doorbells, unmask acked IRQ lines, create
@@ -259,21 +260,19 @@ impl<R: Regime> Core<'_, R> {
     }
 
     /// The idle thread: spin on the doorbell for a while, then park; the
-    /// cycles spent are idle time.
+    /// cycles spent are idle time. A core with idle work does not spin: it
+    /// parks in its work's wait at once (see `idle_work`).
     fn idle(&mut self) {
         let s = self.s;
         let bell = &s.bells[self.me];
         let t0 = now();
         s.idle[self.me].begin(t0);
-        let mut spin_until = t0.saturating_add(s.idle_spin_cycles);
-        let work = bell.idle_work();
+        let spin = if bell.idle_work().is_some() { 0 } else { s.idle_spin_cycles };
+        let spin_until = t0.saturating_add(spin);
         while !bell.is_rung() {
             if now() >= spin_until {
-                // Idle work, if any, waits for its own events here.
+                // Idle work, if any, does its work and waits for its events here.
                 bell.park(None);
-            } else if work.is_some_and(|w| w.poll()) {
-                // The work may have raised a line of this core; spin anew.
-                spin_until = now().saturating_add(s.idle_spin_cycles);
             } else {
                 std::hint::spin_loop();
             }

@@ -187,9 +187,6 @@ mod tests {
     }
 
     impl IdleWork for Counting {
-        fn poll(&self) -> bool {
-            false
-        }
         fn wait(&self) {
             self.waits.fetch_add(1, Ordering::SeqCst);
             let mut owed = self.owed.lock().unwrap();

@@ -15,20 +15,20 @@
 //!
 //! The contract, for a core bound to an [`IdleWork`]:
 //!
-//! * while idle the core calls [`IdleWork::poll`] before each spin turn,
-//!   and treats "did something" as activity (its spin starts again);
-//! * when the spin runs out the core marks itself sleeping and calls
-//!   [`IdleWork::wait`] instead of parking its OS thread;
+//! * when the core has no thread to run it marks itself sleeping and calls
+//!   [`IdleWork::wait`] at once, instead of spinning and then parking its
+//!   OS thread: the work does what is ready and waits for its own events
+//!   (a far side's `epoll_wait` returns at once when a socket is ready, so
+//!   spinning would only repeat polls, each one a system call);
 //! * anyone who rings the core's doorbell while it sleeps calls
 //!   [`IdleWork::wake`], which must make a `wait` in progress (or the next
 //!   one) return promptly.
 
 /// Work for a core's idle loop.
 pub trait IdleWork: Send + Sync {
-    /// Do what is ready now without waiting; whether anything was done.
-    fn poll(&self) -> bool;
-    /// Wait until there may be work, or until [`IdleWork::wake`]; may return
-    /// early (the core looks at its doorbell and calls again).
+    /// Do what is ready, or wait until there may be work or until
+    /// [`IdleWork::wake`]; may return early (the core looks at its doorbell
+    /// and calls again).
     fn wait(&self);
     /// End a [`IdleWork::wait`] in progress, or make the next one return at
     /// once. Called from any thread.

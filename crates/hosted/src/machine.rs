@@ -28,7 +28,8 @@ pub struct MachineConfig {
     pub pin: bool,
     /// Stack size of each user context, in bytes.
     pub stack_bytes: usize,
-    /// Cycles an idle core spins before it parks its OS thread.
+    /// Cycles an idle core spins before it parks its OS thread (a core with
+    /// idle work does not spin: it waits in its work at once).
     pub idle_spin_cycles: u64,
     /// Period of every core's virtual timer (`None`: no timer interrupts).
     pub tick: Option<Duration>,

@@ -564,6 +564,35 @@ fn redis_cli_and_redis_benchmark_run_clean() {
     assert!(status.success(), "{}", rest.join("\n"));
 }
 
+/// A client blocked in `BLPOP` through real sockets: its timeout ends it with
+/// a null reply (the far side's `TICK` wakes the server), and another
+/// client's push serves it.
+#[test]
+fn blocked_clients_time_out_and_are_served_by_other_clients() {
+    let server = Server::start(&[]);
+    let mut waiter = server.connect();
+    assert_eq!(cmd::<Option<Vec<String>>>(&mut waiter, &["BLPOP", "empty", "0.2"]), None);
+    assert_eq!(cmd::<Option<Vec<String>>>(&mut waiter, &["BRPOP", "empty", "other", "0.1"]), None);
+    let blocked = std::thread::spawn(move || {
+        let got = cmd::<Option<Vec<String>>>(&mut waiter, &["BLPOP", "jobs", "30"]);
+        (got, cmd::<String>(&mut waiter, &["PING"]))
+    });
+    let mut pusher = server.connect();
+    // Push once the waiter is blocked (CLIENT LIST shows its command).
+    let t0 = Instant::now();
+    while !cmd::<String>(&mut pusher, &["CLIENT", "LIST"]).contains("cmd=blpop") {
+        assert!(t0.elapsed() < PATIENCE, "the waiter never blocked");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(cmd::<i64>(&mut pusher, &["RPUSH", "jobs", "first", "second"]), 2);
+    let (got, pong) = blocked.join().expect("the waiter");
+    assert_eq!(got, Some(vec!["jobs".to_string(), "first".to_string()]));
+    assert_eq!(pong, "PONG");
+    assert_eq!(cmd::<Vec<String>>(&mut pusher, &["LRANGE", "jobs", "0", "-1"]), vec!["second".to_string()]);
+    let (status, rest) = server.interrupt();
+    assert!(status.success(), "{}", rest.join("\n"));
+}
+
 /// redis-py (RESP2 and RESP3) against `granule serve`: a transaction that
 /// retries after a WATCH conflict, pub/sub, `scan_iter` returning every
 /// key, pipelines (`tests/fixtures/redis_py_check.py`; skipped where

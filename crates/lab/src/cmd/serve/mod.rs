@@ -22,7 +22,8 @@
 //! `--cores 2` (driver on core 0, server on core 1) leaves redis-benchmark
 //! no CPU of its own, and it measured slower than one core there.
 //! `--cores N` needs N CPUs. The far side runs on core 0, beside the driver
-//! (the seeds' network processor shared core 0 too). The cores spin only
+//! (the seeds' network processor shared core 0 too). Core 0 never spins: when
+//! idle it waits in the loop's one `epoll_wait`. The server cores spin only
 //! briefly in their idle loop before they sleep ([`IDLE_SPIN_CYCLES`]),
 //! leaving the CPU to the clients.
 //!
@@ -95,9 +96,9 @@ const MIN_REQUEST: u64 = 64;
 const MAX_CLIENTS: u64 = 65_000;
 /// Longest `--seconds`: a year.
 const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
-/// Cycles an idle machine core spins before it sleeps (the platform's
-/// default is 200 000). The far side's thread and the clients need CPUs
-/// too, and a core spinning for its next interrupt takes its CPU from them:
+/// Cycles an idle server core spins before it sleeps (the platform's
+/// default is 200 000; core 0, with the far side, does not spin). The
+/// clients need CPUs too, and a core spinning for its next interrupt takes its CPU from them:
 /// with redis-benchmark on a two-CPU machine the default spin halved the
 /// throughput and made it erratic, while 10 000 cycles (a few
 /// microseconds) costs one futex wake-up per interrupt that finds the core

@@ -1,13 +1,14 @@
 //! The far side's event loop, run from the idle loop of the driver's core.
 //!
 //! [`Polled`] is the [`IdleWork`] of machine core 0 (see
-//! `granule_hosted::idle_work`): while the core has no thread to run it
-//! polls the sockets without waiting ([`Loop::step`]`(false)`), and when the
-//! core's idle spin runs out it waits in the poll itself (`step(true)`),
-//! woken by a socket event or, when another thread rings the core's
-//! doorbell, by the loop's `eventfd` ([`IdleWork::wake`]). A request is
-//! then read, turned into packets and the card's interrupt raised on the
-//! same OS thread that serves it next: no hand-off between threads.
+//! `granule_hosted::idle_work`): whenever the core has no thread to run it
+//! takes one turn of the loop ([`Loop::step`]`(true)`): one `epoll_wait`
+//! that returns at once with whatever is ready, or sleeps until a socket
+//! event or, when another thread rings the core's doorbell, the loop's
+//! `eventfd` ([`IdleWork::wake`]). A request is then read, turned into
+//! packets and the card's interrupt raised on the same OS thread that
+//! serves it next: no hand-off between threads, and one poll per turn, as
+//! in Redis's event loop.
 //!
 //! Replies go out as soon as the driver rings the transmit doorbell: the
 //! doorbell ([`FarSide::transmit`], on the driver's core) moves the packets
@@ -107,17 +108,6 @@ impl FarSide for Polled {
 }
 
 impl IdleWork for Polled {
-    fn poll(&self) -> bool {
-        // Stopping: leave the lock to `finish`.
-        if self.cable.stopping() {
-            return false;
-        }
-        match self.lp.try_lock() {
-            Ok(mut state) => self.turn(&mut state, false),
-            Err(_) => false,
-        }
-    }
-
     fn wait(&self) {
         if self.cable.stopping() {
             std::thread::park_timeout(std::time::Duration::from_millis(1));

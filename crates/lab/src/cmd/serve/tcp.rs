@@ -292,7 +292,7 @@ impl Loop {
     /// interrupt the card. Whether anything happened. An error of the poll
     /// itself (other than an interruption) is returned.
     pub fn step(&mut self, block: bool) -> io::Result<bool> {
-        let mut timeout = if block { self.timeout(Instant::now()) } else { Some(Duration::ZERO) };
+        let mut timeout = if block { self.timeout() } else { Some(Duration::ZERO) };
         if block {
             self.cable.armed.store(true, Ordering::SeqCst);
             fence(Ordering::SeqCst);
@@ -332,7 +332,7 @@ impl Loop {
         if std::mem::take(&mut self.wire.delivered) {
             self.wire.nic.interrupt();
         }
-        self.expire_lingering(Instant::now());
+        self.expire_lingering();
         Ok(busy || before != (self.t.packets_out, self.wire.packets, self.t.bytes_out))
     }
 
@@ -354,10 +354,15 @@ impl Loop {
     /// Send a `TICK` to each server whose wake-up time passed (once per
     /// time it asked for; see `ServerState::wake_at_ms`).
     fn tick_servers(&mut self) {
-        let now = self.kv.now_ms();
+        // The clock is read only when some server asked to be woken.
+        let mut now = None;
         for (i, st) in self.kv.servers.iter().enumerate() {
             let at = st.wake_at_ms.load(Ordering::Acquire);
-            if at == u64::MAX || now < at || self.ticked[i] == at {
+            // Past it, not at it: a deadline expires once the clock is
+            // beyond it (`Store::expire_blocked`, as in Redis); a tick at
+            // the deadline itself would wake the server for nothing, and
+            // its wake-up time would never be sent again.
+            if at == u64::MAX || self.ticked[i] == at || *now.get_or_insert_with(|| self.kv.now_ms()) <= at {
                 continue;
             }
             if self.wire.send(self.base_port + i as u16, 0, TICK, &[]) {
@@ -366,21 +371,22 @@ impl Loop {
         }
     }
 
-    /// How long until the earliest server wake-up not yet sent.
+    /// How long until the earliest server wake-up not yet sent is past.
     fn next_tick(&self) -> Option<Duration> {
-        let now = self.kv.now_ms();
-        self.kv
+        let at = self
+            .kv
             .servers
             .iter()
             .zip(&self.ticked)
             .map(|(st, &sent)| (st.wake_at_ms.load(Ordering::Acquire), sent))
             .filter(|&(at, sent)| at != u64::MAX && at != sent)
-            .map(|(at, _)| Duration::from_millis(at.saturating_sub(now)))
-            .min()
+            .map(|(at, _)| at)
+            .min()?;
+        Some(Duration::from_millis((at + 1).saturating_sub(self.kv.now_ms())))
     }
 
     /// How long the next poll may sleep.
-    fn timeout(&self, now: Instant) -> Option<Duration> {
+    fn timeout(&self) -> Option<Duration> {
         if self.blocked {
             return Some(RETRY);
         }
@@ -391,6 +397,10 @@ impl Loop {
         if self.listeners.iter().any(|l| l.1) {
             t = Some(ACCEPT_RETRY);
         }
+        if self.lingering.is_empty() {
+            return t;
+        }
+        let now = Instant::now();
         for &id in &self.lingering {
             if let Some(until) = self.conn(id).and_then(|c| c.linger_until) {
                 let d = until.saturating_duration_since(now).max(Duration::from_millis(1));
@@ -515,7 +525,6 @@ impl Loop {
 
     /// Move every packet the servers sent into its connection's output.
     fn take_replies(&mut self) {
-        let now = Instant::now();
         let pool = Arc::clone(&self.wire.pool);
         while let Some(desc) = self.cable.sent.get() {
             self.t.packets_out += 1;
@@ -527,7 +536,7 @@ impl Loop {
                 };
                 c.queue_out(payload);
                 if c.linger_until.is_some() {
-                    c.linger_until = Some(now + LINGER);
+                    c.linger_until = Some(Instant::now() + LINGER);
                 }
                 if h.flags & FIN != 0 {
                     // Read no more: the server will not; answer its FIN.
@@ -673,10 +682,11 @@ impl Loop {
     }
 
     /// Close the lingering connections whose time is up.
-    fn expire_lingering(&mut self, now: Instant) {
+    fn expire_lingering(&mut self) {
         if self.lingering.is_empty() {
             return;
         }
+        let now = Instant::now();
         let ids = std::mem::take(&mut self.lingering);
         for id in ids {
             let Some(c) = self.conn(id) else { continue };

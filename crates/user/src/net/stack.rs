@@ -22,11 +22,15 @@
 //!
 //! **Kernel entries.** The stack answers its application's calls with
 //! `ReplyRecv`; while the application waits for bytes it `Wait`s on its
-//! notification, which the driver signals after queueing packets for it; it
-//! `Signal`s the driver's notification after queueing packets for the
-//! driver.
+//! notification, which the driver signals after queueing packets for it. It
+//! `Signal`s the driver's notification for the packets it queued for the
+//! driver once it has nothing more to hand its application (just before it
+//! waits), or once [`TX_BATCH`] packets wait: the replies to a burst of
+//! requests leave in one driver turn, as a server's event loop writes its
+//! replies after serving every ready request, rather than each waking the
+//! driver (two more kernel entries and two switches per reply).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use granule_kernel::{MessageInfo, Word};
@@ -116,9 +120,16 @@ impl Conn {
     }
 }
 
+/// Packets queued for the driver after which the stack signals it even
+/// though it has more to hand its application.
+pub const TX_BATCH: usize = 32;
+
 struct Stack<'a> {
     spec: &'a StackSpec,
-    conns: BTreeMap<u16, Conn>,
+    /// Packets queued for the driver since it was last signalled.
+    unsignalled: usize,
+    /// Connections by peer port (looked up for every packet).
+    conns: HashMap<u16, Conn, foldhash::fast::FixedState>,
     turn: VecDeque<u16>,
     /// Connections whose stream outgrew the limit: to be reset.
     overflowed: Vec<u16>,
@@ -128,7 +139,14 @@ struct Stack<'a> {
 
 /// The stack thread's program: serve the application's calls forever.
 pub fn run<T: Trap>(env: &mut Env<T>, spec: &StackSpec) {
-    let mut st = Stack { spec, conns: BTreeMap::new(), turn: VecDeque::new(), overflowed: Vec::new(), ticked: false };
+    let mut st = Stack {
+        spec,
+        unsignalled: 0,
+        conns: HashMap::default(),
+        turn: VecDeque::new(),
+        overflowed: Vec::new(),
+        ticked: false,
+    };
     let mut info = match env.recv(spec.ep, spec.reply) {
         Ok(r) => r.info,
         Err(e) => panic!("stack {}: recv: {e}", spec.port),
@@ -142,7 +160,13 @@ pub fn run<T: Trap>(env: &mut Env<T>, spec: &StackSpec) {
         if data_len > 0 || flags & CLOSE != 0 {
             st.transmit(env, conn, data_len, flags & CLOSE != 0);
         }
-        let (conn, n, flags) = if label == SEND_RECV { st.deliver(env) } else { (conn, 0, 0) };
+        let (conn, n, flags) = if label == SEND_RECV {
+            st.deliver(env)
+        } else {
+            // A send alone: nothing to wait for, the bytes leave now.
+            st.signal_driver(env);
+            (conn, 0, 0)
+        };
         let m = env.msg();
         m[0] = conn as Word;
         m[1] = n as Word;
@@ -183,6 +207,7 @@ impl Stack<'_> {
                 let _ = env.yield_now();
             }
             off += n;
+            self.unsignalled += 1;
             if last {
                 break;
             }
@@ -190,7 +215,16 @@ impl Stack<'_> {
         if close && self.conns.remove(&conn).is_some_and(|c| c.queued) {
             self.turn.retain(|&c| c != conn);
         }
-        let _ = env.signal(spec.driver);
+        if self.unsignalled >= TX_BATCH {
+            self.signal_driver(env);
+        }
+    }
+
+    /// Tell the driver about the packets queued for it, if any.
+    fn signal_driver<T: Trap>(&mut self, env: &mut Env<T>) {
+        if std::mem::take(&mut self.unsignalled) > 0 {
+            let _ = env.signal(self.spec.driver);
+        }
     }
 
     /// Take every packet the driver queued here. A stream that would grow
@@ -201,31 +235,27 @@ impl Stack<'_> {
         let spec = self.spec;
         let limit = 4 * spec.framing.limit();
         while let Some(desc) = spec.rx.get() {
-            if spec.pool.header(desc).is_some_and(|h| h.flags & TICK != 0) {
-                spec.pool.free(desc);
-                self.ticked = true;
-                continue;
-            }
-            let Some((src, fin, overflow)) = spec.pool.read(desc, |h, payload| {
-                let c = self.conns.entry(h.src).or_default();
+            let Self { conns, overflowed, turn, ticked, .. } = self;
+            spec.pool.read(desc, |h, payload| {
+                if h.flags & TICK != 0 {
+                    *ticked = true;
+                    return;
+                }
+                let c = conns.entry(h.src).or_default();
                 let overflow = c.pending().len() + payload.len() > limit;
                 if !overflow && !c.fin {
                     c.buf.extend_from_slice(payload);
                 }
-                (h.src, h.flags & FIN != 0, overflow)
-            }) else {
-                continue;
-            };
+                if overflow && !c.fin {
+                    overflowed.push(h.src);
+                }
+                c.fin |= h.flags & FIN != 0 || overflow;
+                if !c.queued {
+                    c.queued = true;
+                    turn.push_back(h.src);
+                }
+            });
             spec.pool.free(desc);
-            let Some(c) = self.conns.get_mut(&src) else { continue };
-            if overflow && !c.fin {
-                self.overflowed.push(src);
-            }
-            c.fin |= fin || overflow;
-            if !c.queued {
-                c.queued = true;
-                self.turn.push_back(src);
-            }
         }
     }
 
@@ -249,6 +279,8 @@ impl Stack<'_> {
             if let Some((conn, n, closed)) = self.next_delivery() {
                 return (conn, n, if closed { CLOSED } else { 0 });
             }
+            // Nothing to hand over: the queued replies leave now.
+            self.signal_driver(env);
             if let Err(e) = env.wait(self.spec.ntfn) {
                 panic!("stack {}: wait: {e}", self.spec.port);
             }

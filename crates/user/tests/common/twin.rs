@@ -22,6 +22,13 @@ use granule_user::resp::{encode_command, parse_reply, reply_len, Connection, Flo
 
 /// How long Redis may take to answer.
 const PATIENCE: Duration = Duration::from_secs(10);
+/// How long Redis's silence must last to count as no reply (a blocking
+/// command, a subscriber's quiet).
+const SILENCE: Duration = Duration::from_millis(50);
+/// How long to look for replies beyond the ones granule sent, once Redis
+/// sent as many (a difference; one arriving later shows in the next
+/// exchange).
+const GRACE: Duration = Duration::from_millis(2);
 
 /// One client of both servers.
 struct Client {
@@ -81,7 +88,7 @@ impl Twin {
                 Err(e) => panic!("redis-server on port {} did not come up: {e}", self.port),
             }
         };
-        redis.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        redis.set_read_timeout(Some(SILENCE)).unwrap();
         self.clients.push(Client {
             conn: Connection::default(),
             pending: Vec::new(),
@@ -97,15 +104,16 @@ impl Twin {
     }
 
     /// Sends `args` from client `c` to both and returns what each answered
-    /// (the store's bytes, Redis's bytes): every whole reply that arrives
-    /// within `wait` (at least one is waited for when `expect_reply`).
+    /// (the store's bytes, Redis's bytes): Redis's replies are awaited until
+    /// there are as many as the store's (at least one when `expect_reply`).
     fn exchange(&mut self, c: usize, args: &[&[u8]], expect_reply: bool) -> (Vec<u8>, Vec<u8>) {
         let mut request = Vec::new();
         encode_command(args, &mut request);
         self.feed(c, &request);
         self.clients[c].redis.write_all(&request).expect("write to redis");
         let ours = take_replies(&mut self.clients[c].pending);
-        let theirs = self.read_redis(c, expect_reply);
+        let want = count_replies(&ours).max(usize::from(expect_reply));
+        let theirs = self.read_redis(c, want);
         (ours, theirs)
     }
 
@@ -148,28 +156,30 @@ impl Twin {
         self.route();
     }
 
-    /// Every whole reply Redis sent client `c` (waiting for one if `wait`).
-    fn read_redis(&mut self, c: usize, wait: bool) -> Vec<u8> {
+    /// Every whole reply Redis sent client `c`: waits for `want` of them,
+    /// then takes any more that come within [`GRACE`] (within [`SILENCE`]
+    /// when none is wanted).
+    fn read_redis(&mut self, c: usize, want: usize) -> Vec<u8> {
         let client = &mut self.clients[c];
         let t0 = Instant::now();
         let mut buf = [0u8; 65536];
-        loop {
-            let whole = whole_prefix(&client.redis_pending);
-            if (whole > 0 || !wait) && !more_ready(&mut client.redis, &mut client.redis_pending, &mut buf) {
-                let whole = whole_prefix(&client.redis_pending);
-                return client.redis_pending.drain(..whole).collect();
-            }
-            if whole == 0 && wait {
-                match client.redis.read(&mut buf) {
-                    Ok(0) => panic!("redis closed the connection"),
-                    Ok(n) => client.redis_pending.extend_from_slice(&buf[..n]),
-                    Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                        assert!(t0.elapsed() < PATIENCE, "redis did not answer");
-                    }
-                    Err(e) => panic!("reading from redis: {e}"),
+        while count_replies(&client.redis_pending) < want {
+            match client.redis.read(&mut buf) {
+                Ok(0) => panic!("redis closed the connection"),
+                Ok(n) => client.redis_pending.extend_from_slice(&buf[..n]),
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    let got = count_replies(&client.redis_pending);
+                    assert!(t0.elapsed() < PATIENCE, "redis sent {got} of the {want} replies granule sent");
                 }
+                Err(e) => panic!("reading from redis: {e}"),
             }
         }
+        let look = if want == 0 { SILENCE } else { GRACE };
+        client.redis.set_read_timeout(Some(look)).expect("read timeout");
+        while more_ready(&mut client.redis, &mut client.redis_pending, &mut buf) {}
+        client.redis.set_read_timeout(Some(SILENCE)).expect("read timeout");
+        let whole = whole_prefix(&client.redis_pending);
+        client.redis_pending.drain(..whole).collect()
     }
 
     /// Sends `args` (words) from client 0 and asserts both answer the same
@@ -227,7 +237,7 @@ impl Twin {
     /// command's late reply), from both; asserts they are the same bytes.
     pub fn same_arrivals(&mut self, c: usize) -> Vec<u8> {
         let ours = take_replies(&mut self.clients[c].pending);
-        let theirs = self.read_redis(c, !ours.is_empty());
+        let theirs = self.read_redis(c, count_replies(&ours));
         assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "client {c}'s arrivals differ");
         ours
     }
@@ -266,6 +276,16 @@ fn more_ready(s: &mut TcpStream, pending: &mut Vec<u8>, buf: &mut [u8]) -> bool 
         }
         Err(_) => false,
     }
+}
+
+/// How many whole replies are at the front of `bytes`.
+fn count_replies(bytes: &[u8]) -> usize {
+    let (mut used, mut n) = (0, 0);
+    while let Ok(Some(len)) = reply_len(&bytes[used..], usize::MAX) {
+        used += len;
+        n += 1;
+    }
+    n
 }
 
 /// Length of the whole replies at the front of `bytes`.

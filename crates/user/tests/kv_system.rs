@@ -112,6 +112,9 @@ fn snapshot_as_model(kv: &KvSystem, server: usize) -> HashMap<Vec<u8>, Model> {
 fn run<R: Regime>(regime: R, workload: Workload, records: u64, ops: u64) {
     let mut machine = MachineConfig::new(2);
     machine.check_invariants = true;
+    // Tests run two at a time on as few as two CPUs: an idle core spinning
+    // its default 200,000 cycles takes the CPU from the other machine's.
+    machine.idle_spin_cycles = 10_000;
     let mut config = KvConfig::new(2, Mode::Loopback);
     config.ycsb.workload = workload;
     config.ycsb.record_count = records;

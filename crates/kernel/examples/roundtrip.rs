@@ -10,8 +10,7 @@ use std::time::Instant;
 
 use common::call;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, BootConfig, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs, ThreadId};
-use granule_sync::lock::{Clh, Mcs, Ticket};
+use granule_kernel::{BootConfig, Kernel, Regime, SyscallArgs, ThreadId};
 
 /// The boot configuration every run uses.
 fn config() -> BootConfig {
@@ -20,68 +19,47 @@ fn config() -> BootConfig {
     cfg
 }
 
-fn run<R: Regime>(regime: R, iters: u64) -> f64 {
-    let cfg = config();
-    let (k, boot, mut hs) = Kernel::boot(cfg, regime).expect("boot");
-    let h = &mut hs[0];
-    let _ = k.ipi(h);
-    let free = boot.first_free_slot;
-    let ut = CAP_FIRST_UNTYPED;
-    for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
-        call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
+/// The example's measurement.
+struct Measure;
+
+impl common::Measure for Measure {
+    fn run<R: Regime>(&self, regime: R, iters: u64) -> f64 {
+        let cfg = config();
+        let (k, boot, mut hs) = Kernel::boot(cfg, regime).expect("boot");
+        let h = &mut hs[0];
+        let _ = k.ipi(h);
+        let free = boot.first_free_slot;
+        let ut = CAP_FIRST_UNTYPED;
+        for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
+            call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
+        }
+        let (ep, reply, server, client) = (free, free + 1, free + 2, free + 3);
+        for t in [server, client] {
+            call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
+            call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
+        }
+        let s: ThreadId = k.thread_of_cap(h, boot.root_thread, server).unwrap();
+        let c: ThreadId = k.thread_of_cap(h, boot.root_thread, client).unwrap();
+        call(&k, h, server, InvocationLabel::TcbResume, &[]);
+        assert_eq!(k.current_thread(h, 0), Some(s));
+        // Server: first receive.
+        let plan = k.syscall(h, SyscallArgs::new(Sysno::Recv.word(), ep, 0, reply));
+        assert_eq!(plan.run, Some(boot.root_thread));
+        call(&k, h, client, InvocationLabel::TcbResume, &[]);
+        assert_eq!(k.current_thread(h, 0), Some(c));
+        let call_args = SyscallArgs::new(Sysno::Call.word(), ep, MessageInfo::new(1, 0, 0, 1).word(), 0);
+        let rr_args = SyscallArgs::new(Sysno::ReplyRecv.word(), ep, MessageInfo::new(2, 0, 0, 1).word(), reply);
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            let p = k.syscall(h, call_args);
+            debug_assert_eq!(p.run, Some(s));
+            let p = k.syscall(h, rr_args);
+            debug_assert_eq!(p.run, Some(c));
+        }
+        t0.elapsed().as_nanos() as f64 / iters as f64
     }
-    let (ep, reply, server, client) = (free, free + 1, free + 2, free + 3);
-    for t in [server, client] {
-        call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
-        call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
-    }
-    let s: ThreadId = k.thread_of_cap(h, boot.root_thread, server).unwrap();
-    let c: ThreadId = k.thread_of_cap(h, boot.root_thread, client).unwrap();
-    call(&k, h, server, InvocationLabel::TcbResume, &[]);
-    assert_eq!(k.current_thread(h, 0), Some(s));
-    // Server: first receive.
-    let plan = k.syscall(h, SyscallArgs::new(Sysno::Recv.word(), ep, 0, reply));
-    assert_eq!(plan.run, Some(boot.root_thread));
-    call(&k, h, client, InvocationLabel::TcbResume, &[]);
-    assert_eq!(k.current_thread(h, 0), Some(c));
-    let call_args = SyscallArgs::new(Sysno::Call.word(), ep, MessageInfo::new(1, 0, 0, 1).word(), 0);
-    let rr_args = SyscallArgs::new(Sysno::ReplyRecv.word(), ep, MessageInfo::new(2, 0, 0, 1).word(), reply);
-    let t0 = Instant::now();
-    for _ in 0..iters {
-        let p = k.syscall(h, call_args);
-        debug_assert_eq!(p.run, Some(s));
-        let p = k.syscall(h, rr_args);
-        debug_assert_eq!(p.run, Some(c));
-    }
-    t0.elapsed().as_nanos() as f64 / iters as f64
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let iters = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
-    // An optional second argument runs one regime only (for profilers).
-    let only = args.next();
-    let want = |name: &str| only.as_deref().map_or(true, |o| o == name);
-    let mut line = String::from("kernel-only round trip (Call + ReplyRecv), ns:");
-    let mut report = |name: &str, ns: f64| line.push_str(&format!("  {name} {ns:.1}"));
-    if want("none") {
-        // SAFETY: one core.
-        report("none", run(unsafe { NoLock::new() }, iters));
-    }
-    if want("bkl") {
-        report("bkl", run(BigLock::<Clh>::new(1), iters));
-    }
-    if want("bkl-ticket") {
-        report("bkl-ticket", run(BigLock::<Ticket>::new(1), iters));
-    }
-    if want("bkl-mcs") {
-        report("bkl-mcs", run(BigLock::<Mcs>::new(1), iters));
-    }
-    if want("fine") {
-        report("fine", run(Fine::<granule_sync::profile::NoStats>::new(&config()), iters));
-    }
-    if want("lockfree") {
-        report("lockfree", run(LockFree::new(1), iters));
-    }
-    println!("{line}");
+    common::each_regime("kernel-only round trip (Call + ReplyRecv), ns:", &config(), &Measure);
 }

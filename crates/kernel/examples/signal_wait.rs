@@ -13,8 +13,7 @@ use std::time::Instant;
 
 use common::call;
 use granule_kernel::abi::*;
-use granule_kernel::{BigLock, BootConfig, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs};
-use granule_sync::lock::{Clh, Mcs, Ticket};
+use granule_kernel::{BootConfig, Kernel, Regime, SyscallArgs};
 
 fn config() -> BootConfig {
     let mut cfg = BootConfig::new(1);
@@ -23,60 +22,39 @@ fn config() -> BootConfig {
 }
 
 /// Nanoseconds per `Signal` + `Wait`.
-fn run<R: Regime>(regime: R, iters: u64) -> f64 {
-    let (k, boot, mut hs) = Kernel::boot(config(), regime).expect("boot");
-    let h = &mut hs[0];
-    let _ = k.ipi(h);
-    let (free, ut) = (boot.first_free_slot, CAP_FIRST_UNTYPED);
-    let (ntfn, t) = (free, free + 1);
-    for (i, ty) in [ObjectType::Notification, ObjectType::Tcb].iter().enumerate() {
-        call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
+/// The example's measurement.
+struct Measure;
+
+impl common::Measure for Measure {
+    fn run<R: Regime>(&self, regime: R, iters: u64) -> f64 {
+        let (k, boot, mut hs) = Kernel::boot(config(), regime).expect("boot");
+        let h = &mut hs[0];
+        let _ = k.ipi(h);
+        let (free, ut) = (boot.first_free_slot, CAP_FIRST_UNTYPED);
+        let (ntfn, t) = (free, free + 1);
+        for (i, ty) in [ObjectType::Notification, ObjectType::Tcb].iter().enumerate() {
+            call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
+        }
+        call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
+        call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
+        call(&k, h, t, InvocationLabel::TcbResume, &[]);
+        let waiter = k.thread_of_cap(h, boot.root_thread, t).expect("the waiter");
+        assert_eq!(k.current_thread(h, 0), Some(waiter), "the waiter outranks the root");
+        let wait = SyscallArgs::new(Sysno::Wait.word(), ntfn, 0, 0);
+        let signal = SyscallArgs::new(Sysno::Signal.word(), ntfn, 0, 0);
+        let plan = k.syscall(h, wait);
+        assert_eq!(plan.run, Some(boot.root_thread), "the waiter blocks");
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            let p = k.syscall(h, signal);
+            debug_assert_eq!(p.run, Some(waiter));
+            let p = k.syscall(h, wait);
+            debug_assert_eq!(p.run, Some(boot.root_thread));
+        }
+        t0.elapsed().as_nanos() as f64 / iters as f64
     }
-    call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
-    call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
-    call(&k, h, t, InvocationLabel::TcbResume, &[]);
-    let waiter = k.thread_of_cap(h, boot.root_thread, t).expect("the waiter");
-    assert_eq!(k.current_thread(h, 0), Some(waiter), "the waiter outranks the root");
-    let wait = SyscallArgs::new(Sysno::Wait.word(), ntfn, 0, 0);
-    let signal = SyscallArgs::new(Sysno::Signal.word(), ntfn, 0, 0);
-    let plan = k.syscall(h, wait);
-    assert_eq!(plan.run, Some(boot.root_thread), "the waiter blocks");
-    let t0 = Instant::now();
-    for _ in 0..iters {
-        let p = k.syscall(h, signal);
-        debug_assert_eq!(p.run, Some(waiter));
-        let p = k.syscall(h, wait);
-        debug_assert_eq!(p.run, Some(boot.root_thread));
-    }
-    t0.elapsed().as_nanos() as f64 / iters as f64
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let iters = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
-    // An optional second argument runs one regime only (for profilers).
-    let only = args.next();
-    let want = |name: &str| only.as_deref().map_or(true, |o| o == name);
-    let mut line = String::from("kernel-only Signal + Wait, ns:");
-    let mut report = |name: &str, ns: f64| line.push_str(&format!("  {name} {ns:.1}"));
-    if want("none") {
-        // SAFETY: one core.
-        report("none", run(unsafe { NoLock::new() }, iters));
-    }
-    if want("bkl") {
-        report("bkl", run(BigLock::<Clh>::new(1), iters));
-    }
-    if want("bkl-ticket") {
-        report("bkl-ticket", run(BigLock::<Ticket>::new(1), iters));
-    }
-    if want("bkl-mcs") {
-        report("bkl-mcs", run(BigLock::<Mcs>::new(1), iters));
-    }
-    if want("fine") {
-        report("fine", run(Fine::<granule_sync::profile::NoStats>::new(&config()), iters));
-    }
-    if want("lockfree") {
-        report("lockfree", run(LockFree::new(1), iters));
-    }
-    println!("{line}");
+    common::each_regime("kernel-only Signal + Wait, ns:", &config(), &Measure);
 }

@@ -1,7 +1,8 @@
 //! What the kernel-only examples share: the root's invocations.
 
 use granule_kernel::abi::{InvocationLabel, MessageInfo, Sysno, Word};
-use granule_kernel::{CoreHandle, Kernel, Regime, SyscallArgs};
+use granule_kernel::{BigLock, BootConfig, CoreHandle, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs};
+use granule_sync::lock::{Clh, Mcs, Ticket};
 
 /// Invoke `cptr` with `label` and `args` as the thread core 0 runs (which
 /// `h` acts as), and check that it succeeded.
@@ -15,4 +16,45 @@ pub fn call(k: &Kernel<impl Regime>, h: &mut CoreHandle, cptr: Word, label: Invo
     let _ = k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
     // SAFETY: as above.
     assert_eq!(unsafe { &*k.ipc_buffer(t) }.result(), Ok(()), "{label:?}");
+}
+
+/// One measurement of a one-core example, for any regime: nanoseconds per
+/// iteration of `iters` iterations.
+#[allow(dead_code)]
+pub trait Measure {
+    fn run<R: Regime>(&self, regime: R, iters: u64) -> f64;
+}
+
+/// A one-core example's `main`: `[iterations] [regime]` from the command
+/// line (the second runs that regime only, for profilers), `m` under each
+/// regime, one line of results after `title`. (Not every example is one
+/// core's: `signal_dispatch` does not use it.)
+#[allow(dead_code)]
+pub fn each_regime(title: &str, config: &BootConfig, m: &impl Measure) {
+    let mut args = std::env::args().skip(1);
+    let iters = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
+    let only = args.next();
+    let want = |name: &str| only.as_deref().map_or(true, |o| o == name);
+    let mut line = String::from(title);
+    let mut report = |name: &str, ns: f64| line.push_str(&format!("  {name} {ns:.1}"));
+    if want("none") {
+        // SAFETY: one core.
+        report("none", m.run(unsafe { NoLock::new() }, iters));
+    }
+    if want("bkl") {
+        report("bkl", m.run(BigLock::<Clh>::new(1), iters));
+    }
+    if want("bkl-ticket") {
+        report("bkl-ticket", m.run(BigLock::<Ticket>::new(1), iters));
+    }
+    if want("bkl-mcs") {
+        report("bkl-mcs", m.run(BigLock::<Mcs>::new(1), iters));
+    }
+    if want("fine") {
+        report("fine", m.run(Fine::<granule_sync::profile::NoStats>::new(config), iters));
+    }
+    if want("lockfree") {
+        report("lockfree", m.run(LockFree::new(1), iters));
+    }
+    println!("{line}");
 }

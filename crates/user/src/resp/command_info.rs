@@ -269,13 +269,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(store: &mut Store, command: &str) -> String {
-        let words: Vec<&[u8]> = command.split(' ').map(str::as_bytes).collect();
-        let mut out = Vec::new();
-        let _ = store.execute(&words, 0, &mut out);
-        String::from_utf8(out).unwrap()
-    }
+    use crate::resp::testing::text;
 
     #[test]
     fn getkeys_follows_the_table() {

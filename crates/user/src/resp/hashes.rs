@@ -140,22 +140,14 @@ impl Store {
     }
 
     fn cmd_hdel(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
-        let key = args[1];
-        let (removed, emptied) = match self.get_mut(key, now) {
-            None => (0, false),
-            Some(Value::Hash(hash)) => {
-                let removed = args[2..].iter().filter(|field| hash.remove(field)).count();
-                (removed, hash.is_empty())
-            }
-            Some(_) => return write_error(out, WRONGTYPE),
-        };
-        if removed == 0 {
-            self.unchanged(key);
+        let removed = self.remove_items(args[1], now, |value| match value {
+            Value::Hash(hash) => Some((args[2..].iter().filter(|field| hash.remove(field)).count(), hash.is_empty())),
+            _ => None,
+        });
+        match removed {
+            Some(n) => write_integer(out, n as i64),
+            None => write_error(out, WRONGTYPE),
         }
-        if emptied {
-            self.remove(key, now);
-        }
-        write_integer(out, removed as i64);
     }
 
     fn cmd_hlen(&mut self, key: &[u8], now: u64, out: &mut Vec<u8>) {

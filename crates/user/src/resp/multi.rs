@@ -218,13 +218,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::resp::testing::feed;
     use crate::resp::{Connection, Store};
-
-    fn feed(c: &mut Connection, store: &mut Store, input: &str) -> String {
-        let mut out = Vec::new();
-        let _ = c.feed(input.as_bytes(), store, 0, &mut out);
-        String::from_utf8(out).unwrap()
-    }
 
     #[test]
     fn exec_runs_the_queue_in_order_and_discard_drops_it() {

@@ -480,13 +480,8 @@ fn remove_subscriber(index: &mut HashMap<Vec<u8>, Vec<u64>>, name: &[u8], id: u6
 
 #[cfg(test)]
 mod tests {
+    use crate::resp::testing::feed;
     use crate::resp::{Connection, Store};
-
-    fn feed(c: &mut Connection, store: &mut Store, input: &str) -> String {
-        let mut out = Vec::new();
-        let _ = c.feed(input.as_bytes(), store, 0, &mut out);
-        String::from_utf8(out).unwrap()
-    }
 
     #[test]
     fn the_index_follows_subscriptions_and_closed_clients() {

@@ -136,22 +136,14 @@ impl Store {
 
     /// `SREM key member [member ...]`.
     fn cmd_srem(&mut self, args: &[&[u8]], now: u64, out: &mut Vec<u8>) {
-        let key = args[1];
-        let (removed, emptied) = match self.get_mut(key, now) {
-            None => (0, false),
-            Some(Value::Set(set)) => {
-                let removed = args[2..].iter().filter(|member| set.remove(member)).count();
-                (removed, set.is_empty())
-            }
-            Some(_) => return write_error(out, WRONGTYPE),
-        };
-        if removed == 0 {
-            self.unchanged(key);
+        let removed = self.remove_items(args[1], now, |value| match value {
+            Value::Set(set) => Some((args[2..].iter().filter(|member| set.remove(member)).count(), set.is_empty())),
+            _ => None,
+        });
+        match removed {
+            Some(n) => write_integer(out, n as i64),
+            None => write_error(out, WRONGTYPE),
         }
-        if emptied {
-            self.remove(key, now);
-        }
-        write_integer(out, removed as i64);
     }
 
     /// `SMOVE source destination member`.

@@ -532,6 +532,30 @@ impl Store {
         }
     }
 
+    /// Takes items out of the container at `key` (`HDEL`'s fields,
+    /// `SREM`'s members) with `take`, which says how many went and whether
+    /// the container is empty now, or `None` if `key` holds another type
+    /// (then `None` here too). An emptied key goes; when nothing went, its
+    /// watchers are left alone. How many went.
+    pub(crate) fn remove_items(
+        &mut self,
+        key: &[u8],
+        now_ms: u64,
+        take: impl FnOnce(&mut Value) -> Option<(usize, bool)>,
+    ) -> Option<usize> {
+        let (removed, emptied) = match self.get_mut(key, now_ms) {
+            None => (0, false),
+            Some(value) => take(value)?,
+        };
+        if removed == 0 {
+            self.unchanged(key);
+        }
+        if emptied {
+            self.remove(key, now_ms);
+        }
+        Some(removed)
+    }
+
     /// Notes `key` of the selected database if some client watches it.
     #[cold]
     fn note_watched(&mut self, key: &[u8]) {

@@ -100,18 +100,21 @@ impl<W: Waits> Ctx<'_, W> {
         x.in_ready = false;
         x.sched_next = NIL;
         x.sched_prev = NIL;
-        if prev == NIL {
-            self.cs(core).ready.head[p as usize] = next;
-        } else {
+        if prev != NIL {
             self.tcb_at(prev).sched_next = next;
         }
-        if next == NIL {
-            self.cs(core).ready.tail[p as usize] = prev;
-        } else {
+        if next != NIL {
             self.tcb_at(next).sched_prev = prev;
         }
-        if self.cs(core).ready.head[p as usize] == NIL {
-            self.cs(core).ready.set_bit(p, false);
+        let q = &mut self.cs(core).ready;
+        if prev == NIL {
+            q.head[p as usize] = next;
+        }
+        if next == NIL {
+            q.tail[p as usize] = prev;
+        }
+        if q.head[p as usize] == NIL {
+            q.set_bit(p, false);
         }
     }
 
@@ -139,10 +142,11 @@ impl<W: Waits> Ctx<'_, W> {
         false
     }
 
-    /// Pop the highest-priority ready thread of `core`.
-    fn pick(&mut self, core: usize) -> Option<Ref<Tcb>> {
-        let p = self.cs(core).ready.highest()?;
-        let i = self.cs(core).ready.head[p as usize];
+    /// Pop the highest-priority ready thread of this core.
+    fn pick(&mut self) -> Option<Ref<Tcb>> {
+        let ready = &self.own().ready;
+        let p = ready.highest()?;
+        let i = ready.head[p as usize];
         let t = self.ref_at::<Tcb>(i)?;
         self.dequeue(t);
         Some(t)
@@ -405,7 +409,7 @@ impl<W: Waits> Ctx<'_, W> {
         // wait queue, where a pending suspend was checked already; one that
         // came after stops it at the interrupt it sent.
         if let Action::Direct { to, prio } = action {
-            return self.exit_to(Some(to), prio);
+            return self.exit_to(Some(to), Some(prio));
         }
         self.choose_next(action)
     }
@@ -417,22 +421,25 @@ impl<W: Waits> Ctx<'_, W> {
     fn choose_next(&mut self, action: Action) -> ExitPlan {
         let core = self.core;
         let cur = self.own().current;
-        // The current thread, read once: (runnable, here, queued, priority).
-        let cur_info = cur.and_then(|c| {
-            self.get(c).map(|x| (matches!(x.state, ThreadState::Running), x.core == core, x.in_ready, x.prio))
-        });
-        let cur_ok = cur_info.is_some_and(|(running, here, _, _)| running && here);
-        // A current thread that is runnable but now belongs to another core
-        // (it migrated itself) moves there.
-        if let (Some(c), Some((running, here, queued, _))) = (cur, cur_info) {
-            if running && !here && !queued {
-                self.own().current = None;
-                self.wake(c);
+        // The current thread, read once: its priority if it is runnable
+        // here. One that is runnable but now belongs to another core (it
+        // migrated itself) moves there.
+        let mut migrated = false;
+        let cur_prio = match cur.and_then(|c| self.get(c)) {
+            Some(x) if matches!(x.state, ThreadState::Running) => {
+                migrated = x.core != core && !x.in_ready;
+                (x.core == core).then_some(x.prio)
             }
+            _ => None,
+        };
+        if let (true, Some(c)) = (migrated, cur) {
+            self.own().current = None;
+            self.wake(c);
         }
+        let cur_ok = cur_prio.is_some();
         let next = match action {
             Action::Resume if cur_ok => cur,
-            Action::Resume => self.pick(core),
+            Action::Resume => self.pick(),
             Action::SwitchTo(t) => {
                 // The candidate, read once: its priority if it is runnable
                 // here and in no queue.
@@ -441,14 +448,13 @@ impl<W: Waits> Ctx<'_, W> {
                     .filter(|x| matches!(x.state, ThreadState::Running) && x.core == core && !x.in_ready)
                     .map(|x| x.prio);
                 match candidate {
-                    None => self.choose(core, cur, cur_ok, false),
+                    None => self.choose(cur, cur_prio, false),
                     Some(tp) => {
                         let best = self.own().ready.highest();
-                        let cur_p = cur_info.filter(|_| cur_ok).map(|(_, _, _, p)| p);
-                        let beaten = cur_p.is_some_and(|p| p >= tp) || best.is_some_and(|b| b > tp);
+                        let beaten = cur_prio.is_some_and(|p| p >= tp) || best.is_some_and(|b| b > tp);
                         if beaten {
                             self.enqueue(t, false);
-                            self.choose(core, cur, cur_ok, false)
+                            self.choose(cur, cur_prio, false)
                         } else {
                             if cur_ok {
                                 if let Some(c) = cur {
@@ -460,7 +466,7 @@ impl<W: Waits> Ctx<'_, W> {
                     }
                 }
             }
-            Action::Choose { yielded } => self.choose(core, cur, cur_ok, yielded),
+            Action::Choose { yielded } => self.choose(cur, cur_prio, yielded),
             // Returned above; named here only to keep the match whole.
             Action::Direct { to, .. } => Some(to),
         };
@@ -470,26 +476,26 @@ impl<W: Waits> Ctx<'_, W> {
             }
             None
         } else {
-            self.dispatchable(core, next)
+            self.dispatchable(next)
         };
-        let next_prio = next.and_then(|n| self.get(n).map(|x| x.prio)).unwrap_or(0);
-        self.exit_to(next, next_prio)
+        self.exit_to(next, None)
     }
 
-    /// The end of every entry: `next` (of priority `next_prio`) becomes
-    /// this core's current thread, and the plan says what the platform
-    /// runs.
+    /// The end of every entry: `next` (of priority `prio`, or as its TCB
+    /// says) becomes this core's current thread, and the plan says what
+    /// the platform runs.
     #[inline(always)]
-    fn exit_to(&mut self, next: Option<Ref<Tcb>>, next_prio: u8) -> ExitPlan {
+    fn exit_to(&mut self, next: Option<Ref<Tcb>>, prio: Option<u8>) -> ExitPlan {
         let core = self.core;
-        let cs = self.own();
-        cs.current = next;
-        cs.current_prio = next_prio;
+        let mut next_prio = prio.unwrap_or(0);
         self.own_cell().trapped.store(TRAP_NONE, Ordering::Relaxed);
 
         let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks, space: None };
         if let Some(n) = next {
             if let Some(x) = self.get(n) {
+                if prio.is_none() {
+                    next_prio = x.prio;
+                }
                 if x.fresh {
                     x.fresh = false;
                     plan.start = Some(StartInfo::from_regs(x.regs, true));
@@ -508,6 +514,9 @@ impl<W: Waits> Ctx<'_, W> {
             }
             plan.run = Some(ThreadId { index: n.index(), gen: n.gen() });
         }
+        let cs = self.own();
+        cs.current = next;
+        cs.current_prio = next_prio;
         if self.own().last_run != next {
             self.own().last_run = next;
             bump(&self.own_cell().switches);
@@ -519,29 +528,27 @@ impl<W: Waits> Ctx<'_, W> {
     /// (a pending suspend, `lockfree`); the check compiles away for the
     /// objects' own queues.
     #[inline(always)]
-    fn dispatchable(&mut self, core: usize, mut next: Option<Ref<Tcb>>) -> Option<Ref<Tcb>> {
+    fn dispatchable(&mut self, mut next: Option<Ref<Tcb>>) -> Option<Ref<Tcb>> {
         while let Some(n) = next {
             if W::may_dispatch(self, n) {
                 break;
             }
-            next = self.pick(core);
+            next = self.pick();
         }
         next
     }
 
-    /// Choose the best of a runnable current thread and the ready queue.
-    fn choose(&mut self, core: usize, cur: Option<Ref<Tcb>>, cur_ok: bool, yielded: bool) -> Option<Ref<Tcb>> {
-        if cur_ok {
-            if let Some(c) = cur {
-                let p = self.get(c).map_or(0, |x| x.prio);
-                let best = self.cs(core).ready.highest();
-                if best.map_or(true, |b| b < p || (b == p && !yielded)) {
-                    return Some(c);
-                }
-                self.enqueue(c, !yielded);
+    /// Choose the best of the current thread, if it is runnable here (of
+    /// priority `cur_prio`), and this core's ready queue.
+    fn choose(&mut self, cur: Option<Ref<Tcb>>, cur_prio: Option<u8>, yielded: bool) -> Option<Ref<Tcb>> {
+        if let (Some(c), Some(p)) = (cur, cur_prio) {
+            let best = self.own().ready.highest();
+            if best.map_or(true, |b| b < p || (b == p && !yielded)) {
+                return Some(c);
             }
+            self.enqueue(c, !yielded);
         }
-        self.pick(core)
+        self.pick()
     }
 
     /// Free a zombie TCB (this core has just stopped running it).

@@ -8,24 +8,16 @@ mod common;
 
 use std::time::Instant;
 
-use common::call;
+use common::{call, one_core};
 use granule_kernel::abi::*;
-use granule_kernel::{BootConfig, Kernel, Regime, SyscallArgs, ThreadId};
-
-/// The boot configuration every run uses.
-fn config() -> BootConfig {
-    let mut cfg = BootConfig::new(1);
-    cfg.root_priority = 100;
-    cfg
-}
+use granule_kernel::{Kernel, Regime, SyscallArgs, ThreadId};
 
 /// The example's measurement.
 struct Measure;
 
 impl common::Measure for Measure {
     fn run<R: Regime>(&self, regime: R, iters: u64) -> f64 {
-        let cfg = config();
-        let (k, boot, mut hs) = Kernel::boot(cfg, regime).expect("boot");
+        let (k, boot, mut hs) = Kernel::boot(one_core(), regime).expect("boot");
         let h = &mut hs[0];
         let _ = k.ipi(h);
         let free = boot.first_free_slot;
@@ -61,5 +53,5 @@ impl common::Measure for Measure {
 }
 
 fn main() {
-    common::each_regime("kernel-only round trip (Call + ReplyRecv), ns:", &config(), &Measure);
+    common::each_regime("kernel-only round trip (Call + ReplyRecv), ns:", &Measure);
 }

@@ -11,23 +11,16 @@ mod common;
 
 use std::time::Instant;
 
-use common::call;
+use common::{call, one_core};
 use granule_kernel::abi::*;
-use granule_kernel::{BootConfig, Kernel, Regime, SyscallArgs};
+use granule_kernel::{Kernel, Regime, SyscallArgs};
 
-fn config() -> BootConfig {
-    let mut cfg = BootConfig::new(1);
-    cfg.root_priority = 100;
-    cfg
-}
-
-/// Nanoseconds per `Signal` + `Wait`.
-/// The example's measurement.
+/// The example's measurement: nanoseconds per `Signal` + `Wait`.
 struct Measure;
 
 impl common::Measure for Measure {
     fn run<R: Regime>(&self, regime: R, iters: u64) -> f64 {
-        let (k, boot, mut hs) = Kernel::boot(config(), regime).expect("boot");
+        let (k, boot, mut hs) = Kernel::boot(one_core(), regime).expect("boot");
         let h = &mut hs[0];
         let _ = k.ipi(h);
         let (free, ut) = (boot.first_free_slot, CAP_FIRST_UNTYPED);
@@ -56,5 +49,5 @@ impl common::Measure for Measure {
 }
 
 fn main() {
-    common::each_regime("kernel-only Signal + Wait, ns:", &config(), &Measure);
+    common::each_regime("kernel-only Signal + Wait, ns:", &Measure);
 }

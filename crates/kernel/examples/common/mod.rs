@@ -18,8 +18,17 @@ pub fn call(k: &Kernel<impl Regime>, h: &mut CoreHandle, cptr: Word, label: Invo
     assert_eq!(unsafe { &*k.ipc_buffer(t) }.result(), Ok(()), "{label:?}");
 }
 
-/// One measurement of a one-core example, for any regime: nanoseconds per
-/// iteration of `iters` iterations.
+/// The boot configuration of the one-core examples: one core, the root at
+/// priority 100.
+#[allow(dead_code)]
+pub fn one_core() -> BootConfig {
+    let mut cfg = BootConfig::new(1);
+    cfg.root_priority = 100;
+    cfg
+}
+
+/// One measurement of a one-core example ([`one_core`]), for any regime:
+/// nanoseconds per iteration of `iters` iterations.
 #[allow(dead_code)]
 pub trait Measure {
     fn run<R: Regime>(&self, regime: R, iters: u64) -> f64;
@@ -30,7 +39,7 @@ pub trait Measure {
 /// regime, one line of results after `title`. (Not every example is one
 /// core's: `signal_dispatch` does not use it.)
 #[allow(dead_code)]
-pub fn each_regime(title: &str, config: &BootConfig, m: &impl Measure) {
+pub fn each_regime(title: &str, m: &impl Measure) {
     let mut args = std::env::args().skip(1);
     let iters = args.next().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
     let only = args.next();
@@ -51,7 +60,7 @@ pub fn each_regime(title: &str, config: &BootConfig, m: &impl Measure) {
         report("bkl-mcs", m.run(BigLock::<Mcs>::new(1), iters));
     }
     if want("fine") {
-        report("fine", m.run(Fine::<granule_sync::profile::NoStats>::new(config), iters));
+        report("fine", m.run(Fine::<granule_sync::profile::NoStats>::new(&one_core()), iters));
     }
     if want("lockfree") {
         report("lockfree", m.run(LockFree::new(1), iters));

@@ -98,11 +98,11 @@ const MAX_CLIENTS: u64 = 65_000;
 const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 /// Cycles an idle server core spins before it sleeps (the platform's
 /// default is 200 000; core 0, with the far side, does not spin). The
-/// clients need CPUs too, and a core spinning for its next interrupt takes its CPU from them:
-/// with redis-benchmark on a two-CPU machine the default spin halved the
-/// throughput and made it erratic, while 10 000 cycles (a few
-/// microseconds) costs one futex wake-up per interrupt that finds the core
-/// asleep.
+/// clients need CPUs too, and a core spinning for its next interrupt takes
+/// its CPU from them: with redis-benchmark on a two-CPU machine the default
+/// spin halved the throughput and made it erratic, while 10 000 cycles (a
+/// few microseconds) costs one futex wake-up per interrupt that finds the
+/// core asleep.
 const IDLE_SPIN_CYCLES: u64 = 10_000;
 /// How long the root task may take to build the system.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(60);

@@ -2,7 +2,7 @@
 //!
 //! [`Polled`] is the [`IdleWork`] of machine core 0 (see
 //! `granule_hosted::idle_work`): whenever the core has no thread to run it
-//! takes one turn of the loop ([`Loop::step`]`(true)`): one `epoll_wait`
+//! takes one turn of the loop ([`Loop::step`]): one `epoll_wait`
 //! that returns at once with whatever is ready, or sleeps until a socket
 //! event or, when another thread rings the core's doorbell, the loop's
 //! `eventfd` ([`IdleWork::wake`]). A request is then read, turned into
@@ -75,19 +75,15 @@ impl Polled {
         lp.map(Loop::finish)
     }
 
-    /// One turn of the loop, if it runs; whether anything happened.
-    fn turn(&self, state: &mut State, block: bool) -> bool {
-        let Some(lp) = state.lp.as_mut() else { return false };
-        match lp.step(block) {
-            Ok(busy) => busy,
-            Err(e) => {
-                eprintln!("granule serve: the TCP event loop failed: {e}");
-                let _ = self.error.set(e.to_string());
-                // Close every socket now; the serving thread sees the error.
-                if let Some(lp) = state.lp.take() {
-                    let _ = lp.finish();
-                }
-                false
+    /// One turn of the loop, if it runs.
+    fn turn(&self, state: &mut State) {
+        let Some(lp) = state.lp.as_mut() else { return };
+        if let Err(e) = lp.step() {
+            eprintln!("granule serve: the TCP event loop failed: {e}");
+            let _ = self.error.set(e.to_string());
+            // Close every socket now; the serving thread sees the error.
+            if let Some(lp) = state.lp.take() {
+                let _ = lp.finish();
             }
         }
     }
@@ -120,7 +116,7 @@ impl IdleWork for Polled {
             std::thread::park_timeout(std::time::Duration::from_millis(1));
             return;
         }
-        self.turn(&mut state, true);
+        self.turn(&mut state);
     }
 
     fn wake(&self) {

@@ -286,45 +286,38 @@ impl Loop {
         })
     }
 
-    /// One turn of the loop: poll the sockets (waiting for an event when
-    /// `block`, up to [`Loop::timeout`]; not at all otherwise), then accept,
-    /// move replies to their sockets, write, read requests into packets and
-    /// interrupt the card. Whether anything happened. An error of the poll
-    /// itself (other than an interruption) is returned.
-    pub fn step(&mut self, block: bool) -> io::Result<bool> {
-        let mut timeout = if block { self.timeout() } else { Some(Duration::ZERO) };
-        if block {
-            self.cable.armed.store(true, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            if !self.cable.sent.is_empty() || self.cable.stopping() {
-                timeout = Some(Duration::ZERO);
-            }
+    /// One turn of the loop: poll the sockets (waiting up to
+    /// [`Loop::timeout`] for an event, a transmit wake-up or a stop), then
+    /// accept, move replies to their sockets, write, read requests into
+    /// packets and interrupt the card. An error of the poll itself (other
+    /// than an interruption) is returned.
+    pub fn step(&mut self) -> io::Result<()> {
+        let mut timeout = self.timeout();
+        self.cable.armed.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if !self.cable.sent.is_empty() || self.cable.stopping() {
+            timeout = Some(Duration::ZERO);
         }
         self.t.polls += 1;
         let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(EVENTS));
         let polled = self.poll.poll(&mut events, timeout);
-        if block {
-            self.cable.armed.store(false, Ordering::Relaxed);
-        }
+        self.cable.armed.store(false, Ordering::Relaxed);
         if let Err(e) = polled {
             self.events = Some(events);
-            return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
         }
-        let mut busy = false;
         for ev in events.iter() {
-            busy |= ev.token() != WAKER;
             self.event(ev);
         }
         self.events = Some(events);
         if self.cable.stopping() {
-            return Ok(false);
+            return Ok(());
         }
         for i in 0..self.listeners.len() {
             if self.listeners[i].1 {
                 self.accept(i);
             }
         }
-        let before = (self.t.packets_out, self.wire.packets, self.t.bytes_out);
         self.take_replies();
         self.write_dirty();
         self.read_clients();
@@ -333,7 +326,7 @@ impl Loop {
             self.wire.nic.interrupt();
         }
         self.expire_lingering();
-        Ok(busy || before != (self.t.packets_out, self.wire.packets, self.t.bytes_out))
+        Ok(())
     }
 
     /// Move the packets the servers sent into their sockets now (freeing

@@ -278,23 +278,24 @@ fn more_ready(s: &mut TcpStream, pending: &mut Vec<u8>, buf: &mut [u8]) -> bool 
     }
 }
 
-/// How many whole replies are at the front of `bytes`.
-fn count_replies(bytes: &[u8]) -> usize {
-    let (mut used, mut n) = (0, 0);
+/// The whole replies at the front of `bytes`: how many, and their length.
+fn whole_replies(bytes: &[u8]) -> (usize, usize) {
+    let (mut count, mut used) = (0, 0);
     while let Ok(Some(len)) = reply_len(&bytes[used..], usize::MAX) {
         used += len;
-        n += 1;
+        count += 1;
     }
-    n
+    (count, used)
+}
+
+/// How many whole replies are at the front of `bytes`.
+fn count_replies(bytes: &[u8]) -> usize {
+    whole_replies(bytes).0
 }
 
 /// Length of the whole replies at the front of `bytes`.
 fn whole_prefix(bytes: &[u8]) -> usize {
-    let mut used = 0;
-    while let Ok(Some(n)) = reply_len(&bytes[used..], usize::MAX) {
-        used += n;
-    }
-    used
+    whole_replies(bytes).1
 }
 
 /// Takes the whole replies at the front of `pending`.

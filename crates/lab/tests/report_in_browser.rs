@@ -61,7 +61,13 @@ const PROBE: &str = r#"<script>
     // Whether the page fits the window's width (wide tables scroll inside
     // themselves): the probe's own element is not there yet.
     var fits = document.documentElement.scrollWidth <= window.innerWidth;
-    pre.textContent = JSON.stringify({ figures: figures, errors: errors, fits_width: fits, width: window.innerWidth });
+    // What reaches past the window's right edge, for the failure message.
+    var overflowing = Array.prototype.filter.call(document.querySelectorAll('body *'), function (e) {
+      return e.getBoundingClientRect().right > window.innerWidth;
+    }).slice(0, 8).map(function (e) {
+      return e.tagName + ': ' + (e.textContent || '').slice(0, 60);
+    });
+    pre.textContent = JSON.stringify({ figures: figures, errors: errors, fits_width: fits, width: window.innerWidth, overflowing: overflowing });
     document.body.appendChild(pre);
   });
 })();
@@ -129,7 +135,11 @@ fn the_smoke_report_renders_in_chromium_without_errors() {
     assert!(page_errors.is_empty(), "errors on the page: {page_errors:?}");
     let figures = probe["figures"].as_array().expect("figures");
     assert!(!figures.is_empty(), "no figure on the page");
-    assert_eq!(probe["fits_width"], true, "the page is wider than the {} px window", probe["width"]);
+    assert_eq!(
+        probe["fits_width"], true,
+        "the page is wider than the {} px window; past its edge: {}",
+        probe["width"], probe["overflowing"]
+    );
     assert_eq!(figures.len(), figures_in_page, "every figure of the report is in the DOM");
     for f in figures {
         let id = &f["id"];

@@ -169,7 +169,7 @@ figure { margin: 0.8em 0; } figure h3 { margin-top: 0; } figure svg { display: b
 figcaption { font-size: 0.85em; color: #444; }
 .summary li, .verdict li { margin: 0.3em 0; } ul.summary { columns: 2; column-gap: 2em; } .summary li { break-inside: avoid; }
 .tables { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); column-gap: 1.5em; align-items: start; }
-.tables > section.wide { grid-column: 1 / -1; } .tables h3 { margin-top: 0.6em; } .none, .csv { color: #666; font-size: 0.9em; }
+.tables > section { min-width: 0; overflow-x: auto; } .tables > section.wide { grid-column: 1 / -1; } .tables h3 { margin-top: 0.6em; } .none, .csv { color: #666; font-size: 0.9em; }
 .note { background: #fff8e0; border-left: 4px solid #e0b000; padding: 0.5em 1em; }
 code { font-size: 0.92em; background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; }
 pre { background: #f6f6f6; padding: 0.8em; font-size: 0.85em; white-space: pre-wrap; overflow-wrap: anywhere; }

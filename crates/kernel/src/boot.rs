@@ -19,7 +19,8 @@ impl<W: Waits> State<W> {
         let state = Self::new(config, waits)?;
 
         // SAFETY: nothing else can reach `state` yet: this thread has
-        // exclusive access to all of it.
+        // exclusive access to all of it; `State::new` accepted the
+        // configuration, so it has core 0.
         let mut ctx = unsafe { Ctx::new(&state, 0) };
         let hdr = Header { caps: 1, parent: None, bytes: 0 };
         let cnode = ctx.alloc(CNode::new(c.root_cnode_bits), hdr).ok_or(BootError::Capacity)?;
@@ -30,7 +31,7 @@ impl<W: Waits> State<W> {
         tcb.vspace = Some(vspace);
         tcb.slice = c.timeslice_ticks;
         let root = ctx.alloc(tcb, hdr).ok_or(BootError::Capacity)?;
-        *ctx.ipc(root.index()) = IpcBuffer::new();
+        *ctx.ipc(root) = IpcBuffer::new();
         let put = |ctx: &mut Ctx<'_, W>, index: Word, obj: CapObj| {
             let slot = ctx.cap_slot(SlotAddr { cnode, index: index as u32 }).ok_or(BootError::RootCNode)?;
             *slot = CapSlot::root(Cap::new(obj));

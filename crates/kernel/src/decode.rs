@@ -344,7 +344,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// An invocation's arguments: the caller's message words.
     pub(crate) fn invocation_args(&mut self, caller: &CallerView, info: MessageInfo) -> crate::args::Args {
         let len = (info.length() as usize).min(crate::abi::MSG_MAX_WORDS);
-        crate::args::Args::copied(&self.ipc(caller.t.index()).msg, len)
+        crate::args::Args::copied(&self.ipc(caller.t).msg, len)
     }
 
     /// Decode the receive half; `reply` is the reply argument if the caller

@@ -118,7 +118,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// core may claim it at once).
     #[cold]
     pub(crate) fn stop_faulted(&mut self, t: Ref<Tcb>) {
-        let b = self.ipc(t.index());
+        let b = self.ipc(t);
         b.error = 0;
         b.restart = 1;
         b.tag = 0;

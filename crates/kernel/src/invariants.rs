@@ -22,6 +22,8 @@
 //! 7. **Frame free lists** (`object/frame_pool.rs`): each list belongs to a
 //!    live untyped and holds only live 4 KiB frames carved from it, with no
 //!    capability and no mapping, each on one list once.
+//! 8. **Slab generations** (`object/slab.rs`): a slot holds an object
+//!    exactly when its generation is a live one.
 
 use alloc::format;
 use alloc::vec;
@@ -64,6 +66,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Err((inv, detail)) = self.s.subsys.check() {
             return fail(inv, detail);
         }
+        self.check_generations()?;
         let ntcb = capacity::<Tcb>(self) as usize;
         let mut places = vec![0u32; ntcb];
         let cores = self.s.config.cores;
@@ -220,6 +223,23 @@ impl<W: Waits> Ctx<'_, W> {
         self.check_memory()?;
         self.check_frame_pools()?;
         Ok(())
+    }
+
+    fn check_generations(&mut self) -> Result<(), InvariantViolation> {
+        let bad = [
+            ("untyped", self.inconsistent_slot::<Untyped>()),
+            ("tcb", self.inconsistent_slot::<Tcb>()),
+            ("endpoint", self.inconsistent_slot::<Endpoint>()),
+            ("notification", self.inconsistent_slot::<Notification>()),
+            ("cnode", self.inconsistent_slot::<CNode>()),
+            ("reply", self.inconsistent_slot::<Reply>()),
+            ("frame", self.inconsistent_slot::<Frame>()),
+            ("vspace", self.inconsistent_slot::<VSpace>()),
+        ];
+        match bad.into_iter().find_map(|(what, i)| Some((what, i?))) {
+            Some((what, i)) => fail("slab-generations", format!("{what} slot {i}: generation and object disagree")),
+            None => Ok(()),
+        }
     }
 
     fn check_frame_pools(&mut self) -> Result<(), InvariantViolation> {

@@ -202,7 +202,7 @@ impl<W: Waits> Ctx<'_, W> {
         }
         let len = (msg.info.length() as usize).min(MSG_MAX_WORDS);
         let (extra, unwrapped, badges) = self.transfer_caps(src, dst, msg.info.extra_caps() as usize, ep);
-        let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
+        let Some((s, d)) = self.ipc_pair(src, dst) else { return };
         d.msg[..len].copy_from_slice(&s.msg[..len]);
         for (i, b) in badges.iter().enumerate() {
             if unwrapped & (1 << i) != 0 {
@@ -231,7 +231,7 @@ impl<W: Waits> Ctx<'_, W> {
     fn copy_fault(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, badge: Word) {
         let Some(kind) = self.get(src).and_then(|x| x.fault) else { return };
         let (words, len) = kind.words();
-        let d = self.ipc(dst.index());
+        let d = self.ipc(dst);
         d.msg[..len].copy_from_slice(&words[..len]);
         d.tag = MessageInfo::new(kind.label(), 0, 0, len as Word).word();
         d.badge = badge;
@@ -245,7 +245,7 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     pub(crate) fn copy_message(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>, info: MessageInfo, badge: Word) {
         let len = (info.length() as usize).min(MSG_MAX_WORDS);
-        let Some((s, d)) = self.ipc_pair(src.index(), dst.index()) else { return };
+        let Some((s, d)) = self.ipc_pair(src, dst) else { return };
         copy_words(&mut d.msg, &s.msg, len);
         d.tag = MessageInfo::new(info.label(), 0, 0, len as Word).word();
         d.badge = badge;
@@ -261,9 +261,9 @@ impl<W: Waits> Ctx<'_, W> {
         n: usize,
         ep: Option<Ref<Endpoint>>,
     ) -> (Word, Word, [Word; MSG_MAX_EXTRA_CAPS]) {
-        let cptrs = self.ipc(src.index()).caps_or_badges;
+        let cptrs = self.ipc(src).caps_or_badges;
         let (rcn, ridx) = {
-            let b = self.ipc(dst.index());
+            let b = self.ipc(dst);
             (b.receive_cnode, b.receive_index)
         };
         let (mut count, mut unwrapped, mut badges) = (0, 0, [0; MSG_MAX_EXTRA_CAPS]);

@@ -172,7 +172,8 @@ impl<R: Regime> Kernel<R> {
     ) -> T {
         let c = self.check(core);
         if kind != TRAP_NONE {
-            self.state.trap(c, kind);
+            // SAFETY: `c` is the index of a handle of this kernel (`check`).
+            unsafe { self.state.trap(c, kind) };
         }
         R::Drive::enter(self, c, entry, f)
     }

@@ -258,7 +258,7 @@ impl<W: Waits> Ctx<'_, W> {
                 if e.whole() {
                     if let Some(bits) = e.poll_bound(self, me) {
                         self.release(e, reply);
-                        self.ipc(me.index()).badge = bits;
+                        self.ipc(me).badge = bits;
                         return Outcome::Done;
                     }
                 }
@@ -282,7 +282,7 @@ impl<W: Waits> Ctx<'_, W> {
                 Some(s) => self.take_message(e, me, ep, s, reply),
                 None => {
                     self.release(e, reply);
-                    self.ipc(me.index()).badge = 0;
+                    self.ipc(me).badge = 0;
                     Outcome::Done
                 }
             };
@@ -342,7 +342,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// error word `error` (0: success, no message) and runs again.
     #[inline(always)]
     pub(crate) fn finish_blocked<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>, error: Word) {
-        let b = self.ipc(t.index());
+        let b = self.ipc(t);
         b.error = error;
         b.restart = 0;
         b.tag = 0;

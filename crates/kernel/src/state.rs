@@ -25,6 +25,7 @@ pub(crate) use crate::counter::bump;
 use crate::abi::{IpcBuffer, CAP_FIRST_UNTYPED, MAX_CORES, NUM_IRQS, UNTYPED_MIN_BITS};
 use crate::config::{BootConfig, BootError};
 use crate::exit::{CoreMask, IrqMask};
+use crate::ids::ThreadId;
 use crate::introspect::CoreStats;
 use crate::object::{
     CNode, Cap, CapSlot, Endpoint, Frame, Header, IrqSlot, Notification, Ref, Reply, Slab, Slot, SlotAddr, Tcb,
@@ -67,6 +68,7 @@ pub(crate) struct State<W> {
     pub config: BootConfig,
     pub cores: Box<[CachePadded<CoreCell>]>,
     pub tcbs: Slab<Tcb>,
+    /// One IPC buffer per TCB slot (as long as `tcbs`' capacity).
     ipc: Box<[UnsafeCell<IpcBuffer>]>,
     pub endpoints: Slab<Endpoint>,
     pub notifications: Slab<Notification>,
@@ -232,10 +234,27 @@ impl<W> State<W> {
         Ok(state)
     }
 
-    /// Publish that `core` trapped (`TRAP_SYSCALL` or `TRAP_OTHER`).
+    /// The atomics of `core`, without a bounds check.
+    ///
+    /// # Safety
+    /// `core` is below the number of cores the state was made for (as the
+    /// index of a [`crate::CoreHandle`] of its kernel is: handles are made at
+    /// boot, one per core).
     #[inline(always)]
-    pub fn trap(&self, core: usize, kind: u8) {
-        self.cores[core].trapped.store(kind, Ordering::Release);
+    pub unsafe fn core_cell(&self, core: usize) -> &CoreCell {
+        debug_assert!(core < self.cores.len());
+        // SAFETY: by the caller's contract.
+        unsafe { self.cores.get_unchecked(core) }
+    }
+
+    /// Publish that `core` trapped (`TRAP_SYSCALL` or `TRAP_OTHER`).
+    ///
+    /// # Safety
+    /// As for [`State::core_cell`].
+    #[inline(always)]
+    pub unsafe fn trap(&self, core: usize, kind: u8) {
+        // SAFETY: by the caller's contract.
+        unsafe { self.core_cell(core) }.trapped.store(kind, Ordering::Release);
     }
 
     pub fn add_idle_cycles(&self, core: usize, cycles: u64) {
@@ -287,9 +306,12 @@ impl<'k, W> Ctx<'k, W> {
     /// `core`, or nothing else can reach `s`), and no other thread acts as
     /// `core`. (Under `lockfree`'s shared paths the grant is per object, by
     /// the ownership protocol of `crate::lockfree`, and the context is used
-    /// only as that protocol allows.)
+    /// only as that protocol allows.) `core` is below the number of cores
+    /// `s` was made for ([`State::core_cell`]).
     pub unsafe fn new(s: &'k State<W>, core: usize) -> Self {
-        Self { s, core, here: &s.cores[core], ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
+        // SAFETY: by the caller's contract.
+        let here = unsafe { s.core_cell(core) };
+        Self { s, core, here, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
     }
 
     /// The slot behind `r` if it is live with `r`'s generation.
@@ -297,14 +319,13 @@ impl<'k, W> Ctx<'k, W> {
     pub fn slot<T: Object>(&mut self, r: Ref<T>) -> Option<&mut Slot<T>> {
         // SAFETY: `Ctx::new`'s contract gives this core access; `&mut self`
         // makes this the only live reference handed out by this context.
-        let slot = unsafe { T::slab(self.s).slot(r.index()) }?;
-        (slot.gen == r.gen() && slot.obj.is_some()).then_some(slot)
+        unsafe { T::slab(self.s).live(r) }
     }
 
     /// The object behind `r`, if live.
     #[inline(always)]
     pub fn get<T: Object>(&mut self, r: Ref<T>) -> Option<&mut T> {
-        self.slot(r)?.obj.as_mut()
+        Some(self.slot(r)?.obj())
     }
 
     /// Read-only access to the object behind `r`, if live. Lookups use this,
@@ -316,12 +337,7 @@ impl<'k, W> Ctx<'k, W> {
         // excludes every `&mut` handed out by this context for as long as the
         // result lives, and the regime's contract excludes writers on other
         // cores.
-        let slot = unsafe { T::slab(self.s).slot_ref(r.index()) }?;
-        if slot.gen == r.gen() {
-            slot.obj.as_ref()
-        } else {
-            None
-        }
+        Some(unsafe { T::slab(self.s).live_ref(r) }?.obj_ref())
     }
 
     /// Whether `r` names a live object: its generation is the slot's (a
@@ -336,8 +352,21 @@ impl<'k, W> Ctx<'k, W> {
         // The one exception, a frame renewed on `lockfree`'s shared path
         // (`lockfree/pages.rs`), is renewed only after a grace period
         // in which every core that could name it has left its entry.
-        let gen = unsafe { T::slab(self.s).gen(r.index()) };
-        gen == Some(r.gen())
+        unsafe { T::slab(self.s).is_live(r) }
+    }
+
+    /// The reference of the live object at slab index `i`, an index from
+    /// anywhere (checked); its generation is read as [`Ctx::live`] reads it.
+    #[inline(always)]
+    pub fn live_at<T: Object>(&self, i: u32) -> Option<Ref<T>> {
+        // SAFETY: as in `live`.
+        unsafe { T::slab(self.s).ref_at(i) }
+    }
+
+    /// The live TCB a thread identity from outside the kernel names.
+    #[inline(always)]
+    pub fn tcb_of(&self, t: ThreadId) -> Option<Ref<Tcb>> {
+        self.live_at::<Tcb>(t.index).filter(|r| r.gen() == t.gen)
     }
 
     /// Two live objects of two different types at once (see [`Distinct`]).
@@ -347,22 +376,24 @@ impl<'k, W> Ctx<'k, W> {
         // types live in different slabs, so the two references never alias
         // each other, and `&mut self` keeps every other reference this
         // context hands out away while they live.
-        let sa = unsafe { A::slab(self.s).slot(a.index()) }?;
+        let sa = unsafe { A::slab(self.s).live(a) }?;
         // SAFETY: as above.
-        let sb = unsafe { B::slab(self.s).slot(b.index()) }?;
-        if sa.gen != a.gen() || sb.gen != b.gen() {
-            return None;
-        }
-        Some((sa.obj.as_mut()?, sb.obj.as_mut()?))
+        let sb = unsafe { B::slab(self.s).live(b) }?;
+        Some((sa.obj(), sb.obj()))
     }
 
     /// The live object at slab index `i`, with its reference.
     #[inline(always)]
     pub fn at<T: Object>(&mut self, i: u32) -> Option<(Ref<T>, &mut T)> {
         // SAFETY: as in `slot`.
-        let slot = unsafe { T::slab(self.s).slot(i) }?;
-        let gen = slot.gen;
-        slot.obj.as_mut().map(|o| (Ref::new(i, gen), o))
+        unsafe { T::slab(self.s).at(i) }
+    }
+
+    /// The first slot of `T`'s slab whose generation and object disagree
+    /// (the invariant checker's question; see `object/slab.rs`).
+    pub fn inconsistent_slot<T: Object>(&mut self) -> Option<u32> {
+        // SAFETY: as in `slot`, for every slot of the slab.
+        unsafe { T::slab(self.s).inconsistent_slot() }
     }
 
     /// The reference of the live object at slab index `i`.
@@ -404,25 +435,33 @@ impl<'k, W> Ctx<'k, W> {
         }
     }
 
-    /// The IPC buffer of TCB slot `i` (the caller knows `i` is in range).
+    /// The IPC buffer cell of TCB `t`'s slot, without a bounds check.
     #[inline(always)]
-    pub fn ipc(&mut self, i: u32) -> &mut IpcBuffer {
-        let cell = &self.s.ipc[i as usize];
+    fn ipc_cell(&self, t: Ref<Tcb>) -> &UnsafeCell<IpcBuffer> {
+        debug_assert!((t.index() as usize) < self.s.ipc.len());
+        // SAFETY: `ipc` has one buffer per slot of the TCB slab (`State::new`
+        // makes both `max_threads` long, and neither changes), and a
+        // reference's index is below its slab's capacity (`object/slab.rs`).
+        unsafe { self.s.ipc.get_unchecked(t.index() as usize) }
+    }
+
+    /// The IPC buffer of TCB `t`'s slot.
+    #[inline(always)]
+    pub fn ipc(&mut self, t: Ref<Tcb>) -> &mut IpcBuffer {
         // SAFETY: the buffer's thread is this core's current thread inside its
         // system call, or not running anywhere (`IpcBuffer`'s contract), so
         // neither user code nor another core touches it; `&mut self` makes
         // this the only reference handed out by this context.
-        unsafe { &mut *cell.get() }
+        unsafe { &mut *self.ipc_cell(t).get() }
     }
 
     /// The IPC buffers of two distinct TCB slots: `src` to read, `dst` to write.
     #[inline(always)]
-    pub fn ipc_pair(&mut self, src: u32, dst: u32) -> Option<(&IpcBuffer, &mut IpcBuffer)> {
-        if src == dst {
+    pub fn ipc_pair(&mut self, src: Ref<Tcb>, dst: Ref<Tcb>) -> Option<(&IpcBuffer, &mut IpcBuffer)> {
+        if src.index() == dst.index() {
             return None;
         }
-        let a = self.s.ipc.get(src as usize)?;
-        let b = self.s.ipc.get(dst as usize)?;
+        let (a, b) = (self.ipc_cell(src), self.ipc_cell(dst));
         // SAFETY: as in `ipc`, for two distinct cells.
         Some(unsafe { (&*a.get(), &mut *b.get()) })
     }

@@ -178,7 +178,7 @@ impl<W: Waits> Ctx<'_, W> {
                 None => return,
             }
         };
-        let b = self.ipc(caller.index());
+        let b = self.ipc(caller);
         match outcome {
             Outcome::Done => {
                 b.error = 0;
@@ -379,7 +379,7 @@ impl<W: Waits> Ctx<'_, W> {
     ) -> Result<Op, Error> {
         let label = InvocationLabel::from_word(info.label()).ok_or(Error::IllegalOperation)?;
         let len = (info.length() as usize).min(MSG_MAX_WORDS);
-        let args = Args::copied(&self.ipc(caller.index()).msg, len);
+        let args = Args::copied(&self.ipc(caller).msg, len);
         match cap.obj {
             CapObj::Tcb(t) => self.decode_tcb(caller, t, label, &args).map(Op::Tcb),
             CapObj::CNode(c) => self.decode_cnode(caller, c, label, &args).map(Op::CNode),

@@ -230,7 +230,7 @@ impl Ctx<'_, LfState> {
         let core = self.core;
         let done = lf.ctl(s.index()).withdraw(|op| lf.count::<C>(core, op));
         self.lf_run_claimed::<false, C>(lf, s, done);
-        self.ipc(t.index()).restart = 1;
+        self.ipc(t).restart = 1;
     }
 
     /// Whether this core may run `t` (ours: the thread chosen at the end of
@@ -293,7 +293,7 @@ impl Ctx<'_, LfState> {
                 if ctx.get(t).is_some_and(|x| !x.holds.is_empty()) {
                     ctx.release_holds(t);
                 }
-                ctx.ipc(t.index()).restart = 1;
+                ctx.ipc(t).restart = 1;
                 if let Some(x) = ctx.get(t) {
                     x.state = ThreadState::Inactive;
                 }
@@ -301,7 +301,7 @@ impl Ctx<'_, LfState> {
                 ctx.cs(core).action = Action::Choose { yielded: false };
             },
             |ctx| {
-                ctx.ipc(t.index()).restart = 0;
+                ctx.ipc(t).restart = 0;
                 if let Some(x) = ctx.get(t) {
                     x.state = ThreadState::Running;
                 }
@@ -330,7 +330,7 @@ impl Ctx<'_, LfState> {
     fn lf_refuse_slow<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
         // The call is abandoned: a receiver's claim on its reply object goes.
         self.lf_release_receive_claim(lf, t);
-        self.ipc(t.index()).restart = 1;
+        self.ipc(t).restart = 1;
         let core = self.core;
         let set = move |ctx: &mut Self, state: ThreadState| {
             if let Some(x) = ctx.get(t) {

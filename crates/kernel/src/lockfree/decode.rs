@@ -204,7 +204,7 @@ impl Ctx<'_, LfState> {
         }
         // SAFETY: a TCB's capability count changes only where the whole
         // kernel is held, never while a shared path runs.
-        let only = unsafe { <Tcb as Object>::slab(self.s).caps(t.index()) } == Some(1);
+        let only = unsafe { <Tcb as Object>::slab(self.s).caps(t) } == Some(1);
         let s = self.cap_ref(slot)?;
         let (depth, next) = (s.depth, s.next);
         let leaf = next.map_or(true, |n| self.cap_ref(n).is_some_and(|n| n.depth <= depth));

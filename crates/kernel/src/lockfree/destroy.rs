@@ -73,7 +73,7 @@ impl Ctx<'_, LfState> {
             x.cap.revive_shared(cap, &rmw);
         }
         self.lf_take_back_kill::<C>(lf, s, requested);
-        self.ipc(t.index()).restart = 1;
+        self.ipc(t).restart = 1;
     }
 
     /// Take back a kill of `t` (`requested`: with the stop request it

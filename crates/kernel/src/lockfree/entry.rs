@@ -150,7 +150,9 @@ fn shared<const C: bool, T>(
     kind: u8,
     f: impl FnOnce(&mut Ctx<'_, LfState>, &LfState) -> T,
 ) -> T {
-    s.trap(core, kind);
+    // SAFETY: the caller checked the core's handle: `core` is a core of
+    // this kernel.
+    unsafe { s.trap(core, kind) };
     gate.enter_shared(core);
     let out = {
         // SAFETY: the gate's reader side excludes every management

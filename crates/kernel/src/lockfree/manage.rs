@@ -189,7 +189,7 @@ impl Ctx<'_, LfState> {
             }
             ThreadState::Running | ThreadState::Inactive | ThreadState::Zombie => return None,
         }
-        self.ipc(t.index()).restart = 1;
+        self.ipc(t).restart = 1;
         Some(true)
     }
 

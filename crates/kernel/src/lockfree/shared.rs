@@ -27,6 +27,7 @@
 
 use alloc::boxed::Box;
 use core::cell::UnsafeCell;
+use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
@@ -306,7 +307,13 @@ impl ReplyWord {
 
     #[inline(always)]
     fn decode(w: u64) -> ReplyState {
-        let r = || Ref::new((w & INDEX_MASK) as u32, (w >> 32) as u32);
+        let r = || {
+            let raw = (w >> 32) << 32 | (w & INDEX_MASK);
+            // SAFETY: a receiver or caller word is `encode`d from a `Ref<Tcb>`
+            // of this kernel (the word's only writer), whose generation is
+            // never 0; `raw` is that reference's word without the kind bits.
+            unsafe { Ref::from_raw(NonZeroU64::new_unchecked(raw)) }
+        };
         match w & KIND_MASK {
             KIND_RECEIVER => ReplyState::Receiver(r()),
             KIND_CALLER => ReplyState::Caller(r(), w & GRANT != 0),
@@ -345,7 +352,10 @@ mod tests {
 
     #[test]
     fn reply_states_round_trip() {
-        let t = Ref::<Tcb>::new((1 << 24) - 1, u32::MAX);
+        // The largest index and generation a word holds.
+        let raw = NonZeroU64::new(u64::from(u32::MAX >> 1) << 32 | ((1 << 24) - 1)).unwrap();
+        // SAFETY: the reference is only encoded and decoded, never followed.
+        let t = unsafe { Ref::<Tcb>::from_raw(raw) };
         for s in [ReplyState::Empty, ReplyState::Receiver(t), ReplyState::Caller(t, true), ReplyState::Caller(t, false)]
         {
             assert_eq!(ReplyWord::decode(ReplyWord::encode(s)), s);

@@ -602,7 +602,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// A blocked thread (already detached) is runnable again and will
     /// reissue its system call.
     pub(crate) fn restart_thread(&mut self, t: Ref<Tcb>) {
-        self.ipc(t.index()).restart = 1;
+        self.ipc(t).restart = 1;
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
         }

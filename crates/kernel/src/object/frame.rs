@@ -164,7 +164,7 @@ impl<W: Waits> Ctx<'_, W> {
 
     fn reply_address(&mut self, caller: Ref<Tcb>, frame: Ref<Frame>) -> Outcome {
         let (addr, size) = self.read(frame).map_or((0, 0), |f| (f.addr(), f.size()));
-        let b = self.ipc(caller.index());
+        let b = self.ipc(caller);
         b.msg[0] = addr;
         b.msg[1] = size;
         Outcome::Reply(MessageInfo::new(0, 0, 0, 2))

@@ -35,7 +35,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// capability goes: a 4 KiB frame whose untyped is live.
     pub(crate) fn poolable(&mut self, f: Ref<Frame>) -> Option<Ref<Untyped>> {
         let s = self.slot(f)?;
-        let (parent, small) = (s.hdr.parent?, s.obj.as_ref()?.size() == 1 << POOLED_BITS);
+        let (parent, small) = (s.hdr.parent?, s.obj_ref().size() == 1 << POOLED_BITS);
         (small && self.live(parent)).then_some(parent)
     }
 

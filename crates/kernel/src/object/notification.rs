@@ -130,7 +130,7 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(always)]
     pub(crate) fn wait<E: Exec<W>>(&mut self, e: &E, me: Ref<Tcb>, ntfn: Ref<Notification>, blocking: bool) -> Outcome {
         if !blocking {
-            self.ipc(me.index()).badge = e.poll(self, ntfn).unwrap_or(0);
+            self.ipc(me).badge = e.poll(self, ntfn).unwrap_or(0);
             return Outcome::Done;
         }
         self.prepare_block(e, me, ThreadState::BlockedOnNotification { ntfn });
@@ -138,7 +138,7 @@ impl<W: Waits> Ctx<'_, W> {
             None => Outcome::Blocked,
             Some(bits) => {
                 self.unprepare_block(e, me);
-                self.ipc(me.index()).badge = bits;
+                self.ipc(me).badge = bits;
                 Outcome::Done
             }
         }
@@ -148,7 +148,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// again, to be woken by the caller (every regime's wake-up).
     #[inline(always)]
     pub(crate) fn wait_done(&mut self, t: Ref<Tcb>, badge: Word) {
-        let b = self.ipc(t.index());
+        let b = self.ipc(t);
         b.badge = badge;
         b.tag = 0;
         b.error = 0;

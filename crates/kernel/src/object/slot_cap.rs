@@ -61,18 +61,25 @@ fn encode(c: Cap) -> SeqValue {
 
 #[inline(always)]
 fn decode((kind, [reference, rights, badge]): SeqValue) -> Cap {
-    let obj = match (kind, NonZeroU64::new(reference)) {
-        (1, Some(r)) => CapObj::Untyped(Ref::from_raw(r)),
-        (2, Some(r)) => CapObj::Tcb(Ref::from_raw(r)),
-        (3, Some(r)) => CapObj::Endpoint(Ref::from_raw(r)),
-        (4, Some(r)) => CapObj::Notification(Ref::from_raw(r)),
-        (5, Some(r)) => CapObj::CNode(Ref::from_raw(r)),
-        (6, Some(r)) => CapObj::Reply(Ref::from_raw(r)),
-        (7, Some(r)) => CapObj::Frame(Ref::from_raw(r)),
-        (8, Some(r)) => CapObj::VSpace(Ref::from_raw(r)),
-        (9, _) => CapObj::IrqControl,
-        (10, _) => CapObj::IrqHandler(IrqRef { irq: reference as u16, gen: (reference >> 32) as u32 }),
-        _ => CapObj::Null,
+    // SAFETY: the block's only unsafe calls are the `from_raw`s. A slot's
+    // value comes from `encode` (the cell's only writers, `new`,
+    // `replace_shared` and `revive_shared`, store what it returns, and the
+    // cell hands out consistent snapshots), which stores `Ref::raw` of a
+    // reference of this kernel under the kind of its type.
+    let obj = unsafe {
+        match (kind, NonZeroU64::new(reference)) {
+            (1, Some(r)) => CapObj::Untyped(Ref::from_raw(r)),
+            (2, Some(r)) => CapObj::Tcb(Ref::from_raw(r)),
+            (3, Some(r)) => CapObj::Endpoint(Ref::from_raw(r)),
+            (4, Some(r)) => CapObj::Notification(Ref::from_raw(r)),
+            (5, Some(r)) => CapObj::CNode(Ref::from_raw(r)),
+            (6, Some(r)) => CapObj::Reply(Ref::from_raw(r)),
+            (7, Some(r)) => CapObj::Frame(Ref::from_raw(r)),
+            (8, Some(r)) => CapObj::VSpace(Ref::from_raw(r)),
+            (9, _) => CapObj::IrqControl,
+            (10, _) => CapObj::IrqHandler(IrqRef { irq: reference as u16, gen: (reference >> 32) as u32 }),
+            _ => CapObj::Null,
+        }
     };
     Cap { obj, rights: CapRights(rights), badge }
 }

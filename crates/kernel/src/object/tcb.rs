@@ -163,13 +163,13 @@ impl<W: Waits> Ctx<'_, W> {
         match op {
             TcbOp::ReadRegisters { t, count } => {
                 let regs = self.get(t).map_or([0; NUM_REGS], |x| x.regs);
-                let buf = self.ipc(caller.index());
+                let buf = self.ipc(caller);
                 buf.msg[..count].copy_from_slice(&regs[..count]);
                 Outcome::Reply(MessageInfo::new(0, 0, 0, count as Word))
             }
             TcbOp::WriteRegisters { t, resume, count } => {
                 let mut vals = [0; NUM_REGS];
-                vals[..count].copy_from_slice(&self.ipc(caller.index()).msg[2..2 + count]);
+                vals[..count].copy_from_slice(&self.ipc(caller).msg[2..2 + count]);
                 // A thread with a suspend pending (`lockfree`) counts as
                 // inactive, as introspection reports it.
                 let stopping = W::stop_requested(self, t) == Some(false);

@@ -154,7 +154,7 @@ impl<W: Waits> Ctx<'_, W> {
                     t.slice = self.s.config.timeslice_ticks;
                     let r = self.alloc(t, hdr);
                     if let Some(r) = r {
-                        *self.ipc(r.index()) = crate::abi::IpcBuffer::new();
+                        *self.ipc(r) = crate::abi::IpcBuffer::new();
                         W::created(self, r, core);
                     }
                     r.map(CapObj::Tcb)

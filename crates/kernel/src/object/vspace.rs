@@ -47,19 +47,12 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// The live VSpace at slab index `i`.
     fn vspace_at(&self, i: u32) -> Option<Ref<VSpace>> {
-        // SAFETY: as in `Ctx::live`: generations change only where the whole
-        // kernel is held.
-        let gen = unsafe { <VSpace as crate::state::Object>::slab(self.s).gen(i) }?;
-        let r = Ref::new(i, gen);
-        self.read(r).is_some().then_some(r)
+        self.live_at(i)
     }
 
     /// The live frame at slab index `i`.
     fn frame_at(&self, i: u32) -> Option<Ref<Frame>> {
-        // SAFETY: as in `vspace_at`.
-        let gen = unsafe { <Frame as crate::state::Object>::slab(self.s).gen(i) }?;
-        let r = Ref::new(i, gen);
-        self.read(r).is_some().then_some(r)
+        self.live_at(i)
     }
 
     /// The cores other than this one that have run space `space` since its

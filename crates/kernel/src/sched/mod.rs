@@ -284,7 +284,7 @@ impl<W: Waits> Ctx<'_, W> {
                     self.request_remote_choose(core);
                     let in_call = self.cell(core).trapped.load(Ordering::Acquire) == TRAP_SYSCALL;
                     if in_call {
-                        self.ipc(t.index()).restart = 1;
+                        self.ipc(t).restart = 1;
                     }
                     in_call
                 } else {
@@ -294,7 +294,7 @@ impl<W: Waits> Ctx<'_, W> {
             ThreadState::Inactive => false,
             ThreadState::BlockedOnSend { ep, .. } => {
                 self.ep_remove(ep, t);
-                self.ipc(t.index()).restart = 1;
+                self.ipc(t).restart = 1;
                 true
             }
             ThreadState::BlockedOnRecv { ep, reply } => {
@@ -306,7 +306,7 @@ impl<W: Waits> Ctx<'_, W> {
                         }
                     }
                 }
-                self.ipc(t.index()).restart = 1;
+                self.ipc(t).restart = 1;
                 true
             }
             ThreadState::BlockedOnReply { reply, .. } => {
@@ -315,12 +315,12 @@ impl<W: Waits> Ctx<'_, W> {
                         r.caller = None;
                     }
                 }
-                self.ipc(t.index()).restart = 1;
+                self.ipc(t).restart = 1;
                 true
             }
             ThreadState::BlockedOnNotification { ntfn } => {
                 self.ntfn_remove(ntfn, t);
-                self.ipc(t.index()).restart = 1;
+                self.ipc(t).restart = 1;
                 true
             }
         }
@@ -567,7 +567,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     pub(crate) fn thread_of_cap(&mut self, holder: ThreadId, cptr: crate::abi::Word) -> Option<ThreadId> {
-        let h = Ref::<Tcb>::new(holder.index, holder.gen);
+        let h = self.tcb_of(holder)?;
         match self.lookup(h, cptr).ok()?.1.obj {
             crate::object::CapObj::Tcb(t) => Some(ThreadId { index: t.index(), gen: t.gen() }),
             _ => None,
@@ -575,7 +575,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     pub(crate) fn start_info(&mut self, t: ThreadId) -> Option<StartInfo> {
-        let r = Ref::<Tcb>::new(t.index, t.gen);
+        let r = self.tcb_of(t)?;
         self.as_deleted(r)?;
         let x = self.get(r)?;
         Some(StartInfo::from_regs(x.regs, x.fresh))
@@ -593,7 +593,7 @@ impl<W: Waits> Ctx<'_, W> {
     }
 
     pub(crate) fn thread_info(&mut self, t: ThreadId) -> Option<ThreadInfo> {
-        let r = Ref::<Tcb>::new(t.index, t.gen);
+        let r = self.tcb_of(t)?;
         let x = self.get(r)?;
         let (mut state, core, prio, ready) = (x.state, x.core, x.prio, x.in_ready);
         let space = x.vspace.map(|v| SpaceId(v.index()));

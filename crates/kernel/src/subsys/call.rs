@@ -107,7 +107,7 @@ impl<W: Waits> Ctx<'_, W> {
             unsafe { sub.retired.free_all() };
         }
         let len = (call.info.length() as usize).min(MSG_MAX_WORDS);
-        let input: Vec<Word> = self.ipc(caller.index()).msg[..len].to_vec();
+        let input: Vec<Word> = self.ipc(caller).msg[..len].to_vec();
         let mut reply = [0 as Word; MSG_MAX_WORDS];
         let frame = call.frame.and_then(|f| self.read(f)).map(|f| (f.addr(), f.size() as usize));
         let core = self.core;
@@ -120,7 +120,7 @@ impl<W: Waits> Ctx<'_, W> {
                 (Ok(0), false)
             }
         };
-        let b = self.ipc(caller.index());
+        let b = self.ipc(caller);
         let out = match result {
             Ok(words) => {
                 b.msg[..words].copy_from_slice(&reply[..words]);

@@ -25,6 +25,7 @@ pub use policy::SubsystemLocking;
 
 pub(crate) use locks::SubsysLocks;
 
+use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abi::Word;
@@ -67,7 +68,10 @@ impl Subsystems {
     /// The notification the log's reader sleeps on, if bound.
     pub fn notify(&self) -> Option<(Ref<Notification>, Word)> {
         let w = self.notify.load(Ordering::Relaxed);
-        (w != u64::MAX).then(|| (Ref::new(w as u32, (w >> 32) as u32), self.notify_badge.load(Ordering::Relaxed)))
+        let r = NonZeroU64::new(w).filter(|_| w != u64::MAX)?;
+        // SAFETY: the word is `u64::MAX` or, written by `bind`, the word of
+        // a `Ref<Notification>` of this kernel.
+        Some((unsafe { Ref::from_raw(r) }, self.notify_badge.load(Ordering::Relaxed)))
     }
 
     /// The subsystems' invariants (whole-kernel entries only: nothing
@@ -83,7 +87,7 @@ impl Subsystems {
     /// Bind (or unbind) the reader's notification (whole-kernel entries
     /// only).
     pub fn bind(&self, n: Option<(Ref<Notification>, Word)>) {
-        let w = n.map_or(u64::MAX, |(r, _)| (u64::from(r.gen()) << 32) | u64::from(r.index()));
+        let w = n.map_or(u64::MAX, |(r, _)| r.raw().get());
         self.notify_badge.store(n.map_or(0, |(_, b)| b), Ordering::Relaxed);
         self.notify.store(w, Ordering::Relaxed);
     }

@@ -22,11 +22,19 @@
 //! which matters on a machine shared with other work, and it is what makes a
 //! cross-core wake-up cost a futex wake when the target is asleep.
 
+use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 
 use crate::idle_work::IdleWork;
+
+thread_local! {
+    /// The doorbell whose owner this thread is while it runs that owner's
+    /// idle work (null otherwise): a ring from inside the work need not wake
+    /// anyone, since the owner looks at its bell when the work returns.
+    static IN_IDLE_WORK: Cell<*const Doorbell> = const { Cell::new(std::ptr::null()) };
+}
 
 /// Why a doorbell rang (bits of the pending word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +97,12 @@ impl Doorbell {
         self.pending.fetch_or(why as u32, Ordering::Release);
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::Relaxed) {
+            // The owner rang its own bell from its idle work (a packet it
+            // delivered raised an interrupt): no wake-up, which would cost
+            // the idle work a system call and its next wait a spurious return.
+            if std::ptr::eq(IN_IDLE_WORK.get(), self) {
+                return;
+            }
             if let Some(w) = self.work.get() {
                 w.wake();
             }
@@ -143,7 +157,11 @@ impl Doorbell {
             self.parks.store(self.parks.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             match (timeout, self.work.get()) {
                 (Some(t), _) => std::thread::park_timeout(t),
-                (None, Some(work)) => work.wait(),
+                (None, Some(work)) => {
+                    IN_IDLE_WORK.set(self);
+                    work.wait();
+                    IN_IDLE_WORK.set(std::ptr::null());
+                }
                 (None, None) => std::thread::park(),
             }
         }
@@ -200,6 +218,41 @@ mod tests {
             *self.owed.lock().unwrap() = true;
             self.cv.notify_all();
         }
+    }
+
+    /// Idle work that rings its owner's bell, as a far side that delivers a
+    /// packet raises an interrupt.
+    #[derive(Default)]
+    struct RingsItsOwner {
+        bell: OnceLock<std::sync::Weak<Doorbell>>,
+        wakes: AtomicU64,
+    }
+
+    impl IdleWork for RingsItsOwner {
+        fn wait(&self) {
+            if let Some(bell) = self.bell.get().and_then(std::sync::Weak::upgrade) {
+                bell.ring(Ring::Irq);
+            }
+        }
+        fn wake(&self) {
+            self.wakes.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_ring_from_the_owners_own_idle_work_wakes_nobody() {
+        let bell = Arc::new(Doorbell::default());
+        let work = Arc::new(RingsItsOwner::default());
+        let _ = work.bell.set(Arc::downgrade(&bell));
+        bell.bind_idle_work(work.clone());
+        bell.bind_current();
+        bell.park(None);
+        assert_eq!(bell.take(), Ring::Irq as u32, "the ring is pending when the work returns");
+        assert_eq!(work.wakes.load(Ordering::SeqCst), 0, "no wake-up of the work that rang");
+        // Outside its idle work the owner's ring still takes the usual way.
+        bell.sleeping.store(true, Ordering::Relaxed);
+        bell.ring(Ring::Irq);
+        assert_eq!(work.wakes.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -386,6 +386,14 @@ impl Parser {
 /// follow Redis's `string2ll` (no `+`, no leading zeros); a line that cannot
 /// be a number is rejected as soon as its bytes show it, not at its `\r`.
 fn read_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(i64, usize)>, ProtocolError> {
+    match short_header(buf, at) {
+        Some(found) => Ok(Some(found)),
+        None => read_any_header(buf, at, err),
+    }
+}
+
+/// [`read_header`] for every line [`short_header`] leaves.
+fn read_any_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(i64, usize)>, ProtocolError> {
     let digits_start = at + 1;
     let available = buf.get(digits_start..).unwrap_or(&[]);
     let window = &available[..available.len().min(MAX_HEADER_DIGITS + 1)];
@@ -408,6 +416,31 @@ fn read_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(i64,
         }
     }
 }
+
+/// The common header in one pass: 1 to [`SHORT_DIGITS`] digits, the first
+/// not `0` unless alone, then `\r\n` — the number and where the line ends.
+/// `None` for anything else (a sign, more digits, a line not complete yet or
+/// malformed), which [`read_header`] then reads the general way; every line
+/// this accepts, the general way reads to the same value.
+#[inline]
+fn short_header(buf: &[u8], at: usize) -> Option<(i64, usize)> {
+    let digits = buf.get(at + 1..)?;
+    let mut value: i64 = 0;
+    for (i, &c) in digits.iter().enumerate().take(SHORT_DIGITS + 1) {
+        if c.is_ascii_digit() {
+            if i == SHORT_DIGITS || (i == 1 && digits[0] == b'0') {
+                return None;
+            }
+            value = value * 10 + i64::from(c - b'0');
+            continue;
+        }
+        return (c == b'\r' && i > 0 && digits.get(i + 1) == Some(&b'\n')).then_some((value, at + 1 + i + 2));
+    }
+    None
+}
+
+/// Digits [`short_header`] reads: any number of them fits an `i64`.
+const SHORT_DIGITS: usize = 18;
 
 /// Splits an inline command line as Redis's `sdssplitargs` does: words
 /// separated by blanks; `"..."` with C escapes (`\n`, `\xNN`…) and `'...'`
@@ -525,6 +558,42 @@ mod tests {
 
     fn words(list: &[&str]) -> Vec<Vec<u8>> {
         list.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn short_headers_read_as_the_general_reader_reads_them() {
+        let cases: [&[u8]; 20] = [
+            b"*0\r\n",
+            b"*7\r\n",
+            b"$16\r\n",
+            b"*01\r\n",
+            b"*00\r\n",
+            b"*-1\r\n",
+            b"*+1\r\n",
+            b"*\r\n",
+            b"*12",
+            b"*12\r",
+            b"*12\rx",
+            b"*1x\r\n",
+            b"*999999999999999999\r\n",
+            b"*1000000000000000000\r\n",
+            b"*9223372036854775807\r\n",
+            b"*9223372036854775808\r\n",
+            b"*123456789012345678901\r\n",
+            b"$3\r\nGET\r\n",
+            b"$ 3\r\n",
+            b"*",
+        ];
+        for case in cases {
+            let err = ProtocolError::InvalidMultibulkLength;
+            let general = read_any_header(case, 0, err);
+            assert_eq!(read_header(case, 0, err), general, "{}", String::from_utf8_lossy(case));
+            if let Some(short) = short_header(case, 0) {
+                assert_eq!(Ok(Some(short)), general, "{}", String::from_utf8_lossy(case));
+            }
+        }
+        assert_eq!(short_header(b"$16\r\n", 0), Some((16, 5)));
+        assert_eq!(short_header(b"*1000000000000000000\r\n", 0), None, "19 digits go the general way");
     }
 
     #[test]

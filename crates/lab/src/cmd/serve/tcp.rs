@@ -556,7 +556,8 @@ impl Loop {
 
     /// Write every connection that has new output.
     fn write_dirty(&mut self) {
-        for id in std::mem::take(&mut self.dirty) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &id in &dirty {
             let Some(c) = self.conns[usize::from(id)].as_deref_mut() else { continue };
             c.dirty = false;
             match c.flush() {
@@ -570,6 +571,11 @@ impl Loop {
             }
             self.settle(id);
         }
+        // The list keeps its capacity (no allocation per reply); what the
+        // turn marked dirty meanwhile stays on it.
+        dirty.clear();
+        dirty.append(&mut self.dirty);
+        self.dirty = dirty;
     }
 
     /// Give each connection in the read queue one turn, until the pool or

@@ -41,7 +41,10 @@
 //!
 //! **Memory and soundness.** Objects live in typed slabs sized at boot and
 //! charged to untyped memory when retyped. A capability holds a slab index
-//! plus a generation, so a stale capability is detected and never followed.
+//! plus a generation, so a stale capability is detected and never followed;
+//! a reference's index is below its slab's capacity by construction and a
+//! live slot's generation says it holds its object, so following one is a
+//! single comparison (`object/slab.rs`).
 //! Every slab slot and every core's scheduler state is an `UnsafeCell`
 //! reached only through an access context (`Ctx`) that exists while the regime
 //! grants its core access; the context hands out one `&mut` at a time, so the

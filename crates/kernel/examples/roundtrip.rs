@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{call, one_core};
+use common::{call, configure, one_core, retype};
 use granule_kernel::abi::*;
 use granule_kernel::{Kernel, Regime, SyscallArgs, ThreadId};
 
@@ -21,14 +21,10 @@ impl common::Measure for Measure {
         let h = &mut hs[0];
         let _ = k.ipi(h);
         let free = boot.first_free_slot;
-        let ut = CAP_FIRST_UNTYPED;
-        for (i, ty) in [ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb].iter().enumerate() {
-            call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
-        }
+        retype(&k, h, free, &[ObjectType::Endpoint, ObjectType::Reply, ObjectType::Tcb, ObjectType::Tcb]);
         let (ep, reply, server, client) = (free, free + 1, free + 2, free + 3);
         for t in [server, client] {
-            call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
-            call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
+            configure(&k, h, t, 200);
         }
         let s: ThreadId = k.thread_of_cap(h, boot.root_thread, server).unwrap();
         let c: ThreadId = k.thread_of_cap(h, boot.root_thread, client).unwrap();

@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::call;
+use common::{call, configure, retype};
 use granule_kernel::abi::*;
 use granule_kernel::{BigLock, BootConfig, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs};
 use granule_sync::lock::Clh;
@@ -27,13 +27,10 @@ fn run<R: Regime>(regime: R, iters: u64) -> (f64, f64) {
     for h in hs.iter_mut() {
         let _ = k.ipi(h);
     }
-    let (free, ut) = (boot.first_free_slot, CAP_FIRST_UNTYPED);
+    let free = boot.first_free_slot;
     let (ntfn, t) = (free, free + 1);
-    for (i, ty) in [ObjectType::Notification, ObjectType::Tcb].iter().enumerate() {
-        call(&k, &mut hs[0], ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
-    }
-    call(&k, &mut hs[0], t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
-    call(&k, &mut hs[0], t, InvocationLabel::TcbSetPriority, &[100]);
+    retype(&k, &mut hs[0], free, &[ObjectType::Notification, ObjectType::Tcb]);
+    configure(&k, &mut hs[0], t, 100);
     call(&k, &mut hs[0], t, InvocationLabel::TcbSetAffinity, &[1]);
     call(&k, &mut hs[0], t, InvocationLabel::TcbResume, &[]);
     let _ = k.ipi(&mut hs[1]);

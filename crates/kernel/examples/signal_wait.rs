@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{call, one_core};
+use common::{call, configure, one_core, retype};
 use granule_kernel::abi::*;
 use granule_kernel::{Kernel, Regime, SyscallArgs};
 
@@ -23,13 +23,10 @@ impl common::Measure for Measure {
         let (k, boot, mut hs) = Kernel::boot(one_core(), regime).expect("boot");
         let h = &mut hs[0];
         let _ = k.ipi(h);
-        let (free, ut) = (boot.first_free_slot, CAP_FIRST_UNTYPED);
+        let free = boot.first_free_slot;
         let (ntfn, t) = (free, free + 1);
-        for (i, ty) in [ObjectType::Notification, ObjectType::Tcb].iter().enumerate() {
-            call(&k, h, ut, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, free + i as Word, 1]);
-        }
-        call(&k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
-        call(&k, h, t, InvocationLabel::TcbSetPriority, &[200]);
+        retype(&k, h, free, &[ObjectType::Notification, ObjectType::Tcb]);
+        configure(&k, h, t, 200);
         call(&k, h, t, InvocationLabel::TcbResume, &[]);
         let waiter = k.thread_of_cap(h, boot.root_thread, t).expect("the waiter");
         assert_eq!(k.current_thread(h, 0), Some(waiter), "the waiter outranks the root");

@@ -369,6 +369,12 @@ impl<'k, W> Ctx<'k, W> {
         self.live_at::<Tcb>(t.index).filter(|r| r.gen() == t.gen)
     }
 
+    /// The live TCB a thread identity names, itself (one look at its slot).
+    #[inline(always)]
+    pub fn thread_mut(&mut self, t: ThreadId) -> Option<&mut Tcb> {
+        self.at::<Tcb>(t.index).filter(|(r, _)| r.gen() == t.gen).map(|(_, x)| x)
+    }
+
     /// Two live objects of two different types at once (see [`Distinct`]).
     #[inline(always)]
     pub fn get_pair<A: Object + Distinct<B>, B: Object>(&mut self, a: Ref<A>, b: Ref<B>) -> Option<(&mut A, &mut B)> {

@@ -1,6 +1,6 @@
 //! What the kernel-only examples share: the root's invocations.
 
-use granule_kernel::abi::{InvocationLabel, MessageInfo, Sysno, Word};
+use granule_kernel::abi::{InvocationLabel, MessageInfo, ObjectType, Sysno, Word, CAP_FIRST_UNTYPED, CAP_INIT_CNODE};
 use granule_kernel::{BigLock, BootConfig, CoreHandle, Fine, Kernel, LockFree, NoLock, Regime, SyscallArgs};
 use granule_sync::lock::{Clh, Mcs, Ticket};
 
@@ -16,6 +16,22 @@ pub fn call(k: &Kernel<impl Regime>, h: &mut CoreHandle, cptr: Word, label: Invo
     let _ = k.syscall(h, SyscallArgs::new(Sysno::Call.word(), cptr, info.word(), 0));
     // SAFETY: as above.
     assert_eq!(unsafe { &*k.ipc_buffer(t) }.result(), Ok(()), "{label:?}");
+}
+
+/// Retype one object of each of `types`, in order, from the first untyped
+/// into the root's slots `first`, `first + 1`, ….
+#[allow(dead_code)]
+pub fn retype(k: &Kernel<impl Regime>, h: &mut CoreHandle, first: Word, types: &[ObjectType]) {
+    for (i, ty) in types.iter().enumerate() {
+        call(k, h, CAP_FIRST_UNTYPED, InvocationLabel::UntypedRetype, &[*ty as Word, 0, 0, first + i as Word, 1]);
+    }
+}
+
+/// Give the TCB in the root's slot `t` the root's CNode and priority `prio`.
+#[allow(dead_code)]
+pub fn configure(k: &Kernel<impl Regime>, h: &mut CoreHandle, t: Word, prio: Word) {
+    call(k, h, t, InvocationLabel::TcbConfigure, &[CAP_INIT_CNODE, 0]);
+    call(k, h, t, InvocationLabel::TcbSetPriority, &[prio]);
 }
 
 /// The boot configuration of the one-core examples: one core, the root at

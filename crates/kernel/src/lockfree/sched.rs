@@ -163,7 +163,7 @@ impl Ctx<'_, LfState> {
         let mut plan = self.finish_entry();
         loop {
             let p = match plan.run {
-                Some(t) => self.tcb_of(t).and_then(|r| self.get(r)).map_or(IDLE, |x| published(x.prio)),
+                Some(t) => self.thread_mut(t).map_or(IDLE, |x| published(x.prio)),
                 None => IDLE,
             };
             let old = cell.prio.load(Ordering::Relaxed);
@@ -192,7 +192,7 @@ impl Ctx<'_, LfState> {
     #[cold]
     fn lf_unstart(&mut self, first: ExitPlan) {
         if let (Some(t), Some(_)) = (first.run, first.start) {
-            if let Some(x) = self.tcb_of(t).and_then(|r| self.get(r)) {
+            if let Some(x) = self.thread_mut(t) {
                 x.fresh = true;
             }
         }

@@ -111,9 +111,9 @@ proptest! {
         let cut = split.index(bytes.len());
         let mut parser = Parser::new();
         prop_assert!(parser.parse(&bytes[..cut], &limits).unwrap().is_none());
-        let (request, used) = parser.parse(&bytes, &limits).unwrap().unwrap();
+        let used = parser.parse(&bytes, &limits).unwrap().unwrap();
         prop_assert_eq!(used, bytes.len());
-        prop_assert_eq!(request.to_vec(&bytes), args);
+        prop_assert_eq!(parser.request().to_vec(&bytes), args);
     }
 
     /// Replies round-trip through the client-side reader.

@@ -150,8 +150,9 @@ impl Connection {
             let frame = &data[used..];
             match self.parser.parse(frame, &self.limits) {
                 Ok(None) => return (used, Flow::Continue),
-                Ok(Some((request, len))) => {
+                Ok(Some(len)) => {
                     used += len;
+                    let request = self.parser.request();
                     if request.is_empty() {
                         continue;
                     }

@@ -134,6 +134,7 @@ struct Spans {
 }
 
 impl Spans {
+    #[inline]
     fn push(&mut self, span: (usize, usize)) {
         if self.len < INLINE_ARGS {
             self.small[self.len] = span;
@@ -144,6 +145,13 @@ impl Spans {
             self.large.push(span);
         }
         self.len += 1;
+    }
+
+    /// Forgets every span (keeping what was allocated).
+    #[inline]
+    fn clear(&mut self) {
+        self.len = 0;
+        self.large.clear();
     }
 
     fn as_slice(&self) -> &[(usize, usize)] {
@@ -218,13 +226,23 @@ impl Request {
             buf
         }
     }
+
+    /// Empties the request for the next frame (keeping what was allocated).
+    #[inline]
+    fn clear(&mut self) {
+        self.spans.clear();
+        self.owned.clear();
+        self.inline = false;
+    }
 }
 
 /// Parses one request from the start of `buf`: `Ok(None)` when `buf` holds
 /// only a prefix of one, `Ok(Some((request, consumed)))` when the first
 /// `consumed` bytes are one whole request, `Err` when they are malformed.
 pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Request, usize)>, ProtocolError> {
-    Parser::new().parse(buf, limits)
+    let mut parser = Parser::new();
+    let parsed = parser.parse(buf, limits)?;
+    Ok(parsed.map(|used| (parser.request, used)))
 }
 
 /// Finds where the first request of `buf` ends, for a network stack that
@@ -233,12 +251,12 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Request, usi
 /// `Limits::with_max_request(max_request)` fails. It allocates only for
 /// inline commands and frames of more than eight arguments.
 pub fn request_len(buf: &[u8], max_request: usize) -> Result<Option<usize>, ProtocolError> {
-    let limits = Limits::with_max_request(max_request);
-    Parser::new().parse(buf, &limits).map(|parsed| parsed.map(|(_, len)| len))
+    Parser::new().parse(buf, &Limits::with_max_request(max_request))
 }
 
 /// An incremental request parser: [`parse_request`] that remembers how far
-/// it got into an incomplete frame.
+/// it got into an incomplete frame, and keeps the request it parsed last
+/// ([`Parser::request`]) so that parsing one moves no request around.
 ///
 /// Contract: after a call returned `Ok(None)`, the next call must pass the
 /// same bytes again (from the same frame start) plus any new ones — as a
@@ -247,18 +265,21 @@ pub fn request_len(buf: &[u8], max_request: usize) -> Result<Option<usize>, Prot
 #[derive(Debug, Default)]
 pub struct Parser {
     state: State,
+    /// The frame's arguments so far; after `Ok(Some)`, the whole request.
+    request: Request,
 }
 
 /// How far the parser got into the frame at the start of the buffer.
-#[derive(Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 enum State {
     /// At a frame start.
     #[default]
     Start,
     /// In an inline line whose first `scanned` bytes hold no newline.
     Inline { scanned: usize },
-    /// In a multibulk frame, `remaining` arguments from `pos`.
-    Multibulk { pos: usize, remaining: usize, spans: Spans },
+    /// In a multibulk frame, `remaining` arguments from `pos` (those before
+    /// `pos` are in the request already).
+    Multibulk { pos: usize, remaining: usize },
 }
 
 impl Parser {
@@ -270,37 +291,52 @@ impl Parser {
     /// Forgets any partial frame.
     pub fn reset(&mut self) {
         self.state = State::Start;
+        self.request.clear();
     }
 
-    /// Parses one request from the start of `buf` (see [`parse_request`]
-    /// and the resumption contract on [`Parser`]).
-    pub fn parse(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<(Request, usize)>, ProtocolError> {
-        let result = match std::mem::take(&mut self.state) {
-            State::Start => match buf.first() {
-                None => Ok(None),
-                Some(b'*') => self.multibulk_header(buf, limits),
-                Some(_) => self.inline(buf, 0, limits),
-            },
+    /// The request the last `Ok(Some(_))` of [`Parser::parse`] completed
+    /// (its arguments refer into the buffer that call was given).
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// Parses one request from the start of `buf`: `Ok(Some(consumed))`
+    /// when its first `consumed` bytes are one whole request, now in
+    /// [`Parser::request`]; otherwise as [`parse_request`] (see also the
+    /// resumption contract on [`Parser`]).
+    pub fn parse(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, ProtocolError> {
+        let result = match self.state {
+            State::Start => {
+                self.request.clear();
+                match buf.first() {
+                    None => Ok(None),
+                    Some(b'*') => self.multibulk_header(buf, limits),
+                    Some(_) => self.inline(buf, 0, limits),
+                }
+            }
             State::Inline { scanned } => self.inline(buf, scanned, limits),
-            State::Multibulk { pos, remaining, spans } => self.multibulk(buf, pos, remaining, spans, limits),
+            State::Multibulk { pos, remaining } => self.multibulk(buf, pos, remaining, limits),
         };
-        // Belt and braces: an incomplete frame never holds more than the limit.
-        let result = match result {
-            Ok(None) if buf.len() > limits.max_request => Err(ProtocolError::TooBigRequest),
-            other => other,
-        };
-        if !matches!(result, Ok(None)) {
-            self.state = State::Start;
+        match result {
+            Ok(None) => {
+                // Belt and braces: an incomplete frame never holds more than the limit.
+                if buf.len() > limits.max_request {
+                    self.state = State::Start;
+                    return Err(ProtocolError::TooBigRequest);
+                }
+            }
+            _ => self.state = State::Start,
         }
         result
     }
 
-    fn multibulk_header(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<(Request, usize)>, ProtocolError> {
+    #[inline]
+    fn multibulk_header(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, ProtocolError> {
         let Some((count, pos)) = read_header(buf, 0, ProtocolError::InvalidMultibulkLength)? else {
             return Ok(None);
         };
         if count == 0 || count == -1 {
-            return Ok(Some((Request::default(), pos)));
+            return Ok(Some(pos));
         }
         let count = usize::try_from(count).map_err(|_| ProtocolError::InvalidMultibulkLength)?;
         if count > limits.max_args {
@@ -309,27 +345,27 @@ impl Parser {
         if pos.saturating_add(count.saturating_mul(MIN_ARG_BYTES)) > limits.max_request {
             return Err(ProtocolError::TooBigRequest);
         }
-        self.multibulk(buf, pos, count, Spans::default(), limits)
+        self.multibulk(buf, pos, count, limits)
     }
 
+    #[inline]
     fn multibulk(
         &mut self,
         buf: &[u8],
         mut pos: usize,
         mut remaining: usize,
-        mut spans: Spans,
         limits: &Limits,
-    ) -> Result<Option<(Request, usize)>, ProtocolError> {
+    ) -> Result<Option<usize>, ProtocolError> {
         while remaining > 0 {
             let Some(&kind) = buf.get(pos) else {
-                self.state = State::Multibulk { pos, remaining, spans };
+                self.state = State::Multibulk { pos, remaining };
                 return Ok(None);
             };
             if kind != b'$' {
                 return Err(ProtocolError::ExpectedBulk(kind));
             }
             let Some((len, data)) = read_header(buf, pos, ProtocolError::InvalidBulkLength)? else {
-                self.state = State::Multibulk { pos, remaining, spans };
+                self.state = State::Multibulk { pos, remaining };
                 return Ok(None);
             };
             let len = usize::try_from(len).map_err(|_| ProtocolError::InvalidBulkLength)?;
@@ -342,25 +378,21 @@ impl Parser {
                 return Err(ProtocolError::TooBigRequest);
             }
             if buf.len() < end {
-                self.state = State::Multibulk { pos, remaining, spans };
+                self.state = State::Multibulk { pos, remaining };
                 return Ok(None);
             }
             if buf[end - 2..end] != *b"\r\n" {
                 return Err(ProtocolError::MissingCrlf);
             }
-            spans.push((data, len));
+            self.request.spans.push((data, len));
             pos = end;
             remaining -= 1;
         }
-        Ok(Some((Request { spans, owned: Vec::new(), inline: false }, pos)))
+        Ok(Some(pos))
     }
 
-    fn inline(
-        &mut self,
-        buf: &[u8],
-        scanned: usize,
-        limits: &Limits,
-    ) -> Result<Option<(Request, usize)>, ProtocolError> {
+    #[cold]
+    fn inline(&mut self, buf: &[u8], scanned: usize, limits: &Limits) -> Result<Option<usize>, ProtocolError> {
         let max_line = limits.max_inline.min(limits.max_request);
         let from = scanned.min(buf.len());
         let Some(offset) = buf[from..].iter().position(|&c| c == b'\n') else {
@@ -376,8 +408,8 @@ impl Parser {
         }
         let line = &buf[..newline];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let request = split_inline(line)?;
-        Ok(Some((request, newline + 1)))
+        self.request = split_inline(line)?;
+        Ok(Some(newline + 1))
     }
 }
 
@@ -385,6 +417,7 @@ impl Parser {
 /// where the line ends, `None` if incomplete, `err` if malformed. Numbers
 /// follow Redis's `string2ll` (no `+`, no leading zeros); a line that cannot
 /// be a number is rejected as soon as its bytes show it, not at its `\r`.
+#[inline]
 fn read_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(i64, usize)>, ProtocolError> {
     match short_header(buf, at) {
         Some(found) => Ok(Some(found)),
@@ -393,6 +426,8 @@ fn read_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(i64,
 }
 
 /// [`read_header`] for every line [`short_header`] leaves.
+#[cold]
+#[inline(never)]
 fn read_any_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(i64, usize)>, ProtocolError> {
     let digits_start = at + 1;
     let available = buf.get(digits_start..).unwrap_or(&[]);
@@ -422,21 +457,23 @@ fn read_any_header(buf: &[u8], at: usize, err: ProtocolError) -> Result<Option<(
 /// `None` for anything else (a sign, more digits, a line not complete yet or
 /// malformed), which [`read_header`] then reads the general way; every line
 /// this accepts, the general way reads to the same value.
-#[inline]
+#[inline(always)]
 fn short_header(buf: &[u8], at: usize) -> Option<(i64, usize)> {
     let digits = buf.get(at + 1..)?;
-    let mut value: i64 = 0;
-    for (i, &c) in digits.iter().enumerate().take(SHORT_DIGITS + 1) {
-        if c.is_ascii_digit() {
-            if i == SHORT_DIGITS || (i == 1 && digits[0] == b'0') {
-                return None;
-            }
-            value = value * 10 + i64::from(c - b'0');
-            continue;
-        }
-        return (c == b'\r' && i > 0 && digits.get(i + 1) == Some(&b'\n')).then_some((value, at + 1 + i + 2));
+    let first = *digits.first()?;
+    if !first.is_ascii_digit() {
+        return None;
     }
-    None
+    let mut value = i64::from(first - b'0');
+    let mut i = 1;
+    // A leading zero stands alone.
+    if first != b'0' {
+        while let Some(&c) = digits.get(i).filter(|c| c.is_ascii_digit() && i < SHORT_DIGITS) {
+            value = value * 10 + i64::from(c - b'0');
+            i += 1;
+        }
+    }
+    (digits.get(i..i + 2) == Some(b"\r\n")).then_some((value, at + 1 + i + 2))
 }
 
 /// Digits [`short_header`] reads: any number of them fits an `i64`.
@@ -619,8 +656,37 @@ mod tests {
         for end in 0..frame.len() {
             assert!(parser.parse(&frame[..end], &limits).unwrap().is_none());
         }
-        let (request, used) = parser.parse(frame, &limits).unwrap().unwrap();
-        assert_eq!((request.to_vec(frame), used), (words(&["SET", "key", "value"]), frame.len()));
+        let used = parser.parse(frame, &limits).unwrap().unwrap();
+        assert_eq!((parser.request().to_vec(frame), used), (words(&["SET", "key", "value"]), frame.len()));
+    }
+
+    #[test]
+    fn a_reused_parser_holds_only_the_last_request() {
+        let limits = Limits::default();
+        let mut parser = Parser::new();
+        let big = b"*9\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$1\r\ng\r\n$1\r\nh\r\n$1\r\ni\r\n";
+        assert_eq!(parser.parse(big, &limits), Ok(Some(big.len())));
+        assert_eq!(parser.request().len(), 9);
+        // Each of these follows a request whose arguments must not linger.
+        let frames: [(&[u8], &[&str]); 4] = [
+            (b"*1\r\n$1\r\nx\r\n", &["x"]),
+            (b"PING y\r\n", &["PING", "y"]),
+            (b"*0\r\n", &[]),
+            (b"*2\r\n$1\r\nz\r\n$0\r\n\r\n", &["z", ""]),
+        ];
+        for (frame, want) in frames {
+            assert_eq!(parser.parse(frame, &limits), Ok(Some(frame.len())));
+            assert_eq!(parser.request().to_vec(frame), words(want), "{}", String::from_utf8_lossy(frame));
+        }
+        // A partial frame forgotten by `reset`, or ended by an error, leaves
+        // nothing behind either.
+        assert_eq!(parser.parse(b"*2\r\n$1\r\nq\r\n", &limits), Ok(None));
+        parser.reset();
+        assert_eq!(parser.parse(b"*1\r\n$1\r\nr\r\n", &limits), Ok(Some(11)));
+        assert_eq!(parser.request().to_vec(b"*1\r\n$1\r\nr\r\n"), words(&["r"]));
+        assert_eq!(parser.parse(b"*2\r\n$1\r\nq\r\n!", &limits), Err(ProtocolError::ExpectedBulk(b'!')));
+        assert_eq!(parser.parse(b"*1\r\n$1\r\ns\r\n", &limits), Ok(Some(11)));
+        assert_eq!(parser.request().to_vec(b"*1\r\n$1\r\ns\r\n"), words(&["s"]));
     }
 
     #[test]

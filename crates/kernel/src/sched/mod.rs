@@ -351,7 +351,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// or a stall owner (whose completed call releases other cores) stops a
     /// shared entry: it needs the whole kernel. Running it again after a
     /// stopped round changes nothing more (the requests are served).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn begin_entry<G: Hold>(&mut self, guard: &mut G) -> Result<(), G::Stop> {
         if let Some(cur) = self.own().current {
             guard.object(cur)?;

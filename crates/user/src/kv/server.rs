@@ -23,6 +23,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+use foldhash::fast::FixedState;
+
 use super::system::{KvSystem, ServerState};
 use crate::env::Env;
 use crate::net::socket::Socket;
@@ -30,11 +32,12 @@ use crate::resp::{Connection, Flow, Limits};
 use crate::trap::Trap;
 
 /// The open connections: by connection (the peer's port), and the
-/// store's client ids that name them.
+/// store's client ids that name them. (Keys are ports and ids, not chosen
+/// by clients to collide: a fast fixed hash, as the stack's.)
 #[derive(Debug, Default)]
 struct Connections {
-    by_port: HashMap<u16, Connection>,
-    ports: HashMap<u64, u16>,
+    by_port: HashMap<u16, Connection, FixedState>,
+    ports: HashMap<u64, u16, FixedState>,
 }
 
 impl Connections {
@@ -166,6 +169,9 @@ fn finish_batch<T: Trap>(
     close: &mut bool,
     index: usize,
 ) {
+    if after.outbox.is_empty() && after.killed.is_empty() && after.closed.is_empty() {
+        return;
+    }
     deliver(env, sock, conns, current, after.outbox, out, index);
     for id in after.killed.into_iter().chain(after.closed) {
         let Some(&port) = conns.ports.get(&id) else { continue };
@@ -191,7 +197,7 @@ fn deliver<T: Trap>(
     index: usize,
 ) {
     let mut pending: Vec<(u16, Vec<u8>)> = Vec::new();
-    let mut slot: HashMap<u16, usize> = HashMap::new();
+    let mut slot: HashMap<u16, usize, FixedState> = HashMap::default();
     for (id, bytes) in outbox {
         let Some(&port) = conns.ports.get(&id) else { continue };
         if port == current {

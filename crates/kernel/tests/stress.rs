@@ -130,7 +130,7 @@ fn message_conservation_fine() {
 
 #[test]
 fn message_conservation_fine_with_delays() {
-    let opts = FineOptions { delay_max_cycles: 3000, delay_permille: 300, seed: 11 };
+    let opts = FineOptions { delay_max_cycles: 3000, delay_permille: 300, seed: 11, check_holds: true };
     conservation_under(Fine::<NoStats>::with_options(&config(2), opts));
 }
 

@@ -220,13 +220,14 @@ fn none_single_threaded() -> NoLock {
     unsafe { NoLock::new() }
 }
 
-/// `fine`, with random delays while it holds object locks under fault
-/// injection.
+/// `fine`, checking that every lock set is covered by the entry's holds,
+/// with random delays while it holds object locks under fault injection.
 fn fine(cfg: &BootConfig, fault: Option<FaultInjection>) -> Fine<NoStats> {
-    let opts = fault.map_or(FineOptions::default(), |f| FineOptions {
+    let opts = fault.map_or(FineOptions { check_holds: true, ..FineOptions::default() }, |f| FineOptions {
         delay_max_cycles: f.max_delay_cycles,
         delay_permille: f.delay_per_mille,
         seed: f.seed,
+        check_holds: true,
     });
     Fine::with_options(cfg, opts)
 }

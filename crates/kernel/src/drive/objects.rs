@@ -42,6 +42,8 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
         mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut RegimeLocks<'k, R>) -> Result<T, Stop>,
     ) -> T {
         let regime = &k.regime;
+        // The holds cover every set (`hold.rs`); a checking regime is shown
+        // each one to confirm it.
         let check = |set: &LockSet| regime.lock_set(c, set);
         let exclusive =
             matches!(entry, Entry::Whole | Entry::Look) || (entry == Entry::Syscall && regime.take_escalation(c));
@@ -64,7 +66,8 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
                 // last hold. `c`'s handle is `&mut`, so no other thread acts
                 // as `c`. The context ends before the locks are released.
                 let mut ctx = unsafe { Ctx::new(&k.state, c) };
-                f(&mut ctx, Some(&check), &mut guard)
+                let offered: SetCheck<'_> = if regime.checks_lock_sets() { Some(&check) } else { None };
+                f(&mut ctx, offered, &mut guard)
             };
             match out {
                 Ok(out) => {

@@ -9,7 +9,9 @@
 //!   and the partner core's scheduler. The kernel's paths hold each one
 //!   just before they read it (`hold.rs`: the fast path's guards, the
 //!   resolvers of the general path), so every object is *identified* from
-//!   what is already held before anything reads it.
+//!   what is already held before anything reads it. The operation's lock
+//!   set names nothing more, so it is not offered again
+//!   ([`FineOptions::check_holds`] turns that into a check, for tests).
 //! * **A core's reader lock is its scheduler lock.** The brlock's reader
 //!   lock of core `c` also guards `c`'s scheduler state (ready queues,
 //!   current thread). A shared entry of core `c` holds it from the start —
@@ -104,6 +106,12 @@ pub struct FineOptions {
     pub delay_permille: u32,
     /// Seed of the per-core random streams.
     pub seed: u64,
+    /// Checking (the kernel's tests and `granule verify`): the kernel offers
+    /// each operation's lock set before its point of no return, and the
+    /// regime asserts that the entry's holds already cover it — that every
+    /// resolver held what its operation touches. Off, the kernel offers no
+    /// set: the holds are the whole protocol.
+    pub check_holds: bool,
 }
 
 /// What one core holds; touched only by that core.
@@ -429,19 +437,21 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         self.count(core, C_SHARED);
     }
 
-    #[inline]
-    #[track_caller]
+    /// Offered only when checking ([`FineOptions::check_holds`]): the
+    /// entry's holds must cover the set already.
     fn lock_set(&self, core: usize, set: &LockSet) -> bool {
         // SAFETY: called by the thread acting as `core`; no other reference
         // to its held set is alive.
-        if unsafe { self.held(core) }.exclusive {
+        let h = unsafe { self.held(core) };
+        if h.exclusive {
             return true;
         }
-        if self.lock_more(core, set, core::hint::spin_loop) {
-            return true;
-        }
-        self.per_core[core].escalate.store(true, Ordering::Relaxed);
-        false
+        let held = |i: u32| h.idx[..h.len].contains(&i);
+        let covered = !set.exclusive()
+            && set.cores.iter().all(|c| c < self.cores && held(c as u32))
+            && set.keys().iter().all(|&key| self.index_of(ObjectId::from_key(key)).is_some_and(held));
+        assert!(covered, "fine: core {core} reached a point of no return without holding all of {set:?}");
+        true
     }
 
     /// The read side is released with the other locks, in `unlock_objects`.
@@ -549,6 +559,11 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
 
     fn escalate(&self, core: usize) {
         self.per_core[core].escalate.store(true, Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    fn checks_lock_sets(&self) -> bool {
+        self.options.check_holds
     }
 
     #[inline]

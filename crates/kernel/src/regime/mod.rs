@@ -22,11 +22,13 @@
 //!   behind a gate ([`Regime::enter`]/[`Regime::exit`]) that excludes them.
 //!
 //! The lock set of the operation (the objects it touches, see [`LockSet`]) is
-//! offered to the regime between decode and execute. `none` and `bkl` ignore
-//! it; `rtm` aborts to its fallback lock when the set is exclusive (the
-//! operation may allocate or touch unboundedly many objects); `fine` checks
-//! that it holds every lock of the set, extending its holdings when that is
-//! deadlock-free and otherwise asking the kernel to restart the call.
+//! offered to the regime between decode and execute by the drives that use
+//! it. `none` and `bkl` are offered none; `rtm` aborts to its fallback lock
+//! when the set is exclusive (the operation may allocate or touch
+//! unboundedly many objects); `fine`'s entries have held every object of the
+//! set before they read it (`hold.rs`), so it is offered the set only when it
+//! checks that (its tests and `granule verify`,
+//! [`ObjectLocks::checks_lock_sets`]).
 
 mod biglock;
 mod fine;
@@ -235,7 +237,8 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     fn enter<F: FnMut()>(&self, core: usize, spin: F);
 
     /// The objects the decoded operation touches, offered before it executes
-    /// by the drives that use it ([`WholeChecked`], [`Objects`]). `false` means the
+    /// by the drives that use it ([`WholeChecked`]; [`Objects`] when the
+    /// regime checks its holds). `false` means the
     /// regime cannot let the operation run as it stands: the kernel restarts
     /// the system call, and the regime makes that core's next system call
     /// exclusive.
@@ -293,4 +296,14 @@ pub unsafe trait ObjectLocks: Regime {
     /// Make `core`'s next system call exclusive (this one restarts after a
     /// change: see `hold.rs`).
     fn escalate(&self, core: usize);
+
+    /// Whether the kernel offers each operation's lock set to
+    /// [`Regime::lock_set`] before its point of no return. An entry holds
+    /// every object before it reads it (`hold.rs`), so the set names
+    /// nothing the entry does not hold already: offering it is a check,
+    /// for testing, not a step of the protocol.
+    #[inline(always)]
+    fn checks_lock_sets(&self) -> bool {
+        false
+    }
 }

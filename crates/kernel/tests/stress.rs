@@ -125,7 +125,8 @@ fn message_conservation_mcs() {
 
 #[test]
 fn message_conservation_fine() {
-    conservation_under(Fine::<NoStats>::new(&config(2)));
+    let opts = FineOptions { check_holds: true, ..FineOptions::default() };
+    conservation_under(Fine::<NoStats>::with_options(&config(2), opts));
 }
 
 #[test]

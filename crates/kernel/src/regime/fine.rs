@@ -106,7 +106,8 @@ pub struct FineOptions {
     pub delay_permille: u32,
     /// Seed of the per-core random streams.
     pub seed: u64,
-    /// Checking (the kernel's tests and `granule verify`): the kernel offers
+    /// Checking (`granule verify`, the kernel's `under_fine` suites and its
+    /// `fine` stress tests): the kernel offers
     /// each operation's lock set before its point of no return, and the
     /// regime asserts that the entry's holds already cover it — that every
     /// resolver held what its operation touches. Off, the kernel offers no
@@ -568,7 +569,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
 
     #[inline]
     fn take_escalation(&self, core: usize) -> bool {
-        // Only `core` writes its flag (in `lock_set`), so a load and, rarely,
+        // Only `core` writes its flag (`escalate`), so a load and, rarely,
         // a store do: no read-modify-write on the path of every system call.
         let e = &self.per_core[core].escalate;
         let set = e.load(Ordering::Relaxed);

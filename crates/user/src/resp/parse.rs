@@ -125,6 +125,13 @@ const MAX_HEADER_DIGITS: usize = 20;
 /// Arguments whose positions a [`Request`] holds without allocating.
 const INLINE_ARGS: usize = 8;
 
+/// Argument positions a parser keeps allocated between requests (16 KiB).
+const KEEP_SPANS: usize = 1024;
+
+/// Bytes of a decoded inline command a parser keeps allocated between
+/// requests.
+const KEEP_INLINE_BYTES: usize = 4096;
+
 /// Where each argument lies: `(start, len)` pairs, the first eight inline.
 #[derive(Clone, Debug, Default)]
 struct Spans {
@@ -227,12 +234,21 @@ impl Request {
         }
     }
 
-    /// Empties the request for the next frame (keeping what was allocated).
+    /// Empties the request for the next frame, keeping what was allocated
+    /// unless a large request left it large (a connection's parser lives as
+    /// long as the connection: one frame of many arguments must not pin
+    /// megabytes for the rest of it).
     #[inline]
     fn clear(&mut self) {
         self.spans.clear();
         self.owned.clear();
         self.inline = false;
+        if self.spans.large.capacity() > KEEP_SPANS {
+            self.spans.large = Vec::new();
+        }
+        if self.owned.capacity() > KEEP_INLINE_BYTES {
+            self.owned = Vec::new();
+        }
     }
 }
 
@@ -687,6 +703,27 @@ mod tests {
         assert_eq!(parser.parse(b"*2\r\n$1\r\nq\r\n!", &limits), Err(ProtocolError::ExpectedBulk(b'!')));
         assert_eq!(parser.parse(b"*1\r\n$1\r\ns\r\n", &limits), Ok(Some(11)));
         assert_eq!(parser.request().to_vec(b"*1\r\n$1\r\ns\r\n"), words(&["s"]));
+    }
+
+    #[test]
+    fn a_large_request_leaves_no_large_allocation_behind() {
+        let limits = Limits::default();
+        let mut parser = Parser::new();
+        let mut many = b"*5000\r\n".to_vec();
+        for _ in 0..5000 {
+            many.extend_from_slice(b"$0\r\n\r\n");
+        }
+        assert_eq!(parser.parse(&many, &limits), Ok(Some(many.len())));
+        assert!(parser.request.spans.large.capacity() >= 5000);
+        let small = b"*1\r\n$1\r\nx\r\n";
+        assert_eq!(parser.parse(small, &limits), Ok(Some(small.len())));
+        assert!(parser.request.spans.large.capacity() <= KEEP_SPANS);
+        let long_inline = [&[b'a'; 10_000][..], b"\r\n"].concat();
+        assert_eq!(parser.parse(&long_inline, &limits), Ok(Some(long_inline.len())));
+        assert!(parser.request.owned.capacity() >= 10_000);
+        assert_eq!(parser.parse(small, &limits), Ok(Some(small.len())));
+        assert!(parser.request.owned.capacity() <= KEEP_INLINE_BYTES);
+        assert_eq!(parser.request().to_vec(small), words(&["x"]));
     }
 
     #[test]

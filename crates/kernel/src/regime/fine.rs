@@ -129,6 +129,14 @@ struct Held {
     rng: u64,
 }
 
+impl Held {
+    /// Whether lock `i` is held.
+    #[inline(always)]
+    fn holds(&self, i: u32) -> bool {
+        self.idx[..self.len].contains(&i)
+    }
+}
+
 #[derive(Debug)]
 struct PerCore {
     held: UnsafeCell<Held>,
@@ -276,6 +284,15 @@ impl<S: LockStats> Fine<S> {
         }
     }
 
+    /// The lock numbers of `set`: its cores', then its objects' in (kind,
+    /// index) order, which is the order of their lock numbers — a set is
+    /// taken in lock order. `None` for a core or object this regime has no
+    /// lock for.
+    fn numbers<'a>(&'a self, set: &'a LockSet) -> impl Iterator<Item = Option<u32>> + 'a {
+        let cores = set.cores.iter().map(|c| (c < self.cores).then_some(c as u32));
+        cores.chain(set.keys().iter().map(|&key| self.index_of(ObjectId::from_key(key))))
+    }
+
     /// Lock index of `id`, if it names a lockable object in range.
     #[inline(always)]
     fn index_of(&self, id: ObjectId) -> Option<u32> {
@@ -319,10 +336,10 @@ impl<S: LockStats> Fine<S> {
     /// it may be held already; otherwise it may only be tried.
     #[inline]
     fn take_below(&self, core: usize, h: &mut Held, i: u32, site: &'static Location<'static>) -> bool {
-        let len = h.len;
-        if h.idx[..len].contains(&i) {
+        if h.holds(i) {
             return true;
         }
+        let len = h.len;
         let Some(slot) = h.idx.get_mut(len) else { return false };
         self.count(core, C_TRIED);
         if !self.lock_at(i).try_acquire(core) {
@@ -447,10 +464,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         if h.exclusive {
             return true;
         }
-        let held = |i: u32| h.idx[..h.len].contains(&i);
-        let covered = !set.exclusive()
-            && set.cores.iter().all(|c| c < self.cores && held(c as u32))
-            && set.keys().iter().all(|&key| self.index_of(ObjectId::from_key(key)).is_some_and(held));
+        let covered = !set.exclusive() && self.numbers(set).all(|i| i.is_some_and(|i| h.holds(i)));
         assert!(covered, "fine: core {core} reached a point of no return without holding all of {set:?}");
         true
     }
@@ -487,16 +501,8 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // SAFETY: as in `lock_set`.
         let h = unsafe { self.held(core) };
         let before = h.len;
-        // Cores come first in the lock order, then objects in (kind, index)
-        // order, which is the order of their lock indices: a set is taken in
-        // lock order.
-        for c in set.cores.iter() {
-            if c >= self.cores || !self.take(core, h, c as u32, &mut spin, site) {
-                return false;
-            }
-        }
-        for &key in set.keys() {
-            match self.index_of(ObjectId::from_key(key)) {
+        for i in self.numbers(set) {
+            match i {
                 Some(i) if self.take(core, h, i, &mut spin, site) => {}
                 _ => return false,
             }

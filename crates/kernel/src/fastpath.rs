@@ -98,7 +98,7 @@ impl<W: Waits> Ctx<'_, W> {
             return Ok(false);
         }
         let head = e.queue.head;
-        let Some(dest) = self.live_at::<Tcb>(head) else { return Ok(false) };
+        let Some(dest) = self.ref_at::<Tcb>(head) else { return Ok(false) };
         guard.object(dest)?;
         let Some(d) = self.get(dest) else { return Ok(false) };
         let ThreadState::BlockedOnRecv { reply: Some(reply), .. } = d.state else { return Ok(false) };

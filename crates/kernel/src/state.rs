@@ -355,18 +355,10 @@ impl<'k, W> Ctx<'k, W> {
         unsafe { T::slab(self.s).is_live(r) }
     }
 
-    /// The reference of the live object at slab index `i`, an index from
-    /// anywhere (checked); its generation is read as [`Ctx::live`] reads it.
-    #[inline(always)]
-    pub fn live_at<T: Object>(&self, i: u32) -> Option<Ref<T>> {
-        // SAFETY: as in `live`.
-        unsafe { T::slab(self.s).ref_at(i) }
-    }
-
     /// The live TCB a thread identity from outside the kernel names.
     #[inline(always)]
     pub fn tcb_of(&self, t: ThreadId) -> Option<Ref<Tcb>> {
-        self.live_at::<Tcb>(t.index).filter(|r| r.gen() == t.gen)
+        self.ref_at::<Tcb>(t.index).filter(|r| r.gen() == t.gen)
     }
 
     /// The live TCB a thread identity names, itself (one look at its slot).
@@ -402,10 +394,13 @@ impl<'k, W> Ctx<'k, W> {
         unsafe { T::slab(self.s).inconsistent_slot() }
     }
 
-    /// The reference of the live object at slab index `i`.
+    /// The reference of the live object at slab index `i`, an index from
+    /// anywhere (checked); its generation is read as [`Ctx::live`] reads it,
+    /// without a reference to the slot.
     #[inline(always)]
-    pub fn ref_at<T: Object>(&mut self, i: u32) -> Option<Ref<T>> {
-        self.at::<T>(i).map(|(r, _)| r)
+    pub fn ref_at<T: Object>(&self, i: u32) -> Option<Ref<T>> {
+        // SAFETY: as in `live`.
+        unsafe { T::slab(self.s).ref_at(i) }
     }
 
     pub fn alloc<T: Object>(&mut self, obj: T, hdr: Header) -> Option<Ref<T>> {

@@ -41,7 +41,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// Where `frame` is mapped: its live address space and the mapping.
     pub(crate) fn mapped_in(&self, frame: Ref<Frame>, rmw: &impl Fn(Rmw)) -> Option<(Ref<VSpace>, Mapped)> {
         let m = self.s.mappings.mapped(frame.index(), rmw)?;
-        let v = self.live_at::<VSpace>(m.space)?;
+        let v = self.ref_at::<VSpace>(m.space)?;
         Some((v, m))
     }
 
@@ -65,7 +65,7 @@ impl<W: Waits> Ctx<'_, W> {
         let Some(t) = self.s.translations else { return };
         let shoot = if unmapped { self.space_cores_elsewhere(m.space) } else { CoreMask::EMPTY };
         let now = || {
-            let frame = self.live_at::<Frame>(self.s.mappings.translate(m.space, m.vaddr)?)?;
+            let frame = self.ref_at::<Frame>(self.s.mappings.translate(m.space, m.vaddr)?)?;
             self.read(frame).map(|f| Translation { addr: f.addr(), large: f.large() })
         };
         t.changed(self.core, &Change { space: SpaceId(m.space), vaddr: m.vaddr, large: m.large, shoot, now: &now });

@@ -97,6 +97,9 @@ pub enum BootError {
     Untyped,
     /// `timeslice_ticks` is 0.
     Timeslice,
+    /// The regime was built for fewer cores than the configuration boots
+    /// ([`crate::Regime::cores`]).
+    RegimeCores,
 }
 
 impl fmt::Display for BootError {
@@ -107,6 +110,7 @@ impl fmt::Display for BootError {
             Self::Capacity => "slab capacities must be 1..=2^24 and hold the boot objects",
             Self::Untyped => "untyped memory must be split into at least one capability of at least 16 bytes",
             Self::Timeslice => "timeslice_ticks must be at least 1",
+            Self::RegimeCores => "the regime must be built for at least the configuration's cores",
         };
         f.write_str(s)
     }

@@ -114,6 +114,11 @@ impl<R: Regime> Kernel<R> {
     pub fn boot(config: BootConfig, regime: R) -> Result<(Self, BootInfo, Vec<CoreHandle>), BootError> {
         let waits = R::Drive::waits(&config, &regime)?;
         let (state, info) = State::boot(&config, waits)?;
+        // Every core handle is below `config.cores`, so below the regime's
+        // cores: the contract of `Regime::enter` the drives rely on.
+        if config.cores > regime.cores() {
+            return Err(BootError::RegimeCores);
+        }
         let id = NEXT_KERNEL_ID.fetch_add(1, Ordering::Relaxed);
         let handles = (0..config.cores).map(|core| CoreHandle { kernel: id, core }).collect();
         Ok((Self { id, regime, state }, info, handles))

@@ -29,15 +29,20 @@ unsafe impl Regime for Recorder {
     type Drive = GeneralOnly;
     type Waits = Queues;
 
-    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
-        self.inner.enter(core, spin);
+    fn cores(&self) -> usize {
+        self.inner.cores()
+    }
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+        // SAFETY: the caller's contract, and `cores` is the inner regime's.
+        unsafe { self.inner.enter(core, spin) };
     }
     fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
         self.sets.lock().unwrap().push(*set);
         true
     }
-    fn exit(&self, core: usize) {
-        self.inner.exit(core);
+    unsafe fn exit(&self, core: usize) {
+        // SAFETY: as in `enter`.
+        unsafe { self.inner.exit(core) };
     }
 }
 
@@ -504,15 +509,23 @@ fn fine_stops_and_retries_a_call_whose_partner_is_locked() {
             // while it runs): it holds the server's lock until core 0's
             // entry has failed to get it.
             let regime = k.regime();
-            regime.enter(1, core::hint::spin_loop);
-            assert!(regime.lock_one(1, LockTarget::Core(1), core::hint::spin_loop));
-            assert!(regime.lock_one(1, server, core::hint::spin_loop));
+            // SAFETY: the kernel has two cores (so has the regime, or boot
+            // would have refused it), and this thread is the only one
+            // acting as core 1 while it runs.
+            unsafe {
+                regime.enter(1, core::hint::spin_loop);
+                assert!(regime.lock_one(1, LockTarget::Core(1), core::hint::spin_loop));
+                assert!(regime.lock_one(1, server, core::hint::spin_loop));
+            }
             held.store(true, Ordering::Release);
             while regime.counts().failed == failed_before {
                 std::hint::spin_loop();
             }
-            regime.unlock_objects(1);
-            regime.exit(1);
+            // SAFETY: as above.
+            unsafe {
+                regime.unlock_objects(1);
+                regime.exit(1);
+            }
         });
         while !held.load(Ordering::Acquire) {
             std::hint::spin_loop();

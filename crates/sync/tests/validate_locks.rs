@@ -115,15 +115,24 @@ fn validate_lock<L: RawLock, S: LockStats>(lock: &Lock<L, S>) -> u64 {
     let total = on_threads(THREADS, |core| {
         let id = core as u64 + 1;
         for round in 0..ROUNDS {
+            // Checked and unchecked calls mixed: one lock state, two ways in.
             if round % 8 == 7 {
                 while !lock.try_acquire(core) {
                     thread::yield_now();
                 }
+            } else if round % 2 == 1 {
+                // SAFETY: `core` is below `THREADS`, the lock's cores.
+                unsafe { lock.acquire_unchecked(core, yield_hook) };
             } else {
                 lock.acquire(core, yield_hook);
             }
             shared.exclusive(id);
-            lock.release(core);
+            if round % 4 < 2 {
+                // SAFETY: as above.
+                unsafe { lock.release_unchecked(core) };
+            } else {
+                lock.release(core);
+            }
         }
         ROUNDS
     });

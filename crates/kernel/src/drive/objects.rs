@@ -42,16 +42,23 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
         mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut RegimeLocks<'k, R>) -> Result<T, Stop>,
     ) -> T {
         let regime = &k.regime;
+        // Every regime call below is as core `c`: a core handle's, below the
+        // configuration's cores, which `Kernel::boot` checked against the
+        // regime's, and the caller holds that handle `&mut`, so no other
+        // thread acts as `c` — the contract of `Regime::enter` and of every
+        // `ObjectLocks` method. The guard and `Rounds` carry `c` on.
         // The holds cover every set (`hold.rs`); a checking regime is shown
         // each one to confirm it.
         let check = |set: &LockSet| regime.lock_set(c, set);
-        let exclusive =
-            matches!(entry, Entry::Whole | Entry::Look) || (entry == Entry::Syscall && regime.take_escalation(c));
+        // SAFETY: `c` is in range and this thread acts as it (above).
+        let exclusive = matches!(entry, Entry::Whole | Entry::Look)
+            || (entry == Entry::Syscall && unsafe { regime.take_escalation(c) });
         let mut guard = RegimeLocks { regime, core: c, exclusive: false, failed: None };
         let mut rounds = Rounds { n: 0, hint: None };
         // The first round takes this core's lock (its read side), then what
         // the body holds; a later one first what it learnt (`Rounds`).
-        if exclusive || !start_first(regime, c) {
+        // SAFETY: as above.
+        if exclusive || !unsafe { start_first(regime, c) } {
             rounds.exclusive(&mut guard);
         }
         // The body's one call site, so that it is inlined here.
@@ -71,11 +78,14 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
             };
             match out {
                 Ok(out) => {
-                    if guard.exclusive {
-                        regime.exit_exclusive(c);
-                    } else {
-                        regime.unlock_objects(c);
-                        regime.exit(c);
+                    // SAFETY: as above.
+                    unsafe {
+                        if guard.exclusive {
+                            regime.exit_exclusive(c);
+                        } else {
+                            regime.unlock_objects(c);
+                            regime.exit(c);
+                        }
                     }
                     return out;
                 }
@@ -94,6 +104,9 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
 /// entry, everything in an exclusive one.
 pub struct RegimeLocks<'k, R: ObjectLocks> {
     regime: &'k R,
+    /// The entry's core: below the regime's cores, and the thread holding
+    /// the guard acts as it (made only by `Objects::enter`, which checks
+    /// both).
     core: usize,
     /// The exclusive side is held.
     exclusive: bool,
@@ -117,7 +130,9 @@ impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
     #[inline(always)]
     #[track_caller]
     fn hold(&mut self, target: LockTarget) -> bool {
-        if self.exclusive || self.regime.lock_one(self.core, target, spin_hook) {
+        // SAFETY: `self.core` is in range and this thread acts as it (the
+        // field's invariant).
+        if self.exclusive || unsafe { self.regime.lock_one(self.core, target, spin_hook) } {
             return true;
         }
         self.failed = Some(target);
@@ -130,20 +145,27 @@ impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
     }
 
     fn escalate(&mut self) {
-        self.regime.escalate(self.core);
+        // SAFETY: as in `hold`.
+        unsafe { self.regime.escalate(self.core) };
     }
 }
 
 /// Start the first shared round of core `c`: the regime's shared entry and
 /// this core's lock; `false` (left again) if the lock cannot be had.
+///
+/// # Safety
+/// `c` is below the regime's cores and this thread acts as it.
 #[inline(always)]
-fn start_first<R: ObjectLocks>(regime: &R, c: usize) -> bool {
-    regime.enter(c, spin_hook);
-    if regime.lock_one(c, LockTarget::Core(c), spin_hook) {
-        return true;
+unsafe fn start_first<R: ObjectLocks>(regime: &R, c: usize) -> bool {
+    // SAFETY: the function's contract is the regime's.
+    unsafe {
+        regime.enter(c, spin_hook);
+        if regime.lock_one(c, LockTarget::Core(c), spin_hook) {
+            return true;
+        }
+        regime.unlock_objects(c);
+        regime.exit(c);
     }
-    regime.unlock_objects(c);
-    regime.exit(c);
     false
 }
 
@@ -164,25 +186,38 @@ impl Rounds {
     #[inline(never)]
     fn next<R: ObjectLocks>(&mut self, guard: &mut RegimeLocks<'_, R>, stop: Stop) {
         let (regime, c) = (guard.regime, guard.core);
+        // SAFETY (every regime call below): `c` is the guard's core, in range
+        // and acted as by this thread (the field's invariant).
         if guard.exclusive {
             // An exclusive guard holds everything and needs nothing more.
             unreachable!("an exclusive entry stopped");
         }
         let hint = self.hint.get_or_insert_with(|| LockSet::core(c));
         if let (Stop::Retry, Some(t)) = (stop, guard.failed.take()) {
-            hint.extend(&regime.held_set(c));
+            // SAFETY: as above.
+            hint.extend(&unsafe { regime.held_set(c) });
             hint.add_target(t);
         }
-        regime.unlock_objects(c);
-        regime.exit(c);
+        // SAFETY: as above.
+        unsafe {
+            regime.unlock_objects(c);
+            regime.exit(c);
+        }
         self.n += 1;
         if stop == Stop::Exclusive || self.n >= MAX_ROUNDS || hint.exclusive() {
             return self.exclusive(guard);
         }
-        regime.enter(c, spin_hook);
-        if !regime.lock_more(c, hint, spin_hook) {
-            regime.unlock_objects(c);
-            regime.exit(c);
+        // SAFETY: as above.
+        let shared = unsafe {
+            regime.enter(c, spin_hook);
+            let held = regime.lock_more(c, hint, spin_hook);
+            if !held {
+                regime.unlock_objects(c);
+                regime.exit(c);
+            }
+            held
+        };
+        if !shared {
             self.exclusive(guard);
         }
     }
@@ -191,7 +226,9 @@ impl Rounds {
     #[cold]
     #[inline(never)]
     fn exclusive<R: ObjectLocks>(&mut self, guard: &mut RegimeLocks<'_, R>) {
-        guard.regime.enter_exclusive(guard.core, spin_hook);
+        // SAFETY: the guard's core is in range and acted as by this thread
+        // (the field's invariant).
+        unsafe { guard.regime.enter_exclusive(guard.core, spin_hook) };
         guard.exclusive = true;
     }
 }

@@ -52,7 +52,10 @@ where
         _entry: Entry,
         mut f: impl FnMut(&mut Ctx<'_, Queues>, SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Never>,
     ) -> T {
-        k.regime.enter(c, spin_hook);
+        // SAFETY: `c` is a core handle's, below the configuration's cores,
+        // which `Kernel::boot` checked against the regime's; the caller
+        // holds that handle `&mut`, so no other thread acts as `c`.
+        unsafe { k.regime.enter(c, spin_hook) };
         let check = |set: &LockSet| k.regime.lock_set(c, set);
         let out = {
             // SAFETY: the regime has just granted core `c` the whole kernel
@@ -62,7 +65,8 @@ where
             let mut ctx = unsafe { Ctx::new(&k.state, c) };
             f(&mut ctx, if OFFER_SET { Some(&check) } else { None }, &mut AllHeld)
         };
-        k.regime.exit(c);
+        // SAFETY: as for `enter`.
+        unsafe { k.regime.exit(c) };
         match out {
             Ok(out) => out,
             // `AllHeld` never stops.

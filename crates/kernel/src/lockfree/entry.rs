@@ -86,7 +86,10 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         entry: Entry,
         mut f: impl FnMut(&mut Ctx<'_, LfState>, crate::drive::SetCheck<'_>, &mut Self::Guard<'k>) -> Result<T, Never>,
     ) -> T {
-        k.regime.enter(c, spin_hook);
+        // SAFETY: `c` is a core handle's, below the configuration's cores,
+        // which `Kernel::boot` checked against the regime's; the caller
+        // holds that handle `&mut`, so no other thread acts as `c`.
+        unsafe { k.regime.enter(c, spin_hook) };
         let out = {
             // SAFETY: the regime's management side has just granted core `c`
             // the whole kernel (every shared path is outside and stays out),
@@ -110,7 +113,8 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             ctx.lf_end_exclusive();
             out
         };
-        k.regime.exit(c);
+        // SAFETY: as for `enter`.
+        unsafe { k.regime.exit(c) };
         match out {
             Ok(out) => out,
             // `AllHeld` never stops.

@@ -295,8 +295,12 @@ unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
     type Drive = Shared;
     type Waits = LfState;
 
+    fn cores(&self) -> usize {
+        self.active.len()
+    }
+
     #[inline]
-    fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
+    unsafe fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
         self.count(core, Rmw::Xadd);
         self.manage.acquire(core, &mut spin);
         // A `SeqCst` store is an `xchg` on x86-64.
@@ -312,7 +316,7 @@ unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
     }
 
     #[inline]
-    fn exit(&self, core: usize) {
+    unsafe fn exit(&self, core: usize) {
         self.exclusive.store(false, Ordering::Release);
         self.manage.release(core);
     }

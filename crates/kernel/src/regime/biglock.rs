@@ -46,14 +46,21 @@ unsafe impl<L: RawLock + 'static, S: LockStats + 'static> Regime for BigLock<L, 
     type Drive = Whole;
     type Waits = Queues;
 
-    #[inline(always)]
-    #[track_caller]
-    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
-        self.lock.acquire(core, spin);
+    fn cores(&self) -> usize {
+        self.lock.cores()
     }
 
     #[inline(always)]
-    fn exit(&self, core: usize) {
-        self.lock.release(core);
+    #[track_caller]
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+        // SAFETY: `core` is below `cores()`, the lock's cores (`enter`'s
+        // contract).
+        unsafe { self.lock.acquire_unchecked(core, spin) };
+    }
+
+    #[inline(always)]
+    unsafe fn exit(&self, core: usize) {
+        // SAFETY: as in `enter`.
+        unsafe { self.lock.release_unchecked(core) };
     }
 }

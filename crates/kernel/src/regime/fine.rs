@@ -399,13 +399,17 @@ impl<S: LockStats> Fine<S> {
     /// The held set of `core`.
     ///
     /// # Safety
-    /// Only the thread acting as `core` may call this, and it must not keep
-    /// another reference from an earlier call alive.
+    /// `core` is below the regime's cores, only the thread acting as `core`
+    /// may call this, and it must not keep another reference from an earlier
+    /// call alive.
     #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
     unsafe fn held(&self, core: usize) -> &mut Held {
-        // SAFETY: by the caller's contract this is the only reference, made
-        // by the only thread acting as `core` (see the `Sync` impl).
-        unsafe { &mut *self.per_core[core].held.get() }
+        debug_assert!(core < self.per_core.len());
+        // SAFETY: `core` is below `cores`, the length of `per_core`, and by
+        // the caller's contract this is the only reference, made by the
+        // only thread acting as `core` (see the `Sync` impl).
+        unsafe { &mut *self.per_core.get_unchecked(core).held.get() }
     }
 
     /// Spin a random while, if fault injection asks for it.
@@ -451,15 +455,21 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     /// reader lock, the first lock `lock_more` takes (see the module
     /// documentation).
     #[inline]
-    fn enter<F: FnMut()>(&self, core: usize, _spin: F) {
+    unsafe fn enter<F: FnMut()>(&self, core: usize, _spin: F) {
         self.count(core, C_SHARED);
+    }
+
+    fn cores(&self) -> usize {
+        self.cores
     }
 
     /// Offered only when checking ([`FineOptions::check_holds`]): the
     /// entry's holds must cover the set already.
     fn lock_set(&self, core: usize, set: &LockSet) -> bool {
-        // SAFETY: called by the thread acting as `core`; no other reference
-        // to its held set is alive.
+        assert!(core < self.cores, "fine: core {core} out of range");
+        // SAFETY: `core` is in range (checked), and the kernel offers a set
+        // only from inside `core`'s entry, as the thread acting as `core`;
+        // no other reference to its held set is alive.
         let h = unsafe { self.held(core) };
         if h.exclusive {
             return true;
@@ -471,7 +481,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
 
     /// The read side is released with the other locks, in `unlock_objects`.
     #[inline]
-    fn exit(&self, _core: usize) {}
+    unsafe fn exit(&self, _core: usize) {}
 }
 
 // SAFETY: see the `Regime` impl above: the write side excludes every entry,
@@ -479,26 +489,32 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
 // taken in lock order, with acquire/release hand-over.
 unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
     #[track_caller]
-    fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
+    unsafe fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F) {
         self.write_acquire(Location::caller(), core, spin);
         self.count(core, C_EXCLUSIVE);
-        // SAFETY: as in `lock_set`.
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
         unsafe { self.held(core) }.exclusive = true;
     }
 
-    fn exit_exclusive(&self, core: usize) {
-        // SAFETY: as in `lock_set`.
+    unsafe fn exit_exclusive(&self, core: usize) {
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
         unsafe { self.held(core) }.exclusive = false;
         self.write_release(core);
     }
 
     #[track_caller]
-    fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, mut spin: F) -> bool {
+    unsafe fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, mut spin: F) -> bool {
         if set.exclusive() {
             return false;
         }
         let site = Location::caller();
-        // SAFETY: as in `lock_set`.
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
         let h = unsafe { self.held(core) };
         let before = h.len;
         for i in self.numbers(set) {
@@ -515,7 +531,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
 
     #[inline(always)]
     #[track_caller]
-    fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, mut spin: F) -> bool {
+    unsafe fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, mut spin: F) -> bool {
         let i = match target {
             LockTarget::Core(c) if c < self.cores => c as u32,
             LockTarget::Object(id) => match self.index_of(id) {
@@ -524,7 +540,9 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
             },
             LockTarget::Core(_) => return false,
         };
-        // SAFETY: as in `lock_set`.
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
         let h = unsafe { self.held(core) };
         if !self.take(core, h, i, &mut spin, Location::caller()) {
             return false;
@@ -535,8 +553,10 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         true
     }
 
-    fn held_set(&self, core: usize) -> LockSet {
-        // SAFETY: as in `lock_set`.
+    unsafe fn held_set(&self, core: usize) -> LockSet {
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
         let h = unsafe { self.held(core) };
         let mut set = LockSet::default();
         for &i in &h.idx[..h.len] {
@@ -551,8 +571,10 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         set
     }
 
-    fn unlock_objects(&self, core: usize) {
-        // SAFETY: as in `lock_set`.
+    unsafe fn unlock_objects(&self, core: usize) {
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
         let h = unsafe { self.held(core) };
         for &i in h.idx[..h.len].iter().rev() {
             if S::ENABLED {
@@ -564,7 +586,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         h.above = 0;
     }
 
-    fn escalate(&self, core: usize) {
+    unsafe fn escalate(&self, core: usize) {
         self.per_core[core].escalate.store(true, Ordering::Relaxed);
     }
 
@@ -574,10 +596,13 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
     }
 
     #[inline]
-    fn take_escalation(&self, core: usize) -> bool {
+    unsafe fn take_escalation(&self, core: usize) -> bool {
+        debug_assert!(core < self.per_core.len());
         // Only `core` writes its flag (`escalate`), so a load and, rarely,
         // a store do: no read-modify-write on the path of every system call.
-        let e = &self.per_core[core].escalate;
+        // SAFETY: `core` is below `cores`, the length of `per_core` (this
+        // method's contract).
+        let e = &unsafe { self.per_core.get_unchecked(core) }.escalate;
         let set = e.load(Ordering::Relaxed);
         if set {
             e.store(false, Ordering::Relaxed);

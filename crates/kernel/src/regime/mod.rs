@@ -233,8 +233,19 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     /// `lockfree`).
     type Waits: Waits;
 
+    /// How many cores the regime was built for: [`crate::Kernel::boot`]
+    /// refuses a configuration with more, so that every core the kernel
+    /// runs is one the regime serves.
+    fn cores(&self) -> usize;
+
     /// Begin a kernel entry as `core`, calling `spin` while waiting.
-    fn enter<F: FnMut()>(&self, core: usize, spin: F);
+    ///
+    /// # Safety
+    /// `core` is below [`Regime::cores`], and no other thread acts as
+    /// `core` meanwhile (the kernel keeps both: its core handles are below
+    /// the configuration's cores, which boot checked, and `&mut`). A regime
+    /// may then index its per-core state without a bounds check.
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F);
 
     /// The objects the decoded operation touches, offered before it executes
     /// by the drives that use it ([`WholeChecked`]; [`Objects`] when the
@@ -248,7 +259,10 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     }
 
     /// End the kernel entry of `core`.
-    fn exit(&self, core: usize);
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`], whose entry this ends.
+    unsafe fn exit(&self, core: usize);
 }
 
 /// A regime that locks objects ([`Objects`] drive, `fine`): `enter` is a
@@ -265,37 +279,65 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
 /// [`ObjectLocks::unlock_objects`]; objects are never freed or allocated
 /// except under the exclusive side; and every hand-over of an object or of
 /// the exclusive side is an acquire/release pair.
+///
+/// Its callers' part: every method that takes a `core` is `unsafe`, with the
+/// contract of [`Regime::enter`] (`core` is below [`Regime::cores`] and no
+/// other thread acts as `core`).
 pub unsafe trait ObjectLocks: Regime {
     /// Begin an entry with the whole kernel.
-    fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F);
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn enter_exclusive<F: FnMut()>(&self, core: usize, spin: F);
 
     /// End an exclusive entry.
-    fn exit_exclusive(&self, core: usize);
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn exit_exclusive(&self, core: usize);
 
     /// Hold every object and core of `set` too (inside a shared entry).
     /// Waits only where that cannot deadlock and otherwise only tries;
     /// `false` if some lock could not be had (what is held stays held until
     /// [`ObjectLocks::unlock_objects`]), or if the set is exclusive.
-    fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, spin: F) -> bool;
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, spin: F) -> bool;
 
     /// Hold `target` too (inside a shared entry), on the terms of
     /// [`ObjectLocks::lock_more`].
-    fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, spin: F) -> bool;
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, spin: F) -> bool;
 
     /// What `core` holds now, as a set (to take it again in lock order after
     /// a failed round).
-    fn held_set(&self, core: usize) -> LockSet;
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn held_set(&self, core: usize) -> LockSet;
 
     /// Release every object lock `core` holds.
-    fn unlock_objects(&self, core: usize);
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn unlock_objects(&self, core: usize);
 
     /// Whether `core`'s next system call must be exclusive (a previous
     /// attempt could not get its locks); clears it.
-    fn take_escalation(&self, core: usize) -> bool;
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn take_escalation(&self, core: usize) -> bool;
 
     /// Make `core`'s next system call exclusive (this one restarts after a
     /// change: see `hold.rs`).
-    fn escalate(&self, core: usize);
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`].
+    unsafe fn escalate(&self, core: usize);
 
     /// Whether the kernel offers each operation's lock set to
     /// [`Regime::lock_set`] before its point of no return. An entry holds

@@ -43,9 +43,14 @@ unsafe impl Regime for NoLock {
     type Drive = Whole;
     type Waits = Queues;
 
-    #[inline(always)]
-    fn enter<F: FnMut()>(&self, _core: usize, _spin: F) {}
+    /// Any number: there is no per-core state.
+    fn cores(&self) -> usize {
+        usize::MAX
+    }
 
     #[inline(always)]
-    fn exit(&self, _core: usize) {}
+    unsafe fn enter<F: FnMut()>(&self, _core: usize, _spin: F) {}
+
+    #[inline(always)]
+    unsafe fn exit(&self, _core: usize) {}
 }

@@ -98,9 +98,13 @@ unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H
     type Drive = WholeChecked;
     type Waits = Queues;
 
+    fn cores(&self) -> usize {
+        self.locked.len()
+    }
+
     #[inline(always)]
     #[track_caller]
-    fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) {
         let mode = self.elided.acquire(core, spin);
         // SAFETY: only the thread acting as `core` touches `locked[core]`.
         unsafe { *self.locked[core].get() = mode == Mode::Locked };
@@ -116,7 +120,7 @@ unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H
     }
 
     #[inline(always)]
-    fn exit(&self, core: usize) {
+    unsafe fn exit(&self, core: usize) {
         // SAFETY: as in `enter`.
         let locked = unsafe { *self.locked[core].get() };
         self.elided.release(core, if locked { Mode::Locked } else { Mode::Elided });

@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use granule_kernel::abi::*;
-use granule_kernel::{BootConfig, BootError, Kernel, ThreadStatus};
+use granule_kernel::{BootConfig, BootError, Kernel, Regime, ThreadStatus};
 
 #[test]
 fn root_thread_starts_fresh_on_core_0() {
@@ -33,6 +33,11 @@ fn boot_rejects_bad_configs() {
     assert_eq!(bad(&|c| c.untyped_count = 0), Some(BootError::Untyped));
     assert_eq!(bad(&|c| c.timeslice_ticks = 0), Some(BootError::Timeslice));
     assert_eq!(bad(&|_| {}), None);
+    // A regime built for fewer cores than the configuration boots is
+    // refused (`none` has no per-core state and serves any number).
+    let small = regime(&config(2));
+    let expect = (small.cores() < 3).then_some(BootError::RegimeCores);
+    assert_eq!(Kernel::boot(config(3), small).err(), expect);
 }
 
 #[test]

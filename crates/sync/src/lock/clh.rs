@@ -3,23 +3,26 @@
 //! Algorithm: Craig (1993) and Magnusson, Landin & Hagersten (1994); layout
 //! after seL4's `clh_lock_t` (`include/smp/lock.h`). The lock holds `cores + 1`
 //! queue nodes, each alone in a cache line, and per core a pointer to the
-//! node it owns now (`mine`) and to its predecessor's (`prev`). Node word
-//! layout: one `AtomicBool`, `true` = "my owner holds or waits for the
-//! lock". The tail points to the last node queued.
+//! node it will queue next (`mine`) and to the node it queued last (`held`).
+//! Node word layout: one `AtomicBool`, `true` = "my owner holds or waits for
+//! the lock". The tail points to the last node queued.
 //!
-//! * acquire(core): mark `mine` waiting; swap it into the tail (`xchg`), which
-//!   returns the predecessor's node; spin on the predecessor's flag, which
-//!   lives in the predecessor's cache line and is written once, at its release.
-//! * release(core): clear the flag of `mine`; then adopt the predecessor's node
-//!   as the next `mine` (nobody else can reach it any more — its old owner
-//!   moved on and the only spinner on it was us).
+//! * acquire(core): note `mine` as `held` and mark it waiting; swap it into
+//!   the tail (`xchg`), which returns the predecessor's node; adopt that node
+//!   as the next `mine` (nobody else can reach it once its flag clears — its
+//!   old owner moved on and the only spinner on it is us); spin on its flag,
+//!   which lives in the predecessor's cache line and is written once, at its
+//!   release.
+//! * release(core): clear the flag of `held` — one load and one store.
+//!   (seL4 adopts the predecessor's node at release instead; adopting it at
+//!   acquire, where the `xchg` returns it, leaves release nothing else to do.)
 //!
 //! Each waiter spins on a different line, so a hand-off moves exactly one line
 //! between exactly two cores: the property the queueing model relies on.
 //! Nodes are named by pointer, as seL4 names them, so reaching one costs no
-//! index arithmetic on the kernel's path; `mine`/`prev` are atomics written
+//! index arithmetic on the kernel's path; `mine`/`held` are atomics written
 //! only by their core and read with relaxed ordering. Every node pointer the
-//! lock holds (`tail`, each core's `mine` and `prev`) is one `new` made, into
+//! lock holds (`tail`, each core's `mine` and `held`) is one `new` made, into
 //! the lock's own node array, which is never resized or freed while the lock
 //! lives; the lock only moves pointers between those words, never computes
 //! one. So following one is sound ([`Clh::node`], the file's one `unsafe`).
@@ -42,8 +45,11 @@ type NodePtr = *mut AtomicBool;
 
 #[derive(Debug)]
 struct PerCore {
+    /// The node this core queues at its next acquire.
     mine: AtomicPtr<AtomicBool>,
-    prev: AtomicPtr<AtomicBool>,
+    /// The node this core queued at its last acquire (while it holds the
+    /// lock, the one its successor spins on).
+    held: AtomicPtr<AtomicBool>,
 }
 
 /// CLH queue lock with per-core nodes (seL4's BKL).
@@ -67,7 +73,7 @@ impl Clh {
         // Node `cores` starts as the (released) tail; core i starts owning node i.
         let tail = CachePadded::new(AtomicPtr::new(ptr(cores)));
         let cores = (0..cores)
-            .map(|i| CachePadded::new(PerCore { mine: AtomicPtr::new(ptr(i)), prev: AtomicPtr::new(ptr(i)) }))
+            .map(|i| CachePadded::new(PerCore { mine: AtomicPtr::new(ptr(i)), held: AtomicPtr::new(ptr(i)) }))
             .collect();
         Self { tail, nodes, cores }
     }
@@ -80,9 +86,37 @@ impl Clh {
         // SAFETY: `p` is a node pointer the lock holds: `new` made it point
         // into `self.nodes`, which lives as long as `self` and is never
         // resized or moved, and the lock only moves such pointers between
-        // `tail`, `mine` and `prev` (module documentation). Only shared
+        // `tail`, `mine` and `held` (module documentation). Only shared
         // references to the node, an atomic, are made from it.
         unsafe { &*p }
+    }
+
+    /// Acquire as the core whose state is `me`.
+    #[inline(always)]
+    fn acquire_as<F: FnMut()>(&self, me: &PerCore, mut spin: F) -> bool {
+        let mine = me.mine.load(Ordering::Relaxed);
+        me.held.store(mine, Ordering::Relaxed);
+        self.node(mine).store(true, Ordering::Relaxed);
+        // AcqRel: publish our flag before anyone can reach it through the
+        // tail, and see the predecessor's flag initialisation.
+        let prev = self.tail.swap(mine, Ordering::AcqRel);
+        me.mine.store(prev, Ordering::Relaxed);
+        let node = self.node(prev);
+        if !node.load(Ordering::Acquire) {
+            return false;
+        }
+        while node.load(Ordering::Acquire) {
+            spin();
+            spin_loop();
+        }
+        true
+    }
+
+    /// Release as the core whose state is `me`.
+    #[inline(always)]
+    fn release_as(&self, me: &PerCore) {
+        let held = me.held.load(Ordering::Relaxed);
+        self.node(held).store(false, Ordering::Release);
     }
 }
 
@@ -94,23 +128,16 @@ impl RawLock for Clh {
     }
 
     #[inline]
-    fn acquire<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
-        let me = &self.cores[core];
-        let mine = me.mine.load(Ordering::Relaxed);
-        self.node(mine).store(true, Ordering::Relaxed);
-        // AcqRel: publish our flag before anyone can reach it through the
-        // tail, and see the predecessor's flag initialisation.
-        let prev = self.tail.swap(mine, Ordering::AcqRel);
-        me.prev.store(prev, Ordering::Relaxed);
-        let node = self.node(prev);
-        if !node.load(Ordering::Acquire) {
-            return false;
-        }
-        while node.load(Ordering::Acquire) {
-            spin();
-            spin_loop();
-        }
-        true
+    fn acquire<F: FnMut()>(&self, core: usize, spin: F) -> bool {
+        self.acquire_as(&self.cores[core], spin)
+    }
+
+    #[inline]
+    unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) -> bool {
+        debug_assert!(core < self.cores.len());
+        // SAFETY: the caller promises `core < cores` (`RawLock`'s contract
+        // for this method), the length of `self.cores`.
+        self.acquire_as(unsafe { self.cores.get_unchecked(core) }, spin)
     }
 
     /// Succeeds only if the lock looked free. In one rare interleaving (see
@@ -129,7 +156,8 @@ impl RawLock for Clh {
         self.node(mine).store(true, Ordering::Relaxed);
         match self.tail.compare_exchange(tail, mine, Ordering::AcqRel, Ordering::Relaxed) {
             Ok(prev) => {
-                me.prev.store(prev, Ordering::Relaxed);
+                me.held.store(mine, Ordering::Relaxed);
+                me.mine.store(prev, Ordering::Relaxed);
                 // We are queued now and a CLH waiter cannot leave the queue.
                 // Usually `prev` is the released node we saw, but the tail can
                 // have gone T -> X -> ... -> T in between (T re-queued by its
@@ -152,11 +180,14 @@ impl RawLock for Clh {
 
     #[inline]
     fn release(&self, core: usize) {
-        let me = &self.cores[core];
-        let mine = me.mine.load(Ordering::Relaxed);
-        let prev = me.prev.load(Ordering::Relaxed);
-        self.node(mine).store(false, Ordering::Release);
-        me.mine.store(prev, Ordering::Relaxed);
+        self.release_as(&self.cores[core]);
+    }
+
+    #[inline]
+    unsafe fn release_unchecked(&self, core: usize) {
+        debug_assert!(core < self.cores.len());
+        // SAFETY: as in `acquire_unchecked`.
+        self.release_as(unsafe { self.cores.get_unchecked(core) });
     }
 
     #[inline]

@@ -43,18 +43,10 @@ impl Mcs {
                 .collect(),
         }
     }
-}
 
-impl RawLock for Mcs {
-    const NAME: &'static str = "mcs";
-
-    fn with_cores(cores: usize) -> Self {
-        Self::new(cores)
-    }
-
-    #[inline]
-    fn acquire<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
-        let node = &self.nodes[core];
+    /// Acquire as `core`, whose node is `node`.
+    #[inline(always)]
+    fn acquire_as<F: FnMut()>(&self, core: usize, node: &Node, mut spin: F) -> bool {
         node.next.store(NONE, Ordering::Relaxed);
         let prev = self.tail.swap(core, Ordering::AcqRel);
         if prev == NONE {
@@ -72,17 +64,9 @@ impl RawLock for Mcs {
         true
     }
 
-    #[inline]
-    fn try_acquire(&self, core: usize) -> bool {
-        let node = &self.nodes[core];
-        node.next.store(NONE, Ordering::Relaxed);
-        node.locked.store(true, Ordering::Relaxed);
-        self.tail.compare_exchange(NONE, core, Ordering::AcqRel, Ordering::Relaxed).is_ok()
-    }
-
-    #[inline]
-    fn release(&self, core: usize) {
-        let node = &self.nodes[core];
+    /// Release as `core`, whose node is `node`.
+    #[inline(always)]
+    fn release_as(&self, core: usize, node: &Node) {
         let mut next = node.next.load(Ordering::Acquire);
         if next == NONE {
             if self.tail.compare_exchange(core, NONE, Ordering::Release, Ordering::Relaxed).is_ok() {
@@ -98,6 +82,47 @@ impl RawLock for Mcs {
             }
         }
         self.nodes[next].locked.store(false, Ordering::Release);
+    }
+}
+
+impl RawLock for Mcs {
+    const NAME: &'static str = "mcs";
+
+    fn with_cores(cores: usize) -> Self {
+        Self::new(cores)
+    }
+
+    #[inline]
+    fn acquire<F: FnMut()>(&self, core: usize, spin: F) -> bool {
+        self.acquire_as(core, &self.nodes[core], spin)
+    }
+
+    #[inline]
+    unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) -> bool {
+        debug_assert!(core < self.nodes.len());
+        // SAFETY: the caller promises `core < cores` (`RawLock`'s contract
+        // for this method), the length of `self.nodes`.
+        self.acquire_as(core, unsafe { self.nodes.get_unchecked(core) }, spin)
+    }
+
+    #[inline]
+    fn try_acquire(&self, core: usize) -> bool {
+        let node = &self.nodes[core];
+        node.next.store(NONE, Ordering::Relaxed);
+        node.locked.store(true, Ordering::Relaxed);
+        self.tail.compare_exchange(NONE, core, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    }
+
+    #[inline]
+    fn release(&self, core: usize) {
+        self.release_as(core, &self.nodes[core]);
+    }
+
+    #[inline]
+    unsafe fn release_unchecked(&self, core: usize) {
+        debug_assert!(core < self.nodes.len());
+        // SAFETY: as in `acquire_unchecked`.
+        self.release_as(core, unsafe { self.nodes.get_unchecked(core) });
     }
 
     #[inline]

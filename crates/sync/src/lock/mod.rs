@@ -11,7 +11,11 @@
 //!
 //! Breaking the contract can deadlock or break mutual exclusion, but it can
 //! never cause undefined behaviour inside the lock: every algorithm here is
-//! written in safe code over atomics, with nodes named by index.
+//! written in safe code over atomics, with nodes named by index. The one
+//! exception is opt-in: [`RawLock::acquire_unchecked`] and
+//! [`RawLock::release_unchecked`] skip the check that `core` is in range, for
+//! a kernel whose core numbers are in range by construction, and are
+//! `unsafe` to call for that reason.
 //!
 //! While waiting, `acquire` calls the caller's spin hook once per spin
 //! iteration, so a core waiting for the kernel lock keeps serving IPIs (a
@@ -62,11 +66,35 @@ pub trait RawLock: Send + Sync {
     /// caller, never something user input reaches).
     fn acquire<F: FnMut()>(&self, core: usize, spin: F) -> bool;
 
+    /// [`RawLock::acquire`] without checking `core`: a kernel's path, which
+    /// knows its core is in range, saves the bounds check (the locks with
+    /// per-core state override it; the others' is `acquire`).
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    #[inline(always)]
+    unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) -> bool
+    where
+        Self: Sized,
+    {
+        self.acquire(core, spin)
+    }
+
     /// Acquire the lock as `core` if that needs no waiting.
     fn try_acquire(&self, core: usize) -> bool;
 
     /// Release the lock held by `core`.
     fn release(&self, core: usize);
+
+    /// [`RawLock::release`] without checking `core` (see
+    /// [`RawLock::acquire_unchecked`]).
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    #[inline(always)]
+    unsafe fn release_unchecked(&self, core: usize) {
+        self.release(core);
+    }
 
     /// Whether some core holds the lock (or is queued for it). Lock elision
     /// reads this inside a transaction, which adds the lock word to the

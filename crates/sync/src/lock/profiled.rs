@@ -79,6 +79,42 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
         ok
     }
 
+    /// [`Lock::acquire`] for a `core` known to be in range: unprofiled, the
+    /// raw lock's [`RawLock::acquire_unchecked`].
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    #[inline]
+    #[track_caller]
+    pub unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) {
+        if S::ENABLED {
+            self.acquire_at(core::panic::Location::caller(), core, spin);
+        } else {
+            // SAFETY: the caller's contract is the raw lock's.
+            unsafe { self.raw.acquire_unchecked(core, spin) };
+        }
+    }
+
+    /// [`Lock::release`] for a `core` known to be in range (see
+    /// [`Lock::acquire_unchecked`]).
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    #[inline]
+    pub unsafe fn release_unchecked(&self, core: usize) {
+        if S::ENABLED {
+            self.release(core);
+        } else {
+            // SAFETY: the caller's contract is the raw lock's.
+            unsafe { self.raw.release_unchecked(core) };
+        }
+    }
+
+    /// The number of cores the lock was built for.
+    pub fn cores(&self) -> usize {
+        self.cores
+    }
+
     /// Release the lock `core` holds.
     #[inline]
     pub fn release(&self, core: usize) {

@@ -133,7 +133,15 @@ impl Held {
     /// Whether lock `i` is held.
     #[inline(always)]
     fn holds(&self, i: u32) -> bool {
-        self.idx[..self.len].contains(&i)
+        self.taken().contains(&i)
+    }
+
+    /// The lock numbers held, in the order taken. (`len` never exceeds
+    /// `MAX_HELD`: `take` and `take_below` refuse a lock beyond it; the
+    /// `min` says so to the compiler, which then checks no bound.)
+    #[inline(always)]
+    fn taken(&self) -> &[u32] {
+        &self.idx[..self.len.min(MAX_HELD)]
     }
 }
 
@@ -559,7 +567,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // reference to its held set.
         let h = unsafe { self.held(core) };
         let mut set = LockSet::default();
-        for &i in &h.idx[..h.len] {
+        for &i in h.taken() {
             let class = self.class_of(i);
             if class == 0 {
                 set.cores.insert(i as usize);
@@ -576,7 +584,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
         let h = unsafe { self.held(core) };
-        for &i in h.idx[..h.len].iter().rev() {
+        for &i in h.taken().iter().rev() {
             if S::ENABLED {
                 self.stats[self.class_of(i)].releasing(core, cycles::now());
             }

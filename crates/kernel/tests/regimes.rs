@@ -36,7 +36,7 @@ unsafe impl Regime for Recorder {
         // SAFETY: the caller's contract, and `cores` is the inner regime's.
         unsafe { self.inner.enter(core, spin) };
     }
-    fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
+    unsafe fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
         self.sets.lock().unwrap().push(*set);
         true
     }
@@ -434,7 +434,7 @@ fn profiled_big_lock_records_acquisitions() {
     for _ in 0..10 {
         sim.sys(0, Sysno::NBSend, ep, msg(0, 0), 0);
     }
-    let records = sim.k.regime().lock().stats().snapshot();
+    let records = sim.k.regime().stats().snapshot();
     assert!(records.iter().map(|r| r.acquisitions).sum::<u64>() >= 10);
     let table = freebsd_table(&records);
     assert!(table.contains("kernel"), "{table}");

@@ -352,7 +352,7 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
         };
         if profile {
             e.run(BigLock::<L, Profile>::new(cores), &|k| {
-                let sites = k.regime().lock().stats().snapshot();
+                let sites = k.regime().stats().snapshot();
                 let atomics = Atomics { source: Source::Derived, ..per(acquisitions(&sites)).into() };
                 Some(Probe { atomics, sites })
             })
@@ -403,7 +403,7 @@ pub fn with_regime<E: Experiment>(name: &str, boot: &BootConfig, profile: bool, 
             if profile {
                 let t = Transactional::<Rtm, Profile>::new(cores).map_err(|e| anyhow::anyhow!("{e}"))?;
                 e.run(t, &|k| {
-                    let sites = k.regime().elided().stats().snapshot();
+                    let sites = k.regime().stats().snapshot();
                     let transactions = sites.iter().map(|s| s.commits + s.aborts()).sum();
                     let fallbacks: u64 = sites.iter().map(|s| s.fallbacks).sum();
                     let rmw = RmwCounts { xchg: fallbacks, ..RmwCounts::default() };

@@ -49,7 +49,8 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
         // `ObjectLocks` method. The guard and `Rounds` carry `c` on.
         // The holds cover every set (`hold.rs`); a checking regime is shown
         // each one to confirm it.
-        let check = |set: &LockSet| regime.lock_set(c, set);
+        // SAFETY: as above; the body offers a set only inside this entry.
+        let check = |set: &LockSet| unsafe { regime.lock_set(c, set) };
         // SAFETY: `c` is in range and this thread acts as it (above).
         let exclusive = matches!(entry, Entry::Whole | Entry::Look)
             || (entry == Entry::Syscall && unsafe { regime.take_escalation(c) });

@@ -56,7 +56,9 @@ where
         // which `Kernel::boot` checked against the regime's; the caller
         // holds that handle `&mut`, so no other thread acts as `c`.
         unsafe { k.regime.enter(c, spin_hook) };
-        let check = |set: &LockSet| k.regime.lock_set(c, set);
+        // SAFETY: as for `enter`; the body offers a set only inside this
+        // entry.
+        let check = |set: &LockSet| unsafe { k.regime.lock_set(c, set) };
         let out = {
             // SAFETY: the regime has just granted core `c` the whole kernel
             // (its `enter` returned), and the caller holds `c`'s `&mut

@@ -19,9 +19,11 @@ impl<L: RawLock, S: LockStats> BigLock<L, S> {
         Self { lock: Lock::new("kernel", cores) }
     }
 
-    /// The lock (for its profiler statistics).
-    pub fn lock(&self) -> &Lock<L, S> {
-        &self.lock
+    /// The lock's profiler statistics. (The lock itself is not handed out:
+    /// a call of its `release` as a core inside the kernel would break the
+    /// regime's mutual exclusion.)
+    pub fn stats(&self) -> &S {
+        self.lock.stats()
     }
 }
 

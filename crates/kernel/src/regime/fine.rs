@@ -473,11 +473,10 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
 
     /// Offered only when checking ([`FineOptions::check_holds`]): the
     /// entry's holds must cover the set already.
-    fn lock_set(&self, core: usize, set: &LockSet) -> bool {
-        assert!(core < self.cores, "fine: core {core} out of range");
-        // SAFETY: `core` is in range (checked), and the kernel offers a set
-        // only from inside `core`'s entry, as the thread acting as `core`;
-        // no other reference to its held set is alive.
+    unsafe fn lock_set(&self, core: usize, set: &LockSet) -> bool {
+        // SAFETY: this method's contract (`Regime::lock_set`): `core` is in
+        // range and this is the thread acting as it, inside its entry; no
+        // other reference to its held set is alive.
         let h = unsafe { self.held(core) };
         if h.exclusive {
             return true;

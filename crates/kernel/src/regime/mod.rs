@@ -213,6 +213,10 @@ impl LockSet {
 ///
 /// # Safety
 ///
+/// [`Regime::cores`] never changes during the regime's life, and every
+/// per-core array the regime indexes without a bounds check (trusting the
+/// contract of [`Regime::enter`]) has at least that many entries.
+///
 /// The kernel's soundness rests on this promise. For the drives that grant
 /// the whole kernel ([`Whole`], [`WholeChecked`]): between `enter(core, _)` and
 /// the following `exit(core)`, no other core is between its own `enter` and
@@ -253,8 +257,11 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     /// regime cannot let the operation run as it stands: the kernel restarts
     /// the system call, and the regime makes that core's next system call
     /// exclusive.
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`], from inside `core`'s entry.
     #[inline(always)]
-    fn lock_set(&self, _core: usize, _set: &LockSet) -> bool {
+    unsafe fn lock_set(&self, _core: usize, _set: &LockSet) -> bool {
         true
     }
 

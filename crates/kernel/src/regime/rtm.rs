@@ -78,9 +78,11 @@ impl<H: Htm, S: LockStats> Transactional<H, S> {
         }
     }
 
-    /// The elided lock (its statistics hold the abort causes).
-    pub fn elided(&self) -> &Elided<Clh, S, H> {
-        &self.elided
+    /// The elided lock's statistics (they hold the abort causes). (The lock
+    /// itself is not handed out: a call of its `release` as a core inside
+    /// the kernel would break the regime's mutual exclusion.)
+    pub fn stats(&self) -> &S {
+        self.elided.stats()
     }
 }
 
@@ -111,7 +113,7 @@ unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H
     }
 
     #[inline(always)]
-    fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
+    unsafe fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
         if (set.exclusive() || set.outside_transactions()) && self.elided.htm().in_transaction() {
             // Does not return inside a transaction (the `Htm` contract).
             self.elided.htm().abort(NEEDS_LOCK);

@@ -9,7 +9,7 @@
 //!
 //! * acquire(core): note `mine` as `held` and mark it waiting; swap it into
 //!   the tail (`xchg`), which returns the predecessor's node; adopt that node
-//!   as the next `mine` (nobody else can reach it once its flag clears — its
+//!   as the next `mine` (once its flag clears nobody else writes it — its
 //!   old owner moved on and the only spinner on it is us); spin on its flag,
 //!   which lives in the predecessor's cache line and is written once, at its
 //!   release.

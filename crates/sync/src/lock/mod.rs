@@ -10,9 +10,10 @@
 //!   it holds.
 //!
 //! Breaking the contract can deadlock or break mutual exclusion, but it can
-//! never cause undefined behaviour inside the lock: every algorithm here is
-//! written in safe code over atomics, with nodes named by index. The one
-//! exception is opt-in: [`RawLock::acquire_unchecked`] and
+//! never cause undefined behaviour inside the lock through the safe calls:
+//! every algorithm here is safe code over atomics, except CLH's node
+//! pointers, which only ever point into the lock's own node array (see
+//! `clh.rs`). [`RawLock::acquire_unchecked`] and
 //! [`RawLock::release_unchecked`] skip the check that `core` is in range, for
 //! a kernel whose core numbers are in range by construction, and are
 //! `unsafe` to call for that reason.
@@ -73,10 +74,7 @@ pub trait RawLock: Send + Sync {
     /// # Safety
     /// `core` is below the `cores` the lock was built for.
     #[inline(always)]
-    unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) -> bool
-    where
-        Self: Sized,
-    {
+    unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) -> bool {
         self.acquire(core, spin)
     }
 

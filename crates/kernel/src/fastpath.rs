@@ -13,9 +13,11 @@
 //! # Locking as the guards walk
 //!
 //! Every read of an object is preceded by a hold of it through the regime's
-//! guard (`hold.rs`), in the order the guards meet them: the caller (held by
-//! the entry), the endpoint, then the partner and its reply object (`Call`),
-//! or the reply object and the caller waiting on it (`ReplyRecv`). Regimes
+//! guard (`hold.rs`), in the order the guards meet them: the endpoint (and
+//! the partner waiting in it), then the partner's reply object (`Call`), or
+//! the endpoint, then the reply object (and the caller waiting on it,
+//! `ReplyRecv`). The caller is held with this core's scheduler, by the
+//! entry's start. Regimes
 //! that grant the whole kernel pass `AllHeld`, whose holds compile away;
 //! `fine` passes its object locks, so its fast path takes its locks as it
 //! goes (as in the seeds' fine-grained seL4). A lock that cannot be had
@@ -98,8 +100,8 @@ impl<W: Waits> Ctx<'_, W> {
             return Ok(false);
         }
         let head = e.queue.head;
+        // The receiver waits in the endpoint's queue: held with it.
         let Some(dest) = self.ref_at::<Tcb>(head) else { return Ok(false) };
-        guard.object(dest)?;
         let Some(d) = self.get(dest) else { return Ok(false) };
         let ThreadState::BlockedOnRecv { reply: Some(reply), .. } = d.state else { return Ok(false) };
         // The caller blocks: the receiver runs if nothing ready outranks it.
@@ -145,8 +147,8 @@ impl<W: Waits> Ctx<'_, W> {
         }
         guard.object(reply)?;
         let Some(r) = self.get(reply) else { return Ok(false) };
+        // The caller waits on the reply object: held with it.
         let (Some(caller), None) = (r.caller, r.receiver) else { return Ok(false) };
-        guard.object(caller)?;
         let best = self.own().ready.highest();
         let Some((r, c)) = self.get_pair(reply, caller) else { return Ok(false) };
         // The replier blocks: the caller runs if nothing ready outranks it.

@@ -3,9 +3,9 @@
 //!
 //! A general kernel entry (and the IPC fast path inside it) calls
 //! [`Hold::object`] on each object *before* it reads the object's mutable
-//! state: the endpoint before its queue, the thread at the head of the queue
-//! before its state, the reply object before its caller, the partner's core
-//! before its ready queue. What a hold means is the regime's guard:
+//! state: the endpoint before its queue, the reply object before its
+//! caller, the notification before its waiters, the partner's core before
+//! its ready queue. What a hold means is the regime's guard:
 //!
 //! * [`AllHeld`] — the whole kernel is held already (`none`, `bkl`, `rtm`,
 //!   `lockfree`'s management entries): every hold is `Ok` and compiles to
@@ -18,6 +18,16 @@
 //!   the drive releases everything and runs the entry again, this time
 //!   taking what it learnt in lock order from the start (seL4's fine-grained
 //!   variant in the seeds, §3.3, locks in address order or restarts).
+//!
+//! A thread is held with the place it sits in, never on its own: this
+//! core's current thread with this core's scheduler (held from the entry's
+//! start), a thread waiting in an endpoint's or notification's queue with
+//! that endpoint or notification, a thread waiting for a reply with the
+//! reply object, a ready thread with its core. A thread leaves a place only
+//! while that place is held, and a shared entry finds a thread only through
+//! a place it holds, so the thread's state it reads and writes is covered.
+//! (The seeds' fine-grained kernel also locks the two TCBs; here that would
+//! be two more locks per call guarding nothing the places do not.)
 //!
 //! What never needs a hold — it changes only while the whole kernel is held —
 //! is read freely: capability slots, generations, a thread's CSpace,
@@ -34,7 +44,7 @@
 
 use crate::abi::{Error, ObjectType};
 use crate::ids::ObjectId;
-use crate::object::{Endpoint, Notification, Ref, Reply, Tcb, KIND_IRQ};
+use crate::object::{Endpoint, Notification, Ref, Reply, KIND_IRQ};
 use crate::regime::LockTarget;
 
 /// Why a shared entry stopped before its point of no return.
@@ -109,9 +119,6 @@ pub(crate) trait Lockable {
     const KIND: u8;
 }
 
-impl Lockable for Tcb {
-    const KIND: u8 = ObjectType::Tcb as u8;
-}
 impl Lockable for Endpoint {
     const KIND: u8 = ObjectType::Endpoint as u8;
 }

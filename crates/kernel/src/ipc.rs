@@ -76,8 +76,9 @@ impl<W: Waits> Ctx<'_, W> {
     /// A send decoded by `decode_call`, against the endpoint's queue: a
     /// waiting receiver takes the message, else the sender blocks (or, not
     /// blocking, the message is dropped).
-    /// Holds the endpoint, then the receiver, its core and its reply
-    /// object; a transfer of capabilities needs the whole kernel.
+    /// Holds the endpoint (and with it the receiver waiting there), then the
+    /// receiver's reply object and core; a transfer of capabilities needs
+    /// the whole kernel.
     #[inline]
     pub(crate) fn resolve_send<G: Hold>(
         &mut self,
@@ -91,7 +92,7 @@ impl<W: Waits> Ctx<'_, W> {
         if e.state == EpState::Recv {
             let head = e.queue.head;
             let receiver = self.ref_at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
-            let (state, core) = self.hold_thread(receiver, guard)?;
+            let (state, core) = self.waiting_thread(receiver)?;
             let reply = match state {
                 ThreadState::BlockedOnRecv { reply, .. } => reply,
                 _ => None,
@@ -109,15 +110,10 @@ impl<W: Waits> Ctx<'_, W> {
         Ok(if blocking { SendOp::Block { ep } } else { SendOp::Drop })
     }
 
-    /// Hold thread `t` (a partner taken from a queue this entry holds) and
-    /// read its state and core.
+    /// The state and core of thread `t`, a partner taken from a queue this
+    /// entry holds (which holds `t` with it, `hold.rs`).
     #[inline(always)]
-    pub(crate) fn hold_thread<G: Hold>(
-        &mut self,
-        t: Ref<Tcb>,
-        guard: &mut G,
-    ) -> Result<(ThreadState, usize), Halt<G::Stop>> {
-        guard.object(t)?;
+    pub(crate) fn waiting_thread(&mut self, t: Ref<Tcb>) -> Result<(ThreadState, usize), Error> {
         let x = self.get(t).ok_or(Error::InvalidCapability)?;
         Ok((x.state, x.core))
     }
@@ -159,7 +155,7 @@ impl<W: Waits> Ctx<'_, W> {
         if e.state == EpState::Send {
             let head = e.queue.head;
             let sender = self.ref_at::<Tcb>(head).ok_or(Error::InvalidCapability)?;
-            let (state, core) = self.hold_thread(sender, guard)?;
+            let (state, core) = self.waiting_thread(sender)?;
             guard.core(core)?;
             if let ThreadState::BlockedOnSend { grant: true, info, .. } = state {
                 if info.extra_caps() > 0 {
@@ -173,7 +169,8 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// A reply through `reply` decoded by `decode_call`: the caller waiting
     /// on it, if any (`grant_cap`: the reply capability has the grant right).
-    /// Holds the reply object, then that caller and its core.
+    /// Holds the reply object (and with it the caller waiting on it), then
+    /// that caller's core.
     #[inline]
     pub(crate) fn resolve_reply<G: Hold>(
         &mut self,
@@ -188,7 +185,6 @@ impl<W: Waits> Ctx<'_, W> {
         // The executor answers whatever caller the object names (a caller
         // that leaves `BlockedOnReply` is taken out of it, `detach`): hold
         // that one and its core.
-        guard.object(c)?;
         let Some(x) = self.get(c) else { return Ok(ReplyOp::NoCaller) };
         guard.core(x.core)?;
         Ok(ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap })

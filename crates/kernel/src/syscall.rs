@@ -25,7 +25,7 @@ use crate::object::notification::{SignalOp, WaitOp};
 use crate::object::tcb::TcbOp;
 use crate::object::thread::ThreadState;
 use crate::object::untyped::RetypeOp;
-use crate::object::{tcb_id, Cap, CapObj, Ref, Reply, SlotAddr, Tcb};
+use crate::object::{Cap, CapObj, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::regime::LockSet;
 use crate::state::Ctx;
@@ -50,13 +50,13 @@ fn oid(obj: CapObj) -> Option<ObjectId> {
 }
 
 impl Op {
-    /// The objects the operation touches besides the caller and its core.
-    pub fn lock_set<W: Waits>(&self, caller: Ref<Tcb>, core: usize, ctx: &mut Ctx<'_, W>) -> LockSet {
+    /// The locks the operation needs: the objects it touches and the cores
+    /// of the threads it moves (a thread is held with the place it sits
+    /// in, `hold.rs`), with the caller's core `core`.
+    pub fn lock_set<W: Waits>(&self, core: usize, ctx: &mut Ctx<'_, W>) -> LockSet {
         let mut s = LockSet::default();
-        s.add(tcb_id(caller.index()));
         s.cores.insert(core);
         let tcb = |s: &mut LockSet, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>| {
-            s.add(tcb_id(t.index()));
             if let Some(x) = ctx.get(t) {
                 s.cores.insert(x.core);
             }
@@ -272,10 +272,10 @@ impl<W: Waits> Ctx<'_, W> {
                 // below cannot be refused after the append; the call
                 // allocates and spins on the subsystem's own locks, so it
                 // runs outside any hardware transaction (`rtm`).
-                let offered = self.offer(caller, lock, |s, ctx| {
+                let offered = self.offer(lock, |s, ctx| {
                     if let Some(op) = wake {
                         let core = ctx.core;
-                        s.extend(&Op::Signal(op).lock_set(caller, core, ctx));
+                        s.extend(&Op::Signal(op).lock_set(core, ctx));
                     }
                     s.set_outside_transactions();
                 });
@@ -348,7 +348,7 @@ impl<W: Waits> Ctx<'_, W> {
                 guard.need_whole()?;
             }
         }
-        if !self.offer(caller, lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
+        if !self.offer(lock, |s, ctx| reply_lock_set(s, ctx, &op, info)) {
             return Ok(false);
         }
         self.reply(e, caller, reply, grant_cap, info, false);
@@ -396,16 +396,10 @@ impl<W: Waits> Ctx<'_, W> {
     /// Offer a lock set to the regime (only regimes that use it pay for it);
     /// `false` if the regime refused it (the call must restart).
     #[inline(always)]
-    fn offer(
-        &mut self,
-        caller: Ref<Tcb>,
-        lock: Option<&dyn Fn(&LockSet) -> bool>,
-        f: impl FnOnce(&mut LockSet, &mut Self),
-    ) -> bool {
+    fn offer(&mut self, lock: Option<&dyn Fn(&LockSet) -> bool>, f: impl FnOnce(&mut LockSet, &mut Self)) -> bool {
         let Some(l) = lock else { return true };
         let mut s = LockSet::default();
         s.cores.insert(self.core);
-        s.add(tcb_id(caller.index()));
         f(&mut s, self);
         l(&s)
     }
@@ -425,7 +419,7 @@ impl<W: Waits> Ctx<'_, W> {
     ) -> Outcome {
         if let Some(l) = lock {
             let core = self.core;
-            let s = op.lock_set(caller, core, self);
+            let s = op.lock_set(core, self);
             if !l(&s) {
                 return Outcome::Restart;
             }
@@ -456,7 +450,6 @@ fn reply_lock_set<W: Waits>(s: &mut LockSet, ctx: &mut Ctx<'_, W>, op: &ReplyOp,
         if let Some(id) = CapObj::Reply(reply).id() {
             s.add(id);
         }
-        s.add(tcb_id(caller.index()));
         if let Some(x) = ctx.get(caller) {
             s.cores.insert(x.core);
         }

@@ -83,13 +83,14 @@ fn fast_path_agrees_with_general_path_and_lock_sets_name_objects() {
     assert_eq!(a, b);
 
     // Every offered set names the caller's core; a Call delivered to a
-    // waiting receiver names the caller, endpoint, receiver and reply object.
+    // waiting receiver names the endpoint and the reply object, and no set
+    // names a thread (a thread is held with the place it waits in).
     let sets = slow.k.regime().sets.lock().unwrap();
     assert!(!sets.is_empty());
     assert!(sets.iter().all(|s| s.cores.contains(0)));
+    assert!(sets.iter().all(|s| s.objects().all(|o| o.kind != ObjectType::Tcb as u8)));
     let call = sets.iter().find(|s| {
-        s.objects().filter(|o| o.kind == ObjectType::Tcb as u8).count() == 2
-            && s.objects().any(|o| o.kind == ObjectType::Endpoint as u8)
+        s.objects().any(|o| o.kind == ObjectType::Endpoint as u8)
             && s.objects().any(|o| o.kind == ObjectType::Reply as u8)
     });
     assert!(call.is_some(), "no Call lock set among {} sets", sets.len());
@@ -479,25 +480,27 @@ fn fine_pingpong_is_shared_and_agrees() {
 }
 
 /// Under `fine`, a hold that cannot be had stops the entry before it changes
-/// anything, and the entry runs again holding what it learnt: here another
-/// core holds the waiting server's TCB lock (below the endpoint's in the
-/// lock order, so the `Call` only *tries* it), and the call completes,
-/// exactly as without the contention, once that core lets go. The other
-/// core lets go only after it has seen the failed try, so the outcome does
-/// not depend on timing.
+/// anything, and the entry runs again holding what it learnt: here the
+/// server waits on core 1, whose scheduler lock another thread holds (as
+/// core 1 in an entry of its own). That lock comes below the endpoint's in
+/// the lock order, so the `Call` from core 0 only *tries* it; the call
+/// completes, exactly as without the contention, once core 1 lets go. Core 1
+/// lets go only after it has seen the failed try, so the outcome does not
+/// depend on timing.
 #[test]
-fn fine_stops_and_retries_a_call_whose_partner_is_locked() {
-    use granule_kernel::regime::{LockTarget, ObjectId, ObjectLocks};
+fn fine_stops_and_retries_a_call_whose_partner_core_is_locked() {
+    use granule_kernel::regime::{LockTarget, ObjectLocks};
     use std::sync::atomic::{AtomicBool, Ordering};
     let cfg = config(2);
     let mut sim = Sim::with(cfg.clone(), granule_kernel::Fine::<Profile>::new(&cfg));
     let ep = sim.obj(ObjectType::Endpoint);
     let reply = sim.obj(ObjectType::Reply);
-    let (_, s) = sim.spawn(1, 150, 0);
-    sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
+    let (_, s) = sim.spawn(1, 150, 1);
+    assert_eq!(sim.running[1], Some(s));
+    sim.sys(1, Sysno::Recv, ep, msg(0, 0), reply);
     let (_, c) = sim.spawn(2, 150, 0);
+    assert_eq!(sim.running[0], Some(c));
     sim.buf(c).msg[0] = 41;
-    let server = LockTarget::Object(ObjectId { kind: ObjectType::Tcb as u8, index: s.index() as u32 });
     let failed_before = sim.k.regime().counts().failed;
     let held = AtomicBool::new(false);
     let args = granule_verify::encode::syscall(Sysno::Call, ep, msg(5, 1), 0);
@@ -506,8 +509,8 @@ fn fine_stops_and_retries_a_call_whose_partner_is_locked() {
         let held = &held;
         scope.spawn(move || {
             // This thread acts as core 1 (the simulation drives core 0 only
-            // while it runs): it holds the server's lock until core 0's
-            // entry has failed to get it.
+            // while it runs): it holds core 1's lock until core 0's entry
+            // has failed to get it.
             let regime = k.regime();
             // SAFETY: the kernel has two cores (so has the regime, or boot
             // would have refused it), and this thread is the only one
@@ -515,7 +518,6 @@ fn fine_stops_and_retries_a_call_whose_partner_is_locked() {
             unsafe {
                 regime.enter(1, core::hint::spin_loop);
                 assert!(regime.lock_one(1, LockTarget::Core(1), core::hint::spin_loop));
-                assert!(regime.lock_one(1, server, core::hint::spin_loop));
             }
             held.store(true, Ordering::Release);
             while regime.counts().failed == failed_before {
@@ -535,7 +537,8 @@ fn fine_stops_and_retries_a_call_whose_partner_is_locked() {
     sim.follow(0, plan);
     let counts = sim.k.regime().counts();
     assert!(counts.failed > failed_before, "{counts:?}");
-    assert_eq!(sim.running[0], Some(s));
+    sim.deliver_ipis();
+    assert_eq!(sim.running[1], Some(s));
     let b = sim.buf(s);
     assert_eq!((MessageInfo(b.tag).label(), b.msg[0], b.error), (5, 41, 0));
     sim.check();

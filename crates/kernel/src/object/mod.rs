@@ -96,8 +96,3 @@ impl Cap {
         Self { obj, rights: CapRights::ALL, badge: 0 }
     }
 }
-
-/// Lock-set identifier of a TCB.
-pub(crate) fn tcb_id(index: u32) -> ObjectId {
-    ObjectId { kind: ObjectType::Tcb as u8, index }
-}

@@ -63,7 +63,7 @@ impl<W: Waits> Ctx<'_, W> {
         let n = self.get(ntfn).ok_or(Error::InvalidCapability)?;
         let (head, bound) = (n.queue.head, n.bound);
         if let Some(waiter) = self.ref_at::<Tcb>(head) {
-            let (_, core) = self.hold_thread(waiter, guard)?;
+            let (_, core) = self.waiting_thread(waiter)?;
             guard.core(core)?;
             return Ok(SignalOp::Wake { ntfn, waiter });
         }

@@ -1,12 +1,13 @@
 //! The `fine` regime: a big-reader lock plus one ticket lock per object.
 //!
-//! The design of the seeds' fine-grained seL4 (Peters et al., §3.3):
+//! The design of the seeds' fine-grained seL4 (Peters et al., §3.3), less
+//! its TCB locks (see "What a held lock protects"):
 //!
 //! * **Shared entries.** IPC, notification, interrupt, tick and IPI entries
 //!   take the *read side* of a big-reader lock (one ticket lock per core,
-//!   the algorithm of [`granule_sync::rw::BrLock`]), then ticket locks on exactly what they touch: the caller's
-//!   TCB, the endpoint or notification, the reply objects, the partner's TCB
-//!   and the partner core's scheduler. The kernel's paths hold each one
+//!   the algorithm of [`granule_sync::rw::BrLock`]), then ticket locks on
+//!   exactly what they touch: the endpoint or notification, the reply
+//!   objects and the partner core's scheduler. The kernel's paths hold each one
 //!   just before they read it (`hold.rs`: the fast path's guards, the
 //!   resolvers of the general path), so every object is *identified* from
 //!   what is already held before anything reads it. The operation's lock
@@ -27,8 +28,8 @@
 //! # Lock order
 //!
 //! Locks are numbered in this order: the cores' reader (= scheduler) locks
-//! by core, then TCBs, endpoints, notifications, reply objects and IRQ
-//! handlers, each by slab index. All of them live in one array in that order
+//! by core, then endpoints, notifications, reply objects and IRQ handlers,
+//! each by slab index. All of them live in one array in that order
 //! (so a lock number is an index, and the order is also their address
 //! order); the reader locks are its first `cores` entries, laid out as
 //! `BrLock` lays out its own, so that one lookup serves every class. The
@@ -50,9 +51,13 @@
 //! the structure they sit in: a thread waiting in an endpoint's or a
 //! notification's queue by that endpoint's or notification's lock, a thread
 //! waiting for a reply by the reply object's lock, a thread in a ready queue
-//! by its core's lock, and a core's current thread by that core's lock. The
-//! TCB locks of caller and partner are taken too (as in the seeds) although
-//! these rules already cover them. The capability slots of CNodes, TCB
+//! by its core's lock, and a core's current thread by that core's lock. A
+//! thread leaves one of these places only while its lock is held, and a
+//! shared entry reaches a thread only through a place it holds, so these
+//! rules cover every thread a shared entry touches. The seeds' kernel also
+//! locks the caller's and the partner's TCB; here those two locks per call
+//! would guard nothing more, so TCBs have no lock (`hold.rs`). The
+//! capability slots of CNodes, TCB
 //! affinity, priority, CSpace and bound notification, IRQ handler bindings
 //! and every slot's generation change only under the write side, so shared
 //! entries may read them unlocked.
@@ -67,7 +72,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::panic::Location;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_utils::CachePadded;
 use granule_sync::cycles;
@@ -85,8 +90,7 @@ use crate::object::KIND_IRQ;
 const MAX_HELD: usize = 24;
 
 /// The classes of object locks, in lock order after the cores.
-const CLASSES: [(u8, &str); 5] = [
-    (ObjectType::Tcb as u8, "fine.tcb"),
+const CLASSES: [(u8, &str); 4] = [
     (ObjectType::Endpoint as u8, "fine.endpoint"),
     (ObjectType::Notification as u8, "fine.notification"),
     (ObjectType::Reply as u8, "fine.reply"),
@@ -125,6 +129,11 @@ struct Held {
     above: u32,
     /// The core holds the write side.
     exclusive: bool,
+    /// The core's next system call must be exclusive.
+    escalate: bool,
+    /// Fault injection is on (a copy of the options' test, kept beside the
+    /// fields every hold reads).
+    delays: bool,
     /// xorshift state for fault injection.
     rng: u64,
 }
@@ -148,9 +157,6 @@ impl Held {
 #[derive(Debug)]
 struct PerCore {
     held: UnsafeCell<Held>,
-    /// The core's next system call must be exclusive. Written only by this
-    /// core (an atomic only so that `Fine` is `Sync` without more `unsafe`).
-    escalate: AtomicBool,
     /// Event counts (kept only when `S` profiles; written by this core).
     counts: [AtomicU64; 5],
 }
@@ -180,7 +186,7 @@ const C_FAILED: usize = 4;
 
 /// The `fine` regime (see the module documentation). `S` profiles the brlock's
 /// write side and each class of locks (one profile per class, named
-/// `fine.core` — the reader locks —, `fine.tcb`, …).
+/// `fine.core` — the reader locks —, `fine.endpoint`, …).
 #[derive(Debug)]
 pub struct Fine<S: LockStats = NoStats> {
     /// Every lock, by lock number: the cores' reader locks, then the
@@ -214,14 +220,7 @@ impl<S: LockStats> Fine<S> {
     /// The regime for a kernel booted with `config`, with `options`.
     pub fn with_options(config: &BootConfig, options: FineOptions) -> Self {
         let cores = config.cores.max(1);
-        let sizes = [
-            cores,
-            config.max_threads,
-            config.max_endpoints,
-            config.max_notifications,
-            config.max_replies,
-            crate::abi::NUM_IRQS,
-        ];
+        let sizes = [cores, config.max_endpoints, config.max_notifications, config.max_replies, crate::abi::NUM_IRQS];
         let mut base = [0u32; CLASSES.len() + 2];
         for (i, n) in sizes.iter().enumerate() {
             base[i + 1] = base[i] + *n as u32;
@@ -245,9 +244,10 @@ impl<S: LockStats> Fine<S> {
                         len: 0,
                         above: 0,
                         exclusive: false,
+                        escalate: false,
+                        delays: options.delay_max_cycles != 0 && options.delay_permille != 0,
                         rng: options.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(c as u64 + 1)) | 1,
                     }),
-                    escalate: AtomicBool::new(false),
                     counts: Default::default(),
                 })
             })
@@ -261,7 +261,7 @@ impl<S: LockStats> Fine<S> {
         &self.write_stats
     }
 
-    /// The profiles of the object-lock classes: `fine.core`, `fine.tcb`,
+    /// The profiles of the object-lock classes: `fine.core`,
     /// `fine.endpoint`, `fine.notification`, `fine.reply`, `fine.irq`.
     pub fn class_stats(&self) -> &[S] {
         &self.stats
@@ -554,7 +554,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         if !self.take(core, h, i, &mut spin, Location::caller()) {
             return false;
         }
-        if self.options.delay_max_cycles != 0 {
+        if h.delays {
             self.maybe_delay(h);
         }
         true
@@ -583,18 +583,25 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
         let h = unsafe { self.held(core) };
-        for &i in h.taken().iter().rev() {
+        let taken = h.taken();
+        let mut n = taken.len();
+        while let Some(k) = n.checked_sub(1) {
+            let i = taken[k];
             if S::ENABLED {
                 self.stats[self.class_of(i)].releasing(core, cycles::now());
             }
             self.lock_at(i).release(core);
+            n = k;
         }
         h.len = 0;
         h.above = 0;
     }
 
     unsafe fn escalate(&self, core: usize) {
-        self.per_core[core].escalate.store(true, Ordering::Relaxed);
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
+        unsafe { self.held(core) }.escalate = true;
     }
 
     #[inline(always)]
@@ -602,18 +609,12 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         self.options.check_holds
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn take_escalation(&self, core: usize) -> bool {
-        debug_assert!(core < self.per_core.len());
-        // Only `core` writes its flag (`escalate`), so a load and, rarely,
-        // a store do: no read-modify-write on the path of every system call.
-        // SAFETY: `core` is below `cores`, the length of `per_core` (this
-        // method's contract).
-        let e = &unsafe { self.per_core.get_unchecked(core) }.escalate;
-        let set = e.load(Ordering::Relaxed);
-        if set {
-            e.store(false, Ordering::Relaxed);
-        }
-        set
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set.
+        let h = unsafe { self.held(core) };
+        core::mem::take(&mut h.escalate)
     }
 }

@@ -345,16 +345,16 @@ impl<W: Waits> Ctx<'_, W> {
         bump(&self.own_cell().other_entries);
     }
 
-    /// Start of every general kernel entry: hold the current thread (this
-    /// core's scheduler is held by the drive's entry), reap it if it is a
-    /// zombie, serve pending requests. A zombie current thread (to be freed)
+    /// Start of every general kernel entry: with this core's scheduler held
+    /// by the drive's entry (and the current thread with it), reap the
+    /// current thread if it is a zombie, serve pending requests. A zombie current thread (to be freed)
     /// or a stall owner (whose completed call releases other cores) stops a
     /// shared entry: it needs the whole kernel. Running it again after a
     /// stopped round changes nothing more (the requests are served).
     #[inline(always)]
     pub(crate) fn begin_entry<G: Hold>(&mut self, guard: &mut G) -> Result<(), G::Stop> {
+        // The current thread is held with this core's scheduler (`hold.rs`).
         if let Some(cur) = self.own().current {
-            guard.object(cur)?;
             match self.get(cur) {
                 Some(x) if !matches!(x.state, ThreadState::Zombie) => {
                     if !x.holds.is_empty() {

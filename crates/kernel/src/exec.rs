@@ -131,8 +131,10 @@ pub(crate) trait Exec<W: Waits> {
 impl<W: Waits> Exec<W> for Queues {
     #[inline(always)]
     fn whole(&self) -> bool {
-        // Capability transfer and bound threads made the entry exclusive
-        // (`hold.rs`) before it got here.
+        // Under `fine` this executor also runs in shared entries: it may act
+        // as in a whole entry because capability transfer and a bound
+        // thread's wake-up (the only steps that differ) made the entry
+        // exclusive (`hold.rs`) before it got here.
         true
     }
 

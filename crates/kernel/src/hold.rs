@@ -27,7 +27,25 @@
 //! while that place is held, and a shared entry finds a thread only through
 //! a place it holds, so the thread's state it reads and writes is covered.
 //! (The seeds' fine-grained kernel also locks the two TCBs; here that would
-//! be two more locks per call guarding nothing the places do not.)
+//! be two more locks per call guarding nothing the places do not.) What
+//! this rests on, each kept by the kernel's other rules:
+//!
+//! * a reply object's caller is always a thread waiting on that reply
+//!   object (the invariant checker's reply rule), so answering the caller it
+//!   names touches a thread the reply object holds;
+//! * a core's current thread changes only in that core's own entries or in
+//!   exclusive ones, and one whose affinity moved it elsewhere exists only
+//!   inside the exclusive entry that moved it;
+//! * a thread in no place — inactive, or just taken from a queue by this
+//!   entry to run next here — is reached only by an exclusive entry or by
+//!   the entry that took it, whose place is still held until it exits;
+//! * a bound notification's thread, reached through the notification and
+//!   not through where it waits, is woken only by an exclusive entry
+//!   (`need_whole` in the signal's resolver).
+//!
+//! `FineOptions::check_holds` checks that the objects and cores an operation
+//! names are held; that a thread is reached only through a held place is
+//! argued here, not checked at run time.
 //!
 //! What never needs a hold — it changes only while the whole kernel is held —
 //! is read freely: capability slots, generations, a thread's CSpace,

@@ -10,6 +10,14 @@
 //! path's `invoke_*` would make, followed by a direct switch to the partner.
 //! The invariants checked after every entry in tests cover both paths.
 //!
+//! `Signal` and a blocking `Wait` have a fast path too (as seL4's
+//! `fastpath_signal`): after the same decode, a guard that the waiter, if
+//! any, waits for this core and that no bound thread is involved, then the
+//! one executor's own `signal` or `wait` — the general path without its
+//! resolver, lock set and dispatch. What runs next is the scheduler's
+//! choice after any wake-up or block (`finish_entry`), as on the general
+//! path.
+//!
 //! # Locking as the guards walk
 //!
 //! Every read of an object is preceded by a hold of it through the regime's
@@ -25,17 +33,18 @@
 //! has been written, and the entry runs again. Capability slots are read
 //! without a lock (they change only under the exclusive side).
 
-use crate::abi::{MessageInfo, Sysno, MSG_MAX_WORDS};
+use crate::abi::{MessageInfo, Sysno, Word, MSG_MAX_WORDS};
 use crate::args::SyscallArgs;
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
 use crate::hold::{AllHeld, Hold};
 use crate::ipc::Msg;
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
-use crate::object::{Endpoint, Ref, Reply, Tcb};
+use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::outcome::Outcome;
 use crate::sched::Action;
 use crate::state::{bump, Ctx};
-use crate::waits::Waits;
+use crate::waits::{Queues, Waits};
 
 impl<W: Waits> Ctx<'_, W> {
     /// Try the fast path for this core's current thread; `Ok(true)` if the
@@ -50,39 +59,66 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn fastpath<G: Hold>(&mut self, a: SyscallArgs, guard: &mut G) -> Result<bool, G::Stop> {
         let info = MessageInfo(a.info);
         let call = a.sysno == Sysno::Call.word();
-        if info.extra_caps() != 0
-            || info.length() as usize > MSG_MAX_WORDS
-            || !call && a.sysno != Sysno::ReplyRecv.word()
-        {
-            return Ok(false);
-        }
-        // This core's scheduler and its current thread are held by the entry
-        // (`begin_entry`).
-        let cs = self.own();
-        let Some(me) = cs.current else { return Ok(false) };
-        if cs.action != Action::Resume || cs.held != 0 {
-            return Ok(false);
-        }
-        let Some(x) = self.get(me) else { return Ok(false) };
-        // Not a zombie (the general path reaps it) nor a stall owner.
-        if !matches!(x.state, ThreadState::Running) || !x.holds.is_empty() {
-            return Ok(false);
-        }
-        let view = CallerView::of(me, x);
-        let done = match self.decode_call(&AllHeld, &view, a) {
-            Ok(Decoded::Send { ep, msg, blocking: true }) if call && msg.call => self.fast_call(me, ep, msg, guard)?,
-            Ok(Decoded::ReplyRecv {
-                reply,
-                info,
-                recv: RecvHalf::Now(RecvPart::Ep { ep, reply: Some(_), blocking: true }),
-                ..
-            }) if !call && !view.bound => self.fast_reply_recv(me, ep, reply, info, guard)?,
-            _ => false,
+        let ipc = call || a.sysno == Sysno::ReplyRecv.word();
+        let done = if ipc {
+            if info.extra_caps() != 0 || info.length() as usize > MSG_MAX_WORDS {
+                return Ok(false);
+            }
+            let Some((me, view)) = self.fast_caller() else { return Ok(false) };
+            match self.decode_call(&AllHeld, &view, a) {
+                Ok(Decoded::Send { ep, msg, blocking: true }) if call && msg.call => {
+                    self.fast_call(me, ep, msg, guard)?
+                }
+                Ok(Decoded::ReplyRecv {
+                    reply,
+                    info,
+                    recv: RecvHalf::Now(RecvPart::Ep { ep, reply: Some(_), blocking: true }),
+                    ..
+                }) if !call && !view.bound => self.fast_reply_recv(me, ep, reply, info, guard)?,
+                _ => false,
+            }
+        } else {
+            self.fast_notification(a, guard)?
         };
         if done {
             bump(&self.own_cell().fastpath);
         }
         Ok(done)
+    }
+
+    /// The current thread, if the fast path may run its call: it is running
+    /// (not a zombie, which the general path reaps) and holds no stalled
+    /// cores, and nothing is pending that would make the scheduler choose
+    /// differently. This core's scheduler and its current thread are held
+    /// by the entry (`begin_entry`).
+    #[inline(always)]
+    fn fast_caller(&mut self) -> Option<(Ref<Tcb>, CallerView)> {
+        let cs = self.own();
+        let me = cs.current?;
+        if cs.action != Action::Resume || cs.held != 0 {
+            return None;
+        }
+        let x = self.get(me)?;
+        if !matches!(x.state, ThreadState::Running) || !x.holds.is_empty() {
+            return None;
+        }
+        Some((me, CallerView::of(me, x)))
+    }
+
+    /// `Signal` and a blocking `Wait` (kept out of line, so that the IPC
+    /// fast path saves no more registers than it uses).
+    #[inline(never)]
+    fn fast_notification<G: Hold>(&mut self, a: SyscallArgs, guard: &mut G) -> Result<bool, G::Stop> {
+        let signal = a.sysno == Sysno::Signal.word();
+        if !signal && a.sysno != Sysno::Wait.word() {
+            return Ok(false);
+        }
+        let Some((me, view)) = self.fast_caller() else { return Ok(false) };
+        match self.decode_call(&AllHeld, &view, a) {
+            Ok(Decoded::Signal { ntfn, badge }) if signal => self.fast_signal(me, ntfn, badge, guard),
+            Ok(Decoded::Recv(RecvPart::Ntfn { ntfn, blocking: true })) if !signal => self.fast_wait(me, ntfn, guard),
+            _ => Ok(false),
+        }
     }
 
     #[inline(always)]
@@ -166,6 +202,54 @@ impl<W: Waits> Ctx<'_, W> {
         self.copy_message(me, caller, info, 0);
         self.ep_append_as(ep, me, EpState::Recv, ThreadState::BlockedOnRecv { ep, reply: Some(reply) });
         self.own().action = Action::Direct { to: caller, prio: caller_prio };
+        Ok(true)
+    }
+
+    /// `Signal`: its notification's first waiter, if it waits for this
+    /// core, is woken (the scheduler then chooses as after any wake-up);
+    /// with no waiter and no bound thread the badge accumulates. A remote
+    /// waiter (its core's lock) and a bound thread (the whole kernel) are
+    /// the general path's. The state changes are the one executor's own
+    /// (`Ctx::signal`).
+    #[inline(always)]
+    fn fast_signal<G: Hold>(
+        &mut self,
+        me: Ref<Tcb>,
+        ntfn: Ref<Notification>,
+        badge: Word,
+        guard: &mut G,
+    ) -> Result<bool, G::Stop> {
+        let core = self.core;
+        guard.object(ntfn)?;
+        let Some(n) = self.get(ntfn) else { return Ok(false) };
+        let (head, bound) = (n.queue.head, n.bound);
+        // The waiter waits in the notification's queue: held with it.
+        let here = match self.ref_at::<Tcb>(head) {
+            Some(w) => self.get(w).is_some_and(|x| x.core == core),
+            None => bound.is_none(),
+        };
+        if !here {
+            return Ok(false);
+        }
+        // ---- point of no return ----
+        self.signal(&Queues, ntfn, badge);
+        self.complete::<false>(me, Outcome::Done);
+        Ok(true)
+    }
+
+    /// A blocking `Wait`: take the notification's word if it is active,
+    /// else wait in its queue (the scheduler then chooses the next thread
+    /// as after any block). The state changes are the one executor's own
+    /// (`Ctx::wait`).
+    #[inline(always)]
+    fn fast_wait<G: Hold>(&mut self, me: Ref<Tcb>, ntfn: Ref<Notification>, guard: &mut G) -> Result<bool, G::Stop> {
+        guard.object(ntfn)?;
+        if self.get(ntfn).is_none() {
+            return Ok(false);
+        }
+        // ---- point of no return ----
+        let out = self.wait(&Queues, me, ntfn, true);
+        self.complete::<false>(me, out);
         Ok(true)
     }
 }

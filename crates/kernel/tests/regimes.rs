@@ -10,7 +10,8 @@ use common::*;
 use granule_kernel::abi::*;
 use granule_kernel::regime::{GeneralOnly, Queues, Shared, Whole};
 use granule_kernel::{
-    BigLock, BootError, CountingLockFree, FaultKind, Kernel, LockFree, LockSet, Regime, RmwCounts, ThreadStatus,
+    BigLock, BootError, CountingLockFree, FaultKind, Kernel, LockFree, LockSet, Regime, RmwCounts, ThreadId,
+    ThreadStatus,
 };
 use granule_sync::lock::Clh;
 use granule_sync::profile::{freebsd_table, Profile};
@@ -96,6 +97,80 @@ fn fast_path_agrees_with_general_path_and_lock_sets_name_objects() {
     assert!(call.is_some(), "no Call lock set among {} sets", sets.len());
     // Retype is exclusive.
     assert!(sets.iter().any(|s| s.exclusive()));
+}
+
+/// Signals and waits: a waiter on core 0 above the root (woken, it runs at
+/// once), badges accumulated while nobody waits and taken by a `Wait` that
+/// does not block, and a waiter on core 1 (woken from core 0). Returns what
+/// each step left: who runs on each core, and the waiters' and the root's
+/// results.
+fn signals<R: Regime>(sim: &mut Sim<R>) -> Vec<[Word; 6]> {
+    let n = sim.obj(ObjectType::Notification);
+    let far = sim.obj(ObjectType::Notification);
+    let b1 = sim.mint(n, 0b01);
+    let b2 = sim.mint(n, 0b10);
+    let far_badged = sim.mint(far, 0b100);
+    let root = sim.root;
+    let (_, w) = sim.spawn(1, 200, 0);
+    assert_eq!(sim.running[0], Some(w));
+    sim.sys(0, Sysno::Wait, n, msg(0, 0), 0);
+    let (_, v) = sim.spawn(2, 200, 1);
+    assert_eq!(sim.running[1], Some(v));
+    sim.sys(1, Sysno::Wait, far, msg(0, 0), 0);
+    let mut seen = Vec::new();
+    let mut note = |sim: &mut Sim<R>| {
+        let id = |t: Option<ThreadId>| t.map_or(0, |t| t.index() as Word + 1);
+        let step = [
+            id(sim.running[0]),
+            id(sim.running[1]),
+            sim.buf(w).badge,
+            sim.buf(w).error,
+            sim.buf(v).badge,
+            sim.buf(root).error,
+        ];
+        seen.push(step);
+    };
+    for i in 0..20 {
+        // The root wakes `w`, which outranks it.
+        sim.sys(0, Sysno::Signal, if i % 2 == 0 { b1 } else { b2 }, msg(0, 0), 0);
+        assert_eq!(sim.running[0], Some(w));
+        note(sim);
+        // Nobody waits: `w`'s own signals accumulate, and its wait takes
+        // them without blocking.
+        sim.sys(0, Sysno::Signal, b1, msg(0, 0), 0);
+        sim.sys(0, Sysno::Signal, b2, msg(0, 0), 0);
+        sim.sys(0, Sysno::Wait, n, msg(0, 0), 0);
+        assert_eq!(sim.running[0], Some(w));
+        note(sim);
+        // It waits again: the root runs.
+        sim.sys(0, Sysno::Wait, n, msg(0, 0), 0);
+        assert_eq!(sim.running[0], Some(root));
+        note(sim);
+        // The root wakes `v` on core 1, which then waits again.
+        sim.sys(0, Sysno::Signal, far_badged, msg(0, 0), 0);
+        assert_eq!(sim.running[1], Some(v));
+        note(sim);
+        sim.sys(1, Sysno::Wait, far, msg(0, 0), 0);
+        note(sim);
+    }
+    seen
+}
+
+#[test]
+fn notification_fast_path_agrees_with_general_path() {
+    let mut fast = Sim::new(2);
+    let a = signals(&mut fast);
+    let fast_calls = fast.k.core_stats(0).fastpath + fast.k.core_stats(1).fastpath;
+    let regime = Recorder { inner: BigLock::new(2), sets: Mutex::new(Vec::new()) };
+    let mut slow = Sim::with(config(2), regime);
+    let b = signals(&mut slow);
+    assert_eq!(slow.k.core_stats(0).fastpath + slow.k.core_stats(1).fastpath, 0);
+    assert_eq!(a, b);
+    // Per round: three signals and two waits on core 0, and the wait on
+    // core 1 (the signal to core 1's waiter is the general path's).
+    assert!(fast_calls >= 20 * 6, "{fast_calls} fast-path calls");
+    assert_eq!(a[0][2], 0b01);
+    assert_eq!(a[1][2], 0b11);
 }
 
 #[test]

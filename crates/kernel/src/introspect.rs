@@ -76,8 +76,9 @@ pub struct CoreStats {
     pub other_entries: u64,
     /// Context switches (the plan's thread differed from the previous one).
     pub switches: u64,
-    /// System calls completed by the IPC fast path (under `lockfree`: IPC
-    /// and notification calls completed on the shared, lock-free path).
+    /// System calls completed by the fast path: `Call`, `ReplyRecv`,
+    /// `Signal` and a blocking `Wait` (under `lockfree`: IPC and
+    /// notification calls completed on the shared, lock-free path).
     pub fastpath: u64,
     /// 4 KiB frames allocated or freed on `lockfree`'s shared path
     /// (`lockfree/pages.rs`; 0 under every other regime).

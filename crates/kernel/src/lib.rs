@@ -62,9 +62,10 @@
 //! The platform (the hosted Linux one in `granule-hosted`, a bare-metal one
 //! later) calls the entry points of [`Kernel`] as a core, with that core's
 //! [`CoreHandle`], and performs the returned [`ExitPlan`]. Common IPC
-//! (`Call`, `ReplyRecv` to a waiting partner on the same core) takes a fast
-//! path: the one decoder, then guard checks and a point of no return
-//! (`fastpath.rs`); where the guards decline, the general path takes the
+//! (`Call`, `ReplyRecv` to a waiting partner on the same core, and `Signal`
+//! and `Wait` on a notification whose waiter, if any, waits for the same
+//! core) takes a fast path: the one decoder, then guard checks and a point of
+//! no return (`fastpath.rs`); where the guards decline, the general path takes the
 //! call. The kernel path is the big lock's hold time, so it is measured in
 //! instructions (`granule ipc --instructions`; `docs/kernel.md`).
 //!

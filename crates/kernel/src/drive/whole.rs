@@ -14,8 +14,8 @@ use crate::waits::Queues;
 
 /// `enter` grants the whole kernel. `OFFER_SET`: each decoded operation's
 /// lock set is offered to [`Regime::lock_set`] before it executes (else it
-/// is never built); `FAST_PATH`: `Call` and `ReplyRecv` try the IPC fast
-/// path first. Use the aliases.
+/// is never built); `FAST_PATH`: `Call`, `ReplyRecv`, `Signal` and `Wait`
+/// try the fast path first. Use the aliases.
 #[derive(Debug)]
 pub struct WholeKernel<const OFFER_SET: bool, const FAST_PATH: bool>;
 

@@ -455,7 +455,7 @@ impl<S: LockStats> Fine<S> {
 unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     const NAME: &'static str = "fine";
     // The fast path locks each object before it reads it (`fastpath.rs`),
-    // taking the locks the plan of a `Call` / `ReplyRecv` would take.
+    // taking the locks the general path of its call would take.
     type Drive = Objects;
     type Waits = Queues;
 

@@ -183,8 +183,8 @@ impl<W: Waits> Ctx<'_, W> {
         let (c, grant) = (r.caller, r.grant);
         let Some(c) = c else { return Ok(ReplyOp::NoCaller) };
         // The executor answers whatever caller the object names (a caller
-        // that leaves `BlockedOnReply` is taken out of it, `detach`): hold
-        // that one and its core.
+        // that leaves `BlockedOnReply` is taken out of it, `detach`): that
+        // one is held with the reply object; hold its core.
         let Some(x) = self.get(c) else { return Ok(ReplyOp::NoCaller) };
         guard.core(x.core)?;
         Ok(ReplyOp::Answer { reply, caller: c, grant: grant && grant_cap })

@@ -56,7 +56,7 @@ impl Op {
     pub fn lock_set<W: Waits>(&self, core: usize, ctx: &mut Ctx<'_, W>) -> LockSet {
         let mut s = LockSet::default();
         s.cores.insert(core);
-        let tcb = |s: &mut LockSet, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>| {
+        let core_of = |s: &mut LockSet, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>| {
             if let Some(x) = ctx.get(t) {
                 s.cores.insert(x.core);
             }
@@ -69,7 +69,7 @@ impl Op {
         match *self {
             Op::Send(SendOp::Deliver { ep, receiver, reply, msg }) => {
                 add(&mut s, CapObj::Endpoint(ep));
-                tcb(&mut s, ctx, receiver);
+                core_of(&mut s, ctx, receiver);
                 if let Some(r) = reply {
                     add(&mut s, CapObj::Reply(r));
                 }
@@ -87,7 +87,7 @@ impl Op {
             }
             Op::Recv(RecvOp::Take { ep, sender, reply }) => {
                 add(&mut s, CapObj::Endpoint(ep));
-                tcb(&mut s, ctx, sender);
+                core_of(&mut s, ctx, sender);
                 if let Some(r) = reply {
                     add(&mut s, CapObj::Reply(r));
                 }
@@ -113,11 +113,11 @@ impl Op {
             }
             Op::Signal(SignalOp::Wake { ntfn, waiter, .. }) => {
                 add(&mut s, CapObj::Notification(ntfn));
-                tcb(&mut s, ctx, waiter);
+                core_of(&mut s, ctx, waiter);
             }
             Op::Signal(SignalOp::WakeBound { ntfn, tcb: t, .. }) => {
                 add(&mut s, CapObj::Notification(ntfn));
-                tcb(&mut s, ctx, t);
+                core_of(&mut s, ctx, t);
                 s.set_exclusive();
             }
             Op::Signal(SignalOp::Accumulate { ntfn, .. }) => add(&mut s, CapObj::Notification(ntfn)),
@@ -125,7 +125,7 @@ impl Op {
                 add(&mut s, CapObj::Notification(ntfn))
             }
             Op::Tcb(op) => {
-                tcb(&mut s, ctx, op.target());
+                core_of(&mut s, ctx, op.target());
                 s.set_exclusive();
             }
             Op::CNode(_) | Op::Retype(_) | Op::Irq(_) | Op::Frame(_) => s.set_exclusive(),

@@ -424,10 +424,10 @@ impl<S: LockStats> Fine<S> {
     #[cold]
     #[inline(never)]
     fn maybe_delay(&self, h: &mut Held) {
-        let o = &self.options;
-        if o.delay_max_cycles == 0 || o.delay_permille == 0 {
+        if !h.delays {
             return;
         }
+        let o = &self.options;
         h.rng ^= h.rng << 13;
         h.rng ^= h.rng >> 7;
         h.rng ^= h.rng << 17;
@@ -583,6 +583,9 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
         let h = unsafe { self.held(core) };
+        // Newest first, counted down by hand: `iter().rev()` compiles to an
+        // unrolled loop whose set-up costs more than the two or three locks
+        // an entry holds (13 instructions per round trip).
         let taken = h.taken();
         let mut n = taken.len();
         while let Some(k) = n.checked_sub(1) {

@@ -296,11 +296,10 @@ impl<W: Waits> Ctx<'_, W> {
         let mut bump = |o: CapObj| counts.entry(key(o)).or_insert((o, 0)).1 += 1;
         for ci in 0..capacity::<CNode>(self) {
             let Some((cn, x)) = self.at::<CNode>(ci) else { continue };
-            // Most slots are empty, unlinked and not dead: nothing to check
-            // there, and the full look-up below per slot would dominate
-            // every test's run time.
-            let unused =
-                |s: &CapSlot| s.prev.is_none() && s.next.is_none() && !s.cap.is_dead() && s.cap.get().obj.is_null();
+            // Most slots are empty (not dead, not being written) and
+            // unlinked: nothing to check there, and the full look-up below
+            // per slot would dominate every test's run time.
+            let unused = |s: &CapSlot| s.prev.is_none() && s.next.is_none() && s.cap.is_empty();
             let used: Vec<u32> = (0..x.slots.len() as u32).filter(|&i| !unused(&x.slots[i as usize])).collect();
             for i in used {
                 let a = SlotAddr { cnode: cn, index: i };

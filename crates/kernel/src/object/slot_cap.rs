@@ -122,6 +122,12 @@ impl SlotCap {
     pub fn is_dead(&self) -> bool {
         self.0.kind() == DEAD
     }
+
+    /// Whether the slot is empty: neither dead nor being written (one load).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.kind() == 0
+    }
 }
 
 impl Clone for SlotCap {

@@ -457,6 +457,9 @@ impl<K: NodeKind> Tree<K> {
     pub fn check(&self, leaf_ok: impl Fn(K, &[u8]) -> bool) -> Result<(), String> {
         let mut live = 0usize;
         let mut stack: Vec<&Node<K>> = alloc::vec![&*self.root];
+        // One buffer for every node's children (the check runs after each
+        // of many system calls in tests).
+        let mut kids: Vec<&Node<K>> = Vec::new();
         while let Some(n) = stack.pop() {
             let Some(body) = n.body() else { continue };
             if n.kind.interior() {
@@ -468,7 +471,8 @@ impl<K: NodeKind> Tree<K> {
             } else if !leaf_ok(n.kind, &body.value) {
                 return Err(alloc::format!("leaf {} holds a value its kind does not allow", n.name));
             }
-            let kids: Vec<&Node<K>> = n.children(body).collect();
+            kids.clear();
+            kids.extend(n.children(body));
             for (i, c) in kids.iter().enumerate() {
                 if !ptr::eq(c.parent, n) {
                     return Err(alloc::format!("{} is listed under {} but names another parent", c.name, n.name));
@@ -483,7 +487,7 @@ impl<K: NodeKind> Tree<K> {
                 }
             }
             live += kids.len();
-            stack.extend(kids);
+            stack.extend_from_slice(&kids);
         }
         if live != self.len() {
             return Err(alloc::format!("{live} live nodes, but the count says {}", self.len()));

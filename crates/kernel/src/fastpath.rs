@@ -4,10 +4,13 @@
 //! The guards establish everything the general path would decode — valid
 //! capabilities with the right rights, a partner waiting on this core, a free
 //! reply object, no capability transfer, nothing that would make the
-//! scheduler choose differently — and on any doubt return `false`, leaving
-//! the call to the general path (which then decodes it from scratch). After
-//! the point of no return the state changes are exactly those the general
-//! path's `invoke_*` would make, followed by a direct switch to the partner.
+//! scheduler choose differently — and on any doubt decline ([`Fast::Declined`]),
+//! leaving the call to the general path (which then decodes it from
+//! scratch). After the point of no return the state changes are exactly
+//! those the general path's `invoke_*` would make, and the fast path returns
+//! its decision, a direct switch to the partner ([`Direct`]), which ends
+//! the entry (`Ctx::finish_direct`). The caller is the view `begin_entry`
+//! read of the current thread, so the fast path reads its TCB no more.
 //! The invariants checked after every entry in tests cover both paths.
 //!
 //! `Signal` and a blocking `Wait` have a fast path too (as seL4's
@@ -40,32 +43,49 @@ use crate::hold::{AllHeld, Hold};
 use crate::ipc::Msg;
 use crate::object::endpoint::EpState;
 use crate::object::thread::ThreadState;
-use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
+use crate::object::{CNode, Endpoint, Notification, Ref, Reply, Tcb};
 use crate::outcome::Outcome;
-use crate::sched::Action;
+use crate::sched::{Action, Direct};
 use crate::state::{bump, Ctx};
 use crate::waits::{Queues, Waits};
 
+/// What the fast path did with a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fast {
+    /// Not its case: the general path takes the call (nothing changed).
+    Declined,
+    /// Handled; the scheduler chooses what runs next (`finish_entry`).
+    Done,
+    /// Handled, and the partner runs next.
+    Direct(Direct),
+}
+
 impl<W: Waits> Ctx<'_, W> {
-    /// Try the fast path for this core's current thread; `Ok(true)` if the
-    /// call was completely handled, `Ok(false)` if the general path takes it
-    /// (nothing changed); stops if a lock cannot be had.
+    /// Try the fast path for this core's current thread, whose view
+    /// `begin_entry` read (`None`: it is not running, or holds stalled
+    /// cores); stops if a lock cannot be had.
     ///
     /// The call is decoded by the one decoder (`decode.rs`, whole scope:
     /// under `fine` it reads only the caller, held by now, and what changes
     /// under the exclusive side); the guards below then check the state the
     /// general path's `resolve_*` would read, holding each object first.
     #[inline(always)]
-    pub(crate) fn fastpath<G: Hold>(&mut self, a: SyscallArgs, guard: &mut G) -> Result<bool, G::Stop> {
+    pub(crate) fn fastpath<G: Hold>(
+        &mut self,
+        a: SyscallArgs,
+        caller: Option<CallerView>,
+        guard: &mut G,
+    ) -> Result<Fast, G::Stop> {
         let info = MessageInfo(a.info);
         let call = a.sysno == Sysno::Call.word();
         let ipc = call || a.sysno == Sysno::ReplyRecv.word();
-        let done = if ipc {
+        let fast = if ipc {
             if info.extra_caps() != 0 || info.length() as usize > MSG_MAX_WORDS {
-                return Ok(false);
+                return Ok(Fast::Declined);
             }
-            let Some((me, view)) = self.fast_caller() else { return Ok(false) };
-            match self.decode_call(&AllHeld, &view, a) {
+            let Some(view) = self.fast_caller(caller) else { return Ok(Fast::Declined) };
+            let me = view.t;
+            let direct = match self.decode_call(&AllHeld, &view, a) {
                 Ok(Decoded::Send { ep, msg, blocking: true }) if call && msg.call => {
                     self.fast_call(me, ep, msg, guard)?
                 }
@@ -75,45 +95,55 @@ impl<W: Waits> Ctx<'_, W> {
                     recv: RecvHalf::Now(RecvPart::Ep { ep, reply: Some(_), blocking: true }),
                     ..
                 }) if !call && !view.bound => self.fast_reply_recv(me, ep, reply, info, guard)?,
-                _ => false,
-            }
+                _ => None,
+            };
+            direct.map_or(Fast::Declined, Fast::Direct)
         } else {
-            self.fast_notification(a, guard)?
+            let Some(view) = self.fast_caller(caller) else { return Ok(Fast::Declined) };
+            if self.fast_notification(a, view.t, view.cspace, view.bound, guard)? {
+                Fast::Done
+            } else {
+                Fast::Declined
+            }
         };
-        if done {
+        if fast != Fast::Declined {
             bump(&self.own_cell().fastpath);
         }
-        Ok(done)
+        Ok(fast)
     }
 
-    /// The current thread, if the fast path may run its call: it is running
-    /// (not a zombie, which the general path reaps) and holds no stalled
-    /// cores, and nothing is pending that would make the scheduler choose
-    /// differently. This core's scheduler and its current thread are held
-    /// by the entry (`begin_entry`).
+    /// The caller, if the fast path may run its call: `begin_entry` found
+    /// it running (not a zombie, which the general path reaps) with no
+    /// stalled cores, and nothing is pending that would make the scheduler
+    /// choose differently. This core's scheduler and its current thread are
+    /// held by the entry.
     #[inline(always)]
-    fn fast_caller(&mut self) -> Option<(Ref<Tcb>, CallerView)> {
+    fn fast_caller(&mut self, caller: Option<CallerView>) -> Option<CallerView> {
+        let view = caller?;
         let cs = self.own();
-        let me = cs.current?;
         if cs.action != Action::Resume || cs.held != 0 {
             return None;
         }
-        let x = self.get(me)?;
-        if !matches!(x.state, ThreadState::Running) || !x.holds.is_empty() {
-            return None;
-        }
-        Some((me, CallerView::of(me, x)))
+        Some(view)
     }
 
     /// `Signal` and a blocking `Wait` (kept out of line, so that the IPC
     /// fast path saves no more registers than it uses).
     #[inline(never)]
-    fn fast_notification<G: Hold>(&mut self, a: SyscallArgs, guard: &mut G) -> Result<bool, G::Stop> {
+    fn fast_notification<G: Hold>(
+        &mut self,
+        a: SyscallArgs,
+        me: Ref<Tcb>,
+        cspace: Option<Ref<CNode>>,
+        bound: bool,
+        guard: &mut G,
+    ) -> Result<bool, G::Stop> {
         let signal = a.sysno == Sysno::Signal.word();
         if !signal && a.sysno != Sysno::Wait.word() {
             return Ok(false);
         }
-        let Some((me, view)) = self.fast_caller() else { return Ok(false) };
+        // The view in parts: passed whole, it would go through memory.
+        let view = CallerView { t: me, cspace, bound };
         match self.decode_call(&AllHeld, &view, a) {
             Ok(Decoded::Signal { ntfn, badge }) if signal => self.fast_signal(me, ntfn, badge, guard),
             Ok(Decoded::Recv(RecvPart::Ntfn { ntfn, blocking: true })) if !signal => self.fast_wait(me, ntfn, guard),
@@ -128,30 +158,30 @@ impl<W: Waits> Ctx<'_, W> {
         ep: Ref<Endpoint>,
         msg: Msg,
         guard: &mut G,
-    ) -> Result<bool, G::Stop> {
+    ) -> Result<Option<Direct>, G::Stop> {
         let core = self.core;
         guard.object(ep)?;
-        let Some(e) = self.get(ep) else { return Ok(false) };
+        let Some(e) = self.get(ep) else { return Ok(None) };
         if e.state != EpState::Recv {
-            return Ok(false);
+            return Ok(None);
         }
         let head = e.queue.head;
         // The receiver waits in the endpoint's queue: held with it.
-        let Some(dest) = self.ref_at::<Tcb>(head) else { return Ok(false) };
-        let Some(d) = self.get(dest) else { return Ok(false) };
-        let ThreadState::BlockedOnRecv { reply: Some(reply), .. } = d.state else { return Ok(false) };
+        let Some(dest) = self.ref_at::<Tcb>(head) else { return Ok(None) };
+        let Some(d) = self.get(dest) else { return Ok(None) };
+        let ThreadState::BlockedOnRecv { reply: Some(reply), .. } = d.state else { return Ok(None) };
         // The caller blocks: the receiver runs if nothing ready outranks it.
         if d.core != core {
-            return Ok(false);
+            return Ok(None);
         }
         let dest_prio = d.prio;
         if self.own().ready.any_above(dest_prio) {
-            return Ok(false);
+            return Ok(None);
         }
         guard.object(reply)?;
-        let Some(r) = self.get(reply) else { return Ok(false) };
+        let Some(r) = self.get(reply) else { return Ok(None) };
         if r.caller.is_some() {
-            return Ok(false);
+            return Ok(None);
         }
         // ---- point of no return ----
         r.receiver = None;
@@ -162,8 +192,7 @@ impl<W: Waits> Ctx<'_, W> {
         if let Some(x) = self.get(me) {
             x.state = ThreadState::BlockedOnReply { reply, fault: false };
         }
-        self.own().action = Action::Direct { to: dest, prio: dest_prio };
-        Ok(true)
+        Ok(Some(Direct { to: dest, prio: dest_prio }))
     }
 
     #[inline(always)]
@@ -174,26 +203,26 @@ impl<W: Waits> Ctx<'_, W> {
         reply: Ref<Reply>,
         info: MessageInfo,
         guard: &mut G,
-    ) -> Result<bool, G::Stop> {
+    ) -> Result<Option<Direct>, G::Stop> {
         let core = self.core;
         guard.object(ep)?;
-        let Some(e) = self.get(ep) else { return Ok(false) };
+        let Some(e) = self.get(ep) else { return Ok(None) };
         if e.state == EpState::Send {
-            return Ok(false);
+            return Ok(None);
         }
         guard.object(reply)?;
-        let Some(r) = self.get(reply) else { return Ok(false) };
+        let Some(r) = self.get(reply) else { return Ok(None) };
         // The caller waits on the reply object: held with it.
-        let (Some(caller), None) = (r.caller, r.receiver) else { return Ok(false) };
+        let (Some(caller), None) = (r.caller, r.receiver) else { return Ok(None) };
         let best = self.own().ready.highest();
-        let Some((r, c)) = self.get_pair(reply, caller) else { return Ok(false) };
+        let Some((r, c)) = self.get_pair(reply, caller) else { return Ok(None) };
         // The replier blocks: the caller runs if nothing ready outranks it.
         if !matches!(c.state, ThreadState::BlockedOnReply { reply: r, fault: false } if r == reply) || c.core != core {
-            return Ok(false);
+            return Ok(None);
         }
         let caller_prio = c.prio;
         if best.is_some_and(|p| p > caller_prio) {
-            return Ok(false);
+            return Ok(None);
         }
         // ---- point of no return ----
         r.caller = None;
@@ -201,8 +230,7 @@ impl<W: Waits> Ctx<'_, W> {
         c.state = ThreadState::Running;
         self.copy_message(me, caller, info, 0);
         self.ep_append_as(ep, me, EpState::Recv, ThreadState::BlockedOnRecv { ep, reply: Some(reply) });
-        self.own().action = Action::Direct { to: caller, prio: caller_prio };
-        Ok(true)
+        Ok(Some(Direct { to: caller, prio: caller_prio }))
     }
 
     /// `Signal`: its notification's first waiter, if it waits for this

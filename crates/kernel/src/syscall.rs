@@ -15,6 +15,7 @@ use crate::args::{Args, SyscallArgs};
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
 use crate::exec::Exec;
 use crate::exit::CoreMask;
+use crate::fastpath::Fast;
 use crate::hold::{AllHeld, Halt, Hold};
 use crate::ids::ObjectId;
 use crate::ipc::{RecvOp, ReplyOp, SendOp};
@@ -28,6 +29,7 @@ use crate::object::untyped::RetypeOp;
 use crate::object::{Cap, CapObj, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
 use crate::regime::LockSet;
+use crate::sched::Direct;
 use crate::state::Ctx;
 use crate::waits::Waits;
 
@@ -135,9 +137,13 @@ impl Op {
 }
 
 impl<W: Waits> Ctx<'_, W> {
-    /// Handle a system call of this core's current thread, holding each
-    /// object through `guard` before reading it; stops (changing nothing)
-    /// when a lock cannot be had or the call needs the whole kernel.
+    /// Begin the entry (`begin_entry`) and handle a system call of this
+    /// core's current thread, holding each object through `guard` before
+    /// reading it; stops (changing nothing) when a lock cannot be had or
+    /// the call needs the whole kernel. `fast`: try the IPC fast path
+    /// first, on `begin_entry`'s view of the caller. `Some`: the fast
+    /// path's direct switch, which ends the entry ([`Ctx::finish_direct`]);
+    /// `None`: the scheduler chooses ([`Ctx::finish_entry`]).
     #[inline]
     pub(crate) fn handle_syscall<G: Hold, E: Exec<W>>(
         &mut self,
@@ -146,17 +152,22 @@ impl<W: Waits> Ctx<'_, W> {
         lock: Option<&dyn Fn(&LockSet) -> bool>,
         fast: bool,
         guard: &mut G,
-    ) -> Result<(), G::Stop> {
-        if fast && self.fastpath(a, guard)? {
-            return Ok(());
+    ) -> Result<Option<Direct>, G::Stop> {
+        let view = self.begin_entry(guard)?;
+        if fast {
+            match self.fastpath(a, view, guard)? {
+                Fast::Declined => {}
+                Fast::Done => return Ok(None),
+                Fast::Direct(d) => return Ok(Some(d)),
+            }
         }
-        let Some(caller) = self.own().current else { return Ok(()) };
+        let Some(caller) = self.own().current else { return Ok(None) };
         if !W::syscall_starts(self, caller) {
-            return Ok(());
+            return Ok(None);
         }
         let outcome = self.dispatch(e, caller, a, lock, guard)?;
         self.complete::<false>(caller, outcome);
-        Ok(())
+        Ok(None)
     }
 
     /// Write the caller's results, for every regime and path. `SHARED`:

@@ -31,6 +31,14 @@ pub(crate) type CallerAndReceiver = (Option<Ref<Tcb>>, Option<Ref<Tcb>>);
 /// module documentation). Sealed: implemented by [`Queues`] and by
 /// `lockfree`'s state only.
 pub trait Waits: Send + Sync + Sized + 'static {
+    /// Whether a core may write a capability slot while another reads it
+    /// (`lockfree`'s shared paths). `false`: a slot changes only where no
+    /// other core reads it (the whole kernel, or `fine`'s write side), so
+    /// a look-up reads it without validating its snapshot
+    /// ([`crate::object::slot_cap::SlotCap::get_settled`]).
+    #[doc(hidden)]
+    const SHARED_CAP_WRITES: bool = false;
+
     /// Whether other cores left `core` work that its next entry must do
     /// beyond its pending IPI bits (`lockfree`: its inbox, a stop request).
     #[doc(hidden)]

@@ -102,9 +102,11 @@ pub(crate) fn general_syscall<R: Regime>(
     e: &impl Exec<R::Waits>,
 ) -> ExitPlan {
     k.enter(core, crate::state::TRAP_SYSCALL, Entry::Syscall, |ctx, set, guard| {
-        ctx.begin_entry(guard)?;
-        ctx.handle_syscall(e, args, set, fast, guard)?;
+        let direct = ctx.handle_syscall(e, args, set, fast, guard)?;
         ctx.count_syscall();
-        Ok(ctx.finish_entry())
+        Ok(match direct {
+            Some(d) => ctx.finish_direct(d),
+            None => ctx.finish_entry(),
+        })
     })
 }

@@ -30,6 +30,10 @@ use crate::violation::InvariantViolation;
 use crate::waits::{CallerAndReceiver, Waits};
 
 impl Waits for LfState {
+    // The shared paths allocate frames into slots, free them and kill
+    // destroyed threads' slots while other cores look them up.
+    const SHARED_CAP_WRITES: bool = true;
+
     #[inline(always)]
     fn asks(&self, core: usize) -> bool {
         LfState::asks(self, core)

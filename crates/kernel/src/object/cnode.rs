@@ -120,7 +120,8 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn lookup_in(&self, cnode: Ref<CNode>, cptr: Word) -> Result<(SlotAddr, Cap), Error> {
         let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
         let slot = SlotAddr { cnode, index };
-        let cap = self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap.get();
+        let cell = &self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap;
+        let cap = if W::SHARED_CAP_WRITES { cell.get() } else { cell.get_settled() };
         if cap.obj.is_null() || !self.cap_live(cap.obj) {
             return Err(Error::InvalidCapability);
         }

@@ -99,6 +99,15 @@ impl SlotCap {
         }
     }
 
+    /// [`SlotCap::get`] where no shared writer can run meanwhile (every
+    /// regime but `lockfree`, whose shared paths write slots while others
+    /// read them: [`crate::waits::Waits::SHARED_CAP_WRITES`]): one load of
+    /// the head and the payload, no second head load.
+    #[inline(always)]
+    pub fn get_settled(&self) -> Cap {
+        decode(self.0.read_settled())
+    }
+
     /// A shared writer's change from what `accept` says yes to, to `new`:
     /// the one CAS of the head decides between writers racing for one
     /// slot. `false`: the capability there was not accepted (a dead slot

@@ -23,6 +23,16 @@ pub(crate) enum Action {
     Choose { yielded: bool },
 }
 
+/// The IPC fast path's decision, returned as a value rather than left in
+/// [`Action`]: run `to`, of priority `prio` — runnable here, in no queue,
+/// outranked by nothing ready; the current thread blocked and no core is
+/// held (seL4's direct switch at the end of `fastpath.c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Direct {
+    pub to: Ref<Tcb>,
+    pub prio: u8,
+}
+
 /// Ready queues: a bitmap of non-empty levels and a FIFO per level. The
 /// bitmap has two levels, as seL4's: bit `w` of `words` says whether
 /// `bitmap[w]` has a bit set, so the highest level is found with two

@@ -44,6 +44,7 @@
 
 use core::sync::atomic::Ordering;
 
+use crate::decode::CallerView;
 use crate::exit::{CoreMask, ExitPlan, StartInfo};
 use crate::hold::Hold;
 use crate::ids::{SpaceId, ThreadId};
@@ -55,7 +56,7 @@ use crate::waits::Waits;
 
 pub(crate) mod core_state;
 
-pub(crate) use core_state::Action;
+pub(crate) use core_state::{Action, Direct};
 
 impl<W: Waits> Ctx<'_, W> {
     /// Append (`front = false`) or prepend `t` to its core's ready queue.
@@ -351,14 +352,22 @@ impl<W: Waits> Ctx<'_, W> {
     /// or a stall owner (whose completed call releases other cores) stops a
     /// shared entry: it needs the whole kernel. Running it again after a
     /// stopped round changes nothing more (the requests are served).
+    ///
+    /// Returns the decoder's view of the current thread if it is running
+    /// and holds no stalled cores — read here, where the entry meets its
+    /// TCB anyway, for the IPC fast path (`fastpath.rs`), which then reads
+    /// the TCB no more.
     #[inline(always)]
-    pub(crate) fn begin_entry<G: Hold>(&mut self, guard: &mut G) -> Result<(), G::Stop> {
+    pub(crate) fn begin_entry<G: Hold>(&mut self, guard: &mut G) -> Result<Option<CallerView>, G::Stop> {
+        let mut view = None;
         // The current thread is held with this core's scheduler (`hold.rs`).
         if let Some(cur) = self.own().current {
             match self.get(cur) {
                 Some(x) if !matches!(x.state, ThreadState::Zombie) => {
                     if !x.holds.is_empty() {
                         guard.need_whole()?;
+                    } else if matches!(x.state, ThreadState::Running) {
+                        view = Some(CallerView::of(cur, x));
                     }
                 }
                 _ => {
@@ -375,7 +384,7 @@ impl<W: Waits> Ctx<'_, W> {
                 self.request_reschedule();
             }
         }
-        Ok(())
+        Ok(view)
     }
 
     /// Charge a tick to the current thread's slice.
@@ -412,6 +421,16 @@ impl<W: Waits> Ctx<'_, W> {
             return self.exit_to(Some(to), Some(prio));
         }
         self.choose_next(action)
+    }
+
+    /// End of an entry whose IPC fast path decided the direct switch
+    /// ([`Direct`]): [`Ctx::finish_entry`] with the decision handed over as
+    /// a value (the entry's own action is still `Resume`: the fast path
+    /// runs only then, and its steps request nothing).
+    #[inline(never)]
+    pub(crate) fn finish_direct(&mut self, d: Direct) -> ExitPlan {
+        debug_assert!(self.own().action == Action::Resume, "a direct switch after a scheduling request");
+        self.exit_to(Some(d.to), Some(d.prio))
     }
 
     /// The end of an entry that did not decide on a direct switch: carry

@@ -66,6 +66,21 @@ impl SeqCell {
         self.read_at().1
     }
 
+    /// The value, read where no writer can run meanwhile (the caller's
+    /// regime excludes every writer of this cell while it reads): the head
+    /// and the payload, without the second head load that validates a
+    /// snapshot. With a writer running the value may be torn, never unsafe.
+    #[inline(always)]
+    pub fn read_settled(&self) -> Value {
+        let h = self.head.load(Ordering::Acquire);
+        let kind = (h & KIND) as u8;
+        if kind == 0 {
+            return (0, [0; 3]);
+        }
+        let [a, b, c] = &self.words;
+        (kind, [a.load(Ordering::Relaxed), b.load(Ordering::Relaxed), c.load(Ordering::Relaxed)])
+    }
+
     /// The value's kind alone (one load; [`WRITING`] while a writer
     /// replaces it).
     #[inline(always)]

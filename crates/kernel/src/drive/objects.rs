@@ -161,7 +161,8 @@ unsafe fn start_first<R: ObjectLocks>(regime: &R, c: usize) -> bool {
     // SAFETY: the function's contract is the regime's.
     unsafe {
         regime.enter(c, spin_hook);
-        if regime.lock_one(c, LockTarget::Core(c), spin_hook) {
+        // Nothing is held yet: every round starts from nothing.
+        if regime.lock_own_core(c, spin_hook) {
             return true;
         }
         regime.unlock_objects(c);

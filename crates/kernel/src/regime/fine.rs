@@ -560,6 +560,34 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         true
     }
 
+    /// The first lock of a shared entry: its own core's, taken with no lock
+    /// held, so it is above everything held and the held list has room.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn lock_own_core<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
+        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
+        // range and this is the thread acting as it, holding no other
+        // reference to its held set, and it holds no lock.
+        let h = unsafe { self.held(core) };
+        debug_assert_eq!(h.len, 0, "fine: a shared entry began holding locks");
+        // `core` is below `cores`: lock number `core` is its reader lock.
+        let i = core as u32;
+        let t0 = if S::ENABLED { cycles::now() } else { 0 };
+        self.count(core, C_WAITED);
+        let contended = self.lock_at(i).acquire(core, &mut spin);
+        if S::ENABLED {
+            let now = cycles::now();
+            self.stats[0].acquired(core, Location::caller(), now.saturating_sub(t0), contended, now);
+        }
+        h.idx[0] = i;
+        h.len = 1;
+        h.above = i + 1;
+        if h.delays {
+            self.maybe_delay(h);
+        }
+        true
+    }
+
     unsafe fn held_set(&self, core: usize) -> LockSet {
         // SAFETY: this method's contract (`ObjectLocks`): `core` is in
         // range and this is the thread acting as it, holding no other

@@ -319,6 +319,19 @@ pub unsafe trait ObjectLocks: Regime {
     /// As for [`Regime::enter`].
     unsafe fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, spin: F) -> bool;
 
+    /// Hold `core`'s own lock as the first lock of a shared entry (its read
+    /// side): [`ObjectLocks::lock_one`] of [`LockTarget::Core`]`(core)` when
+    /// `core` holds nothing, which a regime may take without the checks a
+    /// later hold needs.
+    ///
+    /// # Safety
+    /// As for [`Regime::enter`], and `core` holds no lock.
+    #[inline(always)]
+    unsafe fn lock_own_core<F: FnMut()>(&self, core: usize, spin: F) -> bool {
+        // SAFETY: the caller's contract includes `lock_one`'s.
+        unsafe { self.lock_one(core, LockTarget::Core(core), spin) }
+    }
+
     /// What `core` holds now, as a set (to take it again in lock order after
     /// a failed round).
     ///

@@ -611,18 +611,29 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
         let h = unsafe { self.held(core) };
-        // Newest first, counted down by hand: `iter().rev()` compiles to an
-        // unrolled loop whose set-up costs more than the two or three locks
-        // an entry holds (13 instructions per round trip).
-        let taken = h.taken();
-        let mut n = taken.len();
-        while let Some(k) = n.checked_sub(1) {
-            let i = taken[k];
+        let release = |i: u32| {
             if S::ENABLED {
                 self.stats[self.class_of(i)].releasing(core, cycles::now());
             }
             self.lock_at(i).release(core);
-            n = k;
+        };
+        // Newest first. A shared IPC entry holds three locks (its core, the
+        // endpoint or notification, a reply object or partner core): up to
+        // three are released without a loop, whose unrolled set-up cost
+        // more than the releases (about 20 instructions per round trip).
+        match *h.taken() {
+            [] => {}
+            [a] => release(a),
+            [a, b] => {
+                release(b);
+                release(a);
+            }
+            [a, b, c] => {
+                release(c);
+                release(b);
+                release(a);
+            }
+            ref more => more.iter().rev().for_each(|&i| release(i)),
         }
         h.len = 0;
         h.above = 0;

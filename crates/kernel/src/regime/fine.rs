@@ -325,19 +325,36 @@ impl<S: LockStats> Fine<S> {
         }
         // Above everything held (the common case: plans name objects in lock
         // order): not held yet, and safe to wait for.
-        let Some(slot) = h.idx.get_mut(len) else { return false };
-        let lock = self.lock_at(i);
+        if len >= MAX_HELD {
+            return false;
+        }
+        self.wait_above(core, h, len, i, spin, site);
+        true
+    }
+
+    /// Wait for lock `i`, which comes after every lock `h` holds, and
+    /// record it as the `len`-th held (`len` is `h.len`, below
+    /// [`MAX_HELD`]).
+    #[inline(always)]
+    fn wait_above<F: FnMut()>(
+        &self,
+        core: usize,
+        h: &mut Held,
+        len: usize,
+        i: u32,
+        spin: &mut F,
+        site: &'static Location<'static>,
+    ) {
         let t0 = if S::ENABLED { cycles::now() } else { 0 };
         self.count(core, C_WAITED);
-        let contended = lock.acquire(core, &mut *spin);
+        let contended = self.lock_at(i).acquire(core, &mut *spin);
         if S::ENABLED {
             let now = cycles::now();
             self.stats[self.class_of(i)].acquired(core, site, now.saturating_sub(t0), contended, now);
         }
-        *slot = i;
+        h.idx[len] = i;
         h.len = len + 1;
         h.above = i + 1;
-        true
     }
 
     /// [`Self::take`] for a lock that does not come after everything held:
@@ -571,17 +588,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         let h = unsafe { self.held(core) };
         debug_assert_eq!(h.len, 0, "fine: a shared entry began holding locks");
         // `core` is below `cores`: lock number `core` is its reader lock.
-        let i = core as u32;
-        let t0 = if S::ENABLED { cycles::now() } else { 0 };
-        self.count(core, C_WAITED);
-        let contended = self.lock_at(i).acquire(core, &mut spin);
-        if S::ENABLED {
-            let now = cycles::now();
-            self.stats[0].acquired(core, Location::caller(), now.saturating_sub(t0), contended, now);
-        }
-        h.idx[0] = i;
-        h.len = 1;
-        h.above = i + 1;
+        self.wait_above(core, h, 0, core as u32, &mut spin, Location::caller());
         if h.delays {
             self.maybe_delay(h);
         }

@@ -104,9 +104,11 @@ pub(crate) fn general_syscall<R: Regime>(
     k.enter(core, crate::state::TRAP_SYSCALL, Entry::Syscall, |ctx, set, guard| {
         let direct = ctx.handle_syscall(e, args, set, fast, guard)?;
         ctx.count_syscall();
-        Ok(match direct {
-            Some(d) => ctx.finish_direct(d),
-            None => ctx.finish_entry(),
-        })
+        // Each end returns straight into the entry's result (one `match`
+        // of the two would build the plan aside and copy it).
+        if let Some(d) = direct {
+            return Ok(ctx.finish_direct(d));
+        }
+        Ok(ctx.finish_entry())
     })
 }

@@ -49,20 +49,25 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
         // `ObjectLocks` method. The guard and `Rounds` carry `c` on.
         // The holds cover every set (`hold.rs`); a checking regime is shown
         // each one to confirm it.
-        // SAFETY: as above; the body offers a set only inside this entry.
-        let check = |set: &LockSet| unsafe { regime.lock_set(c, set) };
-        // SAFETY: `c` is in range and this thread acts as it (above).
-        let exclusive = matches!(entry, Entry::Whole | Entry::Look)
-            || (entry == Entry::Syscall && unsafe { regime.take_escalation(c) });
+        let check;
+        let offered: SetCheck<'_> = if regime.checks_lock_sets() {
+            // SAFETY: as above; the body offers a set only inside this entry.
+            check = move |set: &LockSet| unsafe { regime.lock_set(c, set) };
+            Some(&check)
+        } else {
+            None
+        };
         let mut guard = RegimeLocks { regime, core: c, exclusive: false, failed: None };
-        let mut rounds = Rounds { n: 0, hint: None };
         // The first round takes this core's lock (its read side), then what
         // the body holds; a later one first what it learnt (`Rounds`).
-        // SAFETY: as above.
-        if exclusive || !unsafe { start_first(regime, c) } {
-            rounds.exclusive(&mut guard);
+        // SAFETY: `c` is in range and this thread acts as it (above), and
+        // it holds no lock yet.
+        let shared = !matches!(entry, Entry::Whole | Entry::Look)
+            && unsafe { regime.start_shared(c, entry == Entry::Syscall, spin_hook) };
+        if !shared {
+            go_exclusive(&mut guard);
         }
-        // The body's one call site, so that it is inlined here.
+        let mut rounds = Rounds(None);
         loop {
             let out = {
                 // SAFETY: either the exclusive side is held (it excludes
@@ -74,7 +79,6 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
                 // last hold. `c`'s handle is `&mut`, so no other thread acts
                 // as `c`. The context ends before the locks are released.
                 let mut ctx = unsafe { Ctx::new(&k.state, c) };
-                let offered: SetCheck<'_> = if regime.checks_lock_sets() { Some(&check) } else { None };
                 f(&mut ctx, offered, &mut guard)
             };
             match out {
@@ -133,7 +137,8 @@ impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
     fn hold(&mut self, target: LockTarget) -> bool {
         // SAFETY: `self.core` is in range and this thread acts as it (the
         // field's invariant).
-        if self.exclusive || unsafe { self.regime.lock_one(self.core, target, spin_hook) } {
+        // (An exclusive entry's holds are granted by the regime.)
+        if unsafe { self.regime.lock_one(self.core, target, spin_hook) } {
             return true;
         }
         self.failed = Some(target);
@@ -151,32 +156,10 @@ impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
     }
 }
 
-/// Start the first shared round of core `c`: the regime's shared entry and
-/// this core's lock; `false` (left again) if the lock cannot be had.
-///
-/// # Safety
-/// `c` is below the regime's cores and this thread acts as it.
-#[inline(always)]
-unsafe fn start_first<R: ObjectLocks>(regime: &R, c: usize) -> bool {
-    // SAFETY: the function's contract is the regime's.
-    unsafe {
-        regime.enter(c, spin_hook);
-        // Nothing is held yet: every round starts from nothing.
-        if regime.lock_own_core(c, spin_hook) {
-            return true;
-        }
-        regime.unlock_objects(c);
-        regime.exit(c);
-    }
-    false
-}
-
-/// The rounds of an entry after its first: what it learnt, and how many
-/// shared rounds it ran.
-struct Rounds {
-    n: u32,
-    hint: Option<LockSet>,
-}
+/// The rounds of an entry after its first: nothing until one stopped, then
+/// how many shared rounds it ran and what it learnt (one word to clear at
+/// the start of every entry).
+struct Rounds(Option<(u32, LockSet)>);
 
 impl Rounds {
     /// The round guarded by `guard` stopped (`stop`; a shared round, its
@@ -194,7 +177,7 @@ impl Rounds {
             // An exclusive guard holds everything and needs nothing more.
             unreachable!("an exclusive entry stopped");
         }
-        let hint = self.hint.get_or_insert_with(|| LockSet::core(c));
+        let (n, hint) = self.0.get_or_insert_with(|| (0, LockSet::core(c)));
         if let (Stop::Retry, Some(t)) = (stop, guard.failed.take()) {
             // SAFETY: as above.
             hint.extend(&unsafe { regime.held_set(c) });
@@ -205,9 +188,9 @@ impl Rounds {
             regime.unlock_objects(c);
             regime.exit(c);
         }
-        self.n += 1;
-        if stop == Stop::Exclusive || self.n >= MAX_ROUNDS || hint.exclusive() {
-            return self.exclusive(guard);
+        *n += 1;
+        if stop == Stop::Exclusive || *n >= MAX_ROUNDS || hint.exclusive() {
+            return go_exclusive(guard);
         }
         // SAFETY: as above.
         let shared = unsafe {
@@ -220,17 +203,17 @@ impl Rounds {
             held
         };
         if !shared {
-            self.exclusive(guard);
+            go_exclusive(guard);
         }
     }
+}
 
-    /// The next round is exclusive.
-    #[cold]
-    #[inline(never)]
-    fn exclusive<R: ObjectLocks>(&mut self, guard: &mut RegimeLocks<'_, R>) {
-        // SAFETY: the guard's core is in range and acted as by this thread
-        // (the field's invariant).
-        unsafe { guard.regime.enter_exclusive(guard.core, spin_hook) };
-        guard.exclusive = true;
-    }
+/// The next round of the entry guarded by `guard` is exclusive.
+#[cold]
+#[inline(never)]
+fn go_exclusive<R: ObjectLocks>(guard: &mut RegimeLocks<'_, R>) {
+    // SAFETY: the guard's core is in range and acted as by this thread
+    // (the field's invariant).
+    unsafe { guard.regime.enter_exclusive(guard.core, spin_hook) };
+    guard.exclusive = true;
 }

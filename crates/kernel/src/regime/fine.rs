@@ -89,6 +89,13 @@ use crate::object::KIND_IRQ;
 /// more is run exclusively.
 const MAX_HELD: usize = 24;
 
+/// [`Held::flags`]: the core's next system call must be exclusive.
+const ESCALATE: u8 = 1;
+/// [`Held::flags`]: fault injection is on (a copy of the options' test).
+const DELAYS: u8 = 2;
+/// [`Held::flags`]: the core holds the write side.
+const EXCLUSIVE: u8 = 4;
+
 /// The classes of object locks, in lock order after the cores.
 const CLASSES: [(u8, &str); 4] = [
     (ObjectType::Endpoint as u8, "fine.endpoint"),
@@ -127,13 +134,9 @@ struct Held {
     /// One above the highest lock number held; 0 when none is (so that
     /// "below something held" is one comparison).
     above: u32,
-    /// The core holds the write side.
-    exclusive: bool,
-    /// The core's next system call must be exclusive.
-    escalate: bool,
-    /// Fault injection is on (a copy of the options' test, kept beside the
-    /// fields every hold reads).
-    delays: bool,
+    /// [`ESCALATE`], [`DELAYS`] and [`EXCLUSIVE`]: what a shared entry's
+    /// start and every hold test in one comparison.
+    flags: u8,
     /// xorshift state for fault injection.
     rng: u64,
 }
@@ -243,9 +246,7 @@ impl<S: LockStats> Fine<S> {
                         idx: [0; MAX_HELD],
                         len: 0,
                         above: 0,
-                        exclusive: false,
-                        escalate: false,
-                        delays: options.delay_max_cycles != 0 && options.delay_permille != 0,
+                        flags: if options.delay_max_cycles != 0 && options.delay_permille != 0 { DELAYS } else { 0 },
                         rng: options.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(c as u64 + 1)) | 1,
                     }),
                     counts: Default::default(),
@@ -437,11 +438,43 @@ impl<S: LockStats> Fine<S> {
         unsafe { &mut *self.per_core.get_unchecked(core).held.get() }
     }
 
+    /// [`ObjectLocks::start_shared`] with a flag set: an escalated system
+    /// call starts no shared entry (the flag is cleared); otherwise the
+    /// core's lock, then fault injection's delay.
+    #[cold]
+    #[inline(never)]
+    fn start_shared_flagged<F: FnMut()>(
+        &self,
+        core: usize,
+        h: &mut Held,
+        syscall: bool,
+        spin: &mut F,
+        site: &'static Location<'static>,
+    ) -> bool {
+        if syscall && h.flags & ESCALATE != 0 {
+            h.flags &= !ESCALATE;
+            return false;
+        }
+        self.count(core, C_SHARED);
+        self.wait_above(core, h, 0, core as u32, spin, site);
+        self.maybe_delay(h);
+        true
+    }
+
+    /// Lock number of `target`, if this regime has a lock for it.
+    #[inline(always)]
+    fn lock_number(&self, target: LockTarget) -> Option<u32> {
+        match target {
+            LockTarget::Core(c) => (c < self.cores).then_some(c as u32),
+            LockTarget::Object(id) => self.index_of(id),
+        }
+    }
+
     /// Spin a random while, if fault injection asks for it.
     #[cold]
     #[inline(never)]
     fn maybe_delay(&self, h: &mut Held) {
-        if !h.delays {
+        if h.flags & DELAYS == 0 {
             return;
         }
         let o = &self.options;
@@ -495,7 +528,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
         // range and this is the thread acting as it, inside its entry; no
         // other reference to its held set is alive.
         let h = unsafe { self.held(core) };
-        if h.exclusive {
+        if h.flags & EXCLUSIVE != 0 {
             return true;
         }
         let covered = !set.exclusive() && self.numbers(set).all(|i| i.is_some_and(|i| h.holds(i)));
@@ -519,14 +552,14 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // SAFETY: this method's contract (`ObjectLocks`): `core` is in
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
-        unsafe { self.held(core) }.exclusive = true;
+        unsafe { self.held(core) }.flags |= EXCLUSIVE;
     }
 
     unsafe fn exit_exclusive(&self, core: usize) {
         // SAFETY: this method's contract (`ObjectLocks`): `core` is in
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
-        unsafe { self.held(core) }.exclusive = false;
+        unsafe { self.held(core) }.flags &= !EXCLUSIVE;
         self.write_release(core);
     }
 
@@ -556,22 +589,18 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
     #[inline(always)]
     #[track_caller]
     unsafe fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, mut spin: F) -> bool {
-        let i = match target {
-            LockTarget::Core(c) if c < self.cores => c as u32,
-            LockTarget::Object(id) => match self.index_of(id) {
-                Some(i) => i,
-                None => return false,
-            },
-            LockTarget::Core(_) => return false,
-        };
         // SAFETY: this method's contract (`ObjectLocks`): `core` is in
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
         let h = unsafe { self.held(core) };
+        if h.flags & EXCLUSIVE != 0 {
+            return true;
+        }
+        let Some(i) = self.lock_number(target) else { return false };
         if !self.take(core, h, i, &mut spin, Location::caller()) {
             return false;
         }
-        if h.delays {
+        if h.flags & DELAYS != 0 {
             self.maybe_delay(h);
         }
         true
@@ -579,19 +608,22 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
 
     /// The first lock of a shared entry: its own core's, taken with no lock
     /// held, so it is above everything held and the held list has room.
+    /// An escalated system call or fault injection (one test of the flags)
+    /// takes the slower way.
     #[inline(always)]
     #[track_caller]
-    unsafe fn lock_own_core<F: FnMut()>(&self, core: usize, mut spin: F) -> bool {
+    unsafe fn start_shared<F: FnMut()>(&self, core: usize, syscall: bool, mut spin: F) -> bool {
         // SAFETY: this method's contract (`ObjectLocks`): `core` is in
         // range and this is the thread acting as it, holding no other
         // reference to its held set, and it holds no lock.
         let h = unsafe { self.held(core) };
         debug_assert_eq!(h.len, 0, "fine: a shared entry began holding locks");
+        if h.flags != 0 {
+            return self.start_shared_flagged(core, h, syscall, &mut spin, Location::caller());
+        }
+        self.count(core, C_SHARED);
         // `core` is below `cores`: lock number `core` is its reader lock.
         self.wait_above(core, h, 0, core as u32, &mut spin, Location::caller());
-        if h.delays {
-            self.maybe_delay(h);
-        }
         true
     }
 
@@ -625,22 +657,17 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
             self.lock_at(i).release(core);
         };
         // Newest first. A shared IPC entry holds three locks (its core, the
-        // endpoint or notification, a reply object or partner core): up to
-        // three are released without a loop, whose unrolled set-up cost
-        // more than the releases (about 20 instructions per round trip).
-        match *h.taken() {
-            [] => {}
-            [a] => release(a),
-            [a, b] => {
-                release(b);
-                release(a);
+        // endpoint, a reply object or partner core), a notification's two
+        // (its core, the notification): those are released without a loop
+        // or a jump table, whose set-up cost more than the releases.
+        if matches!(h.len, 2 | 3) {
+            if h.len == 3 {
+                release(h.idx[2]);
             }
-            [a, b, c] => {
-                release(c);
-                release(b);
-                release(a);
-            }
-            ref more => more.iter().rev().for_each(|&i| release(i)),
+            release(h.idx[1]);
+            release(h.idx[0]);
+        } else {
+            h.taken().iter().rev().for_each(|&i| release(i));
         }
         h.len = 0;
         h.above = 0;
@@ -650,20 +677,11 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // SAFETY: this method's contract (`ObjectLocks`): `core` is in
         // range and this is the thread acting as it, holding no other
         // reference to its held set.
-        unsafe { self.held(core) }.escalate = true;
+        unsafe { self.held(core) }.flags |= ESCALATE;
     }
 
     #[inline(always)]
     fn checks_lock_sets(&self) -> bool {
         self.options.check_holds
-    }
-
-    #[inline(always)]
-    unsafe fn take_escalation(&self, core: usize) -> bool {
-        // SAFETY: this method's contract (`ObjectLocks`): `core` is in
-        // range and this is the thread acting as it, holding no other
-        // reference to its held set.
-        let h = unsafe { self.held(core) };
-        core::mem::take(&mut h.escalate)
     }
 }

@@ -312,25 +312,25 @@ pub unsafe trait ObjectLocks: Regime {
     /// As for [`Regime::enter`].
     unsafe fn lock_more<F: FnMut()>(&self, core: usize, set: &LockSet, spin: F) -> bool;
 
-    /// Hold `target` too (inside a shared entry), on the terms of
-    /// [`ObjectLocks::lock_more`].
+    /// Hold `target` too: inside a shared entry on the terms of
+    /// [`ObjectLocks::lock_more`]; inside an exclusive entry, which holds
+    /// everything, `true`.
     ///
     /// # Safety
     /// As for [`Regime::enter`].
     unsafe fn lock_one<F: FnMut()>(&self, core: usize, target: LockTarget, spin: F) -> bool;
 
-    /// Hold `core`'s own lock as the first lock of a shared entry (its read
-    /// side): [`ObjectLocks::lock_one`] of [`LockTarget::Core`]`(core)` when
-    /// `core` holds nothing, which a regime may take without the checks a
-    /// later hold needs.
+    /// Begin a shared entry of `core` (the regime's [`Regime::enter`]) and
+    /// hold `core`'s own lock as its first lock (its read side), which a
+    /// regime may take without the checks a later hold needs. `false` if
+    /// the entry cannot be shared — the lock cannot be had, or `syscall`
+    /// and a previous attempt of this core's system call made it exclusive
+    /// ([`ObjectLocks::escalate`], cleared here) —: then nothing is held
+    /// and the shared entry is left again.
     ///
     /// # Safety
     /// As for [`Regime::enter`], and `core` holds no lock.
-    #[inline(always)]
-    unsafe fn lock_own_core<F: FnMut()>(&self, core: usize, spin: F) -> bool {
-        // SAFETY: the caller's contract includes `lock_one`'s.
-        unsafe { self.lock_one(core, LockTarget::Core(core), spin) }
-    }
+    unsafe fn start_shared<F: FnMut()>(&self, core: usize, syscall: bool, spin: F) -> bool;
 
     /// What `core` holds now, as a set (to take it again in lock order after
     /// a failed round).
@@ -344,13 +344,6 @@ pub unsafe trait ObjectLocks: Regime {
     /// # Safety
     /// As for [`Regime::enter`].
     unsafe fn unlock_objects(&self, core: usize);
-
-    /// Whether `core`'s next system call must be exclusive (a previous
-    /// attempt could not get its locks); clears it.
-    ///
-    /// # Safety
-    /// As for [`Regime::enter`].
-    unsafe fn take_escalation(&self, core: usize) -> bool;
 
     /// Make `core`'s next system call exclusive (this one restarts after a
     /// change: see `hold.rs`).

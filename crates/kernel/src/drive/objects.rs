@@ -57,7 +57,7 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
         } else {
             None
         };
-        let mut guard = RegimeLocks { regime, core: c, exclusive: false, failed: None };
+        let mut guard = RegimeLocks { regime, core: c, round: Round::Shared };
         // The first round takes this core's lock (its read side), then what
         // the body holds; a later one first what it learnt (`Rounds`).
         // SAFETY: `c` is in range and this thread acts as it (above), and
@@ -85,7 +85,7 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
                 Ok(out) => {
                     // SAFETY: as above.
                     unsafe {
-                        if guard.exclusive {
+                        if guard.round == Round::Exclusive {
                             regime.exit_exclusive(c);
                         } else {
                             regime.unlock_objects(c);
@@ -113,19 +113,26 @@ pub struct RegimeLocks<'k, R: ObjectLocks> {
     /// the guard acts as it (made only by `Objects::enter`, which checks
     /// both).
     core: usize,
+    /// What the round holds (one field, so that an entry starts with one
+    /// store).
+    round: Round,
+}
+
+/// What the current round of an [`Objects`] entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Round {
+    /// A shared round, every hold granted so far.
+    Shared,
+    /// A shared round that could not hold this target (learnt for the
+    /// next round).
+    Refused(LockTarget),
     /// The exclusive side is held.
-    exclusive: bool,
-    /// The lock a hold could not have (learnt for the next round).
-    failed: Option<LockTarget>,
+    Exclusive,
 }
 
 impl<R: ObjectLocks> core::fmt::Debug for RegimeLocks<'_, R> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RegimeLocks")
-            .field("core", &self.core)
-            .field("exclusive", &self.exclusive)
-            .field("failed", &self.failed)
-            .finish()
+        f.debug_struct("RegimeLocks").field("core", &self.core).field("round", &self.round).finish()
     }
 }
 
@@ -141,13 +148,13 @@ impl<R: ObjectLocks> Hold for RegimeLocks<'_, R> {
         if unsafe { self.regime.lock_one(self.core, target, spin_hook) } {
             return true;
         }
-        self.failed = Some(target);
+        self.round = Round::Refused(target);
         false
     }
 
     #[inline(always)]
     fn whole(&self) -> bool {
-        self.exclusive
+        self.round == Round::Exclusive
     }
 
     fn escalate(&mut self) {
@@ -173,12 +180,14 @@ impl Rounds {
         let (regime, c) = (guard.regime, guard.core);
         // SAFETY (every regime call below): `c` is the guard's core, in range
         // and acted as by this thread (the field's invariant).
-        if guard.exclusive {
+        let refused = match core::mem::replace(&mut guard.round, Round::Shared) {
+            Round::Shared => None,
+            Round::Refused(t) => Some(t),
             // An exclusive guard holds everything and needs nothing more.
-            unreachable!("an exclusive entry stopped");
-        }
+            Round::Exclusive => unreachable!("an exclusive entry stopped"),
+        };
         let (n, hint) = self.0.get_or_insert_with(|| (0, LockSet::core(c)));
-        if let (Stop::Retry, Some(t)) = (stop, guard.failed.take()) {
+        if let (Stop::Retry, Some(t)) = (stop, refused) {
             // SAFETY: as above.
             hint.extend(&unsafe { regime.held_set(c) });
             hint.add_target(t);
@@ -215,5 +224,5 @@ fn go_exclusive<R: ObjectLocks>(guard: &mut RegimeLocks<'_, R>) {
     // SAFETY: the guard's core is in range and acted as by this thread
     // (the field's invariant).
     unsafe { guard.regime.enter_exclusive(guard.core, spin_hook) };
-    guard.exclusive = true;
+    guard.round = Round::Exclusive;
 }

@@ -68,6 +68,9 @@
 //! new object locks, which widens the windows in which another core meets
 //! them held (`granule verify --fault-injection`).
 
+#[cfg(test)]
+mod tests;
+
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;

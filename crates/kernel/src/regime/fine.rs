@@ -137,8 +137,9 @@ struct Held {
     /// One above the highest lock number held; 0 when none is (so that
     /// "below something held" is one comparison).
     above: u32,
-    /// [`ESCALATE`], [`DELAYS`] and [`EXCLUSIVE`]: what a shared entry's
-    /// start and every hold test in one comparison.
+    /// [`ESCALATE`], [`DELAYS`] and [`EXCLUSIVE`]: a shared entry's start
+    /// tests them all in one comparison; a hold tests [`EXCLUSIVE`] before
+    /// its lock and [`DELAYS`] after it.
     flags: u8,
     /// xorshift state for fault injection.
     rng: u64,

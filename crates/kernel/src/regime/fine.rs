@@ -302,8 +302,9 @@ impl<S: LockStats> Fine<S> {
     /// taken in lock order. `None` for a core or object this regime has no
     /// lock for.
     fn numbers<'a>(&'a self, set: &'a LockSet) -> impl Iterator<Item = Option<u32>> + 'a {
-        let cores = set.cores.iter().map(|c| (c < self.cores).then_some(c as u32));
-        cores.chain(set.keys().iter().map(|&key| self.index_of(ObjectId::from_key(key))))
+        let cores = set.cores.iter().map(LockTarget::Core);
+        let objects = set.keys().iter().map(|&key| LockTarget::Object(ObjectId::from_key(key)));
+        cores.chain(objects).map(|t| self.lock_number(t))
     }
 
     /// Lock index of `id`, if it names a lockable object in range.

@@ -67,6 +67,12 @@ fn tiny_run_has_every_record_with_positive_numbers() {
         // None when the short run was charged no CPU tick.
         let xput = &r["requests_per_cpu_s"];
         assert!(xput.is_null() || xput.as_f64().is_some_and(|x| x > 0.0), "{r}");
+        // redis-benchmark did work (its CPU time, in 10 ms ticks, may round
+        // to nothing on a short run) and cannot have used more than its
+        // one thread's CPU, with room for tick rounding.
+        assert!(r["load_cpu_s"].as_f64().is_some_and(|x| x >= 0.0), "{r}");
+        let share = &r["load_cpu_share"];
+        assert!(share.as_f64().is_some_and(|x| (0.0..1.5).contains(&x)), "{r}");
     }
 
     let summary = of_kind(&rs, "serve_vs_redis");
@@ -75,6 +81,9 @@ fn tiny_run_has_every_record_with_positive_numbers() {
         assert_eq!(s["rounds"], 1);
         for f in ["granule_requests_per_sec", "redis_requests_per_sec", "ratio_rps"] {
             assert!(s[f].as_f64().is_some_and(|x| x > 0.0), "{f} in {s}");
+        }
+        for f in ["granule_load_cpu_share", "redis_load_cpu_share"] {
+            assert!(s[f].as_f64().is_some_and(|x| x >= 0.0), "{f} in {s}");
         }
         for f in ["granule_requests_per_cpu_s", "redis_requests_per_cpu_s", "ratio_xput"] {
             assert!(s[f].is_null() || s[f].as_f64().is_some_and(|x| x > 0.0), "{f} in {s}");

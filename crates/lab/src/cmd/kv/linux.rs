@@ -472,6 +472,18 @@ pub(crate) fn process_ticks(pid: u32) -> Result<u64> {
     field(11).zip(field(12)).map(|(u, s)| u + s).ok_or_else(|| anyhow!("{path}: no utime/stime"))
 }
 
+/// User plus system time of this process's children that have exited and
+/// been reaped (`cutime` + `cstime` of `/proc/self/stat`, what
+/// `getrusage(RUSAGE_CHILDREN)` reports), in `USER_HZ` ticks.
+pub(crate) fn reaped_children_ticks() -> Result<u64> {
+    let text = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
+    // As in `process_ticks`: cutime is the 16th field, cstime the 17th.
+    let rest = text.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|w| w.parse::<u64>().ok());
+    field(13).zip(field(14)).map(|(u, s)| u + s).ok_or_else(|| anyhow!("/proc/self/stat: no cutime/cstime"))
+}
+
 /// Counters read at one end of the window.
 #[derive(Debug)]
 struct Sample {

@@ -6,7 +6,11 @@
 //! the two readings is that test's. The CPU time is utime + stime of the
 //! server's `/proc/<pid>/stat` line, which covers all its threads (counted
 //! in ticks of 10 ms: short runs are coarse, and one that was charged no
-//! tick has no requests per CPU-second). The run is bounded: a
+//! tick has no requests per CPU-second). The load generator's own CPU time
+//! is read the same way, as this process's reaped children's (the servers
+//! are never reaped during a run): `redis-benchmark` is one thread, so its
+//! share of one CPU near 1 says the run measured the load generator as much
+//! as the server. The run is bounded: a
 //! `redis-benchmark` that cannot reach its server spins forever, so it is
 //! killed when the server exits, at its deadline, or at Ctrl-C.
 
@@ -18,7 +22,7 @@ use anyhow::{anyhow, bail, Result};
 
 use super::child::{interrupted, last_line, Child, Stop};
 use super::servers::Server;
-use crate::cmd::kv::linux::{process_ticks, USER_HZ};
+use crate::cmd::kv::linux::{process_ticks, reaped_children_ticks, USER_HZ};
 
 /// How often a running benchmark is polled.
 const POLL: Duration = Duration::from_millis(5);
@@ -45,6 +49,11 @@ pub struct Measured {
     pub requests_per_sec: f64,
     /// CPU time charged to the server over the run, seconds.
     pub server_cpu_s: f64,
+    /// CPU time of `redis-benchmark` itself over the run, seconds.
+    pub load_cpu_s: f64,
+    /// Wall-clock time from starting `redis-benchmark` to reaping it,
+    /// seconds.
+    pub wall_s: f64,
 }
 
 impl Bench {
@@ -69,6 +78,8 @@ impl Bench {
         let what = format!("redis-benchmark -t {test} -P {pipeline} against {}", server.kind.name());
         let pid = server.child.id();
         let before = process_ticks(pid)?;
+        let load_before = reaped_children_ticks()?;
+        let started = Instant::now();
         let mut bench =
             Child::spawn("redis-benchmark", &mut self.command(server.port, test, pipeline), true, Stop::Kill)?;
         let deadline = Instant::now() + self.timeout;
@@ -90,7 +101,9 @@ impl Bench {
             }
             std::thread::sleep(POLL);
         };
+        let wall_s = started.elapsed().as_secs_f64();
         let after = process_ticks(pid)?;
+        let load_after = reaped_children_ticks()?;
         let (out, err) = bench.output();
         if !status.success() {
             let line = last_line(if err.trim().is_empty() { &out } else { &err });
@@ -103,7 +116,12 @@ impl Bench {
                 colon(last_line(&format!("{out}\n{err}")))
             )
         })?;
-        Ok(Measured { requests_per_sec, server_cpu_s: after.saturating_sub(before) as f64 / USER_HZ })
+        Ok(Measured {
+            requests_per_sec,
+            server_cpu_s: after.saturating_sub(before) as f64 / USER_HZ,
+            load_cpu_s: load_after.saturating_sub(load_before) as f64 / USER_HZ,
+            wall_s,
+        })
     }
 }
 

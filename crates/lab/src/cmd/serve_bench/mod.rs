@@ -262,24 +262,28 @@ pub fn run(a: &Args) -> Result<()> {
 
     let mut records: Vec<Map<String, Value>> = vec![m.record(), setup.to_map()];
     records.extend(samples.iter().map(|s| s.record().to_map()));
-    let mut met = 0;
+    let mut compared = Vec::new();
     for &p in &s.pipelines {
         for &t in &s.tests {
-            let r = summary::compare(&samples, s.regime, t, p);
-            met += usize::from(r.meets_target);
-            records.push(r.to_map());
+            compared.push(summary::compare(&samples, s.regime, t, p));
         }
     }
+    records.extend(compared.iter().map(Record::to_map));
+    let met = compared.iter().filter(|r| r.meets_target).count();
     let mut note = String::new();
     if a.common.format == Format::Table {
         note.push_str(&format!(
             "requests_per_sec: as redis-benchmark reports it; server_cpu_s: the server process's utime + stime over \
              the run (/proc/<pid>/stat, all threads, 10 ms ticks); requests_per_cpu_s: requests / server_cpu_s (empty \
-             when no tick was charged); order 1: that server ran first in its round (the first alternates).\n\
+             when no tick was charged); order 1: that server ran first in its round (the first alternates); \
+             load_cpu_share: redis-benchmark's own CPU time over the run's wall time (its one thread can use one CPU).\n\
              serve_vs_redis: medians over the rounds, ratios granule / redis; meets_target: both ratios >= 1.0. Target \
              met on {met} of {} (test, pipeline) points.\n",
             s.pipelines.len() * s.tests.len()
         ));
+        if let Some(bound) = summary::load_bound(&compared) {
+            note.push_str(&bound);
+        }
     }
     emit(a.common.format, &records, &note)?;
     Ok(())
@@ -308,6 +312,8 @@ fn measure(s: &Settings, bench: &Bench, pair: &mut Pair, pb: &indicatif::Progres
                         requests: s.requests,
                         requests_per_sec: r.requests_per_sec,
                         server_cpu_s: r.server_cpu_s,
+                        load_cpu_s: r.load_cpu_s,
+                        wall_s: r.wall_s,
                     });
                     pb.inc(1);
                 }

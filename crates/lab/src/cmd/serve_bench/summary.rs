@@ -59,6 +59,13 @@ pub struct ServeBenchRecord<'a> {
     /// Requests per second of server CPU time; null when no CPU tick was
     /// charged.
     pub requests_per_cpu_s: Option<f64>,
+    /// CPU time of redis-benchmark itself over the run (utime + stime),
+    /// seconds.
+    pub load_cpu_s: f64,
+    /// `load_cpu_s` over the run's wall-clock time: redis-benchmark's share
+    /// of the one CPU its single thread can use. Near 1 the load generator,
+    /// not the server, set the requests per second.
+    pub load_cpu_share: Option<f64>,
 }
 
 impl Record for ServeBenchRecord<'_> {
@@ -89,6 +96,10 @@ pub struct ServeVsRedis<'a> {
     pub redis_requests_per_cpu_s: Option<f64>,
     /// `granule_requests_per_cpu_s / redis_requests_per_cpu_s`.
     pub ratio_xput: Option<f64>,
+    /// Median share of its CPU redis-benchmark used against `granule serve`.
+    pub granule_load_cpu_share: Option<f64>,
+    /// Median share of its CPU redis-benchmark used against `redis-server`.
+    pub redis_load_cpu_share: Option<f64>,
     /// Both ratios are at least 1.
     pub meets_target: bool,
 }
@@ -110,6 +121,10 @@ pub struct Sample {
     pub requests: u64,
     pub requests_per_sec: f64,
     pub server_cpu_s: f64,
+    /// redis-benchmark's own CPU time over the run, seconds.
+    pub load_cpu_s: f64,
+    /// The run's wall-clock time, seconds.
+    pub wall_s: f64,
 }
 
 impl Sample {
@@ -117,6 +132,12 @@ impl Sample {
     /// charged.
     pub fn requests_per_cpu_s(&self) -> Option<f64> {
         (self.server_cpu_s > 0.0).then(|| self.requests as f64 / self.server_cpu_s)
+    }
+
+    /// redis-benchmark's share of its CPU over the run; none for a run
+    /// that took no measurable time.
+    pub fn load_cpu_share(&self) -> Option<f64> {
+        (self.wall_s > 0.0).then(|| self.load_cpu_s / self.wall_s)
     }
 
     /// The `serve_bench` record.
@@ -130,6 +151,8 @@ impl Sample {
             requests_per_sec: self.requests_per_sec,
             server_cpu_s: self.server_cpu_s,
             requests_per_cpu_s: self.requests_per_cpu_s(),
+            load_cpu_s: self.load_cpu_s,
+            load_cpu_share: self.load_cpu_share(),
         }
     }
 }
@@ -149,6 +172,7 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
     let xput = |kind: Kind| median(&of(kind).filter_map(Sample::requests_per_cpu_s).collect::<Vec<_>>());
     let (g_rps, r_rps) = (rps(Kind::Granule), rps(Kind::Redis));
     let (g_xput, r_xput) = (xput(Kind::Granule), xput(Kind::Redis));
+    let load = |kind: Kind| median(&of(kind).filter_map(Sample::load_cpu_share).collect::<Vec<_>>());
     let ratio_rps = ratio(g_rps, r_rps);
     let ratio_xput = ratio(g_xput, r_xput);
     ServeVsRedis {
@@ -162,8 +186,35 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
         granule_requests_per_cpu_s: g_xput,
         redis_requests_per_cpu_s: r_xput,
         ratio_xput,
+        granule_load_cpu_share: load(Kind::Granule),
+        redis_load_cpu_share: load(Kind::Redis),
         meets_target: ratio_rps.is_some_and(|x| x >= 1.0) && ratio_xput.is_some_and(|x| x >= 1.0),
     }
+}
+
+/// The share of its CPU above which redis-benchmark is taken to have set
+/// a run's pace.
+pub const LOAD_BOUND: f64 = 0.9;
+
+/// A note naming the (test, pipeline) points where redis-benchmark's median
+/// share of its CPU was at least [`LOAD_BOUND`] against both servers; none
+/// if there is no such point.
+pub fn load_bound(compared: &[ServeVsRedis<'_>]) -> Option<String> {
+    let bound = |x: Option<f64>| x.is_some_and(|x| x >= LOAD_BOUND);
+    let points: Vec<String> = compared
+        .iter()
+        .filter(|r| bound(r.granule_load_cpu_share) && bound(r.redis_load_cpu_share))
+        .map(|r| format!("{} -P {}", r.test, r.pipeline))
+        .collect();
+    (!points.is_empty()).then(|| {
+        format!(
+            "redis-benchmark used at least {:.0} % of its CPU against both servers at {}: there the requests per \
+             second measure the load generator as much as either server, and ratio_rps stays near 1 whatever the \
+             servers cost (ratio_xput compares them).\n",
+            LOAD_BOUND * 100.0,
+            points.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]
@@ -180,6 +231,8 @@ mod tests {
             requests: 1000,
             requests_per_sec: rps,
             server_cpu_s: cpu,
+            load_cpu_s: 0.5 * round as f64,
+            wall_s: 2.0,
         }
     }
 
@@ -201,10 +254,30 @@ mod tests {
         assert_eq!(r.ratio_xput, Some(1.5));
         assert!(r.meets_target);
         assert_eq!(r.rounds, 3);
+        // The load generator used 0.5, 1.0 and 1.5 s of CPU over 2 s runs.
+        assert_eq!(r.granule_load_cpu_share, Some(0.5));
+        assert_eq!(r.redis_load_cpu_share, Some(0.5));
         let none = compare(&s, "bkl", "get", 1);
         assert!(none.ratio_rps.is_none());
         assert!(!none.meets_target);
         let m = sample(Kind::Redis, 1, 1.0, 0.0).record().to_map();
         assert_eq!(m["requests_per_cpu_s"], serde_json::Value::Null, "{m:?}");
+        assert_eq!(m["load_cpu_share"], serde_json::json!(0.25), "{m:?}");
+        // Both servers' runs used 1.0 s of 2 s: no load-bound point; at
+        // 1.9 s of 2 s against both, one.
+        assert_eq!(load_bound(std::slice::from_ref(&r)), None);
+        let busy: Vec<Sample> = s
+            .iter()
+            .cloned()
+            .map(|mut x| {
+                x.load_cpu_s = 1.9;
+                x
+            })
+            .collect();
+        let note = load_bound(&[compare(&busy, "bkl", "set", 1)]).unwrap();
+        assert!(note.contains("at set -P 1:"), "{note}");
+        let mut instant = sample(Kind::Redis, 1, 1.0, 0.0);
+        instant.wall_s = 0.0;
+        assert_eq!(instant.record().to_map()["load_cpu_share"], serde_json::Value::Null);
     }
 }

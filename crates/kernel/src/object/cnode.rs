@@ -65,7 +65,11 @@ pub(crate) struct CNode {
 }
 
 impl CNode {
+    /// A CNode of `2^bits` slots. `bits` is at most
+    /// [`crate::abi::CNODE_MAX_BITS`] (retype and boot check it), so every
+    /// slot index fits a `u32` (`lookup_in` relies on it).
     pub fn new(bits: u8) -> Self {
+        debug_assert!(Word::from(bits) <= crate::abi::CNODE_MAX_BITS, "a CNode of 2^{bits} slots");
         Self { slots: vec![CapSlot::default(); 1 << bits].into_boxed_slice() }
     }
 }
@@ -118,9 +122,13 @@ impl<W: Waits> Ctx<'_, W> {
     /// known already (the decoder's view of it).
     #[inline(always)]
     pub(crate) fn lookup_in(&self, cnode: Ref<CNode>, cptr: Word) -> Result<(SlotAddr, Cap), Error> {
-        let index = u32::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
-        let slot = SlotAddr { cnode, index };
-        let cell = &self.cap_ref(slot).ok_or(Error::InvalidCapability)?.cap;
+        // The whole word is checked against the CNode's size, which is below
+        // 2^32 (`CNode::new`): an index in range fits a `u32`. (Narrowing it
+        // first, as a `u32::try_from`, is one more test on the fast path.)
+        let cn = self.read(cnode).ok_or(Error::InvalidCapability)?;
+        let index = usize::try_from(cptr).map_err(|_| Error::InvalidCapability)?;
+        let cell = &cn.slots.get(index).ok_or(Error::InvalidCapability)?.cap;
+        let slot = SlotAddr { cnode, index: index as u32 };
         let cap = if W::SHARED_CAP_WRITES { cell.get() } else { cell.get_settled() };
         if cap.obj.is_null() || !self.cap_live(cap.obj) {
             return Err(Error::InvalidCapability);

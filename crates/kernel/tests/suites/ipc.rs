@@ -23,6 +23,36 @@ fn pair(sim: &mut Sim, s_core: usize, s_prio: u8, c_core: usize, c_prio: u8) -> 
     Pair { ep, reply, s, c, s_cap, c_cap }
 }
 
+/// A capability pointer is a whole word: one whose low 32 bits name a live
+/// capability but whose high bits are set names none, on the fast path's
+/// `Call` and on `ReplyRecv`'s reply object and endpoint alike.
+#[test]
+fn a_cptr_above_32_bits_names_no_capability() {
+    let mut sim = Sim::new(1);
+    let p = pair(&mut sim, 0, 50, 0, 50);
+    sim.park_root();
+    sim.sys(0, Sysno::Recv, p.ep, msg(0, 0), p.reply);
+    assert_eq!(sim.running[0], Some(p.c));
+    for high in [1 << 32, 1 << 40, 1 << 63] {
+        sim.sys(0, Sysno::Call, high | p.ep, msg(1, 0), 0);
+        assert_eq!(sim.buf(p.c).result(), Err(Error::InvalidCapability), "cptr {:#x}", high | p.ep);
+        assert_eq!(sim.running[0], Some(p.c));
+    }
+    // The real call reaches the server, whose reply pointers are then tried.
+    sim.sys(0, Sysno::Call, p.ep, msg(1, 0), 0);
+    assert_eq!(sim.running[0], Some(p.s));
+    sim.sys(0, Sysno::ReplyRecv, p.ep, msg(2, 0), (1 << 32) | p.reply);
+    assert_eq!(sim.buf(p.s).result(), Err(Error::InvalidCapability));
+    assert_eq!(sim.status(p.c), ThreadStatus::BlockedOnReply);
+    // As with an endpoint pointer out of range: the reply half answers the
+    // caller, the receive half fails and the server runs on.
+    sim.sys(0, Sysno::ReplyRecv, (1 << 32) | p.ep, msg(2, 0), p.reply);
+    assert_eq!(sim.buf(p.s).result(), Err(Error::InvalidCapability));
+    assert_eq!(sim.running[0], Some(p.s));
+    assert_eq!(sim.status(p.c), ThreadStatus::Ready);
+    assert_eq!(sim.buf(p.c).result(), Ok(()));
+}
+
 #[test]
 fn call_and_reply_recv_on_one_core() {
     let mut sim = Sim::new(1);

@@ -21,6 +21,16 @@
 //! choice after any wake-up or block (`finish_entry`), as on the general
 //! path.
 //!
+//! # Known to be live
+//!
+//! An object is looked at through its generation once per entry: the
+//! decoder's look-up checks the endpoint and reply object, `begin_entry` the
+//! caller, `ref_at` a queued thread as it names it. Later steps reach them
+//! with [`Ctx::get_live`], without checking again: outside `lockfree`'s
+//! shared paths (which never take this path) objects are freed only by
+//! whole-kernel entries, which run beside no other, and the fast path frees
+//! nothing. The thread it switches to is one of those ([`Direct::new`]).
+//!
 //! # Locking as the guards walk
 //!
 //! Every read of an object is preceded by a hold of it through the regime's
@@ -161,14 +171,17 @@ impl<W: Waits> Ctx<'_, W> {
     ) -> Result<Option<Direct>, G::Stop> {
         let core = self.core;
         guard.object(ep)?;
-        let Some(e) = self.get(ep) else { return Ok(None) };
+        // SAFETY: the decoder's look-up found `ep` live in this entry, which
+        // frees nothing (module documentation, "Known to be live").
+        let e = unsafe { self.get_live(ep) };
         if e.state != EpState::Recv {
             return Ok(None);
         }
         let head = e.queue.head;
         // The receiver waits in the endpoint's queue: held with it.
         let Some(dest) = self.ref_at::<Tcb>(head) else { return Ok(None) };
-        let Some(d) = self.get(dest) else { return Ok(None) };
+        // SAFETY: `ref_at` made `dest` from a live slot, in this entry.
+        let d = unsafe { self.get_live(dest) };
         let ThreadState::BlockedOnRecv { reply: Some(reply), .. } = d.state else { return Ok(None) };
         // The caller blocks: the receiver runs if nothing ready outranks it.
         if d.core != core {
@@ -179,7 +192,10 @@ impl<W: Waits> Ctx<'_, W> {
             return Ok(None);
         }
         guard.object(reply)?;
-        let Some(r) = self.get(reply) else { return Ok(None) };
+        // SAFETY: a receiver's reply object is live (destroying one takes its
+        // receiver off it first, `cancel_reply`; an invariant the checker
+        // asserts), and `dest` was found live above.
+        let r = unsafe { self.get_live(reply) };
         if r.caller.is_some() {
             return Ok(None);
         }
@@ -187,12 +203,14 @@ impl<W: Waits> Ctx<'_, W> {
         r.receiver = None;
         r.caller = Some(me);
         r.grant = msg.grant;
-        self.ep_remove_as(ep, dest, ThreadState::Running);
+        // SAFETY: `ep` and `dest` were found live above.
+        unsafe { self.ep_remove_as(ep, dest, ThreadState::Running) };
         self.copy_message(me, dest, msg.info, msg.badge);
-        if let Some(x) = self.get(me) {
-            x.state = ThreadState::BlockedOnReply { reply, fault: false };
-        }
-        Ok(Some(Direct { to: dest, prio: dest_prio }))
+        // SAFETY: `begin_entry` found the caller live.
+        unsafe { self.get_live(me) }.state = ThreadState::BlockedOnReply { reply, fault: false };
+        // SAFETY: `dest` was found live above, and stays so to the entry's
+        // end, which frees nothing.
+        Ok(Some(unsafe { Direct::new(dest, dest_prio) }))
     }
 
     #[inline(always)]
@@ -206,16 +224,20 @@ impl<W: Waits> Ctx<'_, W> {
     ) -> Result<Option<Direct>, G::Stop> {
         let core = self.core;
         guard.object(ep)?;
-        let Some(e) = self.get(ep) else { return Ok(None) };
+        // SAFETY: the decoder's look-ups found `ep` and `reply` live in this
+        // entry, which frees nothing (module documentation).
+        let e = unsafe { self.get_live(ep) };
         if e.state == EpState::Send {
             return Ok(None);
         }
         guard.object(reply)?;
-        let Some(r) = self.get(reply) else { return Ok(None) };
+        // SAFETY: as above.
+        let r = unsafe { self.get_live(reply) };
         // The caller waits on the reply object: held with it.
         let (Some(caller), None) = (r.caller, r.receiver) else { return Ok(None) };
         let best = self.own().ready.highest();
-        let Some((r, c)) = self.get_pair(reply, caller) else { return Ok(None) };
+        // SAFETY: as above, for `reply`; the caller is checked.
+        let Some((r, c)) = (unsafe { self.get_live_and(reply, caller) }) else { return Ok(None) };
         // The replier blocks: the caller runs if nothing ready outranks it.
         if !matches!(c.state, ThreadState::BlockedOnReply { reply: r, fault: false } if r == reply) || c.core != core {
             return Ok(None);
@@ -229,8 +251,11 @@ impl<W: Waits> Ctx<'_, W> {
         r.receiver = Some(me);
         c.state = ThreadState::Running;
         self.copy_message(me, caller, info, 0);
-        self.ep_append_as(ep, me, EpState::Recv, ThreadState::BlockedOnRecv { ep, reply: Some(reply) });
-        Ok(Some(Direct { to: caller, prio: caller_prio }))
+        // SAFETY: the decoder found `ep` live, and `begin_entry` the caller.
+        unsafe { self.ep_append_as(ep, me, EpState::Recv, ThreadState::BlockedOnRecv { ep, reply: Some(reply) }) };
+        // SAFETY: `caller` was found live above, and stays so to the
+        // entry's end, which frees nothing.
+        Ok(Some(unsafe { Direct::new(caller, caller_prio) }))
     }
 
     /// `Signal`: its notification's first waiter, if it waits for this

@@ -203,6 +203,11 @@ impl<W: Waits> Ctx<'_, W> {
             if let Some(call) = fault_call {
                 ensure!(call && x.fault.is_some(), "fault", "TCB {i} ({state:?}) sends no fault ({:?})", x.fault);
             }
+            // A receiver's reply object is live: destroying one takes its
+            // receiver off it (the IPC fast path reaches it unchecked).
+            if let ThreadState::BlockedOnRecv { reply: Some(r), .. } = state {
+                ensure!(self.live(r), "reply", "TCB {i} receives with dead reply {r:?}");
+            }
             let expect = u32::from(state != ThreadState::Inactive);
             let found = places[i as usize];
             // An inactive thread may still be current on its core until the end

@@ -367,6 +367,58 @@ impl<'k, W> Ctx<'k, W> {
         self.at::<Tcb>(t.index).filter(|(r, _)| r.gen() == t.gen).map(|(_, x)| x)
     }
 
+    /// The object behind `r`, known to be live: [`Ctx::get`] without the
+    /// generation check, for the IPC fast path's steps after it has checked
+    /// (`fastpath.rs`).
+    ///
+    /// # Safety
+    /// `r` is live, and stays so while the result lives: this entry found it
+    /// live (a [`Ctx::get`], a capability look-up's liveness check, or
+    /// [`Ctx::ref_at`]) and has freed no object since. (Outside `lockfree`'s
+    /// shared paths, which never call this, only a whole-kernel entry frees
+    /// objects, and no other entry runs beside one.)
+    #[inline(always)]
+    pub unsafe fn get_live<T: Object>(&mut self, r: Ref<T>) -> &mut T {
+        // SAFETY: as in `slot`; `r` is live by the caller's contract.
+        unsafe { T::slab(self.s).live_known(r) }.obj()
+    }
+
+    /// [`Ctx::get_pair`] of two objects known to be live.
+    ///
+    /// # Safety
+    /// As for [`Ctx::get_live`], for both.
+    #[inline(always)]
+    pub unsafe fn get_pair_live<A: Object + Distinct<B>, B: Object>(
+        &mut self,
+        a: Ref<A>,
+        b: Ref<B>,
+    ) -> (&mut A, &mut B) {
+        // SAFETY: as in `get_pair`, and both are live by the caller's
+        // contract.
+        let sa = unsafe { A::slab(self.s).live_known(a) };
+        // SAFETY: as above.
+        let sb = unsafe { B::slab(self.s).live_known(b) };
+        (sa.obj(), sb.obj())
+    }
+
+    /// [`Ctx::get_pair`] of `a`, known to be live, and `b`, checked: `None`
+    /// if `b` is not live.
+    ///
+    /// # Safety
+    /// As for [`Ctx::get_live`], for `a`.
+    #[inline(always)]
+    pub unsafe fn get_live_and<A: Object + Distinct<B>, B: Object>(
+        &mut self,
+        a: Ref<A>,
+        b: Ref<B>,
+    ) -> Option<(&mut A, &mut B)> {
+        // SAFETY: as in `get_pair`; `a` is live by the caller's contract.
+        let sa = unsafe { A::slab(self.s).live_known(a) };
+        // SAFETY: as in `get_pair`.
+        let sb = unsafe { B::slab(self.s).live(b) }?;
+        Some((sa.obj(), sb.obj()))
+    }
+
     /// Two live objects of two different types at once (see [`Distinct`]).
     #[inline(always)]
     pub fn get_pair<A: Object + Distinct<B>, B: Object>(&mut self, a: Ref<A>, b: Ref<B>) -> Option<(&mut A, &mut B)> {

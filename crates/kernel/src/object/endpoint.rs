@@ -109,19 +109,53 @@ impl<W: Waits> Ctx<'_, W> {
     /// Queue `t` on endpoint `ep` in state `state` (`Send` or `Recv`).
     #[inline]
     pub(crate) fn ep_append(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState) {
-        self.ep_append_with(ep, t, state, |_| {});
+        // SAFETY: `LIVE` is false: both are checked.
+        unsafe { self.ep_append_with::<false>(ep, t, state, |_| {}) };
     }
 
-    /// [`Ctx::ep_append`], the thread's state becoming `ts` in the same
-    /// access (the fast path's).
+    /// [`Ctx::ep_append`] of `t` to `ep`, both known to be live, the
+    /// thread's state becoming `ts` in the same access (the fast path's).
+    ///
+    /// # Safety
+    /// As for [`Ctx::get_live`], for `ep` and `t`.
     #[inline(always)]
-    pub(crate) fn ep_append_as(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState, ts: ThreadState) {
-        self.ep_append_with(ep, t, state, |x| x.state = ts);
+    pub(crate) unsafe fn ep_append_as(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState, ts: ThreadState) {
+        // SAFETY: by the caller's contract.
+        unsafe { self.ep_append_with::<true>(ep, t, state, |x| x.state = ts) };
     }
 
+    /// `ep` and `t`: with `LIVE` known to be live, without checked (`None`
+    /// if either is dead).
+    ///
+    /// # Safety
+    /// With `LIVE`, as for [`Ctx::get_live`], for `ep` and `t`.
     #[inline(always)]
-    fn ep_append_with(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, state: EpState, f: impl FnOnce(&mut Tcb)) {
-        let Some((e, x)) = self.get_pair(ep, t) else { return };
+    unsafe fn ep_and_thread<const LIVE: bool>(
+        &mut self,
+        ep: Ref<Endpoint>,
+        t: Ref<Tcb>,
+    ) -> Option<(&mut Endpoint, &mut Tcb)> {
+        if LIVE {
+            // SAFETY: by the caller's contract.
+            Some(unsafe { self.get_pair_live(ep, t) })
+        } else {
+            self.get_pair(ep, t)
+        }
+    }
+
+    /// # Safety
+    /// With `LIVE`, as for [`Ctx::get_live`], for `ep` and `t` (without,
+    /// none: a dead one is ignored).
+    #[inline(always)]
+    unsafe fn ep_append_with<const LIVE: bool>(
+        &mut self,
+        ep: Ref<Endpoint>,
+        t: Ref<Tcb>,
+        state: EpState,
+        f: impl FnOnce(&mut Tcb),
+    ) {
+        // SAFETY: by the caller's contract.
+        let Some((e, x)) = (unsafe { self.ep_and_thread::<LIVE>(ep, t) }) else { return };
         f(x);
         let tail;
         (e.queue, tail) = e.queue.append(x, t.index());
@@ -132,19 +166,28 @@ impl<W: Waits> Ctx<'_, W> {
     /// Remove `t` from `ep`'s queue (it must be in it, if `ep` is live).
     #[inline]
     pub(crate) fn ep_remove(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>) {
-        self.ep_remove_with(ep, t, |_| {});
+        // SAFETY: `LIVE` is false: both are checked.
+        unsafe { self.ep_remove_with::<false>(ep, t, |_| {}) };
     }
 
-    /// [`Ctx::ep_remove`], the thread's state becoming `ts` in the same
-    /// access (the fast path's).
+    /// [`Ctx::ep_remove`] of `t` from `ep`, both known to be live, the
+    /// thread's state becoming `ts` in the same access (the fast path's).
+    ///
+    /// # Safety
+    /// As for [`Ctx::get_live`], for `ep` and `t`.
     #[inline(always)]
-    pub(crate) fn ep_remove_as(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, ts: ThreadState) {
-        self.ep_remove_with(ep, t, |x| x.state = ts);
+    pub(crate) unsafe fn ep_remove_as(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, ts: ThreadState) {
+        // SAFETY: by the caller's contract.
+        unsafe { self.ep_remove_with::<true>(ep, t, |x| x.state = ts) };
     }
 
+    /// # Safety
+    /// With `LIVE`, as for [`Ctx::get_live`], for `ep` and `t` (without,
+    /// none: a dead one is ignored).
     #[inline(always)]
-    fn ep_remove_with(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, f: impl FnOnce(&mut Tcb)) {
-        let Some((e, x)) = self.get_pair(ep, t) else { return };
+    unsafe fn ep_remove_with<const LIVE: bool>(&mut self, ep: Ref<Endpoint>, t: Ref<Tcb>, f: impl FnOnce(&mut Tcb)) {
+        // SAFETY: by the caller's contract.
+        let Some((e, x)) = (unsafe { self.ep_and_thread::<LIVE>(ep, t) }) else { return };
         f(x);
         let (prev, next);
         (e.queue, prev, next) = e.queue.remove(x);

@@ -236,6 +236,21 @@ impl<T> Slab<T> {
         (slot.gen == r.gen()).then_some(slot)
     }
 
+    /// The slot of `r`, known to be live: [`Slab::live`] without the
+    /// generation check (checked only under debug assertions).
+    ///
+    /// # Safety
+    /// As for [`Slab::live`], and `r` is live: its generation is its slot's.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn live_known(&self, r: Ref<T>) -> &mut Slot<T> {
+        // SAFETY: by the caller's contract no other reference to this slot is
+        // live and no other core accesses it.
+        let slot = unsafe { &mut *self.cell(r).get() };
+        debug_assert_eq!(slot.gen, r.gen(), "a reference known to be live is stale");
+        slot
+    }
+
     /// Shared access to the slot of the live object `r` names, or `None`.
     ///
     /// # Safety

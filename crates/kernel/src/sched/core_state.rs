@@ -29,8 +29,33 @@ pub(crate) enum Action {
 /// held (seL4's direct switch at the end of `fastpath.c`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Direct {
-    pub to: Ref<Tcb>,
-    pub prio: u8,
+    to: Ref<Tcb>,
+    prio: u8,
+}
+
+impl Direct {
+    /// Run `to`, of priority `prio`, at the entry's end.
+    ///
+    /// # Safety
+    /// `to` is live and stays so until the entry ends (as for
+    /// [`crate::state::Ctx::get_live`]): the entry's end reaches it without
+    /// checking.
+    #[inline(always)]
+    pub(crate) unsafe fn new(to: Ref<Tcb>, prio: u8) -> Self {
+        Self { to, prio }
+    }
+
+    /// The thread to run.
+    #[inline(always)]
+    pub(crate) fn to(self) -> Ref<Tcb> {
+        self.to
+    }
+
+    /// Its priority.
+    #[inline(always)]
+    pub(crate) fn prio(self) -> u8 {
+        self.prio
+    }
 }
 
 /// Ready queues: a bitmap of non-empty levels and a FIFO per level. The

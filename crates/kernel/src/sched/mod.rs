@@ -58,6 +58,16 @@ pub(crate) mod core_state;
 
 pub(crate) use core_state::{Action, Direct};
 
+/// What an entry's end runs ([`Ctx::exit_to`]).
+#[derive(Clone, Copy, Debug)]
+enum Next {
+    /// The fast path's direct switch, whose thread is known to be live.
+    Direct(Direct),
+    /// This thread (checked: a stale one runs nothing), of this priority
+    /// (none: as its TCB says); no thread: idle.
+    Checked(Option<Ref<Tcb>>, Option<u8>),
+}
+
 impl<W: Waits> Ctx<'_, W> {
     /// Append (`front = false`) or prepend `t` to its core's ready queue.
     pub(crate) fn enqueue(&mut self, t: Ref<Tcb>, front: bool) {
@@ -418,7 +428,7 @@ impl<W: Waits> Ctx<'_, W> {
         // wait queue, where a pending suspend was checked already; one that
         // came after stops it at the interrupt it sent.
         if let Action::Direct { to, prio } = action {
-            return self.exit_to(Some(to), Some(prio));
+            return self.exit_to(Next::Checked(Some(to), Some(prio)));
         }
         self.choose_next(action)
     }
@@ -430,7 +440,7 @@ impl<W: Waits> Ctx<'_, W> {
     #[inline(never)]
     pub(crate) fn finish_direct(&mut self, d: Direct) -> ExitPlan {
         debug_assert!(self.own().action == Action::Resume, "a direct switch after a scheduling request");
-        self.exit_to(Some(d.to), Some(d.prio))
+        self.exit_to(Next::Direct(d))
     }
 
     /// The end of an entry that did not decide on a direct switch: carry
@@ -497,21 +507,31 @@ impl<W: Waits> Ctx<'_, W> {
         } else {
             self.dispatchable(next)
         };
-        self.exit_to(next, None)
+        self.exit_to(Next::Checked(next, None))
     }
 
-    /// The end of every entry: `next` (of priority `prio`, or as its TCB
-    /// says) becomes this core's current thread, and the plan says what
-    /// the platform runs.
+    /// The end of every entry: the next thread (of the priority given, or
+    /// as its TCB says; none: idle) becomes this core's current thread, and
+    /// the plan says what the platform runs.
     #[inline(always)]
-    fn exit_to(&mut self, next: Option<Ref<Tcb>>, prio: Option<u8>) -> ExitPlan {
+    fn exit_to(&mut self, to: Next) -> ExitPlan {
         let core = self.core;
+        let (next, prio) = match to {
+            Next::Direct(d) => (Some(d.to()), Some(d.prio())),
+            Next::Checked(next, prio) => (next, prio),
+        };
         let mut next_prio = prio.unwrap_or(0);
         self.own_cell().trapped.store(TRAP_NONE, Ordering::Relaxed);
 
         let mut plan = ExitPlan { run: None, start: None, ipis: self.ipis, irq_acks: self.irq_acks, space: None };
         if let Some(n) = next {
-            if let Some(x) = self.get(n) {
+            let tcb = match to {
+                // SAFETY: a direct switch's thread is live to the entry's end
+                // (`Direct::new`'s contract).
+                Next::Direct(_) => Some(unsafe { self.get_live(n) }),
+                Next::Checked(..) => self.get(n),
+            };
+            if let Some(x) = tcb {
                 if prio.is_none() {
                     next_prio = x.prio;
                 }

@@ -626,6 +626,7 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         if h.flags != 0 {
             return self.start_shared_flagged(core, h, syscall, &mut spin, Location::caller());
         }
+        // What `Regime::enter` does (here and in the flagged start).
         self.count(core, C_SHARED);
         // `core` is below `cores`: lock number `core` is its reader lock.
         self.wait_above(core, h, 0, core as u32, &mut spin, Location::caller());

@@ -462,26 +462,28 @@ fn cpu_jiffies() -> Result<Vec<Option<(u64, u64)>>> {
 
 /// User plus system time of process `pid`, in `USER_HZ` ticks.
 pub(crate) fn process_ticks(pid: u32) -> Result<u64> {
-    let path = format!("/proc/{pid}/stat");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-    // Fields after the command name (which may hold spaces): state is the
-    // 3rd field of the line, utime the 14th, stime the 15th.
-    let rest = text.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| f.get(i).and_then(|w| w.parse::<u64>().ok());
-    field(11).zip(field(12)).map(|(u, s)| u + s).ok_or_else(|| anyhow!("{path}: no utime/stime"))
+    // utime is the 14th field of the line, stime the 15th.
+    stat_pair(&format!("/proc/{pid}/stat"), 14, "utime/stime")
 }
 
 /// User plus system time of this process's children that have exited and
 /// been reaped (`cutime` + `cstime` of `/proc/self/stat`, what
 /// `getrusage(RUSAGE_CHILDREN)` reports), in `USER_HZ` ticks.
 pub(crate) fn reaped_children_ticks() -> Result<u64> {
-    let text = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
-    // As in `process_ticks`: cutime is the 16th field, cstime the 17th.
+    // cutime is the 16th field of the line, cstime the 17th.
+    stat_pair("/proc/self/stat", 16, "cutime/cstime")
+}
+
+/// The sum of fields `first` and `first + 1` (numbered from 1, as in
+/// proc(5)) of the `stat` file at `path`; `what` names them in the error.
+fn stat_pair(path: &str, first: usize, what: &str) -> Result<u64> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    // Counted after the command name, which may hold spaces: the field
+    // after its `)` is the 3rd (state).
     let rest = text.rsplit_once(')').map_or("", |(_, r)| r);
     let f: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| f.get(i).and_then(|w| w.parse::<u64>().ok());
-    field(13).zip(field(14)).map(|(u, s)| u + s).ok_or_else(|| anyhow!("/proc/self/stat: no cutime/cstime"))
+    let field = |n: usize| f.get(n - 3).and_then(|w| w.parse::<u64>().ok());
+    field(first).zip(field(first + 1)).map(|(a, b)| a + b).ok_or_else(|| anyhow!("{path}: no {what}"))
 }
 
 /// Counters read at one end of the window.

@@ -130,10 +130,14 @@ pub struct FineOptions {
 }
 
 /// What one core holds; touched only by that core.
+///
+/// `len` and `above` are adjacent 32-bit fields (`repr(C)`), so that the
+/// end of an entry clears both with one store.
 #[derive(Debug)]
+#[repr(C)]
 struct Held {
     idx: [u32; MAX_HELD],
-    len: usize,
+    len: u32,
     /// One above the highest lock number held; 0 when none is (so that
     /// "below something held" is one comparison).
     above: u32,
@@ -157,7 +161,7 @@ impl Held {
     /// `min` says so to the compiler, which then checks no bound.)
     #[inline(always)]
     fn taken(&self) -> &[u32] {
-        &self.idx[..self.len.min(MAX_HELD)]
+        &self.idx[..(self.len as usize).min(MAX_HELD)]
     }
 }
 
@@ -325,7 +329,7 @@ impl<S: LockStats> Fine<S> {
         spin: &mut F,
         site: &'static Location<'static>,
     ) -> bool {
-        let len = h.len;
+        let len = h.len as usize;
         if i < h.above {
             return self.take_below(core, h, i, site);
         }
@@ -359,7 +363,7 @@ impl<S: LockStats> Fine<S> {
             self.stats[self.class_of(i)].acquired(core, site, now.saturating_sub(t0), contended, now);
         }
         h.idx[len] = i;
-        h.len = len + 1;
+        h.len = len as u32 + 1;
         h.above = i + 1;
     }
 
@@ -371,7 +375,7 @@ impl<S: LockStats> Fine<S> {
             return true;
         }
         let len = h.len;
-        let Some(slot) = h.idx.get_mut(len) else { return false };
+        let Some(slot) = h.idx.get_mut(len as usize) else { return false };
         self.count(core, C_TRIED);
         if !self.lock_at(i).try_acquire(core) {
             self.count(core, C_FAILED);

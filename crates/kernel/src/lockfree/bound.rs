@@ -54,7 +54,7 @@ impl Ctx<'_, LfState> {
     pub(crate) fn lf_queued_receiver(&mut self, lf: &LfState, ep: Ref<Endpoint>, me: Ref<Tcb>) {
         if self.get(me).is_some_and(|x| x.bound.is_some()) {
             lf.ghost_ep(me.index()).store(ep.index(), Ordering::Relaxed);
-            lf.ctl(me.index()).set_waiting(|op| lf.count::<true>(self.core, op));
+            lf.ctl_of(me).set_waiting(|op| lf.count::<true>(self.core, op));
         }
     }
 
@@ -65,7 +65,7 @@ impl Ctx<'_, LfState> {
         let lf = self.lf();
         let core = self.core;
         let Some(state) = self.get(t).map(|x| x.state) else { return };
-        lf.ctl(t.index()).clear_wait_bits(|op| lf.count::<true>(core, op));
+        lf.ctl_of(t).clear_wait_bits(|op| lf.count::<true>(core, op));
         if let ThreadState::BlockedOnRecv { ep, .. } = state {
             self.lf_queued_receiver(lf, ep, t);
         }
@@ -77,7 +77,7 @@ impl Ctx<'_, LfState> {
     /// (`false`, as if unclaimed: the badge goes into the word).
     pub(crate) fn lf_claim_bound<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
         let core = self.core;
-        if !lf.ctl(t.index()).claim_for_signal(|op| lf.count::<C>(core, op)) {
+        if !lf.ctl_of(t).claim_for_signal(|op| lf.count::<C>(core, op)) {
             return false;
         }
         // Only this core adds to its count (and management, which no shared
@@ -95,7 +95,7 @@ impl Ctx<'_, LfState> {
     /// `t` (ours) leaves its receive: its claim on its reply object goes.
     pub(crate) fn lf_release_receive_claim(&mut self, lf: &LfState, t: Ref<Tcb>) {
         if let Some(ThreadState::BlockedOnRecv { reply: Some(r), .. }) = self.get(t).map(|x| x.state) {
-            let word = &lf.replies[r.index() as usize];
+            let word = &lf.reply(r);
             if word.load().1 == ReplyState::Receiver(t) {
                 word.set(ReplyState::Empty);
             }

@@ -148,7 +148,7 @@ impl Ctx<'_, LfState> {
         for i in 0..capacity::<Tcb>(self) {
             let Some((t, x)) = self.at::<Tcb>(i) else { continue };
             if let ThreadState::BlockedOnRecv { reply: Some(r), .. } = x.state {
-                let st = lf.replies[r.index() as usize].load().1;
+                let st = lf.reply(r).load().1;
                 ensure!(st == ReplyState::Receiver(t), "lf-reply", "TCB {i} receives with {r:?}, which is {st:?}");
             }
             let w = lf.ctl(i);
@@ -230,7 +230,7 @@ impl Ctx<'_, LfState> {
                 let caps = self.slot(t).map(|s| s.hdr.caps);
                 ensure!(caps == Some(1), "doomed", "core {c}: doomed thread {t:?} has {caps:?} capabilities");
                 let stopped = self.get(t).is_some_and(|x| x.state == ThreadState::Inactive);
-                let stopping = stopped || self.lf().ctl(t.index()).requested() == Some(false);
+                let stopping = stopped || self.lf().ctl_of(t).requested() == Some(false);
                 ensure!(stopping, "doomed", "core {c}: doomed thread {t:?} is not being stopped");
             }
         }

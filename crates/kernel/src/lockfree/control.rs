@@ -108,7 +108,7 @@ impl Ctx<'_, LfState> {
         resume: bool,
     ) -> Outcome {
         let core = self.core;
-        let w = lf.ctl(t.index());
+        let w = lf.ctl_of(t);
         let rmw = |op| lf.count::<C>(core, op);
         if !X {
             bump(&self.lf().cores[core].controls);
@@ -228,7 +228,7 @@ impl Ctx<'_, LfState> {
     #[cold]
     pub(crate) fn lf_withdraw_suspend<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, s: Ref<Tcb>) {
         let core = self.core;
-        let done = lf.ctl(s.index()).withdraw(|op| lf.count::<C>(core, op));
+        let done = lf.ctl_of(s).withdraw(|op| lf.count::<C>(core, op));
         self.lf_run_claimed::<false, C>(lf, s, done);
         self.ipc(t).restart = 1;
     }
@@ -240,7 +240,7 @@ impl Ctx<'_, LfState> {
     #[inline(always)]
     pub(crate) fn lf_may_dispatch(&mut self, t: Ref<Tcb>) -> bool {
         let lf = self.lf();
-        if !lf.ctl(t.index()).pending() {
+        if !lf.ctl_of(t).pending() {
             return true;
         }
         self.lf_may_dispatch_slow(lf, t)
@@ -262,7 +262,7 @@ impl Ctx<'_, LfState> {
                 ctx.cs(core).current = (state == ThreadState::Running).then_some(t);
             }
         };
-        lf.ctl(t.index()).meet(
+        lf.ctl_of(t).meet(
             self,
             |ctx| set(ctx, ThreadState::Inactive),
             |ctx| set(ctx, ThreadState::Running),
@@ -275,7 +275,7 @@ impl Ctx<'_, LfState> {
     /// (`true`: do not run the call).
     #[inline(always)]
     pub(crate) fn lf_stop_trapped<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
-        if !lf.ctl(t.index()).pending() {
+        if !lf.ctl_of(t).pending() {
             return false;
         }
         self.lf_stop_trapped_slow::<C>(lf, t)
@@ -285,7 +285,7 @@ impl Ctx<'_, LfState> {
     fn lf_stop_trapped_slow<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
         let core = self.core;
         let action = self.cs(core).action;
-        !lf.ctl(t.index()).meet(
+        !lf.ctl_of(t).meet(
             self,
             |ctx| {
                 // A stall owner gives its cores back (it traps only into
@@ -319,7 +319,7 @@ impl Ctx<'_, LfState> {
     /// to take again.
     #[inline(always)]
     pub(crate) fn lf_refuse_taken<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
-        if !lf.ctl(t.index()).pending() {
+        if !lf.ctl_of(t).pending() {
             return false;
         }
         self.lf_refuse_slow::<X, C>(lf, t);
@@ -338,7 +338,7 @@ impl Ctx<'_, LfState> {
             }
         };
         let goes_on =
-            lf.ctl(t.index()).meet(self, |ctx| set(ctx, ThreadState::Inactive), |_| {}, |op| lf.count::<C>(core, op));
+            lf.ctl_of(t).meet(self, |ctx| set(ctx, ThreadState::Inactive), |_| {}, |op| lf.count::<C>(core, op));
         if goes_on {
             set(self, ThreadState::Running);
             self.lf_wake::<X, C>(lf, t);
@@ -350,6 +350,6 @@ impl Ctx<'_, LfState> {
     pub(crate) fn lf_cancel_stop(&mut self, t: Ref<Tcb>) -> bool {
         let core = self.core;
         let lf = self.lf();
-        lf.ctl(t.index()).resume(|op| lf.count::<true>(core, op)) == Resumed::Cancelled
+        lf.ctl_of(t).resume(|op| lf.count::<true>(core, op)) == Resumed::Cancelled
     }
 }

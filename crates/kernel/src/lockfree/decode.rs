@@ -63,7 +63,7 @@ impl LfState {
     /// ([`Controls::Here`]). A destroy need not ask (`destroy.rs`).
     #[inline(always)]
     fn controls(&self, t: Ref<Tcb>, core: usize) -> Controls {
-        if self.ctl(t.index()).home() != core {
+        if self.ctl_of(t).home() != core {
             Controls::Remote
         } else {
             Controls::Here

@@ -26,7 +26,7 @@ impl Ctx<'_, LfState> {
     pub(crate) fn lf_destroy<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, slot: SlotAddr, cap: Cap) -> Outcome {
         let core = self.core;
         let rmw = |op| lf.count::<C>(core, op);
-        let (requested, here) = match lf.ctl(t.index()).kill(rmw) {
+        let (requested, here) = match lf.ctl_of(t).kill(rmw) {
             Killed::Requested { home } => {
                 self.lf_interrupt_home::<C>(lf, home);
                 (true, home == core)
@@ -81,7 +81,7 @@ impl Ctx<'_, LfState> {
     /// and run again).
     fn lf_take_back_kill<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, requested: bool) {
         let core = self.core;
-        let done = lf.ctl(t.index()).unkill(requested, |op| lf.count::<C>(core, op));
+        let done = lf.ctl_of(t).unkill(requested, |op| lf.count::<C>(core, op));
         self.lf_run_claimed::<false, C>(lf, t, done);
     }
 }

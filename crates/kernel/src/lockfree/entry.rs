@@ -48,17 +48,17 @@ impl Scope for LfState {
 
     #[inline(always)]
     fn marked(&self, ep: Ref<Endpoint>) -> bool {
-        self.eps[ep.index() as usize].snapshot().marked
+        self.ep(ep).snapshot().marked
     }
 
     #[inline(always)]
     fn stopping(&self, t: Ref<Tcb>) -> bool {
-        self.ctl(t.index()).pending_or_killed()
+        self.ctl_of(t).pending_or_killed()
     }
 
     #[inline(always)]
     fn claimed_by_stopping(&self, r: Ref<Reply>, me: Ref<Tcb>) -> bool {
-        matches!(self.replies[r.index() as usize].load().1, ReplyState::Receiver(t) if t != me && self.stopping(t))
+        matches!(self.reply(r).load().1, ReplyState::Receiver(t) if t != me && self.stopping(t))
     }
 }
 
@@ -157,7 +157,10 @@ fn shared<const C: bool, T>(
     // SAFETY: the caller checked the core's handle: `core` is a core of
     // this kernel.
     unsafe { s.trap(core, kind) };
-    gate.enter_shared(core);
+    // SAFETY: `core` is a core handle's, below the configuration's cores,
+    // which `Kernel::boot` checked against the regime's, and the caller
+    // holds that handle `&mut`: no other thread acts as `core`.
+    unsafe { gate.enter_shared(core) };
     let out = {
         // SAFETY: the gate's reader side excludes every management
         // operation until `exit_shared`, and the platform's `CoreHandle`
@@ -169,12 +172,16 @@ fn shared<const C: bool, T>(
         let mut ctx = unsafe { Ctx::new(s, core) };
         f(&mut ctx, &s.waits)
     };
-    gate.exit_shared(core);
+    // SAFETY: as for `enter_shared`.
+    unsafe { gate.exit_shared(core) };
     out
 }
 
 /// A system call of `core`'s current thread on the shared path; `None` if
-/// it needs a management entry (nothing has changed then).
+/// it needs a management entry (nothing has changed then). The common
+/// call, one the one executor runs, goes from the decoder to the executor
+/// as it is; an invocation this regime runs without the whole kernel is
+/// decoded further and run apart ([`Ctx::lf_run_op`]).
 #[inline(always)]
 fn shared_syscall<const C: bool>(
     gate: &LockFreeOf<C>,
@@ -183,89 +190,18 @@ fn shared_syscall<const C: bool>(
     args: SyscallArgs,
 ) -> Option<ExitPlan> {
     shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
-        let call = match ctx.lf_shared_current()? {
-            None => None,
-            Some(c) => Some((c.t, ctx.decode_shared_call(lf, &c, args)?)),
+        let Some(c) = ctx.lf_shared_current()? else {
+            ctx.lf_begin::<C>(lf, true);
+            return Some(ctx.lf_finish::<C>(lf));
         };
-        ctx.lf_begin::<C>(lf, true);
-        if let Some((t, call)) = call {
-            let rmw = |r| lf.count::<C>(core, r);
-            // A pending suspend stops the caller before its call runs (a
-            // frame the decoder took goes back).
-            if ctx.lf_stop_trapped::<C>(lf, t) {
-                if let SharedCall::Op(SharedOp::Page(p)) = call {
-                    ctx.undo_page(p, &rmw);
-                }
-                return Some(ctx.lf_finish::<C>(lf));
-            }
-            let op = match call {
-                SharedCall::Decoded(op) => {
-                    let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_));
-                    let out = ctx.execute(&Words::<false, C> { lf }, t, op);
-                    ctx.complete::<true>(t, out);
-                    if ipc {
-                        bump(&ctx.own_cell().fastpath);
-                    }
-                    return Some(ctx.lf_finish::<C>(lf));
-                }
-                SharedCall::Op(op) => op,
-            };
-            let (suspended, destroyed) = match op {
-                SharedOp::Control { t, resume: false } => (Some(t), None),
-                SharedOp::Destroy { t, slot, .. } => (Some(t), Some(slot)),
-                _ => (None, None),
-            };
-            if suspended.is_some() {
-                ctx.lists(core).own_request = false;
-            }
-            let out = ctx.run_shared::<C>(lf, t, op);
-            let done = matches!(out, Outcome::Done);
-            ctx.complete::<true>(t, out);
-            // A freed frame's grace period: every other core leaves the
-            // entry in which it may have read the frame's capability
-            // (`pages.rs`).
-            if let (SharedOp::Page(PageOp::Free { frame, untyped, .. }), true) = (op, done) {
-                for other in (0..s.config.cores).filter(|&d| d != core) {
-                    let _ = gate.wait_out_of_entry(core, other);
-                }
-                ctx.retire_shared_frame(frame, untyped, &rmw);
-            }
-            if matches!(op, SharedOp::Page(_)) && done {
-                bump(&lf.cores[core].pages);
-            }
-            // A call of the suspended thread its core checked before the
-            // request completes before the suspend returns (`control.rs`).
-            if let Some(s) = suspended {
-                // (A thread of this core is met in this entry, or by a
-                // taker later: there is no other entry to wait for.)
-                let home = lf.ctl(s.index()).home();
-                if home != core {
-                    let _ = gate.wait_out_of_entry(core, home);
-                }
-                // Two cores suspending each other's threads at once: the
-                // higher core's call yields (`control.rs`).
-                if core > home && lf.ctl(t.index()).requested() == Some(false) {
-                    match destroyed {
-                        Some(slot) => ctx.lf_withdraw_destroy::<C>(lf, (t, s), slot),
-                        None if ctx.lists(core).own_request => ctx.lf_withdraw_suspend::<C>(lf, t, s),
-                        // The request was not this call's (the thread was
-                        // stopped, or another core's request stood): there
-                        // is none of its own to take back.
-                        None => {}
-                    }
-                }
-            }
-        }
-        Some(ctx.lf_finish::<C>(lf))
+        Some(match ctx.decode_call(lf, &c, args).ok()? {
+            Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, args)? {
+                Ok(op) => ctx.lf_run_op::<C>(gate, s, c.t, op),
+                Err(e) => ctx.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
+            },
+            op => ctx.lf_run_decoded::<C>(lf, c.t, op),
+        })
     })
-}
-
-/// A system call a shared path runs: one the one executor runs, or an
-/// invocation this regime runs without the whole kernel.
-#[derive(Clone, Copy, Debug)]
-enum SharedCall {
-    Decoded(Decoded),
-    Op(SharedOp),
 }
 
 /// A tick, IPI or interrupt entry of `core` on the shared path; `None` if
@@ -314,18 +250,89 @@ fn shared_entry<const C: bool>(
 }
 
 impl Ctx<'_, LfState> {
-    /// Decode `caller`'s call `a` for a shared path: the one decoder, then
-    /// for an invocation this regime's shared decoder (`decode.rs`);
-    /// `None` if it needs a management entry (nothing has changed then).
+    /// Begin the entry and run `t`'s call `op`, decoded for the one
+    /// executor, then end the entry.
     #[inline(always)]
-    fn decode_shared_call(&mut self, lf: &LfState, caller: &CallerView, a: SyscallArgs) -> Option<SharedCall> {
-        Some(match self.decode_call(lf, caller, a).ok()? {
-            Decoded::Invocation { slot, cap } => match self.decode_shared(caller, slot, cap, a)? {
-                Ok(op) => SharedCall::Op(op),
-                Err(e) => SharedCall::Decoded(Decoded::Fail(e)),
-            },
-            op => SharedCall::Decoded(op),
-        })
+    fn lf_run_decoded<const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, op: Decoded) -> ExitPlan {
+        self.lf_begin::<C>(lf, true);
+        // A pending suspend stops the caller before its call runs.
+        if self.lf_stop_trapped::<C>(lf, t) {
+            return self.lf_finish::<C>(lf);
+        }
+        let ipc = !matches!(op, Decoded::Yield | Decoded::Fail(_) | Decoded::Subsys(_));
+        let out = self.execute(&Words::<false, C> { lf }, t, op);
+        self.complete::<true>(t, out);
+        if ipc {
+            bump(&self.own_cell().fastpath);
+        }
+        self.lf_finish::<C>(lf)
+    }
+
+    /// Begin the entry and run `t`'s invocation `op`, which this regime
+    /// runs without the whole kernel (`decode.rs`), then end the entry.
+    fn lf_run_op<const C: bool>(
+        &mut self,
+        gate: &LockFreeOf<C>,
+        s: &State<LfState>,
+        t: Ref<Tcb>,
+        op: SharedOp,
+    ) -> ExitPlan {
+        let (core, lf) = (self.core, self.lf());
+        self.lf_begin::<C>(lf, true);
+        let rmw = |r| lf.count::<C>(core, r);
+        // A pending suspend stops the caller before its call runs (a frame
+        // the decoder took goes back).
+        if self.lf_stop_trapped::<C>(lf, t) {
+            if let SharedOp::Page(p) = op {
+                self.undo_page(p, &rmw);
+            }
+            return self.lf_finish::<C>(lf);
+        }
+        let (suspended, destroyed) = match op {
+            SharedOp::Control { t, resume: false } => (Some(t), None),
+            SharedOp::Destroy { t, slot, .. } => (Some(t), Some(slot)),
+            _ => (None, None),
+        };
+        if suspended.is_some() {
+            self.lists(core).own_request = false;
+        }
+        let out = self.run_shared::<C>(lf, t, op);
+        let done = matches!(out, Outcome::Done);
+        self.complete::<true>(t, out);
+        // A freed frame's grace period: every other core leaves the entry
+        // in which it may have read the frame's capability (`pages.rs`).
+        if let (SharedOp::Page(PageOp::Free { frame, untyped, .. }), true) = (op, done) {
+            for other in (0..s.config.cores).filter(|&d| d != core) {
+                let _ = gate.wait_out_of_entry(core, other);
+            }
+            self.retire_shared_frame(frame, untyped, &rmw);
+        }
+        if matches!(op, SharedOp::Page(_)) && done {
+            bump(&self.lf_own().pages);
+        }
+        // A call of the suspended thread its core checked before the
+        // request completes before the suspend returns (`control.rs`).
+        if let Some(s) = suspended {
+            // (A thread of this core is met in this entry, or by a taker
+            // later: there is no other entry to wait for.)
+            let home = lf.ctl_of(s).home();
+            if home != core {
+                let _ = gate.wait_out_of_entry(core, home);
+            }
+            // Two cores suspending each other's threads at once: the
+            // higher core's call yields (`control.rs`).
+            if core > home && lf.ctl_of(t).requested() == Some(false) {
+                match destroyed {
+                    Some(slot) => self.lf_withdraw_destroy::<C>(lf, (t, s), slot),
+                    None if self.lists(core).own_request => self.lf_withdraw_suspend::<C>(lf, t, s),
+                    // The request was not this call's (the thread was
+                    // stopped, or another core's request stood): there is
+                    // none of its own to take back.
+                    None => {}
+                }
+            }
+        }
+        self.lf_finish::<C>(lf)
     }
 
     /// Run an invocation decoded for a shared path.
@@ -354,7 +361,7 @@ impl Ctx<'_, LfState> {
         let ok = matches!(x.state, ThreadState::Running) && x.core == core && x.holds.is_empty();
         // A bound thread a signal woke may not wait anywhere while its
         // node is left in an endpoint (`bound.rs`).
-        let ghost = x.bound.is_some() && lf.ctl(t.index()).is_ghost();
+        let ghost = x.bound.is_some() && lf.ctl_of(t).is_ghost();
         (ok && !ghost).then_some(Some(CallerView::of(t, x)))
     }
 
@@ -390,7 +397,7 @@ impl Ctx<'_, LfState> {
                 self.request_reschedule();
             }
         }
-        lf.take_stop_ipi::<C>(self.core);
+        lf.take_stop_ipi::<C>(self.core, self.lf_own());
         self.lf_drain::<C>(lf);
     }
 
@@ -406,7 +413,7 @@ impl Ctx<'_, LfState> {
     /// places).
     fn lf_begin_exclusive(&mut self) {
         let lf = self.lf();
-        lf.take_stop_ipi::<true>(self.core);
+        lf.take_stop_ipi::<true>(self.core, self.lf_own());
         for c in 0..self.s.config.cores {
             let mut any = false;
             for i in lf.cores[c].inbox.take_all(lf.wake_links::<true>(self.core)) {

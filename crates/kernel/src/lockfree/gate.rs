@@ -223,9 +223,14 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
 
     /// Enter a shared path as `core`, waiting while a management operation
     /// runs (or waits to run); counting its `xchg`es if counting.
+    ///
+    /// # Safety
+    /// As [`Regime::enter`]'s: `core` is below [`Regime::cores`] (the
+    /// length of `active`) and no other thread acts as `core` meanwhile.
     #[inline(always)]
-    pub(crate) fn enter_shared(&self, core: usize) {
-        let me = &self.active[core];
+    pub(crate) unsafe fn enter_shared(&self, core: usize) {
+        // SAFETY: `core < self.active.len()` (this method's contract).
+        let me = unsafe { self.active_of(core) };
         // Only this core writes its word: it is even here.
         let mut v = me.load(Ordering::Relaxed);
         loop {
@@ -242,10 +247,25 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
         }
     }
 
-    /// Leave the shared path entered by `core`.
+    /// The entry word of `core`, without a bounds check.
+    ///
+    /// # Safety
+    /// `core < self.active.len()`.
     #[inline(always)]
-    pub(crate) fn exit_shared(&self, core: usize) {
-        let me = &self.active[core];
+    unsafe fn active_of(&self, core: usize) -> &AtomicU64 {
+        debug_assert!(core < self.active.len());
+        // SAFETY: the caller's contract.
+        unsafe { self.active.get_unchecked(core) }
+    }
+
+    /// Leave the shared path entered by `core`.
+    ///
+    /// # Safety
+    /// As [`Self::enter_shared`]'s, for the `core` that entered.
+    #[inline(always)]
+    pub(crate) unsafe fn exit_shared(&self, core: usize) {
+        // SAFETY: `core < self.active.len()` (this method's contract).
+        let me = unsafe { self.active_of(core) };
         me.store(me.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 

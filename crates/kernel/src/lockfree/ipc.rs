@@ -48,7 +48,7 @@ impl<const X: bool, const C: bool> Words<'_, X, C> {
     #[inline(always)]
     fn keep(&self, ctx: &mut Ctx<'_, LfState>, ep: Option<Ref<Endpoint>>, i: u32) -> Option<Option<Ref<Tcb>>> {
         let t = ctx.ref_at::<Tcb>(i)?;
-        let w = self.lf.ctl(i);
+        let w = self.lf.ctl_of(t);
         if !w.needs_look() {
             return Some(Some(t));
         }
@@ -85,7 +85,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn take(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side) -> Option<Ref<Tcb>> {
-        let q = &self.lf.eps[ep.index() as usize];
+        let q = &self.lf.ep(ep);
         loop {
             if let Some(t) = self.keep(ctx, Some(ep), q.take(self.lf.links::<C>(ctx.core), side)?)? {
                 return Some(t);
@@ -95,7 +95,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn offer(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, side: Side, me: Ref<Tcb>) -> Option<Ref<Tcb>> {
-        let q = &self.lf.eps[ep.index() as usize];
+        let q = &self.lf.ep(ep);
         loop {
             let Some(i) = q.offer(self.lf.links::<C>(ctx.core), side, me.index()) else {
                 // Queued. Only management queues a bound receiver.
@@ -118,7 +118,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     #[inline(always)]
     fn sender_waits(&self, ctx: &mut Ctx<'_, LfState>, ep: Ref<Endpoint>, msg: Msg) {
         if msg.grant && msg.info.extra_caps() > 0 {
-            self.lf.eps[ep.index() as usize].set_mark(self.lf.links::<C>(ctx.core), true);
+            self.lf.ep(ep).set_mark(self.lf.links::<C>(ctx.core), true);
         }
     }
 
@@ -134,7 +134,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
         r: Ref<Reply>,
         mut f: impl FnMut(ReplyState) -> Option<ReplyState>,
     ) -> ReplyState {
-        let word = &self.lf.replies[r.index() as usize];
+        let word = &self.lf.reply(r);
         let (mut raw, mut st) = word.load();
         loop {
             // A caller whose stop is pending has abandoned its call, as a
@@ -144,7 +144,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
             // receiver with a stop pending may still be completing a call
             // checked before the request: the decoder sends a claim of its
             // object to management instead, `Scope::stopping`.)
-            let stale = matches!(st, ReplyState::Caller(t, _) if self.lf.ctl(t.index()).pending());
+            let stale = matches!(st, ReplyState::Caller(t, _) if self.lf.ctl_of(t).pending());
             let seen = if stale { ReplyState::Empty } else { st };
             let new = match f(seen) {
                 Some(new) => new,
@@ -166,7 +166,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn reply_set(&self, _ctx: &mut Ctx<'_, LfState>, r: Ref<Reply>, st: ReplyState) {
-        self.lf.replies[r.index() as usize].set(st);
+        self.lf.reply(r).set(st);
     }
 
     #[inline(always)]
@@ -211,7 +211,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn pop_waiter(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>) -> Option<Ref<Tcb>> {
-        let w = &self.lf.ntfns[n.index() as usize];
+        let w = &self.lf.ntfn(n);
         loop {
             if let Some(t) = self.keep(ctx, None, w.pop_waiter(self.lf.links::<C>(ctx.core))?)? {
                 return Some(t);
@@ -223,7 +223,7 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     /// again, to the next waiter or into the word.
     #[inline(always)]
     fn signal(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>, badge: Word) -> Option<Ref<Tcb>> {
-        let w = &self.lf.ntfns[n.index() as usize];
+        let w = &self.lf.ntfn(n);
         loop {
             if let Some(t) = self.keep(ctx, None, w.signal(self.lf.links::<C>(ctx.core), badge)?)? {
                 return Some(t);
@@ -233,12 +233,12 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
 
     #[inline(always)]
     fn poll(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>) -> Option<Word> {
-        self.lf.ntfns[n.index() as usize].poll(self.lf.links::<C>(ctx.core))
+        self.lf.ntfn(n).poll(self.lf.links::<C>(ctx.core))
     }
 
     #[inline(always)]
     fn wait(&self, ctx: &mut Ctx<'_, LfState>, n: Ref<Notification>, me: Ref<Tcb>) -> Option<Word> {
-        match self.lf.ntfns[n.index() as usize].wait(self.lf.links::<C>(ctx.core), me.index()) {
+        match self.lf.ntfn(n).wait(self.lf.links::<C>(ctx.core), me.index()) {
             Waited::Pushed => None,
             Waited::Took(bits) => Some(bits),
         }

@@ -47,14 +47,14 @@ impl Waits for LfState {
 
     /// The first waiter of `ep` (the oldest).
     fn ep_head(ctx: &mut Ctx<'_, Self>, ep: Ref<Endpoint>) -> Option<Option<Ref<Tcb>>> {
-        let top = ctx.lf().eps[ep.index() as usize].snapshot().first;
+        let top = ctx.lf().ep(ep).snapshot().first;
         Some(top.and_then(|i| ctx.ref_at::<Tcb>(i)))
     }
 
     /// The waiters restart (`cancel_all_waits`) and the word is cleared for
     /// the slot's next object.
     fn cancel_waits(ctx: &mut Ctx<'_, Self>, n: Ref<Notification>) {
-        let word = &ctx.lf().ntfns[n.index() as usize];
+        let word = &ctx.lf().ntfn(n);
         while let Some(t) = word.state().waiter.and_then(|i| ctx.ref_at::<Tcb>(i)) {
             ctx.detach(t);
             ctx.restart_thread(t);
@@ -65,7 +65,7 @@ impl Waits for LfState {
     /// The caller and receiver (the general `rep.caller.take(),
     /// rep.receiver.take()`), the word cleared.
     fn take_reply(ctx: &mut Ctx<'_, Self>, r: Ref<Reply>) -> Option<CallerAndReceiver> {
-        let word = &ctx.lf().replies[r.index() as usize];
+        let word = &ctx.lf().reply(r);
         let st = word.load().1;
         word.set(ReplyState::Empty);
         Some(match st {
@@ -77,7 +77,7 @@ impl Waits for LfState {
 
     /// Whether threads wait in `n`'s word (binding requires none).
     fn has_waiters(ctx: &mut Ctx<'_, Self>, n: Ref<Notification>) -> bool {
-        ctx.lf().ntfns[n.index() as usize].state().waiter.is_some()
+        ctx.lf().ntfn(n).state().waiter.is_some()
     }
 
     /// Signal `n`'s word (interrupts: management entries).
@@ -107,9 +107,9 @@ impl Waits for LfState {
         // A stop may come from a shared path (a fault nobody can answer),
         // where requesters use the word too: publish it by CAS.
         if inactive {
-            ctx.lf().ctl(t.index()).stop(|_| {});
+            ctx.lf().ctl_of(t).stop(|_| {});
         } else {
-            ctx.lf().ctl(t.index()).set_inactive(false);
+            ctx.lf().ctl_of(t).set_inactive(false);
         }
     }
 
@@ -119,11 +119,11 @@ impl Waits for LfState {
 
     fn created(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
         // A killed thread's word keeps its kill until the object is reused.
-        ctx.lf().ctl(t.index()).reset(core);
+        ctx.lf().ctl_of(t).reset(core);
     }
 
     fn set_home(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>, core: usize) {
-        ctx.lf().ctl(t.index()).set_home(core);
+        ctx.lf().ctl_of(t).set_home(core);
     }
 
     fn cancel_stop(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> bool {
@@ -131,7 +131,7 @@ impl Waits for LfState {
     }
 
     fn stop_requested(ctx: &mut Ctx<'_, Self>, t: Ref<Tcb>) -> Option<bool> {
-        ctx.lf().ctl(t.index()).requested()
+        ctx.lf().ctl_of(t).requested()
     }
 
     fn fault_call(ctx: &mut Ctx<'_, Self>, caller: Ref<Tcb>, kind: FaultKind) -> Option<Outcome> {
@@ -174,22 +174,22 @@ impl Ctx<'_, LfState> {
         let links = lf.links::<true>(self.core);
         match state {
             ThreadState::BlockedOnSend { ep, .. } => {
-                lf.eps[ep.index() as usize].remove(links, t.index());
+                lf.ep(ep).remove(links, t.index());
                 self.lf_refresh_mark(lf, ep);
             }
             ThreadState::BlockedOnRecv { ep, .. } => {
-                lf.eps[ep.index() as usize].remove(links, t.index());
-                lf.ctl(t.index()).clear_wait_bits(|op| lf.count::<true>(self.core, op));
+                lf.ep(ep).remove(links, t.index());
+                lf.ctl_of(t).clear_wait_bits(|op| lf.count::<true>(self.core, op));
                 self.lf_release_receive_claim(lf, t);
             }
             ThreadState::BlockedOnReply { reply, .. } => {
-                let word = &lf.replies[reply.index() as usize];
+                let word = &lf.reply(reply);
                 if matches!(word.load().1, ReplyState::Caller(c, _) if c == t) {
                     word.set(ReplyState::Empty);
                 }
             }
             ThreadState::BlockedOnNotification { ntfn } => {
-                lf.ntfns[ntfn.index() as usize].remove(links, t.index());
+                lf.ntfn(ntfn).remove(links, t.index());
             }
             ThreadState::Running | ThreadState::Inactive | ThreadState::Zombie => return None,
         }
@@ -201,7 +201,7 @@ impl Ctx<'_, LfState> {
     /// capabilities (such a sender may only be received by a management
     /// entry). Management only.
     pub(crate) fn lf_refresh_mark(&mut self, lf: &LfState, ep: Ref<Endpoint>) {
-        let queue = &lf.eps[ep.index() as usize];
+        let queue = &lf.ep(ep);
         let top = queue.snapshot();
         let mut marked = false;
         if top.waiting == Some(SENDERS) {

@@ -195,6 +195,18 @@ impl<'k> Ctx<'k, LfState> {
         &self.s.waits
     }
 
+    /// This core's lock-free cell (`lf().cores[self.core]`, without a
+    /// bounds check).
+    #[inline(always)]
+    pub(crate) fn lf_own(&self) -> &'k shared::LfCore {
+        let cores = &self.lf().cores;
+        debug_assert!(self.core < cores.len());
+        // SAFETY: `Ctx::new`'s contract: `self.core` is below the cores the
+        // state was made for, `config.cores`, which is the length of
+        // `LfState::cores` (`LfState::new`).
+        unsafe { cores.get_unchecked(self.core) }
+    }
+
     /// Core `c`'s [`CoreLists`](shared::CoreLists): this core's on its
     /// shared paths, any core's in a management entry.
     #[inline(always)]

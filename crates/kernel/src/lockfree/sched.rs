@@ -112,7 +112,7 @@ impl Ctx<'_, LfState> {
     /// met by the choice as before.
     #[inline(always)]
     pub(crate) fn lf_drain<const C: bool>(&mut self, lf: &LfState) -> bool {
-        let mut drained = lf.cores[self.core].inbox.take_all(lf.wake_links::<C>(self.core));
+        let mut drained = self.lf_own().inbox.take_all(lf.wake_links::<C>(self.core));
         let Some(first) = drained.next() else { return false };
         let second = drained.next();
         let first = self.ref_at::<Tcb>(first);
@@ -141,7 +141,7 @@ impl Ctx<'_, LfState> {
     #[inline(always)]
     fn lf_direct_from_inbox(&mut self, lf: &LfState, t: Ref<Tcb>) -> bool {
         let cs = self.own();
-        if cs.current.is_some() || cs.action != Action::Resume || lf.ctl(t.index()).pending() {
+        if cs.current.is_some() || cs.action != Action::Resume || lf.ctl_of(t).pending() {
             return false;
         }
         let Some(prio) = self.get(t).map(|x| x.prio) else { return false };
@@ -159,7 +159,7 @@ impl Ctx<'_, LfState> {
     /// with lowering it is drained and the choice made again.
     #[inline(always)]
     pub(crate) fn lf_finish<const C: bool>(&mut self, lf: &LfState) -> ExitPlan {
-        let cell = &lf.cores[self.core];
+        let cell = self.lf_own();
         let mut plan = self.finish_entry();
         loop {
             let p = match plan.run {

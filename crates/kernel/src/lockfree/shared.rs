@@ -35,7 +35,7 @@ use granule_sync::lockfree::{new_link, DualQueue, Inbox, Links, Rmw, SignalStack
 
 use super::Tallies;
 use crate::config::BootConfig;
-use crate::object::{Ref, Tcb};
+use crate::object::{Endpoint, Notification, Ref, Reply, Tcb};
 
 use super::detached::Detached;
 use super::doomed::Doomed;
@@ -175,6 +175,19 @@ fn padded<T>(n: usize, f: impl Fn() -> T) -> Box<[CachePadded<T>]> {
     (0..n).map(|_| CachePadded::new(f())).collect()
 }
 
+/// The word of the object `r` names, in `words`, one word per slot of its
+/// slab, without a bounds check: `new` makes each array exactly as long as
+/// its slab's capacity (`max_endpoints`, `max_notifications`,
+/// `max_replies`, `max_threads`; none changes), and a reference's index is below that
+/// capacity (the slabs' reference invariant, `object/slab.rs`).
+#[inline(always)]
+fn by_ref<W, T>(words: &[CachePadded<W>], r: Ref<T>) -> &W {
+    let i = r.index() as usize;
+    debug_assert!(i < words.len(), "a reference beyond its slab");
+    // SAFETY: `i < words.len()` (above).
+    unsafe { words.get_unchecked(i) }
+}
+
 impl core::fmt::Debug for LfState {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("LfState").field("endpoints", &self.eps.len()).field("cores", &self.cores.len()).finish()
@@ -209,10 +222,34 @@ impl LfState {
         }
     }
 
+    /// The word of endpoint `ep`.
+    #[inline(always)]
+    pub(crate) fn ep(&self, ep: Ref<Endpoint>) -> &DualQueue {
+        by_ref(&self.eps, ep)
+    }
+
+    /// The word of notification `n`.
+    #[inline(always)]
+    pub(crate) fn ntfn(&self, n: Ref<Notification>) -> &SignalStack {
+        by_ref(&self.ntfns, n)
+    }
+
+    /// The word of reply object `r`.
+    #[inline(always)]
+    pub(crate) fn reply(&self, r: Ref<Reply>) -> &ReplyWord {
+        by_ref(&self.replies, r)
+    }
+
     /// Thread slot `i`'s endpoint as a bound receiver (`bound.rs`).
     #[inline(always)]
     pub(crate) fn ghost_ep(&self, i: u32) -> &AtomicU32 {
         &self.threads[i as usize].ghost_ep
+    }
+
+    /// Thread `t`'s control word (`control.rs`).
+    #[inline(always)]
+    pub(crate) fn ctl_of(&self, t: Ref<Tcb>) -> &StopWord {
+        &by_ref(&self.threads, t).ctl
     }
 
     /// Thread slot `i`'s control word (`control.rs`).
@@ -243,11 +280,12 @@ impl LfState {
         !cell.inbox.is_empty() || cell.stop_ipi.load(Ordering::Relaxed)
     }
 
-    /// An entry of core `core` begins: it takes the interrupt a stop
-    /// request owed it (`LfCore::stop_ipi`). One load when none is owed.
+    /// An entry of core `core`, whose cell is `cell`, begins: it takes the
+    /// interrupt a stop request owed it (`LfCore::stop_ipi`). One load when
+    /// none is owed.
     #[inline(always)]
-    pub(crate) fn take_stop_ipi<const COUNTING: bool>(&self, core: usize) {
-        let owed = &self.cores[core].stop_ipi;
+    pub(crate) fn take_stop_ipi<const COUNTING: bool>(&self, core: usize, cell: &LfCore) {
+        let owed = &cell.stop_ipi;
         if owed.load(Ordering::Relaxed) {
             self.count::<COUNTING>(core, Rmw::Xchg);
             owed.swap(false, Ordering::Acquire);

@@ -11,7 +11,7 @@
 use core::cell::Cell;
 
 use crate::abi::{Error, InvocationLabel, MessageInfo, ObjectType};
-use crate::args::{Args, SyscallArgs};
+use crate::args::Args;
 use crate::decode::{CallerView, Scope};
 use crate::object::cnode::CNodeOp;
 use crate::object::frame::FrameOp;
@@ -73,7 +73,8 @@ impl LfState {
 
 impl Ctx<'_, LfState> {
     /// The invocation of `cap`, in `slot`, that the one decoder returned as
-    /// `Decoded::Invocation` for `caller`'s call `a`: `Some(Ok(_))` where a
+    /// `Decoded::Invocation` for `caller`'s call with message `info`:
+    /// `Some(Ok(_))` where a
     /// shared path runs it, `Some(Err(_))` for the general decoders' error,
     /// `None` for a management entry.
     #[cold]
@@ -83,9 +84,8 @@ impl Ctx<'_, LfState> {
         caller: &CallerView,
         slot: SlotAddr,
         cap: Cap,
-        a: SyscallArgs,
+        info: MessageInfo,
     ) -> Option<Result<SharedOp, Error>> {
-        let info = MessageInfo(a.info);
         let label = InvocationLabel::from_word(info.label())?;
         match (cap.obj, label) {
             (CapObj::Tcb(t), InvocationLabel::TcbSuspend | InvocationLabel::TcbResume)

@@ -17,7 +17,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::abi::Error;
+use crate::abi::{Error, MessageInfo};
 use crate::args::{OtherEntry, SyscallArgs};
 use crate::config::{BootConfig, BootError};
 use crate::drive::{general_syscall, Drive, Entry};
@@ -195,7 +195,7 @@ fn shared_syscall<const C: bool>(
             return Some(ctx.lf_finish::<C>(lf));
         };
         Some(match ctx.decode_call(lf, &c, args).ok()? {
-            Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, args)? {
+            Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, MessageInfo(args.info))? {
                 Ok(op) => ctx.lf_run_op::<C>(gate, s, c.t, op),
                 Err(e) => ctx.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
             },

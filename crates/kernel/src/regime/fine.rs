@@ -98,6 +98,10 @@ const ESCALATE: u8 = 1;
 const DELAYS: u8 = 2;
 /// [`Held::flags`]: the core holds the write side.
 const EXCLUSIVE: u8 = 4;
+/// [`Held::flags`]: `Held::idx[0]` may not be the core's own number (a
+/// retry round took its learnt set from nothing, `lock_more`): the next
+/// shared entry starts the flagged way, which writes it.
+const REFILL: u8 = 8;
 
 /// The classes of object locks, in lock order after the cores.
 const CLASSES: [(u8, &str); 4] = [
@@ -131,6 +135,12 @@ pub struct FineOptions {
 
 /// What one core holds; touched only by that core.
 ///
+/// `idx[0]` is the core's own number whenever an entry starts with its
+/// flags clear: the first lock of a shared entry is the core's reader lock
+/// (`start_shared`), except in a retry round, whose `lock_more` takes its
+/// learnt set from nothing in lock order and sets [`REFILL`]. So the
+/// common start need not write it.
+///
 /// `len` and `above` are adjacent 32-bit fields (`repr(C)`), so that the
 /// end of an entry clears both with one store.
 #[derive(Debug)]
@@ -141,8 +151,8 @@ struct Held {
     /// One above the highest lock number held; 0 when none is (so that
     /// "below something held" is one comparison).
     above: u32,
-    /// [`ESCALATE`], [`DELAYS`] and [`EXCLUSIVE`]: a shared entry's start
-    /// tests them all in one comparison; a hold tests [`EXCLUSIVE`] before
+    /// [`ESCALATE`], [`DELAYS`], [`EXCLUSIVE`] and [`REFILL`]: a shared
+    /// entry's start tests them all in one comparison; a hold tests [`EXCLUSIVE`] before
     /// its lock and [`DELAYS`] after it.
     flags: u8,
     /// xorshift state for fault injection.
@@ -251,7 +261,7 @@ impl<S: LockStats> Fine<S> {
             .map(|c| {
                 CachePadded::new(PerCore {
                     held: UnsafeCell::new(Held {
-                        idx: [0; MAX_HELD],
+                        idx: core::array::from_fn(|i| if i == 0 { c as u32 } else { 0 }),
                         len: 0,
                         above: 0,
                         flags: if options.delay_max_cycles != 0 && options.delay_permille != 0 { DELAYS } else { 0 },
@@ -355,6 +365,16 @@ impl<S: LockStats> Fine<S> {
         spin: &mut F,
         site: &'static Location<'static>,
     ) {
+        debug_assert!(len > 0 || i as usize == core, "fine: a shared entry's first lock is its core's");
+        self.acquire_above(core, i, spin, site);
+        h.idx[len] = i;
+        h.len = len as u32 + 1;
+        h.above = i + 1;
+    }
+
+    /// Wait for lock `i` (the bookkeeping is the caller's).
+    #[inline(always)]
+    fn acquire_above<F: FnMut()>(&self, core: usize, i: u32, spin: &mut F, site: &'static Location<'static>) {
         let t0 = if S::ENABLED { cycles::now() } else { 0 };
         self.count(core, C_WAITED);
         let contended = self.lock_at(i).acquire(core, &mut *spin);
@@ -362,9 +382,6 @@ impl<S: LockStats> Fine<S> {
             let now = cycles::now();
             self.stats[self.class_of(i)].acquired(core, site, now.saturating_sub(t0), contended, now);
         }
-        h.idx[len] = i;
-        h.len = len as u32 + 1;
-        h.above = i + 1;
     }
 
     /// [`Self::take`] for a lock that does not come after everything held:
@@ -375,6 +392,7 @@ impl<S: LockStats> Fine<S> {
             return true;
         }
         let len = h.len;
+        debug_assert!(len > 0, "fine: a lock tried with none held");
         let Some(slot) = h.idx.get_mut(len as usize) else { return false };
         self.count(core, C_TRIED);
         if !self.lock_at(i).try_acquire(core) {
@@ -449,7 +467,8 @@ impl<S: LockStats> Fine<S> {
 
     /// [`ObjectLocks::start_shared`] with a flag set: an escalated system
     /// call starts no shared entry (the flag is cleared); otherwise the
-    /// core's lock, then fault injection's delay.
+    /// core's lock, recorded at index 0 ([`REFILL`] cleared), then fault
+    /// injection's delay.
     #[cold]
     #[inline(never)]
     fn start_shared_flagged<F: FnMut()>(
@@ -465,6 +484,8 @@ impl<S: LockStats> Fine<S> {
             return false;
         }
         self.count(core, C_SHARED);
+        // (This writes `idx[0]`.)
+        h.flags &= !REFILL;
         self.wait_above(core, h, 0, core as u32, spin, site);
         self.maybe_delay(h);
         true
@@ -583,6 +604,11 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // reference to its held set.
         let h = unsafe { self.held(core) };
         let before = h.len;
+        if before == 0 {
+            // The set's first lock, recorded at index 0, may be another
+            // core's (`Held`).
+            h.flags |= REFILL;
+        }
         for i in self.numbers(set) {
             match i {
                 Some(i) if self.take(core, h, i, &mut spin, site) => {}
@@ -617,8 +643,8 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
 
     /// The first lock of a shared entry: its own core's, taken with no lock
     /// held, so it is above everything held and the held list has room.
-    /// An escalated system call or fault injection (one test of the flags)
-    /// takes the slower way.
+    /// An escalated system call, fault injection or a refill of `idx[0]`
+    /// (one test of the flags) takes the slower way.
     #[inline(always)]
     #[track_caller]
     unsafe fn start_shared<F: FnMut()>(&self, core: usize, syscall: bool, mut spin: F) -> bool {
@@ -633,7 +659,13 @@ unsafe impl<S: LockStats + 'static> ObjectLocks for Fine<S> {
         // What `Regime::enter` does (here and in the flagged start).
         self.count(core, C_SHARED);
         // `core` is below `cores`: lock number `core` is its reader lock.
-        self.wait_above(core, h, 0, core as u32, &mut spin, Location::caller());
+        // `wait_above(core, h, 0, core)`, less the store of `idx[0]`, which
+        // is `core` already (`Held`).
+        let i = core as u32;
+        self.acquire_above(core, i, &mut spin, Location::caller());
+        debug_assert_eq!(h.idx[0], i);
+        h.len = 1;
+        h.above = i + 1;
         true
     }
 

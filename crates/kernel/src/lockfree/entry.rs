@@ -397,7 +397,7 @@ impl Ctx<'_, LfState> {
                 self.request_reschedule();
             }
         }
-        lf.take_stop_ipi::<C>(self.core, self.lf_own());
+        self.lf_take_stop_ipi::<C>();
         self.lf_drain::<C>(lf);
     }
 
@@ -413,7 +413,7 @@ impl Ctx<'_, LfState> {
     /// places).
     fn lf_begin_exclusive(&mut self) {
         let lf = self.lf();
-        lf.take_stop_ipi::<true>(self.core, self.lf_own());
+        self.lf_take_stop_ipi::<true>();
         for c in 0..self.s.config.cores {
             let mut any = false;
             for i in lf.cores[c].inbox.take_all(lf.wake_links::<true>(self.core)) {

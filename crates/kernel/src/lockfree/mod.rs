@@ -177,6 +177,9 @@ pub use gate::{CountingLockFree, LockFree, LockFreeOf, RmwCounts};
 pub(crate) use shared::LfState;
 
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use granule_sync::lockfree::Rmw;
 
 use crate::state::Ctx;
 
@@ -205,6 +208,17 @@ impl<'k> Ctx<'k, LfState> {
         // state was made for, `config.cores`, which is the length of
         // `LfState::cores` (`LfState::new`).
         unsafe { cores.get_unchecked(self.core) }
+    }
+
+    /// An entry of this core begins: it takes the interrupt a stop request
+    /// owed it (`LfCore::stop_ipi`). One load when none is owed.
+    #[inline(always)]
+    pub(crate) fn lf_take_stop_ipi<const COUNTING: bool>(&self) {
+        let owed = &self.lf_own().stop_ipi;
+        if owed.load(Ordering::Relaxed) {
+            self.lf().count::<COUNTING>(self.core, Rmw::Xchg);
+            owed.swap(false, Ordering::Acquire);
+        }
     }
 
     /// Core `c`'s [`CoreLists`](shared::CoreLists): this core's on its

@@ -178,8 +178,8 @@ fn padded<T>(n: usize, f: impl Fn() -> T) -> Box<[CachePadded<T>]> {
 /// The word of the object `r` names, in `words`, one word per slot of its
 /// slab, without a bounds check: `new` makes each array exactly as long as
 /// its slab's capacity (`max_endpoints`, `max_notifications`,
-/// `max_replies`, `max_threads`; none changes), and a reference's index is below that
-/// capacity (the slabs' reference invariant, `object/slab.rs`).
+/// `max_replies`, `max_threads`; none changes), and a reference's index is
+/// below that capacity (the slabs' reference invariant, `object/slab.rs`).
 #[inline(always)]
 fn by_ref<W, T>(words: &[CachePadded<W>], r: Ref<T>) -> &W {
     let i = r.index() as usize;
@@ -278,18 +278,6 @@ impl LfState {
     pub(crate) fn asks(&self, c: usize) -> bool {
         let cell = &self.cores[c];
         !cell.inbox.is_empty() || cell.stop_ipi.load(Ordering::Relaxed)
-    }
-
-    /// An entry of core `core`, whose cell is `cell`, begins: it takes the
-    /// interrupt a stop request owed it (`LfCore::stop_ipi`). One load when
-    /// none is owed.
-    #[inline(always)]
-    pub(crate) fn take_stop_ipi<const COUNTING: bool>(&self, core: usize, cell: &LfCore) {
-        let owed = &cell.stop_ipi;
-        if owed.load(Ordering::Relaxed) {
-            self.count::<COUNTING>(core, Rmw::Xchg);
-            owed.swap(false, Ordering::Acquire);
-        }
     }
 
     /// The inboxes' link array, as core `core` passes it to them.

@@ -152,8 +152,8 @@ struct Held {
     /// "below something held" is one comparison).
     above: u32,
     /// [`ESCALATE`], [`DELAYS`], [`EXCLUSIVE`] and [`REFILL`]: a shared
-    /// entry's start tests them all in one comparison; a hold tests [`EXCLUSIVE`] before
-    /// its lock and [`DELAYS`] after it.
+    /// entry's start tests them all in one comparison; a hold tests
+    /// [`EXCLUSIVE`] before its lock and [`DELAYS`] after it.
     flags: u8,
     /// xorshift state for fault injection.
     rng: u64,
@@ -365,7 +365,10 @@ impl<S: LockStats> Fine<S> {
         spin: &mut F,
         site: &'static Location<'static>,
     ) {
-        debug_assert!(len > 0 || i as usize == core, "fine: a shared entry's first lock is its core's");
+        debug_assert!(
+            len > 0 || i as usize == core || h.flags & REFILL != 0,
+            "fine: another core's lock recorded at index 0 without REFILL"
+        );
         self.acquire_above(core, i, spin, site);
         h.idx[len] = i;
         h.len = len as u32 + 1;

@@ -34,45 +34,56 @@ fn free_port() -> u16 {
 
 impl Server {
     /// Start `granule serve` on a free port (with `extra` options) and wait
-    /// for its banner.
+    /// for its banner. The port is picked by binding port 0 and letting it
+    /// go, so a test running beside this one may take it first: a server
+    /// that exits before its banner is started again on another port.
     fn start(extra: &[&str]) -> Server {
-        let port = free_port();
-        let p = port.to_string();
-        let mut args = vec!["serve", "--port", &p, "--seconds", "60"];
-        args.extend_from_slice(extra);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_granule"))
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start granule serve");
-        let out = child.stdout.take().expect("its stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
+        const ATTEMPTS: usize = 3;
+        for _ in 0..ATTEMPTS {
+            let port = free_port();
+            let p = port.to_string();
+            let mut args = vec!["serve", "--port", &p, "--seconds", "60"];
+            args.extend_from_slice(extra);
+            let mut child = Command::new(env!("CARGO_BIN_EXE_granule"))
+                .args(&args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .expect("start granule serve");
+            let out = child.stdout.take().expect("its stdout");
+            let (tx, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
                 }
+            });
+            let mut server = Server { child: Some(child), port, lines, banner: String::new() };
+            match server.banner_line() {
+                Some(banner) => {
+                    server.banner = banner;
+                    return server;
+                }
+                None => server.kill(),
             }
-        });
-        let mut server = Server { child: Some(child), port, lines, banner: String::new() };
-        let banner = server.line(|l| l.starts_with("granule serve:"));
-        server.banner = banner;
-        server
+        }
+        panic!("granule serve did not start on a free port in {ATTEMPTS} attempts");
     }
 
-    /// The next output line that `want`s, within [`PATIENCE`].
-    fn line(&mut self, want: impl Fn(&str) -> bool) -> String {
+    /// The banner, within [`PATIENCE`]; `None` if the server exited first.
+    fn banner_line(&mut self) -> Option<String> {
         let t0 = Instant::now();
         loop {
             let left = PATIENCE.saturating_sub(t0.elapsed());
             match self.lines.recv_timeout(left) {
-                Ok(l) if want(&l) => return l,
+                Ok(l) if l.starts_with("granule serve:") => return Some(l),
                 Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
                 Err(e) => {
                     self.kill();
-                    panic!("granule serve: no expected line within {PATIENCE:?}: {e}");
+                    panic!("granule serve: no banner within {PATIENCE:?}: {e}");
                 }
             }
         }

@@ -66,28 +66,21 @@ impl Twin {
             eprintln!("redis-server is not installed: skipped");
             return None;
         }
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap().local_addr().unwrap().port();
-        let server = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
+        let (server, redis) = start_redis();
+        let port = redis.peer_addr().expect("redis address").port();
         let mut twin = Twin { server, port, store: Store::new(), clients: Vec::new() };
-        twin.client();
+        twin.add_client(redis);
         Some(twin)
     }
 
     /// Opens another client; its index.
     pub fn client(&mut self) -> usize {
-        let t0 = Instant::now();
-        let redis = loop {
-            match TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)) {
-                Ok(s) => break s,
-                Err(_) if t0.elapsed() < PATIENCE => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => panic!("redis-server on port {} did not come up: {e}", self.port),
-            }
-        };
+        let redis = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).expect("connect to redis");
+        self.add_client(redis)
+    }
+
+    /// Adds the client whose connection to Redis is `redis`; its index.
+    fn add_client(&mut self, redis: TcpStream) -> usize {
         redis.set_read_timeout(Some(SILENCE)).unwrap();
         self.clients.push(Client {
             conn: Connection::default(),
@@ -257,6 +250,61 @@ impl Twin {
         };
         assert_eq!(head(ours), head(theirs), "COMMAND INFO {name}");
     }
+}
+
+/// Starts `redis-server` on a free loopback port and connects to it: the
+/// server and the connection. The port is picked by binding port 0 and
+/// letting it go, so a test running beside this one may pick it too: the
+/// connection is kept only once the server answering on it reports this
+/// child's process id, and a child that exits (its port taken) is started
+/// again on another port.
+fn start_redis() -> (Child, TcpStream) {
+    const ATTEMPTS: usize = 5;
+    for _ in 0..ATTEMPTS {
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap().local_addr().unwrap().port();
+        let mut server = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let t0 = Instant::now();
+        while t0.elapsed() < PATIENCE {
+            if server.try_wait().expect("redis-server status").is_some() {
+                break;
+            }
+            match TcpStream::connect((Ipv4Addr::LOCALHOST, port)) {
+                Ok(s) if serves_for(&s, server.id()) => return (server, s),
+                _ => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        let _ = server.kill();
+        let _ = server.wait();
+    }
+    panic!("redis-server did not come up on a free port in {ATTEMPTS} attempts");
+}
+
+/// Whether the Redis answering on `s` is process `pid` (`INFO server`'s
+/// `process_id`); false on any error.
+fn serves_for(mut s: &TcpStream, pid: u32) -> bool {
+    let mut request = Vec::new();
+    encode_command(&[b"INFO", b"server"], &mut request);
+    if s.set_read_timeout(Some(PATIENCE)).is_err() || s.write_all(&request).is_err() {
+        return false;
+    }
+    let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+    loop {
+        match reply_len(&got, usize::MAX) {
+            Ok(Some(_)) => break,
+            Ok(None) => {}
+            Err(_) => return false,
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&got).lines().any(|l| l.trim() == format!("process_id:{pid}"))
 }
 
 impl Drop for Twin {

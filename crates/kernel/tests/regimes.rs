@@ -29,21 +29,22 @@ unsafe impl Regime for Recorder {
     const NAME: &'static str = "recorder";
     type Drive = GeneralOnly;
     type Waits = Queues;
+    type Held<'a> = <BigLock<Clh> as Regime>::Held<'a>;
 
     fn cores(&self) -> usize {
         self.inner.cores()
     }
-    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) -> Self::Held<'_> {
         // SAFETY: the caller's contract, and `cores` is the inner regime's.
-        unsafe { self.inner.enter(core, spin) };
+        unsafe { self.inner.enter(core, spin) }
     }
     unsafe fn lock_set(&self, _core: usize, set: &LockSet) -> bool {
         self.sets.lock().unwrap().push(*set);
         true
     }
-    unsafe fn exit(&self, core: usize) {
-        // SAFETY: as in `enter`.
-        unsafe { self.inner.exit(core) };
+    unsafe fn exit(&self, core: usize, held: Self::Held<'_>) {
+        // SAFETY: as in `enter`; `held` is what it returned.
+        unsafe { self.inner.exit(core, held) };
     }
 }
 
@@ -601,7 +602,7 @@ fn fine_stops_and_retries_a_call_whose_partner_core_is_locked() {
             // SAFETY: as above.
             unsafe {
                 regime.unlock_objects(1);
-                regime.exit(1);
+                regime.exit(1, ());
             }
         });
         while !held.load(Ordering::Acquire) {

@@ -157,6 +157,37 @@ fn mutual_exclusion_2<L: RawLock + 'static>(rounds: usize) {
     assert_eq!(g.read(), 2 * rounds);
 }
 
+/// Two cores, two acquisitions each, through the kernel's way in: core 1
+/// always with `acquire_held` / `release_held`, core 0 first with the
+/// checked calls and then with the held ones (one lock state, both ways
+/// in, across a release that does not note what it holds).
+fn mutual_exclusion_held_2<L: RawLock + 'static>() {
+    let g = Arc::new(Guarded::<L>::new(2));
+    let other = {
+        let g = Arc::clone(&g);
+        thread::spawn(move || {
+            for _ in 0..2 {
+                // SAFETY: core 1 is below the lock's 2 cores.
+                let (_, held) = unsafe { g.lock.acquire_held(1, no_hook) };
+                g.bump();
+                // SAFETY: as above; `held` is this hold's.
+                unsafe { g.lock.release_held(1, held) };
+            }
+        })
+    };
+    g.lock.acquire(0, no_hook);
+    g.bump();
+    g.lock.release(0);
+    // SAFETY: core 0 is below the lock's 2 cores.
+    let (_, held) = unsafe { g.lock.acquire_held(0, no_hook) };
+    g.bump();
+    // SAFETY: as above; `held` is this hold's.
+    unsafe { g.lock.release_held(0, held) };
+    other.join().unwrap();
+    assert!(!g.lock.is_locked());
+    assert_eq!(g.read(), 4);
+}
+
 /// Three cores, one acquisition each; waiters spin for real or, with
 /// `blocking`, sleep in the spin hook until the next release.
 fn mutual_exclusion_3<L: RawLock + 'static>(blocking: bool) {
@@ -318,6 +349,13 @@ macro_rules! lock_models {
             #[test]
             fn mutual_exclusion_two_cores() {
                 model(3, || mutual_exclusion_2::<$lock>(2));
+            }
+
+            /// Two cores × two acquisitions, the held way in; preemption
+            /// bound 3.
+            #[test]
+            fn mutual_exclusion_two_cores_held() {
+                model(3, mutual_exclusion_held_2::<$lock>);
             }
 
             /// Three cores × one acquisition, blocking hook; preemption bound 3.

@@ -115,7 +115,16 @@ fn validate_lock<L: RawLock, S: LockStats>(lock: &Lock<L, S>) -> u64 {
     let total = on_threads(THREADS, |core| {
         let id = core as u64 + 1;
         for round in 0..ROUNDS {
-            // Checked and unchecked calls mixed: one lock state, two ways in.
+            // Checked, unchecked and held calls mixed: one lock state,
+            // three ways in.
+            if round % 8 == 3 {
+                // SAFETY: `core` is below `THREADS`, the lock's cores.
+                let held = unsafe { lock.acquire_held(core, yield_hook) };
+                shared.exclusive(id);
+                // SAFETY: as above; `held` is this hold's.
+                unsafe { lock.release_held(core, held) };
+                continue;
+            }
             if round % 8 == 7 {
                 while !lock.try_acquire(core) {
                     thread::yield_now();

@@ -89,7 +89,7 @@ impl<R: ObjectLocks<Drive = Self, Waits = Queues>> Drive<R> for Objects {
                             regime.exit_exclusive(c);
                         } else {
                             regime.unlock_objects(c);
-                            regime.exit(c);
+                            regime.exit(c, ());
                         }
                     }
                     return out;
@@ -195,7 +195,7 @@ impl Rounds {
         // SAFETY: as above.
         unsafe {
             regime.unlock_objects(c);
-            regime.exit(c);
+            regime.exit(c, ());
         }
         *n += 1;
         if stop == Stop::Exclusive || *n >= MAX_ROUNDS || hint.exclusive() {
@@ -203,11 +203,11 @@ impl Rounds {
         }
         // SAFETY: as above.
         let shared = unsafe {
-            regime.enter(c, spin_hook);
+            let () = regime.enter(c, spin_hook);
             let held = regime.lock_more(c, hint, spin_hook);
             if !held {
                 regime.unlock_objects(c);
-                regime.exit(c);
+                regime.exit(c, ());
             }
             held
         };

@@ -55,7 +55,7 @@ where
         // SAFETY: `c` is a core handle's, below the configuration's cores,
         // which `Kernel::boot` checked against the regime's; the caller
         // holds that handle `&mut`, so no other thread acts as `c`.
-        unsafe { k.regime.enter(c, spin_hook) };
+        let held = unsafe { k.regime.enter(c, spin_hook) };
         // SAFETY: as for `enter`; the body offers a set only inside this
         // entry.
         let check = |set: &LockSet| unsafe { k.regime.lock_set(c, set) };
@@ -68,7 +68,7 @@ where
             f(&mut ctx, if OFFER_SET { Some(&check) } else { None }, &mut AllHeld)
         };
         // SAFETY: as for `enter`.
-        unsafe { k.regime.exit(c) };
+        unsafe { k.regime.exit(c, held) };
         match out {
             Ok(out) => out,
             // `AllHeld` never stops.

@@ -89,7 +89,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         // SAFETY: `c` is a core handle's, below the configuration's cores,
         // which `Kernel::boot` checked against the regime's; the caller
         // holds that handle `&mut`, so no other thread acts as `c`.
-        unsafe { k.regime.enter(c, spin_hook) };
+        let () = unsafe { k.regime.enter(c, spin_hook) };
         let out = {
             // SAFETY: the regime's management side has just granted core `c`
             // the whole kernel (every shared path is outside and stays out),
@@ -114,7 +114,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
             out
         };
         // SAFETY: as for `enter`.
-        unsafe { k.regime.exit(c) };
+        unsafe { k.regime.exit(c, ()) };
         match out {
             Ok(out) => out,
             // `AllHeld` never stops.

@@ -319,6 +319,8 @@ unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
         self.active.len()
     }
 
+    type Held<'a> = ();
+
     #[inline]
     unsafe fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
         self.count(core, Rmw::Xadd);
@@ -336,7 +338,7 @@ unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
     }
 
     #[inline]
-    unsafe fn exit(&self, core: usize) {
+    unsafe fn exit(&self, core: usize, (): ()) {
         self.exclusive.store(false, Ordering::Release);
         self.manage.release(core);
     }

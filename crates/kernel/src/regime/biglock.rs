@@ -52,17 +52,20 @@ unsafe impl<L: RawLock + 'static, S: LockStats + 'static> Regime for BigLock<L, 
         self.lock.cores()
     }
 
+    /// The lock's own (CLH's queued node, the ticket drawn).
+    type Held<'a> = L::Held<'a>;
+
     #[inline(always)]
     #[track_caller]
-    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) {
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) -> L::Held<'_> {
         // SAFETY: `core` is below `cores()`, the lock's cores (`enter`'s
         // contract).
-        unsafe { self.lock.acquire_unchecked(core, spin) };
+        unsafe { self.lock.acquire_held(core, spin) }
     }
 
     #[inline(always)]
-    unsafe fn exit(&self, core: usize) {
-        // SAFETY: as in `enter`.
-        unsafe { self.lock.release_unchecked(core) };
+    unsafe fn exit(&self, core: usize, held: L::Held<'_>) {
+        // SAFETY: as in `enter`; `held` is its hold's (`exit`'s contract).
+        unsafe { self.lock.release_held(core, held) };
     }
 }

@@ -545,6 +545,8 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     /// A shared entry takes no lock here: its read side is its own core's
     /// reader lock, the first lock `lock_more` takes (see the module
     /// documentation).
+    type Held<'a> = ();
+
     #[inline]
     unsafe fn enter<F: FnMut()>(&self, core: usize, _spin: F) {
         self.count(core, C_SHARED);
@@ -571,7 +573,7 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
 
     /// The read side is released with the other locks, in `unlock_objects`.
     #[inline]
-    unsafe fn exit(&self, _core: usize) {}
+    unsafe fn exit(&self, _core: usize, (): ()) {}
 }
 
 // SAFETY: see the `Regime` impl above: the write side excludes every entry,

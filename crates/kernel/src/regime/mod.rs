@@ -242,14 +242,24 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     /// runs is one the regime serves.
     fn cores(&self) -> usize;
 
-    /// Begin a kernel entry as `core`, calling `spin` while waiting.
+    /// What an entry's [`Regime::enter`] hands its [`Regime::exit`]: a word
+    /// the exit needs that the enter had in hand (the big lock's queued
+    /// node or ticket, whether an RTM entry took the lock), so that the
+    /// entry does not store it in the regime and load it back; `()` where
+    /// the exit needs nothing more than the core.
+    type Held<'a>
+    where
+        Self: 'a;
+
+    /// Begin a kernel entry as `core`, calling `spin` while waiting; what
+    /// the entry's [`Regime::exit`] is given.
     ///
     /// # Safety
     /// `core` is below [`Regime::cores`], and no other thread acts as
     /// `core` meanwhile (the kernel keeps both: its core handles are below
     /// the configuration's cores, which boot checked, and `&mut`). A regime
     /// may then index its per-core state without a bounds check.
-    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F);
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) -> Self::Held<'_>;
 
     /// The objects the decoded operation touches, offered before it executes
     /// by the drives that use it ([`WholeChecked`]; [`Objects`] when the
@@ -265,11 +275,12 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
         true
     }
 
-    /// End the kernel entry of `core`.
+    /// End the kernel entry of `core`, whose [`Regime::enter`] returned
+    /// `held`.
     ///
     /// # Safety
     /// As for [`Regime::enter`], whose entry this ends.
-    unsafe fn exit(&self, core: usize);
+    unsafe fn exit(&self, core: usize, held: Self::Held<'_>);
 }
 
 /// A regime that locks objects ([`Objects`] drive, `fine`): `enter` is a
@@ -290,7 +301,7 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
 /// Its callers' part: every method that takes a `core` is `unsafe`, with the
 /// contract of [`Regime::enter`] (`core` is below [`Regime::cores`] and no
 /// other thread acts as `core`).
-pub unsafe trait ObjectLocks: Regime {
+pub unsafe trait ObjectLocks: for<'a> Regime<Held<'a> = ()> {
     /// Begin an entry with the whole kernel.
     ///
     /// # Safety

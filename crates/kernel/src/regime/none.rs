@@ -48,9 +48,11 @@ unsafe impl Regime for NoLock {
         usize::MAX
     }
 
+    type Held<'a> = ();
+
     #[inline(always)]
     unsafe fn enter<F: FnMut()>(&self, _core: usize, _spin: F) {}
 
     #[inline(always)]
-    unsafe fn exit(&self, _core: usize) {}
+    unsafe fn exit(&self, _core: usize, (): ()) {}
 }

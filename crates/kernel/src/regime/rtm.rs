@@ -22,10 +22,6 @@
 //! detection result; tests and `granule verify` can still run the regime's
 //! fallback path with an explicit test HTM ([`Transactional::with_htm`]).
 
-use alloc::boxed::Box;
-use core::cell::UnsafeCell;
-
-use crossbeam_utils::CachePadded;
 use granule_sync::lock::Clh;
 use granule_sync::profile::{LockStats, NoStats};
 use granule_sync::rtm::{Elided, Htm, Mode, RetryPolicy, Rtm, RtmUnavailable};
@@ -39,15 +35,7 @@ pub use granule_sync::rtm::NO_RETRY as NEEDS_LOCK;
 #[derive(Debug)]
 pub struct Transactional<H: Htm = Rtm, S: LockStats = NoStats> {
     elided: Elided<Clh, S, H>,
-    /// Per core: whether its current entry holds the fallback lock. Written
-    /// by that core only (inside its transaction, a line of its own).
-    locked: Box<[CachePadded<UnsafeCell<bool>>]>,
 }
-
-// SAFETY: `locked[c]` is only ever accessed by the thread acting as core `c`
-// (the kernel calls the regime as `core` only with that core's
-// `CoreHandle`), so the cells are never shared; the rest is `Sync`.
-unsafe impl<H: Htm, S: LockStats> Sync for Transactional<H, S> {}
 
 impl<S: LockStats> Transactional<Rtm, S> {
     /// The regime for `cores` cores over real RTM with the default policy.
@@ -71,11 +59,7 @@ impl<H: Htm, S: LockStats> Transactional<H, S> {
     /// The regime over an explicit HTM (a test HTM, or a fault-injecting
     /// wrapper around RTM).
     pub fn with_htm(cores: usize, htm: H, policy: RetryPolicy) -> Self {
-        let cores = cores.max(1);
-        Self {
-            elided: Elided::with_htm("kernel", cores, htm, policy),
-            locked: (0..cores).map(|_| CachePadded::new(UnsafeCell::new(false))).collect(),
-        }
+        Self { elided: Elided::with_htm("kernel", cores.max(1), htm, policy) }
     }
 
     /// The elided lock's statistics (they hold the abort causes). (The lock
@@ -98,18 +82,18 @@ impl<H: Htm, S: LockStats> Transactional<H, S> {
 unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H, S> {
     const NAME: &'static str = "rtm";
     type Drive = WholeChecked;
+    /// Whether the entry runs as a transaction or holds the fallback lock.
+    type Held<'a> = Mode;
     type Waits = Queues;
 
     fn cores(&self) -> usize {
-        self.locked.len()
+        self.elided.lock().cores()
     }
 
     #[inline(always)]
     #[track_caller]
-    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) {
-        let mode = self.elided.acquire(core, spin);
-        // SAFETY: only the thread acting as `core` touches `locked[core]`.
-        unsafe { *self.locked[core].get() = mode == Mode::Locked };
+    unsafe fn enter<F: FnMut()>(&self, core: usize, spin: F) -> Mode {
+        self.elided.acquire(core, spin)
     }
 
     #[inline(always)]
@@ -122,9 +106,7 @@ unsafe impl<H: Htm + 'static, S: LockStats + 'static> Regime for Transactional<H
     }
 
     #[inline(always)]
-    unsafe fn exit(&self, core: usize) {
-        // SAFETY: as in `enter`.
-        let locked = unsafe { *self.locked[core].get() };
-        self.elided.release(core, if locked { Mode::Locked } else { Mode::Elided });
+    unsafe fn exit(&self, core: usize, mode: Mode) {
+        self.elided.release(core, mode);
     }
 }

@@ -13,7 +13,10 @@
 //!   old owner moved on and the only spinner on it is us); spin on its flag,
 //!   which lives in the predecessor's cache line and is written once, at its
 //!   release.
-//! * release(core): clear the flag of `held` — one load and one store.
+//! * release(core): clear the flag of `held` — one load and one store. A
+//!   kernel's path takes the lock with `acquire_held`, which returns the
+//!   queued node instead of noting it as `held`, and ends the hold with
+//!   `release_held` of that node: one store, and none at the acquire.
 //!   (seL4 adopts the predecessor's node at release instead; adopting it at
 //!   acquire, where the `xchg` returns it, leaves release nothing else to do.)
 //!
@@ -91,25 +94,32 @@ impl Clh {
         unsafe { &*p }
     }
 
-    /// Acquire as the core whose state is `me`.
+    /// Acquire as the core whose state is `me`: whether that was
+    /// contended, and the node queued (the one to release). With
+    /// `NOTE_HELD` that node is also noted as `held`, for a release that
+    /// finds it there (`RawLock::release`); `acquire_held`'s caller keeps
+    /// it instead.
     #[inline(always)]
-    fn acquire_as<F: FnMut()>(&self, me: &PerCore, mut spin: F) -> bool {
+    fn acquire_as<F: FnMut(), const NOTE_HELD: bool>(&self, me: &PerCore, mut spin: F) -> (bool, &AtomicBool) {
         let mine = me.mine.load(Ordering::Relaxed);
-        me.held.store(mine, Ordering::Relaxed);
-        self.node(mine).store(true, Ordering::Relaxed);
+        if NOTE_HELD {
+            me.held.store(mine, Ordering::Relaxed);
+        }
+        let queued = self.node(mine);
+        queued.store(true, Ordering::Relaxed);
         // AcqRel: publish our flag before anyone can reach it through the
         // tail, and see the predecessor's flag initialisation.
         let prev = self.tail.swap(mine, Ordering::AcqRel);
         me.mine.store(prev, Ordering::Relaxed);
         let node = self.node(prev);
         if !node.load(Ordering::Acquire) {
-            return false;
+            return (false, queued);
         }
         while node.load(Ordering::Acquire) {
             spin();
             spin_loop();
         }
-        true
+        (true, queued)
     }
 
     /// Release as the core whose state is `me`.
@@ -129,7 +139,7 @@ impl RawLock for Clh {
 
     #[inline]
     fn acquire<F: FnMut()>(&self, core: usize, spin: F) -> bool {
-        self.acquire_as(&self.cores[core], spin)
+        self.acquire_as::<F, true>(&self.cores[core], spin).0
     }
 
     #[inline]
@@ -137,7 +147,23 @@ impl RawLock for Clh {
         debug_assert!(core < self.cores.len());
         // SAFETY: the caller promises `core < cores` (`RawLock`'s contract
         // for this method), the length of `self.cores`.
-        self.acquire_as(unsafe { self.cores.get_unchecked(core) }, spin)
+        self.acquire_as::<F, true>(unsafe { self.cores.get_unchecked(core) }, spin).0
+    }
+
+    /// The node queued: its release clears its flag, without the lock's
+    /// `held` word (which this acquire does not write).
+    type Held<'a> = &'a AtomicBool;
+
+    #[inline(always)]
+    unsafe fn acquire_held<F: FnMut()>(&self, core: usize, spin: F) -> (bool, &AtomicBool) {
+        debug_assert!(core < self.cores.len());
+        // SAFETY: as in `acquire_unchecked`.
+        self.acquire_as::<F, false>(unsafe { self.cores.get_unchecked(core) }, spin)
+    }
+
+    #[inline(always)]
+    unsafe fn release_held(&self, _core: usize, held: &AtomicBool) {
+        held.store(false, Ordering::Release);
     }
 
     /// Succeeds only if the lock looked free. In one rare interleaving (see

@@ -105,6 +105,8 @@ impl RawLock for Mcs {
         self.acquire_as(core, unsafe { self.nodes.get_unchecked(core) }, spin)
     }
 
+    held_is_unit!();
+
     #[inline]
     fn try_acquire(&self, core: usize) -> bool {
         let node = &self.nodes[core];

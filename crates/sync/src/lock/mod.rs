@@ -29,6 +29,26 @@
 //! | [`Clh`] | `xchg` of the tail | store | FIFO | yes (swapped) |
 //! | [`Mcs`] | `xchg` of the tail | CAS or store | FIFO | yes |
 
+/// [`RawLock::Held`] as `()`, for a lock whose release needs nothing more
+/// than the core: the held calls are the unchecked ones.
+macro_rules! held_is_unit {
+    () => {
+        type Held<'a> = ();
+
+        #[inline(always)]
+        unsafe fn acquire_held<F: FnMut()>(&self, core: usize, spin: F) -> (bool, ()) {
+            // SAFETY: the caller's contract is `acquire_unchecked`'s.
+            (unsafe { self.acquire_unchecked(core, spin) }, ())
+        }
+
+        #[inline(always)]
+        unsafe fn release_held(&self, core: usize, (): ()) {
+            // SAFETY: as in `acquire_held`.
+            unsafe { self.release_unchecked(core) };
+        }
+    };
+}
+
 mod clh;
 mod mcs;
 mod profiled;
@@ -77,6 +97,34 @@ pub trait RawLock: Send + Sync {
     unsafe fn acquire_unchecked<F: FnMut()>(&self, core: usize, spin: F) -> bool {
         self.acquire(core, spin)
     }
+
+    /// What [`RawLock::acquire_held`] hands the [`RawLock::release_held`]
+    /// that ends the hold: a word the release needs that the acquire had in
+    /// hand (CLH's queued node, the ticket drawn), so a kernel's path does
+    /// not store it in the lock and load it back; `()` for a lock whose
+    /// release needs nothing more than the core.
+    type Held<'a>: Copy
+    where
+        Self: 'a;
+
+    /// [`RawLock::acquire_unchecked`], also returning what the hold's
+    /// release needs. Whether it was contended comes first.
+    ///
+    /// The hold ends with [`RawLock::release_held`] given the returned
+    /// value, never with [`RawLock::release`] (which may not find what this
+    /// acquire did not store: the lock would stay held, or another core's
+    /// hold would end).
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    unsafe fn acquire_held<F: FnMut()>(&self, core: usize, spin: F) -> (bool, Self::Held<'_>);
+
+    /// Release the hold that [`RawLock::acquire_held`] took as `core` and
+    /// that returned `held`.
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    unsafe fn release_held(&self, core: usize, held: Self::Held<'_>);
 
     /// Acquire the lock as `core` if that needs no waiting.
     fn try_acquire(&self, core: usize) -> bool;

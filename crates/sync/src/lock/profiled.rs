@@ -110,6 +110,42 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
         }
     }
 
+    /// [`Lock::acquire_unchecked`], returning what the hold's
+    /// [`Lock::release_held`] needs (see [`RawLock::acquire_held`]).
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    #[inline]
+    #[track_caller]
+    pub unsafe fn acquire_held<F: FnMut()>(&self, core: usize, spin: F) -> L::Held<'_> {
+        if S::ENABLED {
+            let site: Site = core::panic::Location::caller();
+            let t0 = cycles::now();
+            // SAFETY: the caller's contract is the raw lock's.
+            let (contended, held) = unsafe { self.raw.acquire_held(core, spin) };
+            let t1 = cycles::now();
+            self.stats.acquired(core, site, t1.saturating_sub(t0), contended, t1);
+            held
+        } else {
+            // SAFETY: as above.
+            unsafe { self.raw.acquire_held(core, spin) }.1
+        }
+    }
+
+    /// End the hold [`Lock::acquire_held`] took as `core`, which returned
+    /// `held`.
+    ///
+    /// # Safety
+    /// `core` is below the `cores` the lock was built for.
+    #[inline]
+    pub unsafe fn release_held(&self, core: usize, held: L::Held<'_>) {
+        if S::ENABLED {
+            self.stats.releasing(core, cycles::now());
+        }
+        // SAFETY: the caller's contract is the raw lock's.
+        unsafe { self.raw.release_held(core, held) };
+    }
+
     /// The number of cores the lock was built for.
     pub fn cores(&self) -> usize {
         self.cores

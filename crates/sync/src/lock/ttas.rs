@@ -69,6 +69,8 @@ impl RawLock for Ttas {
         }
     }
 
+    held_is_unit!();
+
     #[inline]
     fn try_acquire(&self, _core: usize) -> bool {
         !self.held.load(Ordering::Relaxed) && self.grab()

@@ -21,7 +21,7 @@ unsafe fn end_shared(f: &Fine<NoStats>, core: usize) {
     // SAFETY: the caller's contract.
     unsafe {
         f.unlock_objects(core);
-        f.exit(core);
+        f.exit(core, ());
     }
 }
 

@@ -1,15 +1,18 @@
 //! The two servers under test, each a child process on a free port of
 //! 127.0.0.1 (never 6379): `granule serve` (this executable) and
 //! `redis-server` without persistence. Each is ready when it answers
-//! `PING`; one that exits because its port was taken meanwhile is retried
-//! on another port.
+//! `PING` and reports its own process id (not another server's that took
+//! the port first); one that exits because its port was taken meanwhile is
+//! retried on another port.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use granule_user::resp::reply_len;
 
 use super::child::{interrupted, last_line, Child, Stop};
 use crate::cmd::kv::linux::{free_port, ping};
@@ -26,6 +29,10 @@ const REDIS_READY: Duration = Duration::from_secs(10);
 const GRANULE_STOP: Duration = Duration::from_secs(15);
 /// How often a starting server is polled.
 const POLL: Duration = Duration::from_millis(20);
+/// How long one readiness check may wait to connect or for a reply.
+const POLL_IO: Duration = Duration::from_millis(500);
+/// The longest `INFO server` reply read.
+const INFO_MAX: usize = 1 << 16;
 
 /// Which server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,8 +128,10 @@ struct Exit {
     port_taken: bool,
 }
 
-/// Wait until the server on `port` answers `PING`: `None` when it does,
-/// how it exited if it did; an error when it still runs after `ready`.
+/// Wait until the server on `port` answers `PING` and is `child` (its
+/// `INFO server` reports the child's process id: a server another process
+/// started on the same port meanwhile is not it): `None` when it does, how
+/// it exited if it did; an error when it still runs after `ready`.
 fn wait_ready(child: &mut Child, port: u16, ready: Duration) -> Result<Option<Exit>> {
     let t0 = Instant::now();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
@@ -134,7 +143,7 @@ fn wait_ready(child: &mut Child, port: u16, ready: Duration) -> Result<Option<Ex
             let why = if line.is_empty() { format!("it exited ({status})") } else { format!("{line} ({status})") };
             return Ok(Some(Exit { why, port_taken }));
         }
-        if ping(&addr).is_ok() {
+        if ping(&addr).is_ok() && reports_pid(&addr, child.id()) {
             return Ok(None);
         }
         if interrupted() {
@@ -145,4 +154,22 @@ fn wait_ready(child: &mut Child, port: u16, ready: Duration) -> Result<Option<Ex
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// Whether the server on `addr` reports process id `pid` in `INFO server`
+/// (both `redis-server` and `granule serve` do); false on any error.
+fn reports_pid(addr: &SocketAddr, pid: u32) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(addr, POLL_IO) else { return false };
+    if s.set_read_timeout(Some(POLL_IO)).is_err() || s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").is_err() {
+        return false;
+    }
+    let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+    while !matches!(reply_len(&got, INFO_MAX), Ok(Some(_))) {
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 && got.len() + n <= INFO_MAX => got.extend_from_slice(&buf[..n]),
+            _ => return false,
+        }
+    }
+    let want = format!("process_id:{pid}");
+    String::from_utf8_lossy(&got).lines().any(|l| l.trim() == want)
 }

@@ -194,13 +194,12 @@ fn shared_syscall<const C: bool>(
             ctx.lf_begin::<C>(lf, true);
             return Some(ctx.lf_finish::<C>(lf));
         };
-        Some(match ctx.decode_call(lf, &c, args) {
-            Ok(Decoded::Invocation { slot, cap }) => match ctx.decode_shared(&c, slot, cap, MessageInfo(args.info))? {
+        Some(match ctx.decode_call(lf, &c, args).ok()? {
+            Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, MessageInfo(args.info))? {
                 Ok(op) => ctx.lf_run_op::<C>(gate, s, c.t, op),
                 Err(e) => ctx.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
             },
-            Ok(op) => ctx.lf_run_decoded::<C>(lf, c.t, op),
-            Err(_) => return None,
+            op => ctx.lf_run_decoded::<C>(lf, c.t, op),
         })
     })
 }

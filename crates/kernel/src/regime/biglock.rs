@@ -52,7 +52,7 @@ unsafe impl<L: RawLock + 'static, S: LockStats + 'static> Regime for BigLock<L, 
         self.lock.cores()
     }
 
-    /// The lock's own (CLH's queued node, the ticket drawn).
+    /// The lock's own (CLH's queued node; `()` for the others).
     type Held<'a> = L::Held<'a>;
 
     #[inline(always)]

@@ -542,11 +542,11 @@ unsafe impl<S: LockStats + 'static> Regime for Fine<S> {
     type Drive = Objects;
     type Waits = Queues;
 
+    type Held<'a> = ();
+
     /// A shared entry takes no lock here: its read side is its own core's
     /// reader lock, the first lock `lock_more` takes (see the module
     /// documentation).
-    type Held<'a> = ();
-
     #[inline]
     unsafe fn enter<F: FnMut()>(&self, core: usize, _spin: F) {
         self.count(core, C_SHARED);

@@ -243,8 +243,8 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     fn cores(&self) -> usize;
 
     /// What an entry's [`Regime::enter`] hands its [`Regime::exit`]: a word
-    /// the exit needs that the enter had in hand (the big lock's queued
-    /// node or ticket, whether an RTM entry took the lock), so that the
+    /// the exit needs that the enter had in hand (the CLH big lock's queued
+    /// node, whether an RTM entry took the lock), so that the
     /// entry does not store it in the regime and load it back; `()` where
     /// the exit needs nothing more than the core.
     type Held<'a>

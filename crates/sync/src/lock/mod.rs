@@ -100,7 +100,7 @@ pub trait RawLock: Send + Sync {
 
     /// What [`RawLock::acquire_held`] hands the [`RawLock::release_held`]
     /// that ends the hold: a word the release needs that the acquire had in
-    /// hand (CLH's queued node, the ticket drawn), so a kernel's path does
+    /// hand (CLH's queued node), so a kernel's path does
     /// not store it in the lock and load it back; `()` for a lock whose
     /// release needs nothing more than the core.
     type Held<'a>: Copy

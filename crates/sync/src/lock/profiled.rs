@@ -56,13 +56,21 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
             // Checked before taking the lock: the statistics index by core,
             // and a panic after the raw acquire would leave the lock held.
             self.check_core(core);
-            let t0 = cycles::now();
-            let contended = self.raw.acquire(core, spin);
-            let t1 = cycles::now();
-            self.stats.acquired(core, site, t1.saturating_sub(t0), contended, t1);
+            self.timed(site, core, || (self.raw.acquire(core, spin), ()));
         } else {
             self.raw.acquire(core, spin);
         }
+    }
+
+    /// Run `acquire` (a raw acquire as `core`: whether it was contended,
+    /// and what it returns) and record it at `site` with its wait.
+    #[inline]
+    fn timed<T>(&self, site: Site, core: usize, acquire: impl FnOnce() -> (bool, T)) -> T {
+        let t0 = cycles::now();
+        let (contended, out) = acquire();
+        let t1 = cycles::now();
+        self.stats.acquired(core, site, t1.saturating_sub(t0), contended, t1);
+        out
     }
 
     /// Acquire as `core` if no waiting is needed.
@@ -120,12 +128,8 @@ impl<L: RawLock, S: LockStats> Lock<L, S> {
     pub unsafe fn acquire_held<F: FnMut()>(&self, core: usize, spin: F) -> L::Held<'_> {
         if S::ENABLED {
             let site: Site = core::panic::Location::caller();
-            let t0 = cycles::now();
             // SAFETY: the caller's contract is the raw lock's.
-            let (contended, held) = unsafe { self.raw.acquire_held(core, spin) };
-            let t1 = cycles::now();
-            self.stats.acquired(core, site, t1.saturating_sub(t0), contended, t1);
-            held
+            self.timed(site, core, || unsafe { self.raw.acquire_held(core, spin) })
         } else {
             // SAFETY: as above.
             unsafe { self.raw.acquire_held(core, spin) }.1

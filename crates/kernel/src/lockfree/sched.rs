@@ -43,7 +43,7 @@ use core::sync::atomic::{fence, Ordering};
 
 use crate::exit::ExitPlan;
 use crate::object::{Ref, Tcb};
-use crate::sched::Action;
+use crate::sched::{Action, Direct};
 use crate::state::Ctx;
 
 use super::shared::{published, LfState, IDLE};
@@ -62,7 +62,8 @@ impl Ctx<'_, LfState> {
             // The general `wake`'s common case: a switch candidate, and a
             // direct switch if the caller has stopped running already.
             if self.own().action == Action::Resume {
-                let action = self.lf_switch_to(t, prio);
+                // SAFETY: a shared path (`!X`), which found `t` live above.
+                let action = unsafe { self.lf_switch_to(t, prio) };
                 self.own().action = action;
                 return;
             }
@@ -89,11 +90,18 @@ impl Ctx<'_, LfState> {
     /// the end. The executor's `running` keeps it right if the current
     /// thread stops or goes on running later in the entry
     /// (`lockfree/ipc.rs`).
+    ///
+    /// # Safety
+    /// This is a shared path, and it found `t` live: only management frees
+    /// a thread (`finish_destroy.rs`), and no management entry runs beside
+    /// a shared one (the gate), so `t` stays live to the entry's end, as
+    /// [`Direct::new`] requires.
     #[inline(always)]
-    pub(crate) fn lf_switch_to(&mut self, t: Ref<Tcb>, prio: u8) -> Action {
+    pub(crate) unsafe fn lf_switch_to(&mut self, t: Ref<Tcb>, prio: u8) -> Action {
         let cs = self.own();
-        if cs.current.is_none() && cs.held == 0 && !cs.ready.highest().is_some_and(|b| b > prio) {
-            Action::Direct { to: t, prio }
+        if cs.current.is_none() && cs.held == 0 && !cs.ready.any_above(prio) {
+            // SAFETY: this function's contract.
+            Action::Direct(unsafe { Direct::new(t, prio) })
         } else {
             Action::SwitchTo(t)
         }
@@ -145,8 +153,10 @@ impl Ctx<'_, LfState> {
             return false;
         }
         let Some(prio) = self.get(t).map(|x| x.prio) else { return false };
-        match self.lf_switch_to(t, prio) {
-            direct @ Action::Direct { .. } => {
+        // SAFETY: the inbox is drained on shared paths only (management
+        // takes every inbox apart, `entry.rs`), and `t` was found live above.
+        match unsafe { self.lf_switch_to(t, prio) } {
+            direct @ Action::Direct(_) => {
                 self.own().action = direct;
                 true
             }
@@ -162,8 +172,10 @@ impl Ctx<'_, LfState> {
         let cell = self.lf_own();
         let mut plan = self.finish_entry();
         loop {
+            // The thread to run is live (each choice found it so), and the
+            // entry's end noted its priority as this core's.
             let p = match plan.run {
-                Some(t) => self.thread_mut(t).map_or(IDLE, |x| published(x.prio)),
+                Some(_) => published(self.own().current_prio),
                 None => IDLE,
             };
             let old = cell.prio.load(Ordering::Relaxed);

@@ -13,11 +13,11 @@ pub(crate) enum Action {
     Resume,
     /// Run this woken thread if it outranks the alternatives.
     SwitchTo(Ref<Tcb>),
-    /// Run this thread, of priority `prio`: the IPC fast path's guards have
-    /// established that it is runnable here, in no queue, and outranked by
-    /// nothing ready, that the current thread blocked and that no core is
-    /// held (seL4's direct switch at the end of `fastpath.c`).
-    Direct { to: Ref<Tcb>, prio: u8 },
+    /// Run this thread (`lockfree`'s shared paths): it is runnable here, in
+    /// no queue, and outranked by nothing ready, the current thread blocked
+    /// and no core is held (seL4's direct switch at the end of
+    /// `fastpath.c`); live to the entry's end ([`Direct::new`]).
+    Direct(Direct),
     /// Re-choose; a still-runnable current thread goes to the back of its
     /// level if `yielded`, else to the front.
     Choose { yielded: bool },

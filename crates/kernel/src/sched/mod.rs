@@ -200,9 +200,14 @@ impl<W: Waits> Ctx<'_, W> {
             let cs = self.cs(core);
             match cs.action {
                 Action::Resume => cs.action = Action::SwitchTo(t),
-                Action::SwitchTo(_) | Action::Direct { .. } | Action::Choose { .. } => {
+                Action::SwitchTo(_) | Action::Direct(_) | Action::Choose { .. } => {
                     // Two candidates: queue both and re-choose.
-                    if let Action::SwitchTo(u) | Action::Direct { to: u, .. } = cs.action {
+                    let other = match cs.action {
+                        Action::SwitchTo(u) => Some(u),
+                        Action::Direct(d) => Some(d.to()),
+                        _ => None,
+                    };
+                    if let Some(u) = other {
                         cs.action = Action::Choose { yielded: false };
                         self.enqueue(u, false);
                     }
@@ -427,8 +432,8 @@ impl<W: Waits> Ctx<'_, W> {
         // A direct switch runs a thread this entry has just taken out of a
         // wait queue, where a pending suspend was checked already; one that
         // came after stops it at the interrupt it sent.
-        if let Action::Direct { to, prio } = action {
-            return self.exit_to(Next::Checked(Some(to), Some(prio)));
+        if let Action::Direct(d) = action {
+            return self.exit_to(Next::Direct(d));
         }
         self.choose_next(action)
     }
@@ -497,7 +502,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             Action::Choose { yielded } => self.choose(cur, cur_prio, yielded),
             // Returned above; named here only to keep the match whole.
-            Action::Direct { to, .. } => Some(to),
+            Action::Direct(d) => Some(d.to()),
         };
         let next = if self.own().held > 0 {
             if let Some(n) = next {

@@ -82,7 +82,17 @@ pub(crate) trait Exec<W: Waits> {
     fn reply_set(&self, ctx: &mut Ctx<'_, W>, r: Ref<Reply>, st: ReplyState);
 
     /// `t` (taken by this entry) runs again.
-    fn wake(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>);
+    #[inline(always)]
+    fn wake(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>) {
+        if let Some(x) = ctx.get(t) {
+            let (core, prio) = (x.core, x.prio);
+            self.wake_on(ctx, t, core, prio);
+        }
+    }
+
+    /// [`Exec::wake`] of `t`, whose home core and priority the caller read
+    /// just now.
+    fn wake_on(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>, core: usize, prio: u8);
 
     /// Hand `msg` from `src` to `dst` (with capabilities only in a whole
     /// entry).
@@ -195,8 +205,8 @@ impl<W: Waits> Exec<W> for Queues {
     }
 
     #[inline(always)]
-    fn wake(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>) {
-        ctx.wake(t);
+    fn wake_on(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>, core: usize, prio: u8) {
+        ctx.wake_on(t, core, prio);
     }
 
     #[inline(always)]

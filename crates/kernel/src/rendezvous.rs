@@ -150,6 +150,7 @@ impl<W: Waits> Ctx<'_, W> {
             _ => None,
         };
         x.state = ThreadState::Running;
+        let (core, prio) = (x.core, x.prio);
         let reply = reply.filter(|&rp| self.live(rp));
         e.transfer(self, me, r, msg, Some(ep));
         if msg.call {
@@ -159,16 +160,16 @@ impl<W: Waits> Ctx<'_, W> {
                 // is woken only once the caller can be answered.
                 self.prepare_block(e, me, ThreadState::BlockedOnReply { reply: rp, fault: msg.fault });
                 e.reply_set(self, rp, ReplyState::Caller(me, msg.grant));
-                e.wake(self, r);
+                e.wake_on(self, r, core, prio);
                 return Outcome::Blocked;
             }
-            e.wake(self, r);
+            e.wake_on(self, r, core, prio);
             return Outcome::Error(Error::FailedLookup);
         }
         if let Some(rp) = reply {
             e.reply_set(self, rp, ReplyState::Empty);
         }
-        e.wake(self, r);
+        e.wake_on(self, r, core, prio);
         Outcome::Done
     }
 
@@ -355,7 +356,8 @@ impl<W: Waits> Ctx<'_, W> {
     fn resume<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>) {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
+            let (core, prio) = (x.core, x.prio);
+            e.wake_on(self, t, core, prio);
         }
-        e.wake(self, t);
     }
 }

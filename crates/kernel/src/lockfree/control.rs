@@ -156,8 +156,9 @@ impl Ctx<'_, LfState> {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
             x.slice = slice;
+            let (core, prio) = (x.core, x.prio);
+            self.lf_wake::<X, C>(lf, t, core, prio);
         }
-        self.lf_wake::<X, C>(lf, t);
     }
 
     /// `t`, a thread of this core whose stop this entry has just requested
@@ -332,16 +333,18 @@ impl Ctx<'_, LfState> {
         self.lf_release_receive_claim(lf, t);
         self.ipc(t).restart = 1;
         let core = self.core;
-        let set = move |ctx: &mut Self, state: ThreadState| {
+        let stop = move |ctx: &mut Self| {
             if let Some(x) = ctx.get(t) {
-                x.state = state;
+                x.state = ThreadState::Inactive;
             }
         };
-        let goes_on =
-            lf.ctl_of(t).meet(self, |ctx| set(ctx, ThreadState::Inactive), |_| {}, |op| lf.count::<C>(core, op));
-        if goes_on {
-            set(self, ThreadState::Running);
-            self.lf_wake::<X, C>(lf, t);
+        if !lf.ctl_of(t).meet(self, stop, |_| {}, |op| lf.count::<C>(core, op)) {
+            return;
+        }
+        if let Some(x) = self.get(t) {
+            x.state = ThreadState::Running;
+            let (core, prio) = (x.core, x.prio);
+            self.lf_wake::<X, C>(lf, t, core, prio);
         }
     }
 

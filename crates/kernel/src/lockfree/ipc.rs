@@ -170,8 +170,8 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
     }
 
     #[inline(always)]
-    fn wake(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>) {
-        ctx.lf_wake::<X, C>(self.lf, t);
+    fn wake_on(&self, ctx: &mut Ctx<'_, LfState>, t: Ref<Tcb>, core: usize, prio: u8) {
+        ctx.lf_wake::<X, C>(self.lf, t, core, prio);
     }
 
     #[inline(always)]

@@ -55,9 +55,7 @@ impl Ctx<'_, LfState> {
     /// outranks what that core publishes it runs (no pending bit: the
     /// inbox is the flag its entries test). `t` is not ours after.
     #[inline(always)]
-    pub(crate) fn lf_wake<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>) {
-        let Some(x) = self.get(t) else { return };
-        let (core, prio) = (x.core, x.prio);
+    pub(crate) fn lf_wake<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, core: usize, prio: u8) {
         if core == self.core && !X {
             // The general `wake`'s common case: a switch candidate, and a
             // direct switch if the caller has stopped running already.
@@ -69,7 +67,7 @@ impl Ctx<'_, LfState> {
             }
         }
         if X || core == self.core {
-            return self.wake(t);
+            return self.wake_on(t, core, prio);
         }
         // The inbox is the core's pending flag: every entry drains it and
         // re-chooses if it took anything, so no IPI bit is set.

@@ -196,6 +196,13 @@ impl<W: Waits> Ctx<'_, W> {
     pub(crate) fn wake(&mut self, t: Ref<Tcb>) {
         let Some(x) = self.get(t) else { return };
         let (core, prio) = (x.core, x.prio);
+        self.wake_on(t, core, prio);
+    }
+
+    /// [`Ctx::wake`] of `t`, whose home core and priority the caller read
+    /// just now.
+    #[inline(always)]
+    pub(crate) fn wake_on(&mut self, t: Ref<Tcb>, core: usize, prio: u8) {
         if core == self.core {
             let cs = self.cs(core);
             match cs.action {

@@ -375,9 +375,8 @@ impl<'k, W> Ctx<'k, W> {
     /// `r` is live, and stays so while the result lives: this entry found it
     /// live (a [`Ctx::get`], a capability look-up's liveness check, or
     /// [`Ctx::ref_at`]) and has freed no object since. (Outside `lockfree`'s
-    /// shared paths only a whole-kernel entry frees objects, and no other
-    /// entry runs beside one. Those paths call this only for the thread of
-    /// their direct switch: they free frames, never a thread.)
+    /// shared paths, which never call this, only a whole-kernel entry frees
+    /// objects, and no other entry runs beside one.)
     #[inline(always)]
     pub unsafe fn get_live<T: Object>(&mut self, r: Ref<T>) -> &mut T {
         // SAFETY: as in `slot`; `r` is live by the caller's contract.

@@ -343,8 +343,8 @@ impl Ctx<'_, LfState> {
         }
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
-            let (core, prio) = (x.core, x.prio);
-            self.lf_wake::<X, C>(lf, t, core, prio);
+            let (home, prio) = (x.core, x.prio);
+            self.lf_wake::<X, C>(lf, t, home, prio);
         }
     }
 

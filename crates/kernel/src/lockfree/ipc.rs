@@ -200,13 +200,11 @@ impl<const X: bool, const C: bool> Exec<LfState> for Words<'_, X, C> {
             Action::SwitchTo(t) if !on => {
                 // `t` is ours: woken on this core by this entry.
                 if let Some(prio) = ctx.get(t).map(|x| x.prio) {
-                    // SAFETY: a shared path (`X` returned above), which
-                    // found `t` live just now.
-                    let action = unsafe { ctx.lf_switch_to(t, prio) };
+                    let action = ctx.lf_switch_to(t, prio);
                     ctx.own().action = action;
                 }
             }
-            Action::Direct(d) if on => ctx.own().action = Action::SwitchTo(d.to()),
+            Action::Direct { to, .. } if on => ctx.own().action = Action::SwitchTo(to),
             _ => {}
         }
     }

@@ -43,7 +43,7 @@ use core::sync::atomic::{fence, Ordering};
 
 use crate::exit::ExitPlan;
 use crate::object::{Ref, Tcb};
-use crate::sched::{Action, Direct};
+use crate::sched::Action;
 use crate::state::Ctx;
 
 use super::shared::{published, LfState, IDLE};
@@ -53,15 +53,16 @@ impl Ctx<'_, LfState> {
     /// management entry, which owns every core) this is the general
     /// `wake`; for another core, a push on its inbox, and an IPI if `t`
     /// outranks what that core publishes it runs (no pending bit: the
-    /// inbox is the flag its entries test). `t` is not ours after.
+    /// inbox is the flag its entries test). `t` is not ours after. `core`
+    /// and `prio` are `t`'s home core and priority, which the caller read
+    /// from its TCB as it made `t` runnable.
     #[inline(always)]
     pub(crate) fn lf_wake<const X: bool, const C: bool>(&mut self, lf: &LfState, t: Ref<Tcb>, core: usize, prio: u8) {
         if core == self.core && !X {
             // The general `wake`'s common case: a switch candidate, and a
             // direct switch if the caller has stopped running already.
             if self.own().action == Action::Resume {
-                // SAFETY: a shared path (`!X`), which found `t` live above.
-                let action = unsafe { self.lf_switch_to(t, prio) };
+                let action = self.lf_switch_to(t, prio);
                 self.own().action = action;
                 return;
             }
@@ -88,18 +89,11 @@ impl Ctx<'_, LfState> {
     /// the end. The executor's `running` keeps it right if the current
     /// thread stops or goes on running later in the entry
     /// (`lockfree/ipc.rs`).
-    ///
-    /// # Safety
-    /// This is a shared path, and it found `t` live: only management frees
-    /// a thread (`finish_destroy.rs`), and no management entry runs beside
-    /// a shared one (the gate), so `t` stays live to the entry's end, as
-    /// [`Direct::new`] requires.
     #[inline(always)]
-    pub(crate) unsafe fn lf_switch_to(&mut self, t: Ref<Tcb>, prio: u8) -> Action {
+    pub(crate) fn lf_switch_to(&mut self, t: Ref<Tcb>, prio: u8) -> Action {
         let cs = self.own();
         if cs.current.is_none() && cs.held == 0 && !cs.ready.any_above(prio) {
-            // SAFETY: this function's contract.
-            Action::Direct(unsafe { Direct::new(t, prio) })
+            Action::Direct { to: t, prio }
         } else {
             Action::SwitchTo(t)
         }
@@ -151,10 +145,8 @@ impl Ctx<'_, LfState> {
             return false;
         }
         let Some(prio) = self.get(t).map(|x| x.prio) else { return false };
-        // SAFETY: the inbox is drained on shared paths only (management
-        // takes every inbox apart, `entry.rs`), and `t` was found live above.
-        match unsafe { self.lf_switch_to(t, prio) } {
-            direct @ Action::Direct(_) => {
+        match self.lf_switch_to(t, prio) {
+            direct @ Action::Direct { .. } => {
                 self.own().action = direct;
                 true
             }
@@ -170,12 +162,18 @@ impl Ctx<'_, LfState> {
         let cell = self.lf_own();
         let mut plan = self.finish_entry();
         loop {
-            // The thread to run is live (each choice found it so), and the
-            // entry's end noted its priority as this core's.
+            // The thread to run is live (each choice found it so, and a
+            // shared path frees no thread), and the entry's end noted its
+            // priority as this core's.
             let p = match plan.run {
                 Some(_) => published(self.own().current_prio),
                 None => IDLE,
             };
+            debug_assert_eq!(
+                plan.run.map(|t| self.thread_mut(t).map_or(IDLE, |x| published(x.prio))),
+                plan.run.map(|_| p),
+                "a shared entry publishes its thread's priority"
+            );
             let old = cell.prio.load(Ordering::Relaxed);
             if p >= old {
                 if p != old {

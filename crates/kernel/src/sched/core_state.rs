@@ -13,11 +13,12 @@ pub(crate) enum Action {
     Resume,
     /// Run this woken thread if it outranks the alternatives.
     SwitchTo(Ref<Tcb>),
-    /// Run this thread (`lockfree`'s shared paths): it is runnable here, in
-    /// no queue, and outranked by nothing ready, the current thread blocked
-    /// and no core is held (seL4's direct switch at the end of
-    /// `fastpath.c`); live to the entry's end ([`Direct::new`]).
-    Direct(Direct),
+    /// Run this thread, of priority `prio` (`lockfree`'s shared paths): it
+    /// is runnable here, in no queue, and outranked by nothing ready, the
+    /// current thread blocked (or the core was idle) and no core is held
+    /// (seL4's direct switch at the end of `fastpath.c`). The entry's end
+    /// checks that it is live.
+    Direct { to: Ref<Tcb>, prio: u8 },
     /// Re-choose; a still-runnable current thread goes to the back of its
     /// level if `yielded`, else to the front.
     Choose { yielded: bool },

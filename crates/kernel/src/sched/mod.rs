@@ -207,14 +207,9 @@ impl<W: Waits> Ctx<'_, W> {
             let cs = self.cs(core);
             match cs.action {
                 Action::Resume => cs.action = Action::SwitchTo(t),
-                Action::SwitchTo(_) | Action::Direct(_) | Action::Choose { .. } => {
+                Action::SwitchTo(_) | Action::Direct { .. } | Action::Choose { .. } => {
                     // Two candidates: queue both and re-choose.
-                    let other = match cs.action {
-                        Action::SwitchTo(u) => Some(u),
-                        Action::Direct(d) => Some(d.to()),
-                        _ => None,
-                    };
-                    if let Some(u) = other {
+                    if let Action::SwitchTo(u) | Action::Direct { to: u, .. } = cs.action {
                         cs.action = Action::Choose { yielded: false };
                         self.enqueue(u, false);
                     }
@@ -437,10 +432,11 @@ impl<W: Waits> Ctx<'_, W> {
         let cs = self.own();
         let action = core::mem::replace(&mut cs.action, Action::Resume);
         // A direct switch runs a thread this entry has just taken out of a
-        // wait queue, where a pending suspend was checked already; one that
-        // came after stops it at the interrupt it sent.
-        if let Action::Direct(d) = action {
-            return self.exit_to(Next::Direct(d));
+        // wait queue or its core's inbox, where a pending suspend was
+        // checked already; one that came after stops it at the interrupt it
+        // sent.
+        if let Action::Direct { to, prio } = action {
+            return self.exit_to(Next::Checked(Some(to), Some(prio)));
         }
         self.choose_next(action)
     }
@@ -509,7 +505,7 @@ impl<W: Waits> Ctx<'_, W> {
             }
             Action::Choose { yielded } => self.choose(cur, cur_prio, yielded),
             // Returned above; named here only to keep the match whole.
-            Action::Direct(d) => Some(d.to()),
+            Action::Direct { to, .. } => Some(to),
         };
         let next = if self.own().held > 0 {
             if let Some(n) = next {

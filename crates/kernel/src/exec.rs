@@ -81,17 +81,9 @@ pub(crate) trait Exec<W: Waits> {
     /// Set reply object `r`, owned by this entry (see `ReplyWord`).
     fn reply_set(&self, ctx: &mut Ctx<'_, W>, r: Ref<Reply>, st: ReplyState);
 
-    /// `t` (taken by this entry) runs again.
-    #[inline(always)]
-    fn wake(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>) {
-        if let Some(x) = ctx.get(t) {
-            let (core, prio) = (x.core, x.prio);
-            self.wake_on(ctx, t, core, prio);
-        }
-    }
-
-    /// [`Exec::wake`] of `t`, whose home core and priority the caller read
-    /// just now.
+    /// `t` (taken by this entry, made runnable) runs again; `core` and
+    /// `prio` are its home core and priority, which the caller read from
+    /// its TCB as it made `t` runnable.
     fn wake_on(&self, ctx: &mut Ctx<'_, W>, t: Ref<Tcb>, core: usize, prio: u8);
 
     /// Hand `msg` from `src` to `dst` (with capabilities only in a whole

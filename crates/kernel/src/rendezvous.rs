@@ -353,7 +353,7 @@ impl<W: Waits> Ctx<'_, W> {
     /// A blocked thread `t` (taken by this entry, its results written) runs
     /// again.
     #[inline(always)]
-    fn resume<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>) {
+    pub(crate) fn resume<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>) {
         if let Some(x) = self.get(t) {
             x.state = ThreadState::Running;
             let (core, prio) = (x.core, x.prio);

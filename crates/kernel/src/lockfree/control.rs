@@ -95,6 +95,7 @@ use crate::outcome::Outcome;
 use crate::sched::Action;
 use crate::state::{bump, Ctx};
 
+use super::ipc::Words;
 use super::shared::LfState;
 
 impl Ctx<'_, LfState> {
@@ -338,13 +339,8 @@ impl Ctx<'_, LfState> {
                 x.state = ThreadState::Inactive;
             }
         };
-        if !lf.ctl_of(t).meet(self, stop, |_| {}, |op| lf.count::<C>(core, op)) {
-            return;
-        }
-        if let Some(x) = self.get(t) {
-            x.state = ThreadState::Running;
-            let (home, prio) = (x.core, x.prio);
-            self.lf_wake::<X, C>(lf, t, home, prio);
+        if lf.ctl_of(t).meet(self, stop, |_| {}, |op| lf.count::<C>(core, op)) {
+            self.resume(&Words::<X, C> { lf }, t);
         }
     }
 

@@ -121,8 +121,12 @@ impl<W: Waits> Ctx<'_, W> {
     /// `t` (taken by this entry) ends its wait with `badge` and runs again.
     #[inline(always)]
     fn complete_wait<E: Exec<W>>(&mut self, e: &E, t: Ref<Tcb>, badge: Word) {
-        self.wait_done(t, badge);
-        e.wake(self, t);
+        let b = self.ipc(t);
+        b.badge = badge;
+        b.tag = 0;
+        b.error = 0;
+        b.restart = 0;
+        self.resume(e, t);
     }
 
     /// `Wait` (blocking) or `Poll` on `ntfn` by `me`, for every wait
@@ -141,20 +145,6 @@ impl<W: Waits> Ctx<'_, W> {
                 self.ipc(me).badge = bits;
                 Outcome::Done
             }
-        }
-    }
-
-    /// `t`'s wait ends with `badge`: its results written and it runnable
-    /// again, to be woken by the caller (every regime's wake-up).
-    #[inline(always)]
-    pub(crate) fn wait_done(&mut self, t: Ref<Tcb>, badge: Word) {
-        let b = self.ipc(t);
-        b.badge = badge;
-        b.tag = 0;
-        b.error = 0;
-        b.restart = 0;
-        if let Some(x) = self.get(t) {
-            x.state = ThreadState::Running;
         }
     }
 

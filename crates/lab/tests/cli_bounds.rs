@@ -217,6 +217,7 @@ const TABLE: Table = &[
             ("--regime", REGIME),
             ("--rounds", Int { zero_ok: false, over: Some("101") }),
             ("--requests", Int { zero_ok: false, over: Some("100000001") }),
+            ("--requests-pipelined", Int { zero_ok: false, over: Some("100000001") }),
             ("--clients", Int { zero_ok: false, over: Some("10001") }),
             ("--pipeline", Int { zero_ok: false, over: Some("1001") }),
             ("--tests", Word { bad: &["bogus", "", "ping"] }),

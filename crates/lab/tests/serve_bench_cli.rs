@@ -33,13 +33,29 @@ fn tiny_run_has_every_record_with_positive_numbers() {
         return;
     }
     let (ok, out, err) =
-        granule(&["serve-bench", "--rounds", "1", "--requests", "2000", "--pipeline", "1,16", "--format", "json"]);
+        granule(&[
+        "serve-bench",
+        "--rounds",
+        "1",
+        "--requests",
+        "2000",
+        "--requests-pipelined",
+        "3000",
+        "--pipeline",
+        "1,16",
+        "--format",
+        "json",
+    ]);
     assert!(ok, "granule serve-bench failed: {err}");
     let rs = records(&out);
     assert_eq!(rs[0]["record"], "machine");
     let setup = of_kind(&rs, "serve_bench_setup");
     assert_eq!(setup.len(), 1);
     assert_eq!(setup[0]["regime"], "bkl");
+    assert_eq!(setup[0]["requests"], 2000);
+    assert_eq!(setup[0]["requests_pipelined"], 3000);
+    // Linux lets a process read its children's CPU-time clocks.
+    assert_eq!(setup[0]["server_cpu_time"], "process CPU-time clock (ns)", "{}", setup[0]);
     for port in ["granule_port", "redis_port"] {
         assert!(setup[0][port].as_u64().is_some_and(|p| p > 0 && p != 6379), "{port} in {}", setup[0]);
     }
@@ -62,9 +78,10 @@ fn tiny_run_has_every_record_with_positive_numbers() {
     for r in &runs {
         assert_eq!(r["round"], 1);
         assert!(r["order"] == 1 || r["order"] == 2, "{r}");
+        assert_eq!(r["requests"], if r["pipeline"] == 1 { 2000 } else { 3000 }, "{r}");
         assert!(r["requests_per_sec"].as_f64().is_some_and(|x| x > 0.0), "{r}");
         assert!(r["server_cpu_s"].as_f64().is_some_and(|x| x >= 0.0), "{r}");
-        // None when the short run was charged no CPU tick.
+        // None when the run was charged no CPU time.
         let xput = &r["requests_per_cpu_s"];
         assert!(xput.is_null() || xput.as_f64().is_some_and(|x| x > 0.0), "{r}");
         // redis-benchmark did work (its CPU time, in 10 ms ticks, may round
@@ -101,6 +118,7 @@ fn bad_options_are_one_line_errors() {
     for (args, says) in [
         (&["--rounds", "0"][..], "--rounds"),
         (&["--requests", "0"][..], "--requests"),
+        (&["--requests-pipelined", "0"][..], "--requests-pipelined"),
         (&["--clients", "10001"][..], "--clients"),
         (&["--pipeline", "0"][..], "--pipeline"),
         (&["--tests", "xadd"][..], "xadd"),

@@ -27,9 +27,9 @@ const COMMANDS: &str = include_str!("commands.jsonl");
 
 /// Synthetic records of the commands that need redis-server or valgrind.
 const SYNTHETIC: &str = concat!(
-    r#"{"record":"serve_bench_setup","regime":"bkl","granule_port":6390,"redis_port":6391,"redis_version":"7.0.15","requests":1000,"clients":4,"rounds":3,"server_cpu":"0","benchmark_cpus":"1"}"#,
+    r#"{"record":"serve_bench_setup","regime":"bkl","granule_port":6390,"redis_port":6391,"redis_version":"7.0.15","requests":1000,"requests_pipelined":5000,"clients":4,"rounds":3,"server_cpu":"0","benchmark_cpus":"1","server_cpu_time":"process CPU-time clock (ns)"}"#,
     "\n",
-    r#"{"record":"serve_bench","round":1,"server":"granule","test":"set","pipeline":16,"order":0,"requests_per_sec":125000.5,"server_cpu_s":0.25,"requests_per_cpu_s":500002.0,"load_cpu_s":0.2,"load_cpu_share":0.8}"#,
+    r#"{"record":"serve_bench","round":1,"server":"granule","test":"set","pipeline":16,"order":0,"requests":5000,"requests_per_sec":125000.5,"server_cpu_s":0.25,"requests_per_cpu_s":500002.0,"load_cpu_s":0.2,"load_cpu_share":0.8}"#,
     "\n",
     r#"{"record":"serve_vs_redis","test":"get","pipeline":1,"regime":"bkl","rounds":3,"granule_requests_per_sec":90000.0,"redis_requests_per_sec":100000.0,"ratio_rps":0.9,"granule_requests_per_cpu_s":null,"redis_requests_per_cpu_s":120000.0,"ratio_xput":null,"granule_load_cpu_share":0.95,"redis_load_cpu_share":null,"meets_target":false}"#,
     "\n",

@@ -3,11 +3,10 @@
 //!
 //! `redis-benchmark -h 127.0.0.1 -p PORT -c C -n N -t TEST -P D --csv`: one
 //! test per invocation, so that the CPU time charged to the server between
-//! the two readings is that test's. The CPU time is utime + stime of the
-//! server's `/proc/<pid>/stat` line, which covers all its threads (counted
-//! in ticks of 10 ms: short runs are coarse, and one that was charged no
-//! tick has no requests per CPU-second). The load generator's own CPU time
-//! is read the same way, as this process's reaped children's (the servers
+//! the two readings is that test's. The server's CPU time is its process's
+//! CPU-time clock, all threads, in nanoseconds ([`super::cpu_time`]). The
+//! load generator's own CPU time is read in ticks of 10 ms (utime + stime),
+//! as this process's reaped children's (the servers
 //! are never reaped during a run): `redis-benchmark` is one thread, so its
 //! share of one CPU near 1 says the run measured the load generator as much
 //! as the server. The run is bounded: a
@@ -22,7 +21,7 @@ use anyhow::{anyhow, bail, Result};
 
 use super::child::{interrupted, last_line, Child, Stop};
 use super::servers::Server;
-use crate::cmd::kv::linux::{process_ticks, reaped_children_ticks, USER_HZ};
+use crate::cmd::kv::linux::{reaped_children_ticks, USER_HZ};
 
 /// How often a running benchmark is polled.
 const POLL: Duration = Duration::from_millis(5);
@@ -36,8 +35,10 @@ pub struct Bench {
     pub pin: Option<(PathBuf, String)>,
     /// `-c`.
     pub clients: u64,
-    /// `-n`.
+    /// `-n` at depth 1.
     pub requests: u64,
+    /// `-n` at the other depths.
+    pub requests_pipelined: u64,
     /// Longest one run may take.
     pub timeout: Duration,
 }
@@ -57,6 +58,15 @@ pub struct Measured {
 }
 
 impl Bench {
+    /// Requests of one run at depth `pipeline` (`-n`).
+    pub fn requests_at(&self, pipeline: u64) -> u64 {
+        if pipeline > 1 {
+            self.requests_pipelined
+        } else {
+            self.requests
+        }
+    }
+
     /// The command line of one run against `port`.
     fn command(&self, port: u16, test: &str, pipeline: u64) -> Command {
         let mut c = match &self.pin {
@@ -68,7 +78,7 @@ impl Bench {
             None => Command::new(&self.program),
         };
         c.args(["-h", "127.0.0.1", "-p", &port.to_string()])
-            .args(["-c", &self.clients.to_string(), "-n", &self.requests.to_string()])
+            .args(["-c", &self.clients.to_string(), "-n", &self.requests_at(pipeline).to_string()])
             .args(["-t", test, "-P", &pipeline.to_string(), "--csv"]);
         c
     }
@@ -76,8 +86,7 @@ impl Bench {
     /// Run test `test` at pipeline depth `pipeline` against `server`.
     pub fn run(&self, server: &mut Server, test: &str, pipeline: u64) -> Result<Measured> {
         let what = format!("redis-benchmark -t {test} -P {pipeline} against {}", server.kind.name());
-        let pid = server.child.id();
-        let before = process_ticks(pid)?;
+        let before = server.cpu.read_s()?;
         let load_before = reaped_children_ticks()?;
         let started = Instant::now();
         let mut bench =
@@ -102,7 +111,7 @@ impl Bench {
             std::thread::sleep(POLL);
         };
         let wall_s = started.elapsed().as_secs_f64();
-        let after = process_ticks(pid)?;
+        let after = server.cpu.read_s()?;
         let load_after = reaped_children_ticks()?;
         let (out, err) = bench.output();
         if !status.success() {
@@ -118,7 +127,7 @@ impl Bench {
         })?;
         Ok(Measured {
             requests_per_sec,
-            server_cpu_s: after.saturating_sub(before) as f64 / USER_HZ,
+            server_cpu_s: (after - before).max(0.0),
             load_cpu_s: load_after.saturating_sub(load_before) as f64 / USER_HZ,
             wall_s,
         })

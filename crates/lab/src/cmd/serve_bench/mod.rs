@@ -29,6 +29,7 @@
 
 mod bench;
 mod child;
+mod cpu_time;
 mod servers;
 pub(crate) mod summary;
 
@@ -61,9 +62,15 @@ pub struct Args {
     /// round.
     #[arg(long, default_value_t = 3, value_parser = crate::bounds::int::<u64>(1, MAX_ROUNDS))]
     pub rounds: u64,
-    /// Requests per redis-benchmark run (`-n`), 1..=10^8.
+    /// Requests per redis-benchmark run without pipelining (`-n` at
+    /// `-P 1`), 1..=10^8.
     #[arg(long, default_value_t = 200_000, value_parser = crate::bounds::int::<u64>(1, MAX_REQUESTS))]
     pub requests: u64,
+    /// Requests per pipelined redis-benchmark run (`-n` at every depth
+    /// above 1), 1..=10^8: more than at depth 1, so that a pipelined run,
+    /// served ten times faster, still lasts about a second.
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::bounds::int::<u64>(1, MAX_REQUESTS))]
+    pub requests_pipelined: u64,
     /// Parallel connections of redis-benchmark (`-c`), 1..=10000.
     #[arg(long, default_value_t = 50, value_parser = crate::bounds::int::<u64>(1, MAX_CLIENTS))]
     pub clients: u64,
@@ -128,6 +135,7 @@ struct Settings {
     regime: &'static str,
     rounds: u64,
     requests: u64,
+    requests_pipelined: u64,
     clients: u64,
     pipelines: Vec<u64>,
     tests: Vec<&'static str>,
@@ -169,7 +177,15 @@ impl Settings {
         if tests.is_empty() {
             bail!("--tests needs at least one of {}", TESTS.join(", "));
         }
-        Ok(Self { regime, rounds: a.rounds, requests: a.requests, clients: a.clients, pipelines, tests })
+        Ok(Self {
+            regime,
+            rounds: a.rounds,
+            requests: a.requests,
+            requests_pipelined: a.requests_pipelined,
+            clients: a.clients,
+            pipelines,
+            tests,
+        })
     }
 
     /// redis-benchmark runs in all.
@@ -217,7 +233,8 @@ pub fn run(a: &Args) -> Result<()> {
         (t, list.join(","))
     });
 
-    let timeout = RUN_BASE + RUN_PER_REQUEST.saturating_mul(u32::try_from(s.requests).unwrap_or(u32::MAX));
+    let most = s.pipelines.iter().map(|&p| if p > 1 { s.requests_pipelined } else { s.requests }).max().unwrap_or(1);
+    let timeout = RUN_BASE + RUN_PER_REQUEST.saturating_mul(u32::try_from(most).unwrap_or(u32::MAX));
     let lifetime = servers::GRANULE_READY
         .saturating_add(timeout.saturating_mul(u32::try_from(s.runs()).unwrap_or(u32::MAX)))
         .saturating_add(Duration::from_secs(120))
@@ -232,6 +249,7 @@ pub fn run(a: &Args) -> Result<()> {
         redis_port: pair.redis.port,
         redis_version,
         requests: s.requests,
+        requests_pipelined: s.requests_pipelined,
         clients: s.clients,
         rounds: s.rounds,
         server_cpu: match (server_cpu, &redis_pin) {
@@ -240,9 +258,17 @@ pub fn run(a: &Args) -> Result<()> {
             _ => "unpinned".into(),
         },
         benchmark_cpus: bench_pin.as_ref().map_or("unpinned".to_string(), |(_, l)| l.clone()),
+        server_cpu_time: server_cpu_time(&pair),
     };
 
-    let bench = Bench { program, pin: bench_pin, clients: s.clients, requests: s.requests, timeout };
+    let bench = Bench {
+        program,
+        pin: bench_pin,
+        clients: s.clients,
+        requests: s.requests,
+        requests_pipelined: s.requests_pipelined,
+        timeout,
+    };
     let pb = progress::bar(s.runs(), "serve");
     let measured = measure(&s, &bench, &mut pair, &pb);
     pb.finish_and_clear();
@@ -273,9 +299,9 @@ pub fn run(a: &Args) -> Result<()> {
     let mut note = String::new();
     if a.common.format == Format::Table {
         note.push_str(&format!(
-            "requests_per_sec: as redis-benchmark reports it; server_cpu_s: the server process's utime + stime over \
-             the run (/proc/<pid>/stat, all threads, 10 ms ticks); requests_per_cpu_s: requests / server_cpu_s (empty \
-             when no tick was charged); order 1: that server ran first in its round (the first alternates); \
+            "requests_per_sec: as redis-benchmark reports it; server_cpu_s: the server process's CPU time over the run \
+             (all threads; read as serve_bench_setup's server_cpu_time says); requests_per_cpu_s: requests / \
+             server_cpu_s (empty when none was charged); order 1: that server ran first in its round (the first alternates); \
              load_cpu_share: redis-benchmark's own CPU time over the run's wall time (its one thread can use one CPU).\n\
              serve_vs_redis: medians over the rounds, ratios granule / redis; meets_target: both ratios >= 1.0. Target \
              met on {met} of {} (test, pipeline) points.\n",
@@ -287,6 +313,16 @@ pub fn run(a: &Args) -> Result<()> {
     }
     emit(a.common.format, &records, &note)?;
     Ok(())
+}
+
+/// How both servers' CPU time is read: one name, or each server's.
+fn server_cpu_time(pair: &Pair) -> String {
+    let (g, r) = (pair.granule.cpu.name(), pair.redis.cpu.name());
+    if g == r {
+        g.to_string()
+    } else {
+        format!("granule: {g}; redis: {r}")
+    }
 }
 
 /// Every run: per round, pipeline and test, both servers back to back,
@@ -309,7 +345,7 @@ fn measure(s: &Settings, bench: &Bench, pair: &mut Pair, pb: &indicatif::Progres
                         test: test.to_string(),
                         pipeline,
                         order: i as u64 + 1,
-                        requests: s.requests,
+                        requests: bench.requests_at(pipeline),
                         requests_per_sec: r.requests_per_sec,
                         server_cpu_s: r.server_cpu_s,
                         load_cpu_s: r.load_cpu_s,
@@ -333,6 +369,7 @@ mod tests {
             regime: "bkl".into(),
             rounds: 3,
             requests: 200_000,
+            requests_pipelined: 1_000_000,
             clients: 50,
             pipeline: vec![1, 16],
             tests: vec!["set".into(), "get".into()],

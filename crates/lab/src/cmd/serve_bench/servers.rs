@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 use granule_user::resp::reply_len;
 
 use super::child::{interrupted, last_line, Child, Stop};
+use super::cpu_time::CpuClock;
 use crate::cmd::kv::linux::{free_port, ping};
 
 /// Ports tried per server when the one picked is taken before it binds.
@@ -59,6 +60,8 @@ pub struct Server {
     pub kind: Kind,
     pub port: u16,
     pub child: Child,
+    /// How its CPU time is read.
+    pub cpu: CpuClock,
 }
 
 /// Start `granule serve --regime regime` (this executable), stopping by
@@ -111,7 +114,10 @@ fn start(
         // Redis logs to standard output: keep it for the error message.
         let mut child = Child::spawn(name, &mut command(port), kind == Kind::Redis, stop)?;
         match wait_ready(&mut child, port, ready)? {
-            None => return Ok(Server { kind, port, child }),
+            None => {
+                let cpu = CpuClock::of(child.id());
+                return Ok(Server { kind, port, child, cpu });
+            }
             Some(Exit { why, port_taken: true }) => last = why,
             Some(Exit { why, .. }) => bail!("{name} did not start on 127.0.0.1:{port}: {why}"),
         }

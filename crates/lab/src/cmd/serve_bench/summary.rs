@@ -20,8 +20,10 @@ pub struct Setup {
     pub redis_port: u16,
     /// `redis-server --version`.
     pub redis_version: String,
-    /// Requests per redis-benchmark run (`-n`).
+    /// Requests per redis-benchmark run at depth 1 (`-n`).
     pub requests: u64,
+    /// Requests per redis-benchmark run at the other depths (`-n`).
+    pub requests_pipelined: u64,
     /// Parallel connections of redis-benchmark (`-c`).
     pub clients: u64,
     /// Rounds.
@@ -31,6 +33,9 @@ pub struct Setup {
     /// The CPUs redis-benchmark is pinned to (comma-separated), or
     /// `unpinned`.
     pub benchmark_cpus: String,
+    /// How the servers' CPU time is read (their process's CPU-time clock,
+    /// or `/proc/<pid>/stat`'s ticks where it cannot be read).
+    pub server_cpu_time: String,
 }
 
 impl Record for Setup {
@@ -51,6 +56,8 @@ pub struct ServeBenchRecord<'a> {
     /// 1 if this server ran first for this (test, pipeline) in its round,
     /// else 2.
     pub order: u64,
+    /// Requests of the run (`-n`).
+    pub requests: u64,
     /// Requests per second, as redis-benchmark reports it.
     pub requests_per_sec: f64,
     /// CPU time of the server process over the run (utime + stime),
@@ -148,6 +155,7 @@ impl Sample {
             test: Cow::Borrowed(&self.test),
             pipeline: self.pipeline,
             order: self.order,
+            requests: self.requests,
             requests_per_sec: self.requests_per_sec,
             server_cpu_s: self.server_cpu_s,
             requests_per_cpu_s: self.requests_per_cpu_s(),

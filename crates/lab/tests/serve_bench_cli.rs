@@ -32,8 +32,7 @@ fn tiny_run_has_every_record_with_positive_numbers() {
         eprintln!("skipped: {} not installed (apt-get install redis-server redis-tools)", missing.join(" and "));
         return;
     }
-    let (ok, out, err) =
-        granule(&[
+    let (ok, out, err) = granule(&[
         "serve-bench",
         "--rounds",
         "1",

@@ -110,6 +110,18 @@ fn scale_csv_and_json_cover_every_point() {
         assert!([1, 2].contains(&p["cores"].as_u64().unwrap()));
         assert!([0, 1000].contains(&p["delay_cycles"].as_u64().unwrap()));
     }
+    // One speedup per regime and delay (2 cores over 1), each with none's.
+    let sp = of_kind(&rs, "scale_speedup");
+    assert_eq!(sp.len(), 3 * 2, "regimes x delays");
+    for s in &sp {
+        assert_eq!(s["cores"], 2, "{s}");
+        let rate = |k: &str| s[k].as_f64().unwrap();
+        let speedup = rate("round_trips_per_sec") / rate("one_core_round_trips_per_sec");
+        assert!((rate("speedup") - speedup).abs() < 1e-9 * speedup, "{s}");
+        let none = sp.iter().find(|n| n["regime"] == "none" && n["delay_cycles"] == s["delay_cycles"]).unwrap();
+        assert_eq!(s["none_speedup"], none["speedup"], "{s}");
+        assert!((rate("of_none") - rate("speedup") / rate("none_speedup")).abs() < 1e-9, "{s}");
+    }
     let (ok, out, err) = granule(&[
         "scale",
         "--regimes",

@@ -23,6 +23,11 @@
 //! (`lock_hold` records): the service times the model's prediction band is
 //! drawn between (Elphinstone et al. 2016, Figure 4b, measured them so).
 //!
+//! After the points, one `scale_speedup` record per regime, delay and core
+//! count above one ([`speedup`]): the median over the runs against the same
+//! regime's on one core, with `none`'s speedup beside it when `none` was
+//! measured, the most this machine's cores give a path without a lock.
+//!
 //! `--lock-stats` runs every point with the lock profiler compiled in (records
 //! say `profiled: true`; the throughput then includes the profiler's cost)
 //! and adds to each `scale` record what the profile saw over the whole run
@@ -31,6 +36,7 @@
 //! transaction; null without transactions) and the fallbacks to the lock.
 
 pub(crate) mod records;
+pub(crate) mod speedup;
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -134,6 +140,7 @@ pub fn run(a: &Args) -> Result<()> {
     let (window, warmup) = (Duration::from_secs_f64(a.seconds), Duration::from_secs_f64(a.warmup));
     let total = (a.runs * a.delays.len() * cores.len() * regimes.len()) as u64;
     let pb = progress::bar(total, "scale");
+    let mut points = Vec::new();
     for run in 1..=a.runs {
         for &delay in &a.delays {
             for &n in &cores {
@@ -174,12 +181,14 @@ pub fn run(a: &Args) -> Result<()> {
                         platform: None,
                     };
                     records.push(rec.to_map());
+                    points.push(rec);
                     pb.inc(1);
                 }
             }
         }
     }
     pb.finish_and_clear();
+    records.extend(speedup::speedups(&points).iter().map(Record::to_map));
     if a.fit || a.hold_times {
         let spec = PingSpec {
             cores: 1,

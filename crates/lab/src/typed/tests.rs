@@ -21,7 +21,7 @@ const SUITE: &str = include_str!("suite.jsonl");
 
 /// Records written by `granule model predict`, `model validate`, `verify`,
 /// `scale --fit` (its `lock_hold`), `scale --lock-stats` (a `scale`
-/// record with what the profiler saw) and `metal run` (a `metal_pingpong`
+/// record with what the profiler saw), `scale --runs 3` (`scale_speedup`) and `metal run` (a `metal_pingpong`
 /// line of the image's serial console under QEMU).
 const COMMANDS: &str = include_str!("commands.jsonl");
 
@@ -122,6 +122,7 @@ fn every_record_struct_reads_back_what_it_wrote() {
         ("verify_summary", round_trip::<cmd::verify::records::VerifySummaryRecord>(COMMANDS)),
         ("lock_hold", round_trip::<cmd::scale::records::LockHold<'static>>(COMMANDS)),
         ("scale", round_trip::<cmd::scale::records::ScaleRecord>(COMMANDS)),
+        ("scale_speedup", round_trip::<cmd::scale::speedup::ScaleSpeedup<'static>>(COMMANDS)),
         ("metal_pingpong", round_trip::<cmd::metal::record::MetalPingpongRecord>(COMMANDS)),
         ("serve_bench_setup", round_trip::<cmd::serve_bench::summary::Setup>(SYNTHETIC)),
         ("serve_bench", round_trip::<cmd::serve_bench::summary::ServeBenchRecord<'static>>(SYNTHETIC)),

@@ -31,8 +31,9 @@
 //! and steal — the comparable of the kernel's idle-loop utilisation, at the
 //! jiffy's resolution. It counts whatever else the machine runs on those
 //! CPUs; `process_utilisation` does not: the CPU time charged over the window
-//! to the `redis-server` processes (`server_cpu_s`, from `/proc/<pid>/stat`,
-//! user + system) and to this process's clients (`client_cpu_s`), over the
+//! to the `redis-server` processes (`server_cpu_s`, user + system, from their
+//! process CPU-time clocks in nanoseconds, `cpu_time.rs`) and to this
+//! process's clients (`client_cpu_s`, the same way), over the
 //! window times the CPUs. Loopback's softirqs mostly run in the sending
 //! thread's system call and are charged to it. `requests_per_server_cpu_s`
 //! is the commands per second of server CPU time.
@@ -60,6 +61,7 @@ use granule_user::ycsb::{Generator, Op};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::cpu_time::CpuClock;
 use super::record::LoadFigures;
 
 /// Environment variable naming the `redis-server` to run instead of the one
@@ -493,19 +495,21 @@ struct Sample {
     ops: u64,
     requests: u64,
     jiffies: Vec<Option<(u64, u64)>>,
-    server_ticks: u64,
-    client_ticks: u64,
+    /// CPU time of the servers, summed, and of this process (the
+    /// clients), seconds ([`CpuClock`]).
+    server_cpu_s: f64,
+    client_cpu_s: f64,
 }
 
 fn sample(shared: &Shared, servers: &Servers) -> Result<Sample> {
-    let mut server_ticks = 0;
+    let mut server_cpu_s = 0.0;
     for s in &servers.0 {
-        server_ticks += process_ticks(s.child.id())?;
+        server_cpu_s += CpuClock::of(s.child.id()).read_s()?;
     }
     Ok(Sample {
         jiffies: cpu_jiffies()?,
-        server_ticks,
-        client_ticks: process_ticks(std::process::id())?,
+        server_cpu_s,
+        client_cpu_s: CpuClock::of(std::process::id()).read_s()?,
         cycles: granule_sync::cycles::now(),
         ops: shared.sum(|c| &c.ops),
         requests: shared.sum(|c| &c.requests),
@@ -638,8 +642,8 @@ pub fn measure(path: &Path, config: &KvConfig, warmup: Duration, window: Duratio
         })
         .collect();
     let requests = s1.requests - s0.requests;
-    let server_cpu_s = s1.server_ticks.saturating_sub(s0.server_ticks) as f64 / USER_HZ;
-    let client_cpu_s = s1.client_ticks.saturating_sub(s0.client_ticks) as f64 / USER_HZ;
+    let server_cpu_s = (s1.server_cpu_s - s0.server_cpu_s).max(0.0);
+    let client_cpu_s = (s1.client_cpu_s - s0.client_cpu_s).max(0.0);
     Ok(LinuxPoint {
         regime: Cow::Borrowed("linux"),
         cores: config.cores,

@@ -27,6 +27,7 @@
 //! their lock acquisitions, contention and (rtm) abort rate to each record,
 //! and prints the FreeBSD table of each point.
 
+pub(crate) mod cpu_time;
 pub(crate) mod linux;
 mod measure;
 pub(crate) mod record;

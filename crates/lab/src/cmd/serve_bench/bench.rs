@@ -4,7 +4,7 @@
 //! `redis-benchmark -h 127.0.0.1 -p PORT -c C -n N -t TEST -P D --csv`: one
 //! test per invocation, so that the CPU time charged to the server between
 //! the two readings is that test's. The server's CPU time is its process's
-//! CPU-time clock, all threads, in nanoseconds ([`super::cpu_time`]). The
+//! CPU-time clock, all threads, in nanoseconds ([`crate::cmd::kv::cpu_time`]). The
 //! load generator's own CPU time is read in ticks of 10 ms (utime + stime),
 //! as this process's reaped children's (the servers
 //! are never reaped during a run): `redis-benchmark` is one thread, so its

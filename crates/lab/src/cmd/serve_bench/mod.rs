@@ -29,7 +29,6 @@
 
 mod bench;
 mod child;
-mod cpu_time;
 mod servers;
 pub(crate) mod summary;
 

@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use granule_user::resp::reply_len;
 
 use super::child::{interrupted, last_line, Child, Stop};
-use super::cpu_time::CpuClock;
+use crate::cmd::kv::cpu_time::CpuClock;
 use crate::cmd::kv::linux::{free_port, ping};
 
 /// Ports tried per server when the one picked is taken before it binds.

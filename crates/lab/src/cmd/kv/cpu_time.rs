@@ -1,4 +1,5 @@
-//! The CPU time a server process has used, read before and after each run.
+//! The CPU time a process has used (a server's, or this one's), read at
+//! both ends of a measured window (`serve-bench`, `kv --linux`).
 //!
 //! Linux's CPU-time clock of the process (`clock_getcpuclockid(pid)`, then
 //! `clock_gettime`): nanoseconds, over every thread of the process,
@@ -6,7 +7,7 @@
 //! of `/proc/<pid>/stat` split between them, without their 10 ms ticks: a
 //! pipelined run is charged 15 to 40 ticks, so one tick was 2.5 to 7 % of
 //! it. Where the clock cannot be read (a kernel that refuses it), the
-//! ticks are read instead, and the setup record says which.
+//! ticks are read instead, and `serve-bench`'s setup record says which.
 
 use anyhow::{Context, Result};
 use nix::time::{clock_getcpuclockid, clock_gettime, ClockId};
@@ -14,7 +15,7 @@ use nix::unistd::Pid;
 
 use crate::cmd::kv::linux::{process_ticks, USER_HZ};
 
-/// How one server's CPU time is read.
+/// How one process's CPU time is read.
 #[derive(Clone, Copy, Debug)]
 pub enum CpuClock {
     /// The process's CPU-time clock.
@@ -46,7 +47,7 @@ impl CpuClock {
     pub fn read_s(self) -> Result<f64> {
         match self {
             Self::Process(c) => {
-                let t = clock_gettime(c).context("reading a server's CPU-time clock")?;
+                let t = clock_gettime(c).context("reading a process CPU-time clock")?;
                 Ok(t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
             }
             Self::Ticks(pid) => Ok(process_ticks(pid)? as f64 / USER_HZ),

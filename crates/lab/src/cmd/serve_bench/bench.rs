@@ -35,10 +35,6 @@ pub struct Bench {
     pub pin: Option<(PathBuf, String)>,
     /// `-c`.
     pub clients: u64,
-    /// `-n` at depth 1.
-    pub requests: u64,
-    /// `-n` at the other depths.
-    pub requests_pipelined: u64,
     /// Longest one run may take.
     pub timeout: Duration,
 }
@@ -58,17 +54,8 @@ pub struct Measured {
 }
 
 impl Bench {
-    /// Requests of one run at depth `pipeline` (`-n`).
-    pub fn requests_at(&self, pipeline: u64) -> u64 {
-        if pipeline > 1 {
-            self.requests_pipelined
-        } else {
-            self.requests
-        }
-    }
-
-    /// The command line of one run against `port`.
-    fn command(&self, port: u16, test: &str, pipeline: u64) -> Command {
+    /// The command line of one run of `requests` against `port`.
+    fn command(&self, port: u16, test: &str, pipeline: u64, requests: u64) -> Command {
         let mut c = match &self.pin {
             Some((taskset, cpus)) => {
                 let mut c = Command::new(taskset);
@@ -78,19 +65,24 @@ impl Bench {
             None => Command::new(&self.program),
         };
         c.args(["-h", "127.0.0.1", "-p", &port.to_string()])
-            .args(["-c", &self.clients.to_string(), "-n", &self.requests_at(pipeline).to_string()])
+            .args(["-c", &self.clients.to_string(), "-n", &requests.to_string()])
             .args(["-t", test, "-P", &pipeline.to_string(), "--csv"]);
         c
     }
 
-    /// Run test `test` at pipeline depth `pipeline` against `server`.
-    pub fn run(&self, server: &mut Server, test: &str, pipeline: u64) -> Result<Measured> {
+    /// Run test `test` at pipeline depth `pipeline` against `server`,
+    /// `requests` requests.
+    pub fn run(&self, server: &mut Server, test: &str, pipeline: u64, requests: u64) -> Result<Measured> {
         let what = format!("redis-benchmark -t {test} -P {pipeline} against {}", server.kind.name());
         let before = server.cpu.read_s()?;
         let load_before = reaped_children_ticks()?;
         let started = Instant::now();
-        let mut bench =
-            Child::spawn("redis-benchmark", &mut self.command(server.port, test, pipeline), true, Stop::Kill)?;
+        let mut bench = Child::spawn(
+            "redis-benchmark",
+            &mut self.command(server.port, test, pipeline, requests),
+            true,
+            Stop::Kill,
+        )?;
         let deadline = Instant::now() + self.timeout;
         let status = loop {
             if let Some(s) = bench.exited()? {

@@ -187,6 +187,15 @@ impl Settings {
         })
     }
 
+    /// Requests of one run at depth `pipeline` (`-n`).
+    fn requests_at(&self, pipeline: u64) -> u64 {
+        if pipeline > 1 {
+            self.requests_pipelined
+        } else {
+            self.requests
+        }
+    }
+
     /// redis-benchmark runs in all.
     fn runs(&self) -> u64 {
         self.rounds * self.pipelines.len() as u64 * self.tests.len() as u64 * 2
@@ -232,7 +241,7 @@ pub fn run(a: &Args) -> Result<()> {
         (t, list.join(","))
     });
 
-    let most = s.pipelines.iter().map(|&p| if p > 1 { s.requests_pipelined } else { s.requests }).max().unwrap_or(1);
+    let most = s.pipelines.iter().map(|&p| s.requests_at(p)).max().unwrap_or(1);
     let timeout = RUN_BASE + RUN_PER_REQUEST.saturating_mul(u32::try_from(most).unwrap_or(u32::MAX));
     let lifetime = servers::GRANULE_READY
         .saturating_add(timeout.saturating_mul(u32::try_from(s.runs()).unwrap_or(u32::MAX)))
@@ -260,14 +269,7 @@ pub fn run(a: &Args) -> Result<()> {
         server_cpu_time: server_cpu_time(&pair),
     };
 
-    let bench = Bench {
-        program,
-        pin: bench_pin,
-        clients: s.clients,
-        requests: s.requests,
-        requests_pipelined: s.requests_pipelined,
-        timeout,
-    };
+    let bench = Bench { program, pin: bench_pin, clients: s.clients, timeout };
     let pb = progress::bar(s.runs(), "serve");
     let measured = measure(&s, &bench, &mut pair, &pb);
     pb.finish_and_clear();
@@ -335,8 +337,9 @@ fn measure(s: &Settings, bench: &Bench, pair: &mut Pair, pb: &indicatif::Progres
             for &test in &s.tests {
                 for (i, kind) in order.into_iter().enumerate() {
                     pb.set_message(format!("round {round} -P {pipeline} {test} {}", kind.name()));
+                    let requests = s.requests_at(pipeline);
                     let r = bench
-                        .run(pair.get(kind), test, pipeline)
+                        .run(pair.get(kind), test, pipeline, requests)
                         .with_context(|| format!("round {round}, pipeline {pipeline}, test {test}"))?;
                     samples.push(Sample {
                         round,
@@ -344,7 +347,7 @@ fn measure(s: &Settings, bench: &Bench, pair: &mut Pair, pb: &indicatif::Progres
                         test: test.to_string(),
                         pipeline,
                         order: i as u64 + 1,
-                        requests: bench.requests_at(pipeline),
+                        requests,
                         requests_per_sec: r.requests_per_sec,
                         server_cpu_s: r.server_cpu_s,
                         load_cpu_s: r.load_cpu_s,
@@ -383,6 +386,7 @@ mod tests {
         assert_eq!(s.tests, ["set", "get"]);
         assert_eq!(s.pipelines, [1, 16]);
         assert_eq!(s.runs(), 24);
+        assert_eq!((s.requests_at(1), s.requests_at(16), s.requests_at(2)), (200_000, 1_000_000, 1_000_000));
     }
 
     #[test]

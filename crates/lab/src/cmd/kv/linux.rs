@@ -153,6 +153,8 @@ pub(crate) fn version(path: &Path) -> Result<String, String> {
 struct Server {
     child: Child,
     port: u16,
+    /// How its CPU time is read, chosen once at its start.
+    cpu: CpuClock,
 }
 
 /// The servers of one point: killed and reaped when dropped.
@@ -217,7 +219,8 @@ fn start(servers: &mut Servers, redis: &Path, pin: Option<(&Path, usize)>) -> Re
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let child = cmd.spawn().with_context(|| format!("starting {}", redis.display()))?;
-        servers.0.push(Server { child, port });
+        let cpu = CpuClock::of(child.id());
+        servers.0.push(Server { child, port, cpu });
         let Some(server) = servers.0.last_mut() else { unreachable!("pushed just now") };
         match wait_ready(server)? {
             Ok(()) => return Ok(()),
@@ -501,15 +504,16 @@ struct Sample {
     client_cpu_s: f64,
 }
 
-fn sample(shared: &Shared, servers: &Servers) -> Result<Sample> {
+/// The counters now; `clients` is this process's CPU-time clock.
+fn sample(shared: &Shared, servers: &Servers, clients: CpuClock) -> Result<Sample> {
     let mut server_cpu_s = 0.0;
     for s in &servers.0 {
-        server_cpu_s += CpuClock::of(s.child.id()).read_s()?;
+        server_cpu_s += s.cpu.read_s()?;
     }
     Ok(Sample {
         jiffies: cpu_jiffies()?,
         server_cpu_s,
-        client_cpu_s: CpuClock::of(std::process::id()).read_s()?,
+        client_cpu_s: clients.read_s()?,
         cycles: granule_sync::cycles::now(),
         ops: shared.sum(|c| &c.ops),
         requests: shared.sum(|c| &c.requests),
@@ -542,7 +546,9 @@ fn drive(shared: &Shared, servers: &Servers, config: &KvConfig, warmup: Duration
         std::thread::sleep(POLL);
     }
     sleep_checking(shared, warmup)?;
-    let s0 = sample(shared, servers)?;
+    // Each clock is chosen once, so both ends of the window read the same.
+    let clients = CpuClock::of(std::process::id());
+    let s0 = sample(shared, servers, clients)?;
     shared.measuring.store(true, Ordering::Release);
     match config.ops_per_client {
         Some(_) => {
@@ -557,7 +563,7 @@ fn drive(shared: &Shared, servers: &Servers, config: &KvConfig, warmup: Duration
         }
         None => sleep_checking(shared, window)?,
     }
-    let s1 = sample(shared, servers)?;
+    let s1 = sample(shared, servers, clients)?;
     shared.measuring.store(false, Ordering::Release);
     let ops_end = match config.ops_per_client {
         Some(_) => shared.clients.iter().map(|c| c.done_at.load(Ordering::Relaxed)).max().unwrap_or(s1.cycles),

@@ -60,10 +60,10 @@ pub struct ServeBenchRecord<'a> {
     pub requests: u64,
     /// Requests per second, as redis-benchmark reports it.
     pub requests_per_sec: f64,
-    /// CPU time of the server process over the run (utime + stime),
-    /// seconds.
+    /// CPU time of the server process over the run (user + system, all
+    /// threads), seconds, read as the setup's `server_cpu_time` says.
     pub server_cpu_s: f64,
-    /// Requests per second of server CPU time; null when no CPU tick was
+    /// Requests per second of server CPU time; null when none was
     /// charged.
     pub requests_per_cpu_s: Option<f64>,
     /// CPU time of redis-benchmark itself over the run (utime + stime),
@@ -135,7 +135,7 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// Requests per second of server CPU time; none when no CPU tick was
+    /// Requests per second of server CPU time; none when none was
     /// charged.
     pub fn requests_per_cpu_s(&self) -> Option<f64> {
         (self.server_cpu_s > 0.0).then(|| self.requests as f64 / self.server_cpu_s)
@@ -257,7 +257,7 @@ mod tests {
         let r = compare(&s, "bkl", "set", 1);
         assert_eq!(r.ratio_rps, Some(2.0));
         // Granule: 2000 and 1000 requests per CPU-second (the run charged
-        // no tick has none): median 1500; Redis: 1000.
+        // no CPU time has none): median 1500; Redis: 1000.
         assert_eq!(r.granule_requests_per_cpu_s, Some(1500.0));
         assert_eq!(r.ratio_xput, Some(1.5));
         assert!(r.meets_target);

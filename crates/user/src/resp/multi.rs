@@ -6,7 +6,10 @@
 //! must have them. Between `MULTI` and `EXEC` each command is checked (a
 //! known name, a valid argument count) and answered `+QUEUED`; a command
 //! that fails the check is answered with its error and makes `EXEC` answer
-//! `-EXECABORT` (Redis ≥ 2.6.5). `EXEC` runs the queue in order and answers
+//! `-EXECABORT` (Redis ≥ 2.6.5). `EXEC` with arguments is refused with
+//! `-EXECABORT` itself, inside a transaction or not, and ends the
+//! transaction and the client's watches (Redis's `rejectCommand`, which
+//! aborts whenever the refused command is `EXEC`). `EXEC` runs the queue in order and answers
 //! an array of the replies; the store is single-threaded, so nothing runs in
 //! between. Errors at run time are ordinary elements of that array, as in
 //! Redis. The queue is bounded: past `max_bytes` of queued arguments the
@@ -163,7 +166,20 @@ pub fn handle(
             }
             return None;
         }
-        (Verb::Multi | Verb::Exec | Verb::Discard, _) => {
+        // With arguments, `EXEC` is refused as Redis refuses it whether or
+        // not a transaction is open (`rejectCommand` → `execCommandAbort`):
+        // the transaction, if any, is discarded, and so are the watches.
+        (Verb::Exec, _) => {
+            if state.take().is_some() {
+                store.set_client_multi(session, now_ms, None);
+            }
+            store.watches.forget(session.id);
+            write_error(
+                out,
+                b"EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command",
+            );
+        }
+        (Verb::Multi | Verb::Discard, _) => {
             // With arguments: the ordinary arity error, and an open
             // transaction fails.
             let name = String::from_utf8_lossy(name).to_ascii_lowercase();
@@ -282,5 +298,19 @@ mod tests {
         // A run-time error is one element of EXEC's reply.
         let got = feed(&mut c, &mut store, "SET s x\r\nMULTI\r\nINCR s\r\nSET t y\r\nEXEC\r\n");
         assert!(got.ends_with("*2\r\n-ERR value is not an integer or out of range\r\n+OK\r\n"), "{got}");
+    }
+
+    #[test]
+    fn exec_with_arguments_discards_the_transaction_and_the_watches() {
+        let (mut a, mut b, mut store) = (Connection::default(), Connection::default(), Store::new());
+        let abort = "-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command\r\n";
+        // Inside a transaction: it ends, its queue unrun.
+        let got = feed(&mut a, &mut store, "MULTI\r\nINCR n\r\nEXEC now\r\nGET n\r\nEXEC\r\n");
+        assert_eq!(got, format!("+OK\r\n+QUEUED\r\n{abort}$-1\r\n-ERR EXEC without MULTI\r\n"));
+        // Outside one: the watches go.
+        assert_eq!(feed(&mut a, &mut store, "WATCH k\r\nEXEC x y\r\n"), format!("+OK\r\n{abort}"));
+        assert!(!store.watches.active());
+        feed(&mut b, &mut store, "SET k 1\r\n");
+        assert_eq!(feed(&mut a, &mut store, "MULTI\r\nGET k\r\nEXEC\r\n"), "+OK\r\n+QUEUED\r\n*1\r\n$1\r\n1\r\n");
     }
 }

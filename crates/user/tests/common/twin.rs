@@ -217,6 +217,13 @@ impl Twin {
         (parse_one(&ours), parse_one(&theirs))
     }
 
+    /// Sends `args` from client `c` to both and returns the bytes each
+    /// answered, as they are (RESP3 frames included), for the caller to compare.
+    pub fn raw(&mut self, c: usize, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
+        let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.exchange(c, &words, true)
+    }
+
     /// Sends `args` from client `c` expecting no reply now (a blocking
     /// command, a subscriber's silence); asserts neither answered.
     pub fn silent(&mut self, c: usize, args: &[&str]) {

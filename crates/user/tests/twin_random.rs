@@ -27,6 +27,11 @@ const STEPS: usize = 500;
 /// `GRANULE_TWIN_SEEDS` says otherwise.
 const SEEDS: u64 = 3;
 
+/// Steps client 1 may stay blocked before client 0 deletes the keys it
+/// names and makes the first a list with an element (`DEL`, then `LPUSH`,
+/// until it is served: a `BLMOVE` to a key of another type waits on).
+const UNBLOCK_AFTER: usize = 8;
+
 /// A count from the environment variable `name`, or `default`.
 fn from_env<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
@@ -48,6 +53,8 @@ enum Order {
 struct Drawn {
     /// Which of the two clients sends it.
     client: usize,
+    /// A blocking command (client 1 only, outside a transaction).
+    blocks: bool,
     args: Vec<String>,
     order: Order,
 }
@@ -429,7 +436,22 @@ impl Gen {
             }
         }
         let client = usize::from(self.rng.gen_bool(0.15));
-        Drawn { client, args, order }
+        Drawn { client, blocks: false, args, order }
+    }
+
+    /// A blocking list command of client 1, with no timeout.
+    fn draw_blocking(&mut self) -> Drawn {
+        let k = self.key();
+        let args: Vec<String> = match self.rng.gen_range(0..4) {
+            0 => vec!["BLPOP".into(), k, self.key(), "0".into()],
+            1 => vec!["BRPOP".into(), k, "0".into()],
+            2 => {
+                let (from, to) = (self.pick(&["LEFT", "RIGHT"]), self.pick(&["LEFT", "RIGHT"]));
+                vec!["BLMOVE".into(), k, self.key(), from.into(), to.into(), "0".into()]
+            }
+            _ => vec!["BRPOPLPUSH".into(), k, self.key(), "0".into()],
+        };
+        Drawn { client: 1, blocks: true, args, order: Order::Exact }
     }
 }
 
@@ -454,22 +476,81 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
         // elements come in hash order is not drawn there (EXEC's reply
         // would hold them in that order).
         let mut in_multi = [false; 2];
+        // Each client's database (as far as `SELECT` outside a transaction
+        // says).
+        let mut db = [0u8; 2];
+        // The keys client 1 waits on, and for how many steps, while it is
+        // blocked (everything is then client 0's).
+        let mut blocked: Option<(Vec<String>, usize)> = None;
         for step in 0..from_env("GRANULE_TWIN_STEPS", STEPS) {
-            let d = loop {
-                let d = gen.draw();
-                if !(in_multi[d.client] && d.order == Order::Unordered) {
-                    break d;
+            let d = match &blocked {
+                // Waited long: client 0 leaves its transaction, goes to
+                // client 1's database, deletes the keys and makes the first
+                // a list with an element.
+                Some((keys, waited)) if *waited > UNBLOCK_AFTER => {
+                    let args = if in_multi[0] {
+                        vec!["DISCARD".into()]
+                    } else if db[0] != db[1] {
+                        vec!["SELECT".into(), db[1].to_string()]
+                    } else if (waited - UNBLOCK_AFTER) % 2 == 1 {
+                        ["DEL".to_owned()].into_iter().chain(keys.iter().cloned()).collect()
+                    } else {
+                        vec!["LPUSH".into(), keys[0].clone(), "w".into()]
+                    };
+                    Drawn { client: 0, blocks: false, args, order: Order::Exact }
                 }
+                _ if blocked.is_none() && !in_multi[1] && gen.rng.gen_bool(0.02) => gen.draw_blocking(),
+                _ => loop {
+                    let mut d = gen.draw();
+                    if blocked.is_some() {
+                        d.client = 0;
+                    }
+                    if !(in_multi[d.client] && d.order == Order::Unordered) {
+                        break d;
+                    }
+                },
             };
             history.push(format!("[{}] {}", d.client, d.args.join(" ")));
             let words: Vec<&str> = d.args.iter().map(String::as_str).collect();
-            let (ours, theirs) = twin.raw(d.client, &words);
+            let (ours, theirs) = if d.blocks { twin.raw_may_block(1, &words) } else { twin.raw(d.client, &words) };
+            if d.blocks && ours.is_empty() && theirs.is_empty() {
+                // The keys it names (the last argument is the timeout).
+                blocked = Some((
+                    d.args[1..d.args.len() - 1]
+                        .iter()
+                        .filter(|a| !a.chars().all(|c| c.is_ascii_uppercase()))
+                        .cloned()
+                        .collect(),
+                    0,
+                ));
+            }
             let name = d.args[0].to_ascii_uppercase();
             let single = d.args.len() == 1;
+            if name == "SELECT" && !in_multi[d.client] && ours.starts_with(b"+OK") {
+                db[d.client] = d.args[1].parse().unwrap_or(0);
+            }
             if name == "MULTI" && single && ours.starts_with(b"+OK") {
                 in_multi[d.client] = true;
             } else if name == "EXEC" || (name == "DISCARD" && single) {
                 in_multi[d.client] = false;
+            }
+            if let Some((_, waited)) = &mut blocked {
+                *waited += 1;
+                if !d.blocks {
+                    let (ours, theirs) = twin.arrivals(1);
+                    if ours != theirs {
+                        panic!(
+                            "RESP{protocol}, seed {seed}, step {step}: client 1's arrivals after {:?} differ\ngranule: {}\nRedis:   {}\nthe commands before it:\n{}",
+                            d.args,
+                            text(&ours),
+                            text(&theirs),
+                            history[history.len().saturating_sub(40)..].join("\n")
+                        );
+                    }
+                    if !ours.is_empty() {
+                        blocked = None;
+                    }
+                }
             }
             let (ours, theirs) = match d.order {
                 Order::Exact => (text(&ours), text(&theirs)),

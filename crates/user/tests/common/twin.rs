@@ -233,6 +233,21 @@ impl Twin {
         assert!(ours.is_empty(), "{args:?}: granule answered {:?}", String::from_utf8_lossy(&ours));
     }
 
+    /// As [`Twin::raw`], for a command that may block: no reply is
+    /// awaited beyond the ones granule sent (none, if it blocked).
+    pub fn raw_may_block(&mut self, c: usize, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
+        let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.exchange(c, &words, false)
+    }
+
+    /// What client `c` received since its last command, from both (the
+    /// store's bytes, Redis's), for the caller to compare.
+    pub fn arrivals(&mut self, c: usize) -> (Vec<u8>, Vec<u8>) {
+        let ours = take_replies(&mut self.clients[c].pending);
+        let theirs = self.read_redis(c, count_replies(&ours));
+        (ours, theirs)
+    }
+
     /// What client `c` received since its last command (pushes, a blocked
     /// command's late reply), from both; asserts they are the same bytes.
     pub fn same_arrivals(&mut self, c: usize) -> Vec<u8> {

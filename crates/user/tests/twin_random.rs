@@ -32,6 +32,10 @@ const SEEDS: u64 = 3;
 /// until it is served: a `BLMOVE` to a key of another type waits on).
 const UNBLOCK_AFTER: usize = 8;
 
+/// Commands per seed of the watch test (four exchanges each), unless
+/// `GRANULE_TWIN_STEPS` says otherwise.
+const WATCH_STEPS: usize = 250;
+
 /// A count from the environment variable `name`, or `default`.
 fn from_env<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
@@ -581,6 +585,60 @@ fn tokens(bytes: &[u8]) -> String {
     let mut lines: Vec<&str> = text.split("\r\n").collect();
     lines.sort_unstable();
     lines.join(" ")
+}
+
+/// Whether `args` is a transaction command (`MULTI`, `EXEC`, `DISCARD`,
+/// `WATCH`, `UNWATCH`).
+fn transactional(args: &[String]) -> bool {
+    ["MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"].iter().any(|t| args[0].eq_ignore_ascii_case(t))
+}
+
+/// Each step: client 0 watches every key, client 1 sends a random command,
+/// and client 0's `MULTI` / `EXEC` says whether it touched one. The two
+/// servers must agree on every command's touches, changes that change
+/// nothing included.
+fn run_watch_seeds(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
+        let Some(mut twin) = Twin::start() else { return };
+        assert_eq!(twin.client(), 1);
+        let mut gen = Gen { rng: SmallRng::seed_from_u64(seed) };
+        let mut history: Vec<String> = Vec::new();
+        let mut watch = vec!["WATCH"];
+        watch.extend(KEYS);
+        for step in 0..from_env("GRANULE_TWIN_STEPS", WATCH_STEPS) {
+            let d = loop {
+                let d = gen.draw();
+                if !transactional(&d.args) {
+                    break d;
+                }
+            };
+            history.push(d.args.join(" "));
+            let words: Vec<&str> = d.args.iter().map(String::as_str).collect();
+            for (c, args) in [(0, &watch[..]), (1, &words[..]), (0, &["MULTI"][..]), (0, &["EXEC"][..])] {
+                let (ours, theirs) = twin.raw(c, args);
+                let same = if d.order == Order::Unordered && c == 1 {
+                    tokens(&ours) == tokens(&theirs)
+                } else {
+                    ours == theirs
+                };
+                if !same {
+                    let tail = history.len().saturating_sub(40);
+                    panic!(
+                        "watch seed {seed}, step {step}: {args:?} after {:?}\ngranule: {}\nRedis:   {}\nthe commands before it:\n{}",
+                        d.args,
+                        text(&ours),
+                        text(&theirs),
+                        history[tail..].join("\n")
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_commands_touch_watched_keys_as_redis() {
+    run_watch_seeds(200..200 + from_env("GRANULE_TWIN_SEEDS", 2));
 }
 
 #[test]

@@ -73,6 +73,8 @@ fn writes_that_change_nothing_leave_the_transaction_alone() {
         &["EXPIRE", "nokey", "100"],
         &["EXPIRE", "k", "100", "XX"],
         &["PERSIST", "k"],
+        &["GETEX", "k", "PERSIST"],
+        &["GETEX", "k"],
         &["INCR", "k"],
         &["HSET", "k", "f", "v"],
         &["HDEL", "h", "nofield"],
@@ -153,6 +155,17 @@ fn watch_errors() {
     t.same(&["MULTI"]);
     t.same(&["UNWATCH"]);
     t.same(&["EXEC"]);
+    // EXEC with arguments aborts, inside a transaction or not, and forgets
+    // the watches.
+    t.same(&["WATCH", "k"]);
+    t.same(&["MULTI"]);
+    t.same(&["INCR", "n"]);
+    t.same(&["EXEC", "now"]);
+    t.same(&["GET", "n"]);
+    t.same(&["WATCH", "k"]);
+    t.same(&["EXEC", "x"]);
+    t.same_from(other, &["SET", "k", "3"]);
+    transaction(&mut t);
 }
 
 #[test]

@@ -104,7 +104,9 @@ impl Store {
             },
             Expiry::Keep | Expiry::Persist => None,
         };
-        if let Some(Value::String(data)) = self.get_mut(key, now) {
+        // Read, not reached for a change: a `GETEX` that changes no
+        // deadline leaves the key's watchers alone, as in Redis.
+        if let Some(Value::String(data)) = self.get(key, now) {
             write_bulk(out, data);
         }
         match (expiry, deadline) {
@@ -115,7 +117,9 @@ impl Store {
             (_, Some(deadline)) => {
                 self.set_deadline(key, Ttl::At(deadline), now);
             }
-            (Expiry::Persist, None) => {
+            // Only a deadline removed is a change (Redis's `removeExpire`):
+            // a watch of a key that had none stays clean.
+            (Expiry::Persist, None) if matches!(self.deadline(key, now), Some(Some(_))) => {
                 self.set_deadline(key, Ttl::Clear, now);
             }
             _ => {}

@@ -133,6 +133,53 @@ fn the_watcher_itself_and_unwatch() {
 }
 
 #[test]
+fn writes_of_lists_sets_and_ranges_that_change_nothing() {
+    let Some(mut t) = Twin::start() else { return };
+    let other = t.client();
+    t.same(&["SET", "k", "v"]);
+    t.same(&["RPUSH", "l", "a", "b"]);
+    t.same(&["SADD", "s", "a", "b"]);
+    t.same(&["ZADD", "z", "1", "m", "2", "n"]);
+    for write in [
+        &["LREM", "l", "0", "absent"][..],
+        &["LINSERT", "l", "BEFORE", "absent", "v"],
+        &["LPOP", "l", "0"],
+        &["LPUSHX", "nokey", "v"],
+        &["SADD", "s", "a"],
+        &["SREM", "s", "absent"],
+        &["SMOVE", "s", "s2", "absent"],
+        &["SMOVE", "s", "s", "a"],
+        &["SPOP", "s", "0"],
+        &["SINTERSTORE", "nokey", "s", "nokey2"],
+        &["ZREMRANGEBYSCORE", "z", "5", "10"],
+        &["ZREMRANGEBYSCORE", "z", "(1", "0"],
+        &["ZREMRANGEBYRANK", "z", "5", "10"],
+        &["ZREMRANGEBYLEX", "z", "[x", "[y"],
+        &["ZPOPMIN", "z", "0"],
+        &["ZRANGESTORE", "nokey", "z", "5", "10"],
+        &["ZUNIONSTORE", "nokey", "1", "nokey2"],
+        &["SETRANGE", "k", "0", ""],
+        &["SETRANGE", "nokey", "3", ""],
+        &["EXPIRE", "k", "100", "GT"],
+        &["RENAME", "k", "k"],
+        &["RENAMENX", "k", "k"],
+        &["SWAPDB", "0", "0"],
+        &["GETDEL", "nokey"],
+        &["ZADD", "z", "XX", "5", "absent"],
+        &["ZADD", "z", "GT", "0", "n"],
+        &["LMOVE", "nokey", "l", "LEFT", "LEFT"],
+        &["COPY", "nokey", "x"],
+        &["MSETNX", "k", "x"],
+        &["ZINTERSTORE", "nokey", "1", "nokey2"],
+        &["SDIFFSTORE", "nokey", "nokey2"],
+    ] {
+        t.same(&["WATCH", "k", "l", "s", "z", "nokey"]);
+        t.same_from(other, write);
+        transaction(&mut t);
+    }
+}
+
+#[test]
 fn watch_errors() {
     let Some(mut t) = Twin::start() else { return };
     let other = t.client();

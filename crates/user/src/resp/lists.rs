@@ -163,7 +163,12 @@ impl Store {
             Ok(Some(list)) => list,
         };
         match count {
-            Some(0) => return write_array_header(out, 0),
+            // Nothing popped, nothing changed: the key's watchers are left
+            // alone (Redis's fast exit for a count of 0).
+            Some(0) => {
+                self.unchanged(args[1]);
+                return write_array_header(out, 0);
+            }
             None => match list.pop(end) {
                 Some(element) => write_bulk(out, &element),
                 None => write_null(out, protocol),

@@ -250,6 +250,8 @@ impl Store {
             Some(_) => return write_error(out, WRONGTYPE),
         };
         if count == 0 {
+            // Nothing popped: the key's watchers are left alone.
+            self.unchanged(key);
             return write_set_header(out, 0, protocol);
         }
         let size = set.len();

@@ -183,7 +183,12 @@ impl Store {
                 write_integer(out, data.len() as i64);
                 self.insert(key, Value::String(data), Ttl::Clear, now);
             }
-            Some(Value::String(data)) if value.is_empty() => write_integer(out, data.len() as i64),
+            // Nothing written, nothing changed: the key's watchers are left
+            // alone, as in Redis.
+            Some(Value::String(data)) if value.is_empty() => {
+                write_integer(out, data.len() as i64);
+                self.unchanged(key);
+            }
             Some(Value::String(_)) if !fits => write_error(out, TOO_LONG),
             Some(Value::String(data)) => {
                 let end = offset + value.len();

@@ -227,6 +227,11 @@ impl Store {
         for member in &doomed {
             set.remove(member);
         }
+        if doomed.is_empty() {
+            // Nothing removed, nothing changed (Redis signals only a
+            // deletion): the key's watchers are left alone.
+            self.unchanged(args[1]);
+        }
         self.drop_if_empty(args[1], now);
         write_integer(out, doomed.len() as i64);
     }

@@ -352,6 +352,10 @@ impl Store {
                 scored.item(out, &member, score.get());
             }
         }
+        if wanted == 0 {
+            // A count of 0 pops nothing: the key's watchers are left alone.
+            self.unchanged(args[1]);
+        }
         self.drop_if_empty(args[1], now);
     }
 

@@ -25,7 +25,7 @@ use rand::{Rng, SeedableRng};
 const STEPS: usize = 300;
 /// Seeds run per protocol (each a fresh store and a fresh Redis), unless
 /// `GRANULE_TWIN_SEEDS` says otherwise.
-const SEEDS: u64 = 3;
+const SEEDS: u64 = 2;
 
 /// Steps client 1 may stay blocked before client 0 deletes the keys it
 /// names and makes the first a list with an element (`DEL`, then `LPUSH`,

@@ -480,16 +480,8 @@ impl Gen {
 fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let Some(mut twin) = Twin::start() else { return };
-        if protocol == 3 {
-            let (ours, theirs) = twin.raw(0, &["HELLO", "3"]);
-            assert_eq!(ours.is_empty(), theirs.is_empty());
-        }
-        let other = twin.client();
-        assert_eq!(other, 1);
-        if protocol == 3 {
-            let (ours, theirs) = twin.raw(1, &["HELLO", "3"]);
-            assert_eq!(ours.is_empty(), theirs.is_empty());
-        }
+        assert_eq!(twin.client(), 1);
+        speak(&mut twin, protocol, &[0, 1]);
         let mut gen = Gen { rng: SmallRng::seed_from_u64(seed) };
         let mut history: Vec<String> = Vec::new();
         // Whether each client has a transaction open: a command whose
@@ -559,32 +551,46 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
                 if !d.blocks {
                     let (ours, theirs) = twin.arrivals(1);
                     if ours != theirs {
-                        panic!(
-                            "RESP{protocol}, seed {seed}, step {step}: client 1's arrivals after {:?} differ\ngranule: {}\nRedis:   {}\nthe commands before it:\n{}",
-                            d.args,
-                            text(&ours),
-                            text(&theirs),
-                            history[history.len().saturating_sub(40)..].join("\n")
-                        );
+                        let what =
+                            format!("RESP{protocol}, seed {seed}, step {step}: client 1's arrivals after {:?}", d.args);
+                        differ(&what, &ours, &theirs, &history);
                     }
                     if !ours.is_empty() {
                         blocked = None;
                     }
                 }
             }
-            let (ours, theirs) = match d.order {
-                Order::Exact => (text(&ours), text(&theirs)),
-                Order::Unordered => (tokens(&ours), tokens(&theirs)),
+            let same = match d.order {
+                Order::Exact => ours == theirs,
+                Order::Unordered => tokens(&ours) == tokens(&theirs),
             };
-            if ours != theirs {
-                let tail = history.len().saturating_sub(40);
-                panic!(
-                    "RESP{protocol}, seed {seed}, step {step}, client {}: {:?}\ngranule: {ours}\nRedis:   {theirs}\nthe commands before it:\n{}",
-                    d.client,
-                    d.args,
-                    history[tail..].join("\n")
-                );
+            if !same {
+                let what = format!("RESP{protocol}, seed {seed}, step {step}, client {}: {:?}", d.client, d.args);
+                differ(&what, &ours, &theirs, &history);
             }
+        }
+    }
+}
+
+/// Fails the test at a difference: where (`what`), both servers' bytes,
+/// and the 40 commands before it.
+fn differ(what: &str, ours: &[u8], theirs: &[u8], history: &[String]) -> ! {
+    let tail = history.len().saturating_sub(40);
+    panic!(
+        "{what}\ngranule: {}\nRedis:   {}\nthe commands before it:\n{}",
+        text(ours),
+        text(theirs),
+        history[tail..].join("\n")
+    )
+}
+
+/// Switches clients `clients` of both servers to RESP `protocol` (the
+/// `HELLO` replies differ in version and id by design).
+fn speak(twin: &mut Twin, protocol: u8, clients: &[usize]) {
+    if protocol == 3 {
+        for &c in clients {
+            let (ours, theirs) = twin.raw(c, &["HELLO", "3"]);
+            assert_eq!(ours.is_empty(), theirs.is_empty());
         }
     }
 }
@@ -638,13 +644,11 @@ fn run_watch_seeds(seeds: std::ops::Range<u64>) {
                     ours == theirs
                 };
                 if !same {
-                    let tail = history.len().saturating_sub(40);
-                    panic!(
-                        "watch seed {seed}, step {step}: {args:?} after {:?}\ngranule: {}\nRedis:   {}\nthe commands before it:\n{}",
-                        d.args,
-                        text(&ours),
-                        text(&theirs),
-                        history[tail..].join("\n")
+                    differ(
+                        &format!("watch seed {seed}, step {step}: {args:?} after {:?}", d.args),
+                        &ours,
+                        &theirs,
+                        &history,
                     );
                 }
             }
@@ -709,12 +713,7 @@ fn run_pubsub_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let Some(mut twin) = Twin::start() else { return };
         let clients = [0, twin.client(), twin.client()];
-        if protocol == 3 {
-            for c in clients {
-                let (ours, theirs) = twin.raw(c, &["HELLO", "3"]);
-                assert_eq!(ours.is_empty(), theirs.is_empty());
-            }
-        }
+        speak(&mut twin, protocol, &clients);
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut history: Vec<String> = Vec::new();
         // Clients that ever subscribed: messages may arrive for them.
@@ -724,24 +723,14 @@ fn run_pubsub_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
             let (args, order) = draw_pubsub(&mut rng);
             history.push(format!("[{c}] {}", args.join(" ")));
             let words: Vec<&str> = args.iter().map(String::as_str).collect();
-            let fail = |what: &str, ours: &[u8], theirs: &[u8], history: &[String]| -> ! {
-                let tail = history.len().saturating_sub(40);
-                panic!(
-                    "pubsub RESP{protocol}, seed {seed}, step {step}: {what}\ngranule: {}\nRedis:   {}\nthe commands before it:\n{}",
-                    text(ours),
-                    text(theirs),
-                    history[tail..].join("\n")
-                )
-            };
-            // An unsubscribe from nothing in particular may answer nothing
-            // at all (not subscribed: one reply, subscribed: one per name).
+            let at = format!("pubsub RESP{protocol}, seed {seed}, step {step}");
             let (ours, theirs) = twin.raw(c, &words);
             let same = match order {
                 Order::Exact => same_messages(&ours, &theirs),
                 Order::Unordered => tokens(&ours) == tokens(&theirs),
             };
             if !same {
-                fail(&format!("client {c}: {args:?}"), &ours, &theirs, &history);
+                differ(&format!("{at}: client {c}: {args:?}"), &ours, &theirs, &history);
             }
             if args[0].ends_with("SUBSCRIBE") && !args[0].contains("UN") {
                 listening[c] = true;
@@ -750,7 +739,12 @@ fn run_pubsub_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
                 for other in clients.into_iter().filter(|&o| o != c && listening[o]) {
                     let (ours, theirs) = twin.arrivals(other);
                     if !same_messages(&ours, &theirs) {
-                        fail(&format!("client {other}'s arrivals after [{c}] {args:?}"), &ours, &theirs, &history);
+                        differ(
+                            &format!("{at}: client {other}'s arrivals after [{c}] {args:?}"),
+                            &ours,
+                            &theirs,
+                            &history,
+                        );
                     }
                 }
             }

@@ -107,10 +107,7 @@ pub(crate) const COMMANDS: &[Spec] = &[
     spec("expire", -3, WF, KEY1, |s, c| s.cmd_expire(c.args, TimeUnit::Seconds, "expire", c.now, c.out)),
     spec("pexpire", -3, WF, KEY1, |s, c| s.cmd_expire(c.args, TimeUnit::Millis, "pexpire", c.now, c.out)),
     spec("persist", 2, WF, KEY1, |s, c| {
-        let had = matches!(s.deadline(c.args[1], c.now), Some(Some(_)));
-        if had {
-            s.set_deadline(c.args[1], Ttl::Clear, c.now);
-        }
+        let had = s.persist(c.args[1], c.now);
         write_integer(c.out, i64::from(had));
     }),
 ];

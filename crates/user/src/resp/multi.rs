@@ -9,9 +9,10 @@
 //! `-EXECABORT` (Redis ≥ 2.6.5). `EXEC` with arguments is refused with
 //! `-EXECABORT` itself, inside a transaction or not, and ends the
 //! transaction and the client's watches (Redis's `rejectCommand`, which
-//! aborts whenever the refused command is `EXEC`). `EXEC` runs the queue in order and answers
-//! an array of the replies; the store is single-threaded, so nothing runs in
-//! between. Errors at run time are ordinary elements of that array, as in
+//! aborts whenever the refused command is `EXEC`). `EXEC` runs the queue
+//! in order and answers an array of the replies; the store is
+//! single-threaded, so nothing runs in between. Errors at run time are
+//! ordinary elements of that array, as in
 //! Redis. The queue is bounded: past `max_bytes` of queued arguments the
 //! transaction fails. `RESET` and `QUIT` are never queued: they run at
 //! once, and the transaction ends with the connection's state, as in Redis.

@@ -469,6 +469,17 @@ impl Store {
         self.dbs[self.db].keys.get(key).map(|entry| entry.deadline)
     }
 
+    /// Removes the deadline of `key`, if it is live and has one (Redis's
+    /// `removeExpire`): whether it had one. Only then is it a change for
+    /// `WATCH`.
+    pub(crate) fn persist(&mut self, key: &[u8], now_ms: u64) -> bool {
+        let had = matches!(self.deadline(key, now_ms), Some(Some(_)));
+        if had {
+            self.set_deadline(key, Ttl::Clear, now_ms);
+        }
+        had
+    }
+
     /// Changes the deadline of a live `key`; whether the key exists.
     pub fn set_deadline(&mut self, key: &[u8], ttl: Ttl, now_ms: u64) -> bool {
         self.expire_key(key, now_ms);

@@ -117,10 +117,10 @@ impl Store {
             (_, Some(deadline)) => {
                 self.set_deadline(key, Ttl::At(deadline), now);
             }
-            // Only a deadline removed is a change (Redis's `removeExpire`):
-            // a watch of a key that had none stays clean.
-            (Expiry::Persist, None) if matches!(self.deadline(key, now), Some(Some(_))) => {
-                self.set_deadline(key, Ttl::Clear, now);
+            // Only a deadline removed is a change: a watch of a key that
+            // had none stays clean.
+            (Expiry::Persist, None) => {
+                self.persist(key, now);
             }
             _ => {}
         }

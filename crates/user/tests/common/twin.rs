@@ -251,8 +251,7 @@ impl Twin {
     /// What client `c` received since its last command (pushes, a blocked
     /// command's late reply), from both; asserts they are the same bytes.
     pub fn same_arrivals(&mut self, c: usize) -> Vec<u8> {
-        let ours = take_replies(&mut self.clients[c].pending);
-        let theirs = self.read_redis(c, count_replies(&ours));
+        let (ours, theirs) = self.arrivals(c);
         assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "client {c}'s arrivals differ");
         ours
     }

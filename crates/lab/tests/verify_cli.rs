@@ -82,6 +82,15 @@ fn a_broken_log_is_caught_with_seed_and_minimal_reproduction() {
     let rs = records(&out);
     assert!(field(of_kind(&rs, "verify")[0], "violations") > 0);
     assert!(field(of_kind(&rs, "verify_summary")[0], "failing_programs") > 0);
+    // Each violation is a record too, with what stderr said.
+    let v = of_kind(&rs, "verify_violation");
+    assert!(!v.is_empty(), "{out}");
+    assert_eq!(v[0]["regime"], "bkl");
+    assert_eq!(v[0]["check"], "conservation");
+    assert!(v[0]["detail"].as_str().unwrap().contains("received 0 times"), "{out}");
+    let again = v[0]["reproduce"].as_str().unwrap();
+    assert!(again.starts_with("granule verify --regimes bkl --cores 2 --seed ") && again.ends_with("--inject-bug"));
+    assert!(err.contains(&format!("reproduce: {again}")), "{err}");
 }
 
 #[test]

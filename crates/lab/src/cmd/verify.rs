@@ -6,11 +6,13 @@
 //!
 //! Program `n` of a run is generated from seed `--seed + n`, so any one is
 //! reproduced with `--seed <its seed> --programs 1`. A violation is reported
-//! on stderr with that command and a minimised program; the command then
-//! fails (exit status 1) after printing its records.
+//! on stderr with that command and a minimised program, and is a
+//! `verify_violation` record beside the others; the command then fails
+//! (exit status 1) after printing its records.
 
 pub(crate) mod records;
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -24,7 +26,7 @@ use granule_verify::regimes::{kind, Kind, REGIMES};
 use granule_verify::shrink::{shrink, Budget};
 use granule_verify::{check_program, still_fails, Check, Finding, Options, Stats};
 
-use self::records::{VerifyRecord, VerifySummaryRecord};
+use self::records::{VerifyRecord, VerifySummaryRecord, VerifyViolationRecord};
 use crate::machine::Machine;
 use crate::output::{emit, Record};
 use crate::progress;
@@ -110,6 +112,7 @@ pub fn run(a: &Args) -> Result<()> {
     // Small, single-core, large.
     let mut shapes = [0u64; 3];
     let (mut failing, mut shrunk, mut stopped) = (0u64, 0usize, None);
+    let mut violations = Vec::new();
     let pb = progress::bar(a.programs, "verify");
     for n in 0..a.programs {
         let seed = a.seed.wrapping_add(n);
@@ -130,7 +133,9 @@ pub fn run(a: &Args) -> Result<()> {
             failing += 1;
             let minimise = shrunk < a.shrink && !res.hung;
             shrunk += minimise as usize;
-            pb.suspend(|| report(a, &prog, &res.findings, minimise, &opts));
+            let again = reproduce(a, &prog, &res.findings);
+            violations.extend(res.findings.iter().map(|f| violation_record(&prog, f, &again).to_map()));
+            pb.suspend(|| report(&prog, &res.findings, &again, minimise, &opts));
         }
         if res.hung {
             stopped = Some(seed);
@@ -145,6 +150,7 @@ pub fn run(a: &Args) -> Result<()> {
     for (r, s) in regimes.iter().zip(&totals) {
         records.push(regime_record(r, s));
     }
+    records.extend(violations);
     let sum = VerifySummaryRecord {
         seed: a.seed,
         cores: a.cores,
@@ -178,31 +184,59 @@ fn regime_record(r: &str, s: &Stats) -> Map<String, Value> {
     VerifyRecord::new(r, how, s).to_map()
 }
 
-/// Print a failing program's report on stderr: every violation, the command
-/// that reproduces it, and (if `minimise`) the smallest program found that
-/// still fails the first violation's check.
-fn report(a: &Args, prog: &Program, findings: &[Finding], minimise: bool, opts: &Options) {
-    let first = &findings[0];
-    eprintln!(
-        "granule verify: VIOLATION in program seed {} ({} core{}, {:?}):",
-        prog.seed,
-        prog.cores,
-        if prog.cores == 1 { "" } else { "s" },
-        prog.shape
-    );
-    for f in findings {
-        eprintln!("  under {}: {}", f.regime, f.violation);
+/// The name of a program's shape in reports and records.
+fn shape_name(s: Shape) -> &'static str {
+    match s {
+        Shape::Small => "small",
+        Shape::SingleCore => "single-core",
+        Shape::Large => "large",
     }
+}
+
+/// The command that runs `prog` alone under the regimes of its `findings`.
+fn reproduce(a: &Args, prog: &Program, findings: &[Finding]) -> String {
     let mut regimes: Vec<&str> = findings.iter().flat_map(|f| f.reference.into_iter().chain([f.regime])).collect();
     regimes.dedup();
-    eprintln!(
-        "  reproduce: granule verify --regimes {} --cores {} --seed {} --programs 1{}{}",
+    format!(
+        "granule verify --regimes {} --cores {} --seed {} --programs 1{}{}",
         regimes.join(","),
         a.cores,
         prog.seed,
         if a.fault_injection { " --fault-injection" } else { "" },
         if a.inject_bug { " --inject-bug" } else { "" }
+    )
+}
+
+/// The record of one violation `f` of `prog`, which `again` reproduces.
+fn violation_record(prog: &Program, f: &Finding, again: &str) -> VerifyViolationRecord {
+    VerifyViolationRecord {
+        seed: prog.seed,
+        cores: prog.cores,
+        shape: Cow::Borrowed(shape_name(prog.shape)),
+        regime: f.regime.to_owned(),
+        reference: f.reference.map(str::to_owned),
+        check: Cow::Borrowed(f.violation.check.name()),
+        detail: f.violation.detail.clone(),
+        reproduce: again.to_owned(),
+    }
+}
+
+/// Print a failing program's report on stderr: every violation, the command
+/// `again` that reproduces it, and (if `minimise`) the smallest program
+/// found that still fails the first violation's check.
+fn report(prog: &Program, findings: &[Finding], again: &str, minimise: bool, opts: &Options) {
+    let first = &findings[0];
+    eprintln!(
+        "granule verify: VIOLATION in program seed {} ({} core{}, {}):",
+        prog.seed,
+        prog.cores,
+        if prog.cores == 1 { "" } else { "s" },
+        shape_name(prog.shape)
     );
+    for f in findings {
+        eprintln!("  under {}: {}", f.regime, f.violation);
+    }
+    eprintln!("  reproduce: {again}");
     let shown = if minimise && first.violation.check != Check::Crash {
         let check = first.violation.check;
         let reference = first.reference;

@@ -19,7 +19,8 @@ use anyhow::Result;
 /// as written).
 const SUITE: &str = include_str!("suite.jsonl");
 
-/// Records written by `granule model predict`, `model validate`, `verify`,
+/// Records written by `granule model predict`, `model validate`, `verify`
+/// (with `--inject-bug` for its `verify_violation`),
 /// `scale --fit` (its `lock_hold`), `scale --lock-stats` (a `scale`
 /// record with what the profiler saw), `scale --runs 3` (`scale_speedup`) and `metal run` (a `metal_pingpong`
 /// line of the image's serial console under QEMU).
@@ -120,6 +121,7 @@ fn every_record_struct_reads_back_what_it_wrote() {
         ("model_validate_summary", round_trip::<cmd::model::validate::ValidateSummary>(COMMANDS)),
         ("verify", round_trip::<cmd::verify::records::VerifyRecord>(COMMANDS)),
         ("verify_summary", round_trip::<cmd::verify::records::VerifySummaryRecord>(COMMANDS)),
+        ("verify_violation", round_trip::<cmd::verify::records::VerifyViolationRecord>(COMMANDS)),
         ("lock_hold", round_trip::<cmd::scale::records::LockHold<'static>>(COMMANDS)),
         ("scale", round_trip::<cmd::scale::records::ScaleRecord>(COMMANDS)),
         ("scale_speedup", round_trip::<cmd::scale::speedup::ScaleSpeedup<'static>>(COMMANDS)),

@@ -1,5 +1,5 @@
 //! The records of `granule verify`: one `verify` per regime, one
-//! `verify_summary` per run.
+//! `verify_violation` per violation found, one `verify_summary` per run.
 
 use granule_verify::Stats;
 use serde::{Deserialize, Serialize};
@@ -127,4 +127,31 @@ pub struct VerifySummaryRecord {
 
 impl Record for VerifySummaryRecord {
     const KIND: &'static str = "verify_summary";
+}
+
+/// `verify_violation`: one violated check of one program, with the command
+/// that reproduces it, so that a failure is in the records and not only in
+/// the report on stderr.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerifyViolationRecord {
+    /// The program's seed.
+    pub seed: u64,
+    /// Cores of the kernel the program ran on.
+    pub cores: usize,
+    /// The program's shape (`small`, `single-core`, `large`).
+    pub shape: Cow<'static, str>,
+    /// The regime under which the check failed.
+    pub regime: String,
+    /// For a determinism violation: the regime it was compared with.
+    pub reference: Option<String>,
+    /// The check (`invariant`, `conservation`, `linearizability`…).
+    pub check: Cow<'static, str>,
+    /// What was seen.
+    pub detail: String,
+    /// The command that runs this program alone.
+    pub reproduce: String,
+}
+
+impl Record for VerifyViolationRecord {
+    const KIND: &'static str = "verify_violation";
 }

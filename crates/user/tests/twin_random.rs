@@ -5,11 +5,15 @@
 //! The command-by-command twin tests check what their authors thought of;
 //! this one mixes the data types' commands over a handful of keys, so that
 //! commands meet keys of every type, empty and missing keys, integers,
-//! floats and infinities where they parse, and each other's results. Only
-//! commands whose reply Redis fixes are drawn (no random picks, no scans,
-//! no clocks, no `OBJECT ENCODING`, whose answers differ knowingly:
-//! `docs/serve.md`). Two clients share the keys, one of them now and then
-//! inside a transaction. Each seed's sequence is the same on every run; a
+//! floats and infinities where they parse, and each other's results. Most
+//! commands drawn are ones whose reply Redis fixes; a random pick
+//! (`SRANDMEMBER`, `HRANDFIELD`, `ZRANDMEMBER`, `RANDOMKEY`) is compared by
+//! its shape (types and counts), and a clock reading (`TTL`, `PTTL`,
+//! `EXPIRETIME`, `PEXPIRETIME`) by its sign, so that "missing", "no
+//! deadline" and "a deadline" must agree (no scans, no `OBJECT ENCODING`,
+//! whose answers differ knowingly: `docs/serve.md`). Two clients share the
+//! keys, one of them now and then inside a transaction, and now and then
+//! `RESET`s its connection. Each seed's sequence is the same on every run; a
 //! difference names the seed and the step, and prints the commands that
 //! led to it. A longer hunt: `GRANULE_TWIN_SEEDS=40 GRANULE_TWIN_STEPS=2000
 //! cargo test --profile release-tests -p granule-user --test twin_random`.
@@ -51,6 +55,24 @@ enum Order {
     Exact,
     /// As sorted elements (members of a Redis hash-table set).
     Unordered,
+    /// A clock reading: negative integers byte for byte, positive ones as
+    /// "positive" (the two servers' clocks differ by the time between
+    /// their replies).
+    Clock,
+    /// A random pick: the reply's types and counts, not its elements.
+    Shape,
+}
+
+impl Order {
+    /// Whether two replies to a command drawn with this order agree.
+    fn same(self, ours: &[u8], theirs: &[u8]) -> bool {
+        match self {
+            Order::Exact => ours == theirs,
+            Order::Unordered => tokens(ours) == tokens(theirs),
+            Order::Clock => clock(ours) == clock(theirs),
+            Order::Shape => shape(ours) == shape(theirs),
+        }
+    }
 }
 
 /// A drawn command.
@@ -141,7 +163,7 @@ impl Gen {
     fn draw(&mut self) -> Drawn {
         use Order::*;
         let k = self.key();
-        let (order, mut args): (Order, Vec<String>) = match self.rng.gen_range(0..90) {
+        let (order, mut args): (Order, Vec<String>) = match self.rng.gen_range(0..96) {
             // Strings.
             0 => {
                 let mut a = vec!["SET".into(), k, self.value()];
@@ -445,6 +467,45 @@ impl Gen {
                     "a".into(),
                 ],
             ),
+            89 => (Exact, vec!["ZREMRANGEBYLEX".into(), k, self.pick(LEX).into(), self.pick(LEX).into()]),
+            90 => (Exact, vec!["SUBSTR".into(), k, self.int(), self.int()]),
+            // Deadlines at fixed times: far ahead (2100), long past, bad.
+            91 => {
+                let mut a = if self.rng.gen_bool(0.5) {
+                    vec!["EXPIREAT".into(), k, self.pick(&["4102444800", "4102444801", "1", "-1", "x"]).into()]
+                } else {
+                    vec!["PEXPIREAT".into(), k, self.pick(&["4102444800000", "4102444800500", "1", "x"]).into()]
+                };
+                if self.rng.gen_bool(0.4) {
+                    a.push(self.pick(&["NX", "XX", "GT", "LT", "BAD"]).into());
+                }
+                (Exact, a)
+            }
+            92 => (Clock, vec![self.pick(&["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"]).into(), k]),
+            93 => {
+                let mut a = match self.rng.gen_range(0..4) {
+                    0 => vec!["SRANDMEMBER".into(), k],
+                    1 => vec!["HRANDFIELD".into(), k],
+                    2 => vec!["ZRANDMEMBER".into(), k],
+                    _ => vec!["RANDOMKEY".into()],
+                };
+                if a.len() == 2 && self.rng.gen_bool(0.6) {
+                    a.push(self.pick(&["0", "1", "2", "-3", "5", "x"]).into());
+                    match a[0].as_str() {
+                        "HRANDFIELD" => a.extend(self.maybe("WITHVALUES")),
+                        "ZRANDMEMBER" => a.extend(self.maybe("WITHSCORES")),
+                        _ => {}
+                    }
+                }
+                (Shape, a)
+            }
+            94 => {
+                let mut a = vec!["FLUSHALL".into()];
+                let how = self.pick(&["SYNC", "ASYNC", "BAD"]);
+                a.extend(self.maybe(how));
+                (Exact, a)
+            }
+            95 if self.rng.gen_bool(0.3) => (Exact, vec!["RESET".into()]),
             _ => (Exact, vec!["ECHO".into(), self.value()]),
         };
         // A missing argument or one too many now and then: the arity errors.
@@ -484,9 +545,9 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
         speak(&mut twin, protocol, &[0, 1]);
         let mut gen = Gen { rng: SmallRng::seed_from_u64(seed) };
         let mut history: Vec<String> = Vec::new();
-        // Whether each client has a transaction open: a command whose
-        // elements come in hash order is not drawn there (EXEC's reply
-        // would hold them in that order).
+        // Whether each client has a transaction open: a command whose reply
+        // is not compared byte for byte is not drawn there (EXEC's reply
+        // would hold it as it is).
         let mut in_multi = [false; 2];
         // Each client's database (as far as `SELECT` outside a transaction
         // says).
@@ -517,7 +578,7 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
                     if blocked.is_some() {
                         d.client = 0;
                     }
-                    if !(in_multi[d.client] && d.order == Order::Unordered) {
+                    if !(in_multi[d.client] && d.order != Order::Exact) {
                         break d;
                     }
                 },
@@ -545,6 +606,9 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
                 in_multi[d.client] = true;
             } else if name == "EXEC" || (name == "DISCARD" && single) {
                 in_multi[d.client] = false;
+            } else if name == "RESET" && ours.starts_with(b"+RESET") {
+                // Out of any transaction, back to database 0 (and RESP2).
+                (in_multi[d.client], db[d.client]) = (false, 0);
             }
             if let Some((_, waited)) = &mut blocked {
                 *waited += 1;
@@ -560,11 +624,7 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
                     }
                 }
             }
-            let same = match d.order {
-                Order::Exact => ours == theirs,
-                Order::Unordered => tokens(&ours) == tokens(&theirs),
-            };
-            if !same {
+            if !d.order.same(&ours, &theirs) {
                 let what = format!("RESP{protocol}, seed {seed}, step {step}, client {}: {:?}", d.client, d.args);
                 differ(&what, &ours, &theirs, &history);
             }
@@ -609,6 +669,41 @@ fn tokens(bytes: &[u8]) -> String {
     lines.join(" ")
 }
 
+/// A clock reading as compared: an integer reply above 0 as `:+`, any
+/// other reply as it is.
+fn clock(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    match text.strip_prefix(':').and_then(|n| n.trim_end().parse::<i64>().ok()) {
+        Some(n) if n > 0 => b":+\r\n".to_vec(),
+        _ => bytes.to_vec(),
+    }
+}
+
+/// A reply's shape: its lines' types and the counts of its aggregates,
+/// without the strings, numbers and lengths of the elements in it.
+fn shape(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = text.split("\r\n");
+    let mut out = Vec::new();
+    while let Some(l) = lines.next() {
+        let Some(kind) = l.chars().next() else { continue };
+        match kind {
+            // Aggregates (array, map, set) with their counts, nulls, nil
+            // strings and errors, byte for byte.
+            '*' | '%' | '~' | '_' | '-' => out.push(l.to_owned()),
+            '$' if l == "$-1" => out.push(l.to_owned()),
+            // A string's length and bytes say which member it is.
+            '$' | '=' => {
+                out.push(kind.to_string());
+                lines.next();
+            }
+            // An integer, a double or a status: its type.
+            _ => out.push(kind.to_string()),
+        }
+    }
+    out.join(" ")
+}
+
 /// Whether `args` is a transaction command (`MULTI`, `EXEC`, `DISCARD`,
 /// `WATCH`, `UNWATCH`).
 fn transactional(args: &[String]) -> bool {
@@ -638,12 +733,8 @@ fn run_watch_seeds(seeds: std::ops::Range<u64>) {
             let words: Vec<&str> = d.args.iter().map(String::as_str).collect();
             for (c, args) in [(0, &watch[..]), (1, &words[..]), (0, &["MULTI"][..]), (0, &["EXEC"][..])] {
                 let (ours, theirs) = twin.raw(c, args);
-                let same = if d.order == Order::Unordered && c == 1 {
-                    tokens(&ours) == tokens(&theirs)
-                } else {
-                    ours == theirs
-                };
-                if !same {
+                let order = if c == 1 { d.order } else { Order::Exact };
+                if !order.same(&ours, &theirs) {
                     differ(
                         &format!("watch seed {seed}, step {step}: {args:?} after {:?}", d.args),
                         &ours,
@@ -682,7 +773,7 @@ fn draw_pubsub(rng: &mut SmallRng) -> (Vec<String>, Order) {
         (0..rng.gen_range(least..=2)).map(|_| pick(rng, from)).collect()
     };
     let mut order = Order::Exact;
-    let args = match rng.gen_range(0..13) {
+    let args = match rng.gen_range(0..14) {
         0 | 1 => [vec!["SUBSCRIBE".to_owned()], some(rng, CHANNELS, 1)].concat(),
         2 => [vec!["PSUBSCRIBE".to_owned()], some(rng, PATTERNS, 1)].concat(),
         3 => [vec!["SSUBSCRIBE".to_owned()], vec![pick(rng, CHANNELS)]].concat(),
@@ -702,6 +793,10 @@ fn draw_pubsub(rng: &mut SmallRng) -> (Vec<String>, Order) {
         }
         10 => [vec!["PUBSUB".to_owned(), pick(rng, &["NUMSUB", "SHARDNUMSUB"])], some(rng, CHANNELS, 0)].concat(),
         11 => vec!["PUBSUB".into(), "NUMPAT".into()],
+        // Every subscription dropped, and back to RESP2 (where a
+        // subscriber may send only the subscription commands, `PING`,
+        // `QUIT` and `RESET`).
+        13 if rng.gen_bool(0.3) => vec!["RESET".into()],
         _ => [vec![pick(rng, &["PING", "GET", "ECHO"])], some(rng, CHANNELS, 0)].concat(),
     };
     (args, order)
@@ -727,7 +822,7 @@ fn run_pubsub_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
             let (ours, theirs) = twin.raw(c, &words);
             let same = match order {
                 Order::Exact => same_messages(&ours, &theirs),
-                Order::Unordered => tokens(&ours) == tokens(&theirs),
+                other => other.same(&ours, &theirs),
             };
             if !same {
                 differ(&format!("{at}: client {c}: {args:?}"), &ours, &theirs, &history);

@@ -78,7 +78,10 @@ pub struct Args {
     /// Warm-up before each window, in seconds (0 ≤ s ≤ 3600).
     #[arg(long, default_value_t = 2.0, value_parser = crate::bounds::warmup())]
     pub warmup: f64,
-    /// Length of each measured window, in seconds (0 < s ≤ 3600).
+    /// Length of each measured window, in seconds (0 < s ≤ 3600). A window
+    /// in which no round trip completed (a loaded machine) is extended, a
+    /// window's length at a time, for up to 10 s; `window_s` says how long
+    /// it lasted.
     #[arg(long, default_value_t = 1.0, value_parser = crate::bounds::seconds())]
     pub seconds: f64,
     /// Repetitions of every (regime, cores, delay) point, 1..=1000.

@@ -10,8 +10,9 @@
 //! (`SRANDMEMBER`, `HRANDFIELD`, `ZRANDMEMBER`, `RANDOMKEY`) is compared by
 //! its shape (types and counts), and a clock reading (`TTL`, `PTTL`,
 //! `EXPIRETIME`, `PEXPIRETIME`) by its sign, so that "missing", "no
-//! deadline" and "a deadline" must agree (no scans, no `OBJECT ENCODING`,
-//! whose answers differ knowingly: `docs/serve.md`). Two clients share the
+//! deadline" and "a deadline" must agree; a scan asks for everything in
+//! one call and is compared as a set (no `OBJECT ENCODING`, whose answers
+//! differ knowingly: `docs/serve.md`). Two clients share the
 //! keys, one of them now and then inside a transaction, and now and then
 //! `RESET`s its connection. Each seed's sequence is the same on every run; a
 //! difference names the seed and the step, and prints the commands that
@@ -163,7 +164,7 @@ impl Gen {
     fn draw(&mut self) -> Drawn {
         use Order::*;
         let k = self.key();
-        let (order, mut args): (Order, Vec<String>) = match self.rng.gen_range(0..96) {
+        let (order, mut args): (Order, Vec<String>) = match self.rng.gen_range(0..97) {
             // Strings.
             0 => {
                 let mut a = vec!["SET".into(), k, self.value()];
@@ -506,6 +507,27 @@ impl Gen {
                 (Exact, a)
             }
             95 if self.rng.gen_bool(0.3) => (Exact, vec!["RESET".into()]),
+            // A whole scan in one call: a count beyond every key and member
+            // here returns them all with cursor 0, in hash order.
+            96 => {
+                let mut a = match self.rng.gen_range(0..4) {
+                    0 => vec!["SCAN".into()],
+                    1 => vec!["HSCAN".into(), k],
+                    2 => vec!["SSCAN".into(), k],
+                    _ => vec!["ZSCAN".into(), k],
+                };
+                // Cursor 0, or one Redis refuses or reads as 0 (`""`); where
+                // another cursor leads depends on the hash table's layout.
+                let cursor = self.pick(&["0", "0", "0", "+0", "x", "", " 0", "1.5", "99999999999999999999"]);
+                a.extend([cursor.into(), "COUNT".into(), "1000".into()]);
+                if self.rng.gen_bool(0.4) {
+                    a.extend(["MATCH".into(), self.pick(&["*", "k*", "{t}?", "[fa]*", "*1*"]).into()]);
+                }
+                if a[0] == "SCAN" && self.rng.gen_bool(0.4) {
+                    a.extend(["TYPE".into(), self.pick(&["string", "list", "set", "zset", "hash", "nope"]).into()]);
+                }
+                (Unordered, a)
+            }
             _ => (Exact, vec!["ECHO".into(), self.value()]),
         };
         // A missing argument or one too many now and then: the arity errors.

@@ -379,6 +379,62 @@ fn command_describes_every_command_like_redis() {
     t.same(&["COMMAND", "INFO", "get", "publish", "ping", "mset", "ssubscribe", "client|kill"]);
 }
 
+/// `COMMAND GETKEYS` of every command served, over argument lists that
+/// meet its key specifications' ranges, key counts (valid, too large,
+/// negative, overflowing, read by `atoi` where the strict reading fails)
+/// and destinations: the same keys, in the same order, or the same error.
+#[test]
+fn command_getkeys_follows_every_key_specification_as_redis() {
+    let Some(mut t) = Twin::start() else { return };
+    let cases = [
+        ["ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"].as_slice(),
+        &["ZUNIONSTORE", "d", "2abc", "a", "b"],
+        &["ZUNIONSTORE", "d", "+1", "a"],
+        &["ZUNIONSTORE", "d", " 2", "a", "b"],
+        &["ZUNIONSTORE", "d", "-0", "a"],
+        &["ZUNIONSTORE", "d", "3", "a", "b"],
+        &["ZUNIONSTORE", "d", "4294967298", "a", "b"],
+        &["ZUNIONSTORE", "d", "99999999999999999999", "a"],
+        &["ZINTER", "2x", "a", "b"],
+        &["SINTERCARD", "1z", "a", "LIMIT", "2"],
+        &["EVAL", "s", "2", "a"],
+        &["EVAL", "s", "1x", "a"],
+        &["FCALL", "f", "0"],
+    ];
+    for case in cases {
+        t.same(&[&["COMMAND", "GETKEYS"][..], case].concat());
+    }
+    // Every command both serve (granule also has `CLIENT SETINFO`, which
+    // Redis 7.0 does not), less `SCRIPT` and `FUNCTION`: Redis's are
+    // containers of subcommands, granule's whole commands that refuse
+    // scripting (`docs/serve.md`).
+    let (Reply::Array(Some(ours)), Reply::Array(Some(theirs))) = t.both(0, &["COMMAND", "LIST"]) else {
+        panic!("COMMAND LIST is an array")
+    };
+    let refused = [Reply::Bulk(Some(b"script".to_vec())), Reply::Bulk(Some(b"function".to_vec()))];
+    let names: Vec<&Reply> = ours.iter().filter(|n| theirs.contains(n) && !refused.contains(n)).collect();
+    assert!(names.len() > 150, "{} commands in common", names.len());
+    let args: [&[&str]; 9] = [
+        &["a"],
+        &["a", "b"],
+        &["a", "b", "c"],
+        &["a", "1", "b", "2"],
+        &["d", "2", "a", "b"],
+        &["2", "a", "b", "LIMIT", "1"],
+        &["0", "2", "a", "b", "LEFT"],
+        &["d", "1", "a", "b"],
+        &["d", "+2", "a", "b", "c"],
+    ];
+    for name in names {
+        let Reply::Bulk(Some(name)) = name else { panic!("a command name is a string") };
+        let name = String::from_utf8_lossy(name).into_owned();
+        let words: Vec<&str> = name.split('|').collect();
+        for more in args {
+            t.same(&[&["COMMAND", "GETKEYS"][..], &words, more].concat());
+        }
+    }
+}
+
 #[test]
 fn command_subcommands_answer_like_redis() {
     let Some(mut t) = Twin::start() else { return };

@@ -12,7 +12,9 @@
 //! `COMMAND COUNT` counts commands (not subcommands); `COMMAND LIST` names
 //! every command and subcommand, with Redis's filters (`MODULE` matches
 //! nothing: there are no modules); `COMMAND GETKEYS` finds the keys of a
-//! call by the table's key range. `COMMAND DOCS` answers an empty map: the
+//! call by the command's key specifications, as Redis does
+//! ([`getkeys`](super::getkeys)), or by the table's key range where the
+//! catalog has none. `COMMAND DOCS` answers an empty map: the
 //! store carries no documentation (Redis's summary, since, group,
 //! complexity and arguments), and a partial entry would mislead
 //! `redis-cli`, which then shows no help rather than wrong help.
@@ -23,6 +25,7 @@ use super::command::{arity_ok, SYNTAX};
 use super::encode::{
     write_array_header, write_bulk, write_error, write_integer, write_map_header, write_null, write_simple, Protocol,
 };
+use super::getkeys;
 use super::glob::{glob_match, Case};
 use super::pubsub::write_help;
 use super::server::LOADING_STALE;
@@ -200,7 +203,10 @@ fn command_getkeys(args: &[&[u8]], out: &mut Vec<u8>) {
     if !arity_ok(spec.arity, call.len()) {
         return write_error(out, b"ERR Invalid number of arguments specified for command");
     }
-    let keys: Vec<&[u8]> = spec.keys(call).collect();
+    let keys: Vec<&[u8]> = match getkeys::key_positions(catalog::entry(spec.text).key_specs, call) {
+        Some(at) => at.into_iter().filter_map(|i| call.get(i).copied()).collect(),
+        None => spec.keys(call).collect(),
+    };
     if keys.is_empty() && !spec.flags.has(Flags::NO_MANDATORY_KEYS) {
         return write_error(out, b"ERR Invalid arguments specified for command");
     }
@@ -286,6 +292,31 @@ mod tests {
         assert_eq!(text(&mut store, "COMMAND GETKEYS PING a b"), "-ERR The command has no key arguments\r\n");
         assert_eq!(text(&mut store, "COMMAND GETKEYS NOPE a b"), "-ERR Invalid command specified\r\n");
         assert_eq!(text(&mut store, "COMMAND GETKEYS CONFIG NOPE a"), "-ERR Invalid command specified\r\n");
+    }
+
+    #[test]
+    fn getkeys_follows_key_specifications() {
+        let mut store = Store::new();
+        let keys = |store: &mut Store, call: &str| text(store, &format!("COMMAND GETKEYS {call}"));
+        // The destination, then the counted keys.
+        assert_eq!(keys(&mut store, "ZUNIONSTORE d 2 a b WEIGHTS 1 2"), "*3\r\n$1\r\nd\r\n$1\r\na\r\n$1\r\nb\r\n");
+        // A count `string2ll` refuses is read by `atoi`: the destination last.
+        assert_eq!(keys(&mut store, "ZUNIONSTORE d +1 a"), "*2\r\n$1\r\na\r\n$1\r\nd\r\n");
+        // Counted keys beyond the call.
+        assert_eq!(keys(&mut store, "ZUNIONSTORE d 3 a b"), "-ERR Invalid arguments specified for command\r\n");
+        assert_eq!(keys(&mut store, "ZINTERCARD 2 a b LIMIT 1"), "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
+        // `EVAL` may name no keys.
+        assert_eq!(keys(&mut store, "EVAL s 2 a"), "*0\r\n");
+    }
+
+    #[test]
+    fn transaction_commands_are_in_the_table() {
+        let mut store = Store::new();
+        let info = text(&mut store, "COMMAND INFO multi exec discard");
+        assert!(info.starts_with("*3\r\n*10\r\n$5\r\nmulti\r\n:1\r\n"), "{info}");
+        assert!(info.contains("$4\r\nexec\r\n:1\r\n*4\r\n+noscript\r\n+loading\r\n+stale\r\n+skip_slowlog"), "{info}");
+        assert!(info.contains("$7\r\ndiscard\r\n"), "{info}");
+        assert!(text(&mut store, "COMMAND LIST FILTERBY PATTERN exec").contains("exec"));
     }
 
     #[test]

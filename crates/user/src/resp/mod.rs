@@ -74,6 +74,7 @@ pub mod config;
 pub mod connection;
 pub mod databases;
 pub mod encode;
+mod getkeys;
 pub mod glob;
 pub mod hash;
 pub mod hashes;

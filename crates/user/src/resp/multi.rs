@@ -38,15 +38,33 @@ use super::table::{spec, Call, Flags, Spec, NO_KEYS};
 /// Flags of `WATCH` and `UNWATCH`.
 const WATCH_FLAGS: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::FAST).or(Flags::ALLOW_BUSY);
 
-/// The commands of this file that the table runs (`MULTI`, `EXEC` and
-/// `DISCARD` are [`handle`]d before the table is consulted).
+/// Flags of `MULTI` and `DISCARD` (Redis 7.0's).
+const MULTI_FLAGS: Flags = WATCH_FLAGS;
+
+/// Flags of `EXEC` (Redis 7.0's).
+const EXEC_FLAGS: Flags = Flags::NOSCRIPT.or(Flags::LOADING).or(Flags::STALE).or(Flags::SKIP_SLOWLOG);
+
+/// The commands of this file in the table. `MULTI`, `EXEC` and `DISCARD`
+/// are [`handle`]d, with any arguments, before the table is consulted: their
+/// entries are what `COMMAND` and the subscribed context read (arity,
+/// flags, the name), and never run.
 pub(crate) const MULTI_COMMANDS: &[Spec] = &[
+    spec("multi", 1, MULTI_FLAGS, NO_KEYS, handled_first),
+    spec("exec", 1, EXEC_FLAGS, NO_KEYS, handled_first),
+    spec("discard", 1, MULTI_FLAGS, NO_KEYS, handled_first),
     spec("watch", -2, WATCH_FLAGS, (1, -1, 1), |s, c| s.cmd_watch(c)),
     spec("unwatch", 1, WATCH_FLAGS, NO_KEYS, |s, c| {
         s.watches.forget(c.session.id);
         write_ok(c.out);
     }),
 ];
+
+/// The table's handler of `MULTI`, `EXEC` and `DISCARD`, which [`handle`]
+/// answers before any table look-up; were it ever reached, the client
+/// would get an error, not a transaction's reply.
+fn handled_first(_: &mut Store, c: &mut Call<'_, '_>) {
+    write_error(c.out, b"ERR transaction commands are run by the connection, not the command table");
+}
 
 /// A transaction being queued.
 #[derive(Debug, Default)]

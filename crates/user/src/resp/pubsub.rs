@@ -181,9 +181,6 @@ pub(crate) fn write_help(out: &mut Vec<u8>, lines: &[&str]) {
 const ALLOWED_WHILE_SUBSCRIBED: &[&str] =
     &["subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset"];
 
-/// The commands `multi.rs` handles before the table is consulted.
-const TRANSACTION_VERBS: &[&str] = &["multi", "exec", "discard"];
-
 /// Appends the header of a push of `len` elements in `protocol`.
 fn write_push_header(out: &mut Vec<u8>, len: usize, protocol: Protocol) {
     match protocol {
@@ -230,12 +227,7 @@ impl Store {
         let Some(&name) = args.first() else { return false };
         let name = match lookup(name).and_then(|spec| resolve(spec, args)) {
             Some(spec) if super::command::arity_ok(spec.arity, args.len()) => spec.text,
-            Some(_) => return false,
-            // The transaction verbs live outside the table (`multi.rs`).
-            None => match TRANSACTION_VERBS.iter().find(|verb| name.eq_ignore_ascii_case(verb.as_bytes())) {
-                Some(verb) if args.len() == 1 => verb,
-                _ => return false,
-            },
+            _ => return false,
         };
         if ALLOWED_WHILE_SUBSCRIBED.contains(&name) {
             return false;

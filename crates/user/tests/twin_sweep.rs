@@ -93,8 +93,25 @@ const ARGUMENTS: &[&[&str]] = &[
 ];
 
 #[test]
-fn every_command_both_serve_answers_generic_arguments_as_redis() {
+fn every_command_both_serve_answers_generic_arguments_as_redis_resp2() {
+    sweep(2);
+}
+
+#[test]
+fn every_command_both_serve_answers_generic_arguments_as_redis_resp3() {
+    sweep(3);
+}
+
+/// The sweep, on a connection speaking RESP `protocol`.
+fn sweep(protocol: u8) {
     let Some(mut t) = Twin::start() else { return };
+    let speak = |t: &mut Twin| {
+        if protocol == 3 {
+            let (ours, theirs) = t.raw(0, &["HELLO", "3"]);
+            assert!(!ours.is_empty() && !theirs.is_empty());
+        }
+    };
+    speak(&mut t);
     let (Reply::Array(Some(ours)), Reply::Array(Some(theirs))) = t.both(0, &["COMMAND", "LIST"]) else {
         panic!("COMMAND LIST is an array")
     };
@@ -122,9 +139,13 @@ fn every_command_both_serve_answers_generic_arguments_as_redis() {
             } else {
                 ours == theirs
             };
+            if name == "reset" {
+                // Back to RESP2: speak the sweep's protocol again.
+                speak(&mut t);
+            }
             if !same {
                 differences.push(format!(
-                    "{call:?}\n  granule: {}\n  Redis:   {}",
+                    "RESP{protocol} {call:?}\n  granule: {}\n  Redis:   {}",
                     String::from_utf8_lossy(&ours).escape_debug(),
                     String::from_utf8_lossy(&theirs).escape_debug()
                 ));

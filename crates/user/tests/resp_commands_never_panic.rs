@@ -194,6 +194,25 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// `COMMAND GETKEYS` of any command served (subcommands spelt as
+    /// words), with key counts, offsets and words at random: whole replies,
+    /// never a panic, whatever the key specifications make of them.
+    #[test]
+    fn getkeys_of_random_calls_never_panics(name in any::<prop::sample::Index>(), args in proptest::collection::vec(arb_arg(), 0..9)) {
+        let names = command_names();
+        let name = String::from_utf8_lossy(&names[name.index(names.len())]).into_owned();
+        let mut words: Vec<&[u8]> = vec![b"COMMAND", b"GETKEYS"];
+        words.extend(name.split('|').map(str::as_bytes));
+        words.extend(args.iter().map(Vec::as_slice));
+        let mut out = Vec::new();
+        let _ = Store::new().execute(&words, 0, &mut out);
+        whole_replies(&out).map_err(TestCaseError::fail)?;
+    }
+}
+
 #[test]
 fn the_store_serves_at_least_the_core_commands() {
     let names = command_names();

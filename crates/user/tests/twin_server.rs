@@ -414,15 +414,12 @@ fn command_getkeys_follows_every_key_specification_as_redis() {
     let refused = [Reply::Bulk(Some(b"script".to_vec())), Reply::Bulk(Some(b"function".to_vec()))];
     let names: Vec<&Reply> = ours.iter().filter(|n| theirs.contains(n) && !refused.contains(n)).collect();
     assert!(names.len() > 150, "{} commands in common", names.len());
-    let args: [&[&str]; 9] = [
+    let args: [&[&str]; 6] = [
         &["a"],
-        &["a", "b"],
         &["a", "b", "c"],
         &["a", "1", "b", "2"],
         &["d", "2", "a", "b"],
         &["2", "a", "b", "LIMIT", "1"],
-        &["0", "2", "a", "b", "LEFT"],
-        &["d", "1", "a", "b"],
         &["d", "+2", "a", "b", "c"],
     ];
     for name in names {

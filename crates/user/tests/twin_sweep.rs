@@ -16,7 +16,6 @@ mod common;
 
 use common::compare::Order;
 use common::twin::Twin;
-use granule_user::resp::Reply;
 
 /// Commands not swept, and why.
 const LEFT_OUT: &[(&str, &str)] = &[
@@ -108,18 +107,8 @@ fn every_command_both_serve_answers_generic_arguments_as_redis_resp3() {
 fn sweep(protocol: u8) {
     let Some(mut t) = Twin::start() else { return };
     t.speak(protocol, &[0]);
-    let (Reply::Array(Some(ours)), Reply::Array(Some(theirs))) = t.both(0, &["COMMAND", "LIST"]) else {
-        panic!("COMMAND LIST is an array")
-    };
-    let mut names: Vec<String> = ours
-        .iter()
-        .filter(|n| theirs.contains(n))
-        .filter_map(|n| match n {
-            Reply::Bulk(Some(name)) => Some(String::from_utf8_lossy(name).into_owned()),
-            _ => None,
-        })
-        .filter(|n| !LEFT_OUT.iter().any(|(out, _)| out == n))
-        .collect();
+    let mut names: Vec<String> =
+        t.commands_both_serve().into_iter().filter(|n| !LEFT_OUT.iter().any(|(out, _)| out == n)).collect();
     names.sort();
     assert!(names.len() > 120, "{} commands swept", names.len());
     let mut differences = Vec::new();

@@ -187,6 +187,21 @@ impl Twin {
         }
     }
 
+    /// The commands and subcommands (`container|sub`) that both servers'
+    /// `COMMAND LIST` name, in granule's order.
+    pub fn commands_both_serve(&mut self) -> Vec<String> {
+        let (Reply::Array(Some(ours)), Reply::Array(Some(theirs))) = self.both(0, &["COMMAND", "LIST"]) else {
+            panic!("COMMAND LIST is an array")
+        };
+        ours.iter()
+            .filter(|n| theirs.contains(n))
+            .map(|n| match n {
+                Reply::Bulk(Some(name)) => String::from_utf8_lossy(name).into_owned(),
+                other => panic!("a command name is a string, not {other:?}"),
+            })
+            .collect()
+    }
+
     /// Sends `args` (words) from client 0 and asserts both answer the same
     /// bytes; returns the reply.
     pub fn same(&mut self, args: &[&str]) -> Reply {

@@ -143,7 +143,14 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Hand `msg` from `me` to receiver `r`, just taken from `ep`.
     #[inline(always)]
-    fn deliver<E: Exec<W>>(&mut self, e: &E, me: Ref<Tcb>, ep: Ref<Endpoint>, r: Ref<Tcb>, msg: Msg) -> Outcome {
+    pub(crate) fn deliver<E: Exec<W>>(
+        &mut self,
+        e: &E,
+        me: Ref<Tcb>,
+        ep: Ref<Endpoint>,
+        r: Ref<Tcb>,
+        msg: Msg,
+    ) -> Outcome {
         let Some(x) = self.get(r) else { return Outcome::Error(Error::InvalidCapability) };
         let reply = match x.state {
             ThreadState::BlockedOnRecv { reply, .. } => reply,
@@ -193,6 +200,21 @@ impl<W: Waits> Ctx<'_, W> {
             ReplyState::Empty if claim => Some(next),
             _ => None,
         });
+        self.answer(e, me, seen, grant_cap, info, claim)
+    }
+
+    /// The rest of [`Ctx::reply`] once its update saw `seen`: answer the
+    /// caller taken out of the object, if any.
+    #[inline(always)]
+    pub(crate) fn answer<E: Exec<W>>(
+        &mut self,
+        e: &E,
+        me: Ref<Tcb>,
+        seen: ReplyState,
+        grant_cap: bool,
+        info: MessageInfo,
+        claim: bool,
+    ) -> Option<bool> {
         match seen {
             ReplyState::Caller(c, grant) => {
                 if self.get(c).is_some_and(|x| matches!(x.state, ThreadState::BlockedOnReply { fault: true, .. })) {
@@ -300,7 +322,7 @@ impl<W: Waits> Ctx<'_, W> {
 
     /// Take the message of sender `s`, just taken from `ep`.
     #[inline(always)]
-    fn take_message<E: Exec<W>>(
+    pub(crate) fn take_message<E: Exec<W>>(
         &mut self,
         e: &E,
         me: Ref<Tcb>,

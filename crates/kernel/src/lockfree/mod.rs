@@ -163,6 +163,7 @@ mod destroy;
 mod detached;
 mod doomed;
 mod entry;
+mod fastpath;
 mod finish_destroy;
 mod gate;
 pub(crate) mod ipc;

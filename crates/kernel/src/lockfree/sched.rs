@@ -159,8 +159,15 @@ impl Ctx<'_, LfState> {
     /// with lowering it is drained and the choice made again.
     #[inline(always)]
     pub(crate) fn lf_finish<const C: bool>(&mut self, lf: &LfState) -> ExitPlan {
+        let plan = self.finish_entry();
+        self.lf_publish::<C>(lf, plan)
+    }
+
+    /// The end of a shared entry after the general end made `plan`:
+    /// publish this core's priority (see [`Ctx::lf_finish`]).
+    #[inline(always)]
+    pub(crate) fn lf_publish<const C: bool>(&mut self, lf: &LfState, mut plan: ExitPlan) -> ExitPlan {
         let cell = self.lf_own();
-        let mut plan = self.finish_entry();
         loop {
             // The thread to run is live (each choice found it so, and a
             // shared path frees no thread), and the entry's end noted its

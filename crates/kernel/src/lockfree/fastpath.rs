@@ -1,0 +1,269 @@
+//! The shared path's IPC fast path: `Call` and `ReplyRecv` in their common
+//! case (the partner runs next on this core), as the general fast path
+//! (`fastpath.rs`) is for the other regimes.
+//!
+//! The general fast path checks everything first and then changes the
+//! objects it holds. Here nothing is held: a partner is the caller's only
+//! once the compare-and-swap that takes it out of its word has succeeded,
+//! and its TCB may not be read before (the ownership rule, `mod.rs`). So the
+//! guards that change nothing come first — an entry whose start has nothing
+//! to do (no pending interrupt, no owed stop interrupt, an empty inbox), a
+//! caller with no stop request, a call the one decoder decodes to a `Call`
+//! on an endpoint or to a `ReplyRecv` whose reply object holds a caller —,
+//! then the take, which is the point of no return; the partner is looked at
+//! only then. If it runs on this core and nothing ready outranks it, the
+//! entry ends in a direct switch to it, with the state changes the one
+//! executor's `deliver`, or `answer` and `receive`, make. If not, the call
+//! goes on from the take in the one executor (`rendezvous.rs`), exactly as
+//! the shared path would have run it after the same take. A declined call
+//! (`None`, nothing changed) runs on the shared path as it would have.
+
+use core::sync::atomic::Ordering;
+
+use crate::abi::{MessageInfo, Sysno, MSG_MAX_WORDS};
+use crate::args::SyscallArgs;
+use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
+use crate::exec::{Exec, RECEIVERS};
+use crate::exit::ExitPlan;
+use crate::ipc::Msg;
+use crate::object::reply::ReplyState;
+use crate::object::thread::ThreadState;
+use crate::object::{Endpoint, Ref, Reply, Tcb};
+use crate::sched::{Action, Direct};
+use crate::state::{bump, Ctx};
+
+use super::ipc::Words;
+use super::shared::LfState;
+
+impl Ctx<'_, LfState> {
+    /// Run `c`'s system call on the fast path if it is its case (see the
+    /// module documentation); `None`: declined, nothing changed.
+    #[inline(always)]
+    pub(super) fn lf_fastpath<const C: bool>(
+        &mut self,
+        lf: &LfState,
+        c: &CallerView,
+        a: SyscallArgs,
+    ) -> Option<ExitPlan> {
+        let call = a.sysno == Sysno::Call.word();
+        if !call && a.sysno != Sysno::ReplyRecv.word() {
+            return None;
+        }
+        let info = MessageInfo(a.info);
+        if info.extra_caps() != 0 || info.length() as usize > MSG_MAX_WORDS {
+            return None;
+        }
+        // The entry's start (`lf_begin`) would do nothing but count it.
+        let own = self.lf_own();
+        if self.own_cell().pending.load(Ordering::Relaxed) != 0
+            || own.stop_ipi.load(Ordering::Relaxed)
+            || !own.inbox.is_empty()
+        {
+            return None;
+        }
+        let cs = self.own();
+        if !matches!(cs.action, Action::Resume) || cs.held != 0 || lf.ctl_of(c.t).pending() {
+            return None;
+        }
+        // The decoder, inlined once per system call with its number a
+        // constant, keeps only that call's arm.
+        if call {
+            let a = SyscallArgs { sysno: Sysno::Call.word(), ..a };
+            match self.decode_call(lf, c, a) {
+                Ok(Decoded::Send { ep, msg, blocking: true }) if msg.call => {
+                    Some(self.lf_fast_call::<C>(lf, c.t, ep, msg))
+                }
+                _ => None,
+            }
+        } else if c.bound {
+            None
+        } else {
+            let a = SyscallArgs { sysno: Sysno::ReplyRecv.word(), ..a };
+            match self.decode_call(lf, c, a) {
+                Ok(Decoded::ReplyRecv {
+                    reply,
+                    grant_cap,
+                    info,
+                    recv: RecvHalf::Now(recv @ RecvPart::Ep { ep, reply: Some(_), blocking: true }),
+                }) => self.lf_fast_reply_recv::<C>(lf, c.t, reply, grant_cap, info, ep, recv),
+                _ => None,
+            }
+        }
+    }
+
+    /// `Call` on `ep`: take the oldest receiver (the point of no return).
+    #[inline(always)]
+    fn lf_fast_call<const C: bool>(&mut self, lf: &LfState, me: Ref<Tcb>, ep: Ref<Endpoint>, msg: Msg) -> ExitPlan {
+        self.lf_fast_counted();
+        let Some(r) = (Words::<false, C> { lf }).take(self, ep, RECEIVERS) else {
+            // Nobody receives: the one executor's send, which waits.
+            return self.lf_fast_go_on::<C>(lf, me, GoOn::Send { ep, msg });
+        };
+        // `r` is ours now.
+        let core = self.core;
+        let direct = match self.get(r) {
+            Some(x) => match x.state {
+                ThreadState::BlockedOnRecv { reply: Some(rp), .. } if x.core == core => Some((rp, x.prio)),
+                _ => None,
+            },
+            None => None,
+        };
+        // (A thread the take refused and resumed would have made the
+        // entry's action other than `Resume`: `lf_wake` then decides.)
+        let cs = self.own();
+        let fast = match direct {
+            Some((rp, prio)) if matches!(cs.action, Action::Resume) && !cs.ready.any_above(prio) && self.live(rp) => {
+                Some((rp, prio))
+            }
+            _ => None,
+        };
+        let Some((rp, prio)) = fast else {
+            return self.lf_fast_go_on::<C>(lf, me, GoOn::Deliver { ep, r, msg });
+        };
+        // `deliver`'s steps for a call, the receiver woken by a direct
+        // switch (`lf_wake`, `lf_switch_to`).
+        if let Some(x) = self.get(r) {
+            x.state = ThreadState::Running;
+        }
+        self.copy_words(me, r, msg);
+        if let Some(x) = self.get(me) {
+            x.state = ThreadState::BlockedOnReply { reply: rp, fault: false };
+        }
+        self.own().current = None;
+        lf.reply(rp).set(ReplyState::Caller(me, msg.grant));
+        // SAFETY: `r` was found live above, and a shared entry frees no
+        // thread (freeing is management's, which the gate excludes).
+        let plan = self.finish_direct(unsafe { Direct::new(r, prio) });
+        self.lf_publish::<C>(lf, plan)
+    }
+
+    /// `ReplyRecv` with `reply`, which names a caller: take the caller and
+    /// claim the object for the receive on `ep` in one CAS (the point of no
+    /// return); `None` if the word changed (nothing changed here).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn lf_fast_reply_recv<const C: bool>(
+        &mut self,
+        lf: &LfState,
+        me: Ref<Tcb>,
+        reply: Ref<Reply>,
+        grant_cap: bool,
+        info: MessageInfo,
+        ep: Ref<Endpoint>,
+        recv: RecvPart,
+    ) -> Option<ExitPlan> {
+        let word = lf.reply(reply);
+        let (raw, seen) = word.load();
+        let ReplyState::Caller(caller, grant) = seen else { return None };
+        // A caller with a stop pending has abandoned its call: the general
+        // update treats the word as empty.
+        if lf.ctl_of(caller).pending() {
+            return None;
+        }
+        word.cas(raw, ReplyState::Receiver(me), lf.links::<C>(self.core)).ok()?;
+        // The caller is ours now.
+        self.lf_fast_counted();
+        if self.lf_refuse_taken::<false, C>(lf, caller) {
+            // Refused: it was never there, and the object is claimed.
+            let seen = ReplyState::Empty;
+            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv }));
+        }
+        let core = self.core;
+        let direct = match self.get(caller) {
+            Some(x) => match x.state {
+                ThreadState::BlockedOnReply { fault: false, .. } if x.core == core => Some(x.prio),
+                _ => None,
+            },
+            None => None,
+        };
+        let fast = match direct {
+            Some(p) if !self.own().ready.any_above(p) => Some(p),
+            _ => None,
+        };
+        let Some(prio) = fast else {
+            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv }));
+        };
+        // `answer`'s steps for an ordinary caller, then `receive_on`'s. The
+        // caller is woken as `lf_wake` wakes it once `me` has stopped
+        // running: the entry's direct switch.
+        if let Some(x) = self.get(caller) {
+            x.state = ThreadState::Running;
+        }
+        let msg = Msg { info, badge: 0, grant: grant && grant_cap, call: false, fault: false };
+        self.copy_words(me, caller, msg);
+        if let Some(x) = self.get(me) {
+            x.state = ThreadState::BlockedOnRecv { ep, reply: Some(reply) };
+        }
+        let cs = self.own();
+        cs.current = None;
+        cs.action = Action::Direct { to: caller, prio };
+        if let Some(s) = (Words::<false, C> { lf }).offer(self, ep, RECEIVERS, me) {
+            // A sender came: `me` runs on, and the woken caller is this
+            // core's candidate.
+            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Sender { ep, s, reply }));
+        }
+        // (A sender the offer refused and resumed went to the ready queue
+        // with the caller, as `wake_on` queues a thread beside a direct
+        // switch, and the action is `Choose`.)
+        let cs = self.own();
+        if !matches!(cs.action, Action::Direct { .. }) {
+            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Finish));
+        }
+        cs.action = Action::Resume;
+        // SAFETY: `caller` was found live above, and a shared entry frees no
+        // thread.
+        let plan = self.finish_direct(unsafe { Direct::new(caller, prio) });
+        Some(self.lf_publish::<C>(lf, plan))
+    }
+
+    /// A fast-path call that is not its case after the take: the rest in
+    /// the one executor, as the shared path runs it after the same take,
+    /// and the entry's general end (out of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn lf_fast_go_on<const C: bool>(&mut self, lf: &LfState, me: Ref<Tcb>, go: GoOn) -> ExitPlan {
+        let e = &Words::<false, C> { lf };
+        let out = match go {
+            GoOn::Send { ep, msg } => self.send(e, me, ep, msg, true),
+            GoOn::Deliver { ep, r, msg } => self.deliver(e, me, ep, r, msg),
+            GoOn::Answer { seen, grant_cap, info, recv } => {
+                let claimed = self.answer(e, me, seen, grant_cap, info, true);
+                self.receive(e, me, recv, claimed)
+            }
+            GoOn::Sender { ep, s, reply } => {
+                self.unprepare_block(e, me);
+                self.take_message(e, me, ep, s, Some(reply))
+            }
+            GoOn::Finish => return self.lf_finish::<C>(lf),
+        };
+        self.complete::<true>(me, out);
+        self.lf_finish::<C>(lf)
+    }
+
+    /// The entry's start on the fast path: counted as a system call run on
+    /// the shared path.
+    #[inline(always)]
+    fn lf_fast_counted(&mut self) {
+        let cell = self.own_cell();
+        bump(&cell.syscalls);
+        bump(&cell.fastpath);
+    }
+}
+
+/// Where a fast-path call goes on in the one executor once its take found
+/// it is not the fast path's case (see [`Ctx::lf_fast_go_on`]).
+#[derive(Clone, Copy)]
+enum GoOn {
+    /// `Call` took no receiver: `send`, which looks again and waits.
+    Send { ep: Ref<Endpoint>, msg: Msg },
+    /// `Call` took receiver `r`: `deliver`.
+    Deliver { ep: Ref<Endpoint>, r: Ref<Tcb>, msg: Msg },
+    /// `ReplyRecv` took `seen` out of its reply object (`Empty`: a refused
+    /// caller) and claimed it: `answer`, then `receive`.
+    Answer { seen: ReplyState, grant_cap: bool, info: MessageInfo, recv: RecvPart },
+    /// `ReplyRecv`'s receive took sender `s`: `me` runs on and takes its
+    /// message.
+    Sender { ep: Ref<Endpoint>, s: Ref<Tcb>, reply: Ref<Reply> },
+    /// Only the entry's end is left: the general one.
+    Finish,
+}

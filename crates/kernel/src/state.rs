@@ -375,8 +375,9 @@ impl<'k, W> Ctx<'k, W> {
     /// `r` is live, and stays so while the result lives: this entry found it
     /// live (a [`Ctx::get`], a capability look-up's liveness check, or
     /// [`Ctx::ref_at`]) and has freed no object since. (Outside `lockfree`'s
-    /// shared paths, which never call this, only a whole-kernel entry frees
-    /// objects, and no other entry runs beside one.)
+    /// shared paths only a whole-kernel entry frees objects, and no other
+    /// entry runs beside one; a shared path frees no thread, and its fast
+    /// path calls this only for threads.)
     #[inline(always)]
     pub unsafe fn get_live<T: Object>(&mut self, r: Ref<T>) -> &mut T {
         // SAFETY: as in `slot`; `r` is live by the caller's contract.

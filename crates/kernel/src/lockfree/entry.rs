@@ -194,15 +194,16 @@ fn shared_syscall<const C: bool>(
             ctx.lf_begin::<C>(lf, true);
             return Some(ctx.lf_finish::<C>(lf));
         };
-        if let Some(plan) = ctx.lf_fastpath::<C>(lf, &c, args) {
-            return Some(plan);
-        }
-        Some(match ctx.decode_call(lf, &c, args).ok()? {
-            Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, MessageInfo(args.info))? {
-                Ok(op) => ctx.lf_run_op::<C>(gate, s, c.t, op),
-                Err(e) => ctx.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
-            },
-            op => ctx.lf_run_decoded::<C>(lf, c.t, op),
+        // The fast path's plan and the general path's are the closure's
+        // one result (a plan returned early would be copied into it).
+        ctx.lf_fastpath::<C>(lf, &c, args).or_else(|| {
+            Some(match ctx.decode_call(lf, &c, args).ok()? {
+                Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, MessageInfo(args.info))? {
+                    Ok(op) => ctx.lf_run_op::<C>(gate, s, c.t, op),
+                    Err(e) => ctx.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
+                },
+                op => ctx.lf_run_decoded::<C>(lf, c.t, op),
+            })
         })
     })
 }

@@ -101,12 +101,12 @@ impl Ctx<'_, LfState> {
         };
         // `r` is ours now.
         let core = self.core;
-        let direct = match self.get(r) {
-            Some(x) => match x.state {
-                ThreadState::BlockedOnRecv { reply: Some(rp), .. } if x.core == core => Some((rp, x.prio)),
-                _ => None,
-            },
-            None => None,
+        // SAFETY: the take made `r` with `ref_at` from a live slot in this
+        // entry (`Words::keep`), and a shared path frees no thread.
+        let x = unsafe { self.get_live(r) };
+        let direct = match x.state {
+            ThreadState::BlockedOnRecv { reply: Some(rp), .. } if x.core == core => Some((rp, x.prio)),
+            _ => None,
         };
         // (A thread the take refused and resumed would have made the
         // entry's action other than `Resume`: `lf_wake` then decides.)
@@ -122,13 +122,11 @@ impl Ctx<'_, LfState> {
         };
         // `deliver`'s steps for a call, the receiver woken by a direct
         // switch (`lf_wake`, `lf_switch_to`).
-        if let Some(x) = self.get(r) {
-            x.state = ThreadState::Running;
-        }
+        // SAFETY: as above.
+        unsafe { self.get_live(r) }.state = ThreadState::Running;
         self.copy_words(me, r, msg);
-        if let Some(x) = self.get(me) {
-            x.state = ThreadState::BlockedOnReply { reply: rp, fault: false };
-        }
+        // SAFETY: the entry's start found the caller live.
+        unsafe { self.get_live(me) }.state = ThreadState::BlockedOnReply { reply: rp, fault: false };
         self.own().current = None;
         lf.reply(rp).set(ReplyState::Caller(me, msg.grant));
         // SAFETY: `r` was found live above, and a shared entry frees no
@@ -191,9 +189,9 @@ impl Ctx<'_, LfState> {
         }
         let msg = Msg { info, badge: 0, grant: grant && grant_cap, call: false, fault: false };
         self.copy_words(me, caller, msg);
-        if let Some(x) = self.get(me) {
-            x.state = ThreadState::BlockedOnRecv { ep, reply: Some(reply) };
-        }
+        // SAFETY: the entry's start found the caller live, and a shared
+        // path frees no thread.
+        unsafe { self.get_live(me) }.state = ThreadState::BlockedOnRecv { ep, reply: Some(reply) };
         let cs = self.own();
         cs.current = None;
         cs.action = Action::Direct { to: caller, prio };

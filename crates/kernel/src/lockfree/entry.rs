@@ -161,20 +161,35 @@ fn shared<const C: bool, T>(
     // which `Kernel::boot` checked against the regime's, and the caller
     // holds that handle `&mut`: no other thread acts as `core`.
     unsafe { gate.enter_shared(core) };
-    let out = {
-        // SAFETY: the gate's reader side excludes every management
-        // operation until `exit_shared`, and the platform's `CoreHandle`
-        // (checked by the caller) makes this the only thread acting as
-        // `core`. The context is used only as the ownership protocol of
-        // `crate::lockfree` allows: this core's scheduler state and the
-        // threads it owns mutably, capability / endpoint / notification /
-        // reply slots read-only, everything shared through atomics.
-        let mut ctx = unsafe { Ctx::new(s, core) };
-        f(&mut ctx, &s.waits)
-    };
-    // SAFETY: as for `enter_shared`.
-    unsafe { gate.exit_shared(core) };
-    out
+    // Leaves the gate once `f`'s result is in place (it is built straight
+    // into this function's result, not copied out of a local first).
+    let _inside = Inside { gate, core };
+    // SAFETY: the gate's reader side excludes every management operation
+    // until `_inside` goes (after the context, declared later), and the
+    // platform's `CoreHandle` (checked by the caller) makes this the only
+    // thread acting as `core`. The context is used only as the ownership
+    // protocol of `crate::lockfree` allows: this core's scheduler state and
+    // the threads it owns mutably, capability / endpoint / notification /
+    // reply slots read-only, everything shared through atomics.
+    let mut ctx = unsafe { Ctx::new(s, core) };
+    f(&mut ctx, &s.waits)
+}
+
+/// Core `core` on a shared path: leaves the gate's reader side when it
+/// goes (see [`shared`]).
+struct Inside<'g, const C: bool> {
+    gate: &'g LockFreeOf<C>,
+    core: usize,
+}
+
+impl<const C: bool> Drop for Inside<'_, C> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: `shared` made this right after `enter_shared(core)`, whose
+        // contract (`core` is this kernel's, and no other thread acts as
+        // it) holds until the entry ends, here.
+        unsafe { self.gate.exit_shared(self.core) };
+    }
 }
 
 /// A system call of `core`'s current thread on the shared path; `None` if

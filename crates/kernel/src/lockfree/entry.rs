@@ -17,7 +17,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::abi::{Error, MessageInfo};
+use crate::abi::{Error, MessageInfo, Sysno};
 use crate::args::{OtherEntry, SyscallArgs};
 use crate::config::{BootConfig, BootError};
 use crate::drive::{general_syscall, Drive, Entry};
@@ -204,23 +204,25 @@ fn shared_syscall<const C: bool>(
     core: usize,
     args: SyscallArgs,
 ) -> Option<ExitPlan> {
-    shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
-        let Some(c) = ctx.lf_shared_current()? else {
-            ctx.lf_begin::<C>(lf, true);
-            return Some(ctx.lf_finish::<C>(lf));
-        };
-        // The fast path's plan and the general path's are the closure's
-        // one result (a plan returned early would be copied into it).
-        ctx.lf_fastpath::<C>(lf, &c, args).or_else(|| {
-            Some(match ctx.decode_call(lf, &c, args).ok()? {
-                Decoded::Invocation { slot, cap } => match ctx.decode_shared(&c, slot, cap, MessageInfo(args.info))? {
-                    Ok(op) => ctx.lf_run_op::<C>(gate, s, c.t, op),
-                    Err(e) => ctx.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
-                },
-                op => ctx.lf_run_decoded::<C>(lf, c.t, op),
-            })
+    // `Call` and `ReplyRecv` try the fast path first, the general path
+    // out of line beside it; every other call runs the general path inline
+    // (one entry each, so that neither path's frame holds the other's
+    // values).
+    let ipc = args.sysno == Sysno::Call.word() || args.sysno == Sysno::ReplyRecv.word();
+    if ipc {
+        shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+            let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
+            // The fast path's plan and the general path's are the
+            // closure's one result (a plan returned early would be copied
+            // into it).
+            ctx.lf_fastpath::<C>(lf, &c, args).or_else(|| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
         })
-    })
+    } else {
+        shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+            let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
+            ctx.lf_shared_call::<C>(gate, s, &c, args)
+        })
+    }
 }
 
 /// A tick, IPI or interrupt entry of `core` on the shared path; `None` if
@@ -269,6 +271,48 @@ fn shared_entry<const C: bool>(
 }
 
 impl Ctx<'_, LfState> {
+    /// A system call with no current thread (it was stopped): nothing to
+    /// run, the entry only ends.
+    #[inline(always)]
+    fn lf_idle_call<const C: bool>(&mut self, lf: &LfState) -> ExitPlan {
+        self.lf_begin::<C>(lf, true);
+        self.lf_finish::<C>(lf)
+    }
+
+    /// [`Ctx::lf_shared_call`] out of line, beside the fast path.
+    #[inline(never)]
+    fn lf_shared_call_apart<const C: bool>(
+        &mut self,
+        gate: &LockFreeOf<C>,
+        s: &State<LfState>,
+        c: &CallerView,
+        args: SyscallArgs,
+    ) -> Option<ExitPlan> {
+        self.lf_shared_call::<C>(gate, s, c, args)
+    }
+
+    /// A system call on the shared path: decoded, then run by the one
+    /// executor (or, for the invocations this regime runs without the
+    /// whole kernel, apart); `None`: it needs a management entry (nothing
+    /// changed).
+    #[inline(always)]
+    fn lf_shared_call<const C: bool>(
+        &mut self,
+        gate: &LockFreeOf<C>,
+        s: &State<LfState>,
+        c: &CallerView,
+        args: SyscallArgs,
+    ) -> Option<ExitPlan> {
+        let lf = self.lf();
+        Some(match self.decode_call(lf, c, args).ok()? {
+            Decoded::Invocation { slot, cap } => match self.decode_shared(c, slot, cap, MessageInfo(args.info))? {
+                Ok(op) => self.lf_run_op::<C>(gate, s, c.t, op),
+                Err(e) => self.lf_run_decoded::<C>(lf, c.t, Decoded::Fail(e)),
+            },
+            op => self.lf_run_decoded::<C>(lf, c.t, op),
+        })
+    }
+
     /// Begin the entry and run `t`'s call `op`, decoded for the one
     /// executor, then end the entry.
     #[inline(always)]

@@ -36,8 +36,9 @@ use super::ipc::Words;
 use super::shared::LfState;
 
 impl Ctx<'_, LfState> {
-    /// Run `c`'s system call on the fast path if it is its case (see the
-    /// module documentation); `None`: declined, nothing changed.
+    /// Run `c`'s system call, a `Call` or a `ReplyRecv`, on the fast path if
+    /// it is its case (see the module documentation); `None`: declined,
+    /// nothing changed.
     #[inline(always)]
     pub(super) fn lf_fastpath<const C: bool>(
         &mut self,
@@ -45,10 +46,9 @@ impl Ctx<'_, LfState> {
         c: &CallerView,
         a: SyscallArgs,
     ) -> Option<ExitPlan> {
+        // The caller runs only `Call` and `ReplyRecv` here.
         let call = a.sysno == Sysno::Call.word();
-        if !call && a.sysno != Sysno::ReplyRecv.word() {
-            return None;
-        }
+        debug_assert!(call || a.sysno == Sysno::ReplyRecv.word());
         let info = MessageInfo(a.info);
         if info.extra_caps() != 0 || info.length() as usize > MSG_MAX_WORDS {
             return None;

@@ -9,7 +9,9 @@
 //! guards that change nothing come first — an entry whose start has nothing
 //! to do (no pending interrupt, no owed stop interrupt, an empty inbox), a
 //! caller with no stop request, a call the one decoder decodes to a `Call`
-//! on an endpoint or to a `ReplyRecv` whose reply object holds a caller —,
+//! on an endpoint or to a `ReplyRecv` whose reply object holds a caller
+//! (the decoder sends a call that transfers capabilities to a management
+//! entry, and a message is cut to `MSG_MAX_WORDS` here as everywhere) —,
 //! then the take, which is the point of no return; the partner is looked at
 //! only then. If it runs on this core and nothing ready outranks it, the
 //! entry ends in a direct switch to it, with the state changes the one
@@ -20,7 +22,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::abi::{MessageInfo, Sysno, MSG_MAX_WORDS};
+use crate::abi::{MessageInfo, Sysno};
 use crate::args::SyscallArgs;
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
 use crate::exec::{Exec, RECEIVERS};
@@ -49,10 +51,6 @@ impl Ctx<'_, LfState> {
         // The caller runs only `Call` and `ReplyRecv` here.
         let call = a.sysno == Sysno::Call.word();
         debug_assert!(call || a.sysno == Sysno::ReplyRecv.word());
-        let info = MessageInfo(a.info);
-        if info.extra_caps() != 0 || info.length() as usize > MSG_MAX_WORDS {
-            return None;
-        }
         // The entry's start (`lf_begin`) would do nothing but count it.
         let own = self.lf_own();
         if self.own_cell().pending.load(Ordering::Relaxed) != 0

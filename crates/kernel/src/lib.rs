@@ -66,7 +66,9 @@
 //! and `Wait` on a notification whose waiter, if any, waits for the same
 //! core) takes a fast path: the one decoder, then guard checks and a point of
 //! no return (`fastpath.rs`); where the guards decline, the general path takes the
-//! call. The kernel path is the big lock's hold time, so it is measured in
+//! call. `lockfree`'s shared path has its own for `Call` and `ReplyRecv`,
+//! whose point of no return is the compare-and-swap that takes the partner
+//! (`lockfree/fastpath.rs`). The kernel path is the big lock's hold time, so it is measured in
 //! instructions (`granule ipc --instructions`; `docs/kernel.md`).
 //!
 //! Source map: `abi.rs` (the user/kernel ABI), `kernel.rs` (boot and entry

@@ -139,10 +139,15 @@
 //!
 //! The operations themselves are the general path's one executor
 //! (`rendezvous.rs`, `object/notification.rs`), run on these words through
-//! [`ipc::Words`], its `Exec` implementation.
+//! [`ipc::Words`], its `Exec` implementation. `Call` and `ReplyRecv` whose
+//! partner runs next on this core take a fast path first (`fastpath.rs`):
+//! the same decoder and the same take, then the executor's state changes
+//! for that case and a direct switch; any other taken partner goes on in
+//! the executor.
 //!
 //! Files: `shared.rs` (the words), `entry.rs` (shared entries, management
-//! hooks around every management entry), `ipc.rs` (the words as the
+//! hooks around every management entry), `fastpath.rs` (the fast path of
+//! `Call` and `ReplyRecv`), `ipc.rs` (the words as the
 //! executor's wait representation), `sched.rs` (inboxes and priorities),
 //! `manage.rs` (hooks of the general code), `control.rs` (suspend and
 //! resume), `destroy.rs` (destroy), `bound.rs` (signals to bound

@@ -464,6 +464,18 @@ impl Ctx<'_, LfState> {
         self.lf_drain::<C>(lf);
     }
 
+    /// Whether [`Ctx::lf_begin`] would do anything but count the entry: a
+    /// pending interrupt, an owed stop interrupt or a woken thread in the
+    /// inbox (the fast path runs only where it would not). Kept beside it,
+    /// step for step.
+    #[inline(always)]
+    pub(super) fn lf_begin_has_work(&self) -> bool {
+        let own = self.lf_own();
+        self.own_cell().pending.load(Ordering::Relaxed) != 0
+            || own.stop_ipi.load(Ordering::Relaxed)
+            || !own.inbox.is_empty()
+    }
+
     /// Start of every management entry but a look: every core's inbox goes
     /// into its ready queues, so the general code sees the scheduler state
     /// it knows (a thread is current, ready, blocked or inactive). The IPIs

@@ -20,8 +20,6 @@
 //! the shared path would have run it after the same take. A declined call
 //! (`None`, nothing changed) runs on the shared path as it would have.
 
-use core::sync::atomic::Ordering;
-
 use crate::abi::{MessageInfo, Sysno};
 use crate::args::SyscallArgs;
 use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
@@ -52,11 +50,7 @@ impl Ctx<'_, LfState> {
         let call = a.sysno == Sysno::Call.word();
         debug_assert!(call || a.sysno == Sysno::ReplyRecv.word());
         // The entry's start (`lf_begin`) would do nothing but count it.
-        let own = self.lf_own();
-        if self.own_cell().pending.load(Ordering::Relaxed) != 0
-            || own.stop_ipi.load(Ordering::Relaxed)
-            || !own.inbox.is_empty()
-        {
+        if self.lf_begin_has_work() {
             return None;
         }
         let cs = self.own();

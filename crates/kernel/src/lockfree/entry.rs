@@ -215,7 +215,7 @@ fn shared_syscall<const C: bool>(
             // The fast path's plan and the general path's are the
             // closure's one result (a plan returned early would be copied
             // into it).
-            ctx.lf_fastpath::<C>(lf, &c, args).or_else(|| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
+            ctx.lf_fastpath::<C>(lf, &c, args, |ctx| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
         })
     } else {
         shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {

@@ -18,7 +18,7 @@
 //! executor's `deliver`, or `answer` and `receive`, make. If not, the call
 //! goes on from the take in the one executor (`rendezvous.rs`), exactly as
 //! the shared path would have run it after the same take. A declined call
-//! (`None`, nothing changed) runs on the shared path as it would have.
+//! (nothing changed) runs on the shared path as it would have.
 
 use crate::abi::{MessageInfo, Sysno};
 use crate::args::SyscallArgs;
@@ -33,42 +33,43 @@ use crate::sched::{Action, Direct};
 use crate::state::{bump, Ctx};
 
 use super::ipc::Words;
-use super::shared::LfState;
+use super::shared::{published, LfState};
 
 impl Ctx<'_, LfState> {
     /// Run `c`'s system call, a `Call` or a `ReplyRecv`, on the fast path if
-    /// it is its case (see the module documentation); `None`: declined,
-    /// nothing changed.
+    /// it is its case (see the module documentation); if not, nothing has
+    /// changed and `declined` runs it. (Each end returns a call's result,
+    /// which is built straight into this one's: a fast path that returned
+    /// `None` to its caller would have its plan copied out of an `Option`.)
     #[inline(always)]
     pub(super) fn lf_fastpath<const C: bool>(
         &mut self,
         lf: &LfState,
         c: &CallerView,
         a: SyscallArgs,
+        declined: impl FnOnce(&mut Self) -> Option<ExitPlan>,
     ) -> Option<ExitPlan> {
         // The caller runs only `Call` and `ReplyRecv` here.
         let call = a.sysno == Sysno::Call.word();
         debug_assert!(call || a.sysno == Sysno::ReplyRecv.word());
         // The entry's start (`lf_begin`) would do nothing but count it.
         if self.lf_begin_has_work() {
-            return None;
+            return declined(self);
         }
         let cs = self.own();
         if !matches!(cs.action, Action::Resume) || cs.held != 0 || lf.ctl_of(c.t).pending() {
-            return None;
+            return declined(self);
         }
         // The decoder, inlined once per system call with its number a
         // constant, keeps only that call's arm.
         if call {
             let a = SyscallArgs { sysno: Sysno::Call.word(), ..a };
             match self.decode_call(lf, c, a) {
-                Ok(Decoded::Send { ep, msg, blocking: true }) if msg.call => {
-                    Some(self.lf_fast_call::<C>(lf, c.t, ep, msg))
-                }
-                _ => None,
+                Ok(Decoded::Send { ep, msg, blocking: true }) if msg.call => self.lf_fast_call::<C>(lf, c.t, ep, msg),
+                _ => declined(self),
             }
         } else if c.bound {
-            None
+            declined(self)
         } else {
             let a = SyscallArgs { sysno: Sysno::ReplyRecv.word(), ..a };
             match self.decode_call(lf, c, a) {
@@ -77,19 +78,25 @@ impl Ctx<'_, LfState> {
                     grant_cap,
                     info,
                     recv: RecvHalf::Now(recv @ RecvPart::Ep { ep, reply: Some(_), blocking: true }),
-                }) => self.lf_fast_reply_recv::<C>(lf, c.t, reply, grant_cap, info, ep, recv),
-                _ => None,
+                }) => self.lf_fast_reply_recv::<C>(lf, c.t, reply, grant_cap, info, ep, recv, declined),
+                _ => declined(self),
             }
         }
     }
 
     /// `Call` on `ep`: take the oldest receiver (the point of no return).
     #[inline(always)]
-    fn lf_fast_call<const C: bool>(&mut self, lf: &LfState, me: Ref<Tcb>, ep: Ref<Endpoint>, msg: Msg) -> ExitPlan {
+    fn lf_fast_call<const C: bool>(
+        &mut self,
+        lf: &LfState,
+        me: Ref<Tcb>,
+        ep: Ref<Endpoint>,
+        msg: Msg,
+    ) -> Option<ExitPlan> {
         self.lf_fast_counted();
         let Some(r) = (Words::<false, C> { lf }).take(self, ep, RECEIVERS) else {
             // Nobody receives: the one executor's send, which waits.
-            return self.lf_fast_go_on::<C>(lf, me, GoOn::Send { ep, msg });
+            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Send { ep, msg }));
         };
         // `r` is ours now.
         let core = self.core;
@@ -110,7 +117,7 @@ impl Ctx<'_, LfState> {
             _ => None,
         };
         let Some((rp, prio)) = fast else {
-            return self.lf_fast_go_on::<C>(lf, me, GoOn::Deliver { ep, r, msg });
+            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Deliver { ep, r, msg }));
         };
         // `deliver`'s steps for a call, the receiver woken by a direct
         // switch (`lf_wake`, `lf_switch_to`).
@@ -123,13 +130,13 @@ impl Ctx<'_, LfState> {
         lf.reply(rp).set(ReplyState::Caller(me, msg.grant));
         // SAFETY: `r` was found live above, and a shared entry frees no
         // thread (freeing is management's, which the gate excludes).
-        let plan = self.finish_direct(unsafe { Direct::new(r, prio) });
-        self.lf_publish::<C>(lf, plan)
+        let d = unsafe { Direct::new(r, prio) };
+        self.lf_end_direct::<C>(lf, d)
     }
 
     /// `ReplyRecv` with `reply`, which names a caller: take the caller and
     /// claim the object for the receive on `ep` in one CAS (the point of no
-    /// return); `None` if the word changed (nothing changed here).
+    /// return); `declined` if the word changed (nothing changed here).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn lf_fast_reply_recv<const C: bool>(
@@ -141,16 +148,19 @@ impl Ctx<'_, LfState> {
         info: MessageInfo,
         ep: Ref<Endpoint>,
         recv: RecvPart,
+        declined: impl FnOnce(&mut Self) -> Option<ExitPlan>,
     ) -> Option<ExitPlan> {
         let word = lf.reply(reply);
         let (raw, seen) = word.load();
-        let ReplyState::Caller(caller, grant) = seen else { return None };
+        let ReplyState::Caller(caller, grant) = seen else { return declined(self) };
         // A caller with a stop pending has abandoned its call: the general
         // update treats the word as empty.
         if lf.ctl_of(caller).pending() {
-            return None;
+            return declined(self);
         }
-        word.cas(raw, ReplyState::Receiver(me), lf.links::<C>(self.core)).ok()?;
+        if word.cas(raw, ReplyState::Receiver(me), lf.links::<C>(self.core)).is_err() {
+            return declined(self);
+        }
         // The caller is ours now.
         self.lf_fast_counted();
         if self.lf_refuse_taken::<false, C>(lf, caller) {
@@ -202,7 +212,23 @@ impl Ctx<'_, LfState> {
         cs.action = Action::Resume;
         // SAFETY: `caller` was found live above, and a shared entry frees no
         // thread.
-        let plan = self.finish_direct(unsafe { Direct::new(caller, prio) });
+        let d = unsafe { Direct::new(caller, prio) };
+        self.lf_end_direct::<C>(lf, d)
+    }
+
+    /// The entry's end in a direct switch to `d`: [`Ctx::lf_finish`] for
+    /// that case. A raise of the published priority is made first, so that
+    /// the plan goes straight into the entry's result (the thread's
+    /// priority is known, and the switch changes only this core's own
+    /// state, which no other core reads); a lowering follows the switch.
+    /// (It returns the `Option` the entry returns: a plan wrapped in `Some`
+    /// by a caller would be built aside and copied.)
+    #[inline(always)]
+    fn lf_end_direct<const C: bool>(&mut self, lf: &LfState, d: Direct) -> Option<ExitPlan> {
+        if self.lf_own().raise_prio(published(d.prio())) {
+            return Some(self.finish_direct(d));
+        }
+        let plan = self.finish_direct(d);
         Some(self.lf_publish::<C>(lf, plan))
     }
 

@@ -181,11 +181,7 @@ impl Ctx<'_, LfState> {
                 plan.run.map(|_| p),
                 "a shared entry publishes its thread's priority"
             );
-            let old = cell.prio.load(Ordering::Relaxed);
-            if p >= old {
-                if p != old {
-                    cell.prio.store(p, Ordering::Relaxed);
-                }
+            if cell.raise_prio(p) {
                 return plan;
             }
             cell.prio.store(p, Ordering::Relaxed);

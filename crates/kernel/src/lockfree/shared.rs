@@ -139,6 +139,25 @@ pub(crate) struct LfCore {
     pub controls: AtomicU64,
 }
 
+impl LfCore {
+    /// Publish `p` as this core's priority (by this core) if it is not below
+    /// the one published (`true`): other cores read the word only to decide
+    /// whether a thread they wake outranks this core's, so a raise needs no
+    /// fence and no second look at the inbox. `false`: a lowering, which
+    /// `Ctx::lf_publish` makes.
+    #[inline(always)]
+    pub(crate) fn raise_prio(&self, p: u32) -> bool {
+        let old = self.prio.load(Ordering::Relaxed);
+        if p < old {
+            return false;
+        }
+        if p != old {
+            self.prio.store(p, Ordering::Relaxed);
+        }
+        true
+    }
+}
+
 // SAFETY: every field but `lists` is an atomic or a lock-free object; `lists`
 // is reached only through `Ctx::lists`, whose contract (its own core's on a
 // shared path of that core, any core's in a management entry, which

@@ -144,15 +144,18 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
     }
 }
 
-/// Run `f` as core `core` on a shared path (between the gate's reader
-/// entry and exit). `C`: the regime counts read-modify-writes.
+/// Run `f` on `input` as core `core` on a shared path (between the gate's
+/// reader entry and exit). `C`: the regime counts read-modify-writes. The
+/// entry's input is handed to `f` rather than captured, so that it reaches
+/// `f` as a value, not through a reference to the caller's copy.
 #[inline(always)]
-fn shared<const C: bool, T>(
+fn shared<const C: bool, I, T>(
     gate: &LockFreeOf<C>,
     s: &State<LfState>,
     core: usize,
     kind: u8,
-    f: impl FnOnce(&mut Ctx<'_, LfState>, &LfState) -> T,
+    input: I,
+    f: impl FnOnce(&mut Ctx<'_, LfState>, &LfState, I) -> T,
 ) -> T {
     // SAFETY: the caller checked the core's handle: `core` is a core of
     // this kernel.
@@ -172,7 +175,7 @@ fn shared<const C: bool, T>(
     // the threads it owns mutably, capability / endpoint / notification /
     // reply slots read-only, everything shared through atomics.
     let mut ctx = unsafe { Ctx::new(s, core) };
-    f(&mut ctx, &s.waits)
+    f(&mut ctx, &s.waits, input)
 }
 
 /// Core `core` on a shared path: leaves the gate's reader side when it
@@ -210,7 +213,7 @@ fn shared_syscall<const C: bool>(
     // values).
     let ipc = args.sysno == Sysno::Call.word() || args.sysno == Sysno::ReplyRecv.word();
     if ipc {
-        shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+        shared(gate, s, core, TRAP_SYSCALL, args, |ctx, lf, args| {
             let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
             // The fast path's plan and the general path's are the
             // closure's one result (a plan returned early would be copied
@@ -218,7 +221,7 @@ fn shared_syscall<const C: bool>(
             ctx.lf_fastpath::<C>(lf, &c, args, |ctx| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
         })
     } else {
-        shared(gate, s, core, TRAP_SYSCALL, |ctx, lf| {
+        shared(gate, s, core, TRAP_SYSCALL, args, |ctx, lf, args| {
             let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
             ctx.lf_shared_call::<C>(gate, s, &c, args)
         })
@@ -236,7 +239,7 @@ fn shared_entry<const C: bool>(
 ) -> Option<ExitPlan> {
     // A fault's call is interrupted like a system call's (`Kernel::fault`).
     let trap = if matches!(what, OtherEntry::Fault(_)) { TRAP_SYSCALL } else { TRAP_OTHER };
-    shared(gate, s, core, trap, |ctx, lf| {
+    shared(gate, s, core, trap, what, |ctx, lf, what| {
         let cur = ctx.lf_shared_current()?;
         let (ack, fault) = match what {
             OtherEntry::Interrupt(irq) => (ctx.lf_interrupt_ack(irq)?, None),

@@ -217,8 +217,10 @@ fn shared_syscall<const C: bool>(
             let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
             // The fast path's plan and the general path's are the
             // closure's one result (a plan returned early would be copied
-            // into it).
-            ctx.lf_fastpath::<C>(lf, &c, args, |ctx| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
+            // into it). The general path gets copies of the caller's view
+            // and the arguments: borrowed, they would be stored for it
+            // before the fast path begins.
+            ctx.lf_fastpath::<C>(lf, &c, args, move |ctx| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
         })
     } else {
         shared(gate, s, core, TRAP_SYSCALL, args, |ctx, lf, args| {

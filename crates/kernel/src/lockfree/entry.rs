@@ -128,8 +128,7 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         if let Some(plan) = shared_syscall(&k.regime, &k.state, c, args) {
             return plan;
         }
-        // A management entry: the general path, on the words.
-        general_syscall(k, core, args, false, &Words::<true, true> { lf: &k.state.waits })
+        management_syscall(k, core, args)
     }
 
     #[inline(always)]
@@ -142,6 +141,15 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
         let c = k.check(core);
         shared_entry(&k.regime, &k.state, c, what)
     }
+}
+
+/// A system call the shared path sent to a management entry: the general
+/// path, on the words (out of line: the shared path's plan then goes
+/// straight to the caller).
+#[cold]
+#[inline(never)]
+fn management_syscall<const C: bool>(k: &Kernel<LockFreeOf<C>>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
+    general_syscall(k, core, args, false, &Words::<true, true> { lf: &k.state.waits })
 }
 
 /// Run `f` on `input` as core `core` on a shared path (between the gate's

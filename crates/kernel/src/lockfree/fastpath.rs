@@ -136,7 +136,8 @@ impl Ctx<'_, LfState> {
 
     /// `ReplyRecv` with `reply`, which names a caller: take the caller and
     /// claim the object for the receive on `ep` in one CAS (the point of no
-    /// return); `declined` if the word changed (nothing changed here).
+    /// return); `declined` (nothing changed here) if the word holds no
+    /// caller, its caller has a stop pending, or the CAS finds it changed.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn lf_fast_reply_recv<const C: bool>(
@@ -219,8 +220,10 @@ impl Ctx<'_, LfState> {
     /// The entry's end in a direct switch to `d`: [`Ctx::lf_finish`] for
     /// that case. A raise of the published priority is made first, so that
     /// the plan goes straight into the entry's result (the thread's
-    /// priority is known, and the switch changes only this core's own
-    /// state, which no other core reads); a lowering follows the switch.
+    /// priority is known, and nothing the switch writes is read by another
+    /// core together with the priority: `lf_wake` reads only the priority);
+    /// a lowering follows the switch. (The raise skips `lf_publish`'s debug
+    /// check; the invariant checker's `lf-priority` still compares the two.)
     /// (It returns the `Option` the entry returns: a plan wrapped in `Some`
     /// by a caller would be built aside and copied.)
     #[inline(always)]

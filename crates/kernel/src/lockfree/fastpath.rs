@@ -218,14 +218,16 @@ impl Ctx<'_, LfState> {
     }
 
     /// The entry's end in a direct switch to `d`: [`Ctx::lf_finish`] for
-    /// that case. A raise of the published priority is made first, so that
-    /// the plan goes straight into the entry's result (the thread's
-    /// priority is known, and nothing the switch writes is read by another
-    /// core together with the priority: `lf_wake` reads only the priority);
-    /// a lowering follows the switch. (The raise skips `lf_publish`'s debug
-    /// check; the invariant checker's `lf-priority` still compares the two.)
-    /// (It returns the `Option` the entry returns: a plan wrapped in `Some`
-    /// by a caller would be built aside and copied.)
+    /// that case, returning the `Option` the entry returns (a plan wrapped
+    /// in `Some` by a caller would be built aside and copied).
+    ///
+    /// A raise of the published priority is made before the switch, so that
+    /// the plan goes straight into the result: the thread's priority is
+    /// known, and nothing the switch writes is read by another core together
+    /// with the priority (`lf_wake` reads only the priority). A lowering
+    /// follows the switch, through `lf_publish`. The raise skips
+    /// `lf_publish`'s debug check; the invariant checker's `lf-priority`
+    /// still compares the two.
     #[inline(always)]
     fn lf_end_direct<const C: bool>(&mut self, lf: &LfState, d: Direct) -> Option<ExitPlan> {
         if self.lf_own().raise_prio(published(d.prio())) {

@@ -78,6 +78,8 @@ pub(crate) enum Stop {
 /// [`Never`] for one that holds everything (its stops then vanish from the
 /// code at compile time).
 pub(crate) trait StopKind: Copy + core::fmt::Debug {
+    /// Whether an entry may stop at all (false for [`Never`]).
+    const CAN_STOP: bool;
     /// A lock could not be had.
     fn retry() -> Option<Self>;
     /// The whole kernel is needed.
@@ -85,6 +87,7 @@ pub(crate) trait StopKind: Copy + core::fmt::Debug {
 }
 
 impl StopKind for Stop {
+    const CAN_STOP: bool = true;
     #[inline(always)]
     fn retry() -> Option<Self> {
         Some(Stop::Retry)
@@ -99,6 +102,7 @@ impl StopKind for Stop {
 pub type Never = core::convert::Infallible;
 
 impl StopKind for Never {
+    const CAN_STOP: bool = false;
     #[inline(always)]
     fn retry() -> Option<Self> {
         None

@@ -288,6 +288,7 @@ impl<R: Regime> End<'_, R> {
         let mut v = Vec::new();
         let mut record = RunRecord {
             cores: self.prog.cores,
+            reply_then_restart: R::REPLY_THEN_RESTART,
             attempts: Vec::new(),
             interrupts: Vec::new(),
             finals: Vec::new(),

@@ -14,7 +14,12 @@
 //! its core was trapped — either way the attempt did nothing). Attempts
 //! restarted later (a blocked call cancelled), and attempts whose result was
 //! never seen (the thread was destroyed), are *optional*: the search may
-//! place them or leave them out.
+//! place them or leave them out. Under a regime that may restart a
+//! `ReplyRecv` after delivering its reply (`fine`, whose receive half can
+//! fail to be held past the point of no return: kernel `hold.rs`), a
+//! restarted `ReplyRecv` is optional too and may also be placed as its
+//! reply half alone: a plain `Reply` on the same reply object, its result
+//! not compared.
 //!
 //! **Oracle.** A candidate order is replayed on a fresh kernel under `none`
 //! with one core, built with the same capability layout, every thread on
@@ -83,6 +88,15 @@ enum What {
     Interrupt { line: u8 },
 }
 
+/// How a placed event is replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// As it was made.
+    Whole,
+    /// A `ReplyRecv`'s reply half alone, result not compared.
+    ReplyHalf,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Event {
     thread: usize,
@@ -91,6 +105,21 @@ struct Event {
     ret: u64,
     optional: bool,
     expect: Expect,
+    /// The forms it may be placed in.
+    forms: &'static [Form],
+}
+
+impl Event {
+    /// What to replay, and what to expect, when placed in `form`.
+    fn form(&self, form: Form) -> (What, Expect) {
+        match (form, self.what) {
+            (Form::ReplyHalf, What::Syscall { args, words, .. }) => {
+                let args = SyscallArgs::new(Sysno::Reply as Word, 0, args.info, args.reply);
+                (What::Syscall { op: Op::Reply, args, words }, Expect::Anything)
+            }
+            _ => (self.what, self.expect),
+        }
+    }
 }
 
 impl std::fmt::Display for Event {
@@ -102,24 +131,32 @@ impl std::fmt::Display for Event {
     }
 }
 
+/// The one form of most events.
+const WHOLE: &[Form] = &[Form::Whole];
+
 /// The events of a run's history, or `None` when it is too large.
 fn history(rec: &RunRecord) -> Option<Vec<Event>> {
     let mut es = Vec::new();
     for a in &rec.attempts {
         let Some(op) = a.op.filter(|op| !op.scheduling_only()) else { continue };
-        let (optional, expect) = match a.observed {
-            Observed::Completed(o) => (false, Expect::Outcome(o)),
+        let replied = rec.reply_then_restart && matches!(op, Op::ReplyRecv { .. });
+        let (optional, expect, forms) = match a.observed {
+            Observed::Completed(o) => (false, Expect::Outcome(o), WHOLE),
+            // Restarted by its own entry: its reply may have been delivered.
+            Observed::Restarted if a.immediate && replied => (true, Expect::Anything, &[Form::ReplyHalf][..]),
             Observed::Restarted if a.immediate => continue,
-            Observed::Restarted => (true, Expect::Restart),
-            Observed::Pending(_) => (false, Expect::Pending),
-            Observed::Unknown => (true, Expect::Anything),
+            Observed::Restarted if replied => (true, Expect::Restart, &[Form::Whole, Form::ReplyHalf][..]),
+            Observed::Restarted => (true, Expect::Restart, WHOLE),
+            Observed::Pending(_) => (false, Expect::Pending, WHOLE),
+            Observed::Unknown => (true, Expect::Anything, WHOLE),
         };
         let what = What::Syscall { op, args: a.args, words: a.words };
-        es.push(Event { thread: a.thread, what, inv: a.inv, ret: a.ret, optional, expect });
+        es.push(Event { thread: a.thread, what, inv: a.inv, ret: a.ret, optional, expect, forms });
     }
     for i in &rec.interrupts {
         let what = What::Interrupt { line: i.line };
-        es.push(Event { thread: i.thread, what, inv: i.inv, ret: i.ret, optional: false, expect: Expect::Anything });
+        let (optional, expect) = (false, Expect::Anything);
+        es.push(Event { thread: i.thread, what, inv: i.inv, ret: i.ret, optional, expect, forms: WHOLE });
     }
     let optional = es.iter().filter(|e| e.optional).count();
     (es.len() <= MAX_EVENTS && optional <= MAX_OPTIONAL).then_some(es)
@@ -170,8 +207,9 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// Extend `path` (event, placed?) to a full order; `done` = decided events.
-    fn dfs(&mut self, done: u64, path: &mut Vec<(usize, bool)>) -> Result<bool, Exhausted> {
+    /// Extend `path` (event, the form it was placed in or `None` if left
+    /// out) to a full order; `done` = decided events.
+    fn dfs(&mut self, done: u64, path: &mut Vec<(usize, Option<Form>)>) -> Result<bool, Exhausted> {
         let n = self.es.len();
         if done.count_ones() as usize == n {
             let es = self.es;
@@ -187,29 +225,31 @@ impl Search<'_> {
         let mut cands: Vec<usize> = (0..n).filter(|&i| done & (1 << i) == 0 && self.preds[i] & !done == 0).collect();
         cands.sort_by_key(|&i| self.es[i].ret);
         for i in cands {
-            if self.budget == 0 {
-                return Err(Exhausted);
-            }
-            self.budget -= 1;
-            let (es, cores) = (self.es, self.rec_cores);
-            let applied = self.replay_at(path).and_then(|r| r.apply(es, i, cores));
-            match applied {
-                Ok(()) => {
-                    path.push((i, true));
-                    if self.dfs(done | 1 << i, path)? {
-                        return Ok(true);
-                    }
-                    path.pop();
+            for &form in self.es[i].forms {
+                if self.budget == 0 {
+                    return Err(Exhausted);
                 }
-                Err(e) => {
-                    let e = format!("placing {} next: {e}", self.es[i]);
-                    self.fail(path.len(), e);
-                    self.replay = None;
+                self.budget -= 1;
+                let (es, cores) = (self.es, self.rec_cores);
+                let applied = self.replay_at(path).and_then(|r| r.apply(es, (i, form), cores));
+                match applied {
+                    Ok(()) => {
+                        path.push((i, Some(form)));
+                        if self.dfs(done | 1 << i, path)? {
+                            return Ok(true);
+                        }
+                        path.pop();
+                    }
+                    Err(e) => {
+                        let e = format!("placing {} next: {e}", self.es[i]);
+                        self.fail(path.len(), e);
+                        self.replay = None;
+                    }
                 }
             }
             // The replay may have moved past `path`: `replay_at` rebuilds it.
             if self.es[i].optional {
-                path.push((i, false));
+                path.push((i, None));
                 if self.dfs(done | 1 << i, path)? {
                     return Ok(true);
                 }
@@ -226,12 +266,12 @@ impl Search<'_> {
     }
 
     /// The replay positioned after the placed events of `path`.
-    fn replay_at(&mut self, path: &[(usize, bool)]) -> Result<&mut Replay, String> {
+    fn replay_at(&mut self, path: &[(usize, Option<Form>)]) -> Result<&mut Replay, String> {
         let want = placed(path);
         if self.replay.as_ref().map_or(true, |r| r.applied != want) {
             let mut r = Replay::new(self.prog)?;
-            for &i in &want {
-                r.apply(self.es, i, self.rec_cores).map_err(|e| format!("oracle replay not repeatable: {e}"))?;
+            for &p in &want {
+                r.apply(self.es, p, self.rec_cores).map_err(|e| format!("oracle replay not repeatable: {e}"))?;
             }
             self.replay = Some(r);
         }
@@ -239,16 +279,19 @@ impl Search<'_> {
     }
 }
 
-fn placed(path: &[(usize, bool)]) -> Vec<usize> {
-    path.iter().filter(|(_, p)| *p).map(|(i, _)| *i).collect()
+fn placed(path: &[(usize, Option<Form>)]) -> Vec<(usize, Form)> {
+    path.iter().filter_map(|&(i, f)| Some((i, f?))).collect()
 }
+
+/// An event placed, and its form.
+type Placed = (usize, Form);
 
 /// The sequential oracle positioned after some events.
 struct Replay {
     o: Booted<NoLock>,
     /// Each thread's latest placed call, and whether its result matched.
-    last: Vec<Option<(usize, bool)>>,
-    applied: Vec<usize>,
+    last: Vec<Option<(Placed, bool)>>,
+    applied: Vec<Placed>,
 }
 
 impl Replay {
@@ -259,9 +302,9 @@ impl Replay {
         Ok(Self { o, last: vec![None; prog.threads.len() + 1], applied: Vec::new() })
     }
 
-    fn apply(&mut self, es: &[Event], i: usize, real_cores: usize) -> Result<(), String> {
-        let e = es[i];
-        match e.what {
+    fn apply(&mut self, es: &[Event], i: Placed, real_cores: usize) -> Result<(), String> {
+        let e = es[i.0];
+        match e.form(i.1).0 {
             What::Syscall { op, args, mut words } => {
                 if let Some((p, false)) = self.last[e.thread] {
                     self.verify(es, p, true)?;
@@ -363,20 +406,21 @@ impl Replay {
 
     /// Compare event `p` (its thread's latest) with the oracle;
     /// `must_complete`: the thread moves on, so the call must be over.
-    fn verify(&mut self, es: &[Event], p: usize, must_complete: bool) -> Result<(), String> {
-        let e = es[p];
+    fn verify(&mut self, es: &[Event], p: Placed, must_complete: bool) -> Result<(), String> {
+        let e = es[p.0];
+        let (what, expect) = e.form(p.1);
         let Some(out) = self.outcome(e.thread) else {
-            return match e.expect {
+            return match expect {
                 Expect::Anything => Ok(()),
                 _ => Err(format!("{e} is unfinished when its thread is destroyed")),
             };
         };
-        let op = match e.what {
+        let op = match what {
             What::Syscall { op, .. } => Some(op),
             What::Interrupt { .. } => None,
         };
         let same = |o: Outcome| o.comparable(op).meaningful();
-        let ok = match (e.expect, out.completed()) {
+        let ok = match (expect, out.completed()) {
             (Expect::Anything, _) => true,
             (Expect::Outcome(o), true) if same(o) == same(out) => true,
             (Expect::Outcome(o), true) => {
@@ -399,7 +443,7 @@ impl Replay {
     fn finish(&mut self, es: &[Event]) -> Result<(), String> {
         for t in 0..self.last.len() {
             if let Some((p, false)) = self.last[t] {
-                let pending = matches!(es[p].expect, Expect::Pending);
+                let pending = matches!(es[p.0].form(p.1).1, Expect::Pending);
                 self.verify(es, p, !pending)?;
             }
         }
@@ -412,7 +456,7 @@ mod tests {
     use super::*;
     use crate::driver::RunOptions;
     use crate::generate::generate;
-    use crate::program::Shape;
+    use crate::program::{Shape, ThreadSpec};
     use crate::regimes::run_named;
     use crate::user::DATA;
 
@@ -450,5 +494,50 @@ mod tests {
         let mut bad = rec.clone();
         bad.attempts[i].observed = Observed::Pending(ThreadStatus::BlockedOnRecv);
         assert!(matches!(check(&p, &bad), Verdict::Violation(_)), "a receipt that never happened");
+    }
+
+    /// t1 receives t0's call, then `ReplyRecv`s; t0 then polls.
+    fn reply_then_poll() -> Program {
+        let thread =
+            |prio: u8, ops: Vec<Op>| ThreadSpec { core: 0, prio, victim: false, fault_ep: None, bound: None, ops };
+        Program {
+            seed: 0,
+            cores: 1,
+            shape: Shape::SingleCore,
+            endpoints: 1,
+            notifications: 1,
+            irq_lines: 0,
+            threads: vec![
+                thread(100, vec![Op::Call { ep: 0 }, Op::Poll { ntfn: 0 }]),
+                thread(150, vec![Op::Recv { ep: 0, reply: true }, Op::ReplyRecv { ep: 0 }]),
+            ],
+            policy: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_replyrecv_restarted_after_its_reply_linearizes_only_where_the_regime_may_do_that() {
+        let p = reply_then_poll();
+        let rec = run_named("bkl", &p, &RunOptions::default()).unwrap().record.expect("a record");
+        assert!(!rec.reply_then_restart, "bkl never restarts a call it changed something for");
+        assert_eq!(check(&p, &rec), Verdict::Linearizable);
+        // As under `fine` when the receive half cannot be held: the first
+        // attempt delivers the reply and restarts; t0 runs on and polls; the
+        // reissued `ReplyRecv` (nothing to reply to now) blocks.
+        let rr = rec.attempts.iter().position(|a| matches!(a.op, Some(Op::ReplyRecv { .. }))).expect("a ReplyRecv");
+        let poll = rec.attempts.iter().find(|a| matches!(a.op, Some(Op::Poll { .. }))).expect("a poll").ret;
+        let mut split = rec.clone();
+        let mut again = split.attempts[rr].clone();
+        (again.attempt, again.inv, again.ret) = (1, poll + 1, poll + 2);
+        (split.attempts[rr].observed, split.attempts[rr].immediate) = (Observed::Restarted, true);
+        split.attempts.insert(rr + 1, again);
+        assert!(matches!(check(&p, &split), Verdict::Violation(_)), "a restart that did nothing cannot let t0 run on");
+        split.reply_then_restart = true;
+        assert_eq!(check(&p, &split), Verdict::Linearizable, "its reply half explains t0's reply");
+        // Seen restarted later (its own entry ran another thread): still explained.
+        split.attempts[rr].immediate = false;
+        assert_eq!(check(&p, &split), Verdict::Linearizable);
+        let fine = run_named("fine", &p, &RunOptions::default()).unwrap().record.expect("a record");
+        assert!(fine.reply_then_restart, "fine's receive half may fail to be held after the reply");
     }
 }

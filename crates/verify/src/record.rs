@@ -91,6 +91,10 @@ pub enum Stop {
 pub struct RunRecord {
     /// Cores the kernel had.
     pub cores: usize,
+    /// The regime may deliver a `ReplyRecv`'s reply and then restart the
+    /// call (`Regime::REPLY_THEN_RESTART`): a restarted `ReplyRecv` may have
+    /// replied.
+    pub reply_then_restart: bool,
     /// Every attempt, thread by thread in program order.
     pub attempts: Vec<Attempt>,
     /// Every interrupt step.

@@ -237,6 +237,14 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     /// `lockfree`).
     type Waits: Waits;
 
+    /// Whether a `ReplyRecv` may deliver its reply and then return
+    /// `restart` (its receive half could not be held, past the point of no
+    /// return; `hold.rs`): true exactly where the drive's guard can stop.
+    /// A model of the kernel (the linearizability check of `granule
+    /// verify`) must then allow a restarted `ReplyRecv` that replied.
+    const REPLY_THEN_RESTART: bool =
+        <<<Self::Drive as Drive<Self>>::Guard<'static> as crate::hold::Hold>::Stop as crate::hold::StopKind>::CAN_STOP;
+
     /// How many cores the regime was built for: [`crate::Kernel::boot`]
     /// refuses a configuration with more, so that every core the kernel
     /// runs is one the regime serves.

@@ -36,6 +36,7 @@ use crate::object::{Endpoint, Reply};
 use super::shared::ReplyState;
 
 use super::decode::SharedOp;
+use super::fastpath::{put, Ended};
 use super::ipc::Words;
 use super::pages::PageOp;
 use super::shared::{published, LfState, IDLE};
@@ -125,7 +126,25 @@ impl<const C: bool> Drive<LockFreeOf<C>> for Shared {
     #[inline(always)]
     fn syscall(k: &Kernel<LockFreeOf<C>>, core: &mut CoreHandle, args: SyscallArgs) -> ExitPlan {
         let c = k.check(core);
-        if let Some(plan) = shared_syscall(&k.regime, &k.state, c, args) {
+        let (gate, s) = (&k.regime, &k.state);
+        // `Call` and `ReplyRecv` run on the fast path, out of line, which
+        // returns a direct switch as a decision: the entry's end makes its
+        // plan straight into the entry's result (as the general path's
+        // entry does, `general_syscall`); every other call runs the general
+        // path inline.
+        if args.sysno == Sysno::Call.word() || args.sysno == Sysno::ReplyRecv.word() {
+            let mut slow = None;
+            let (_inside, mut ctx) = enter_shared(gate, s, c, TRAP_SYSCALL);
+            if let Some(d) = ctx.lf_ipc_call::<C>(gate, s, args, &mut slow) {
+                return ctx.finish_direct(d);
+            }
+            if let Some(plan) = slow {
+                return plan;
+            }
+        } else if let Some(plan) = shared(gate, s, c, TRAP_SYSCALL, args, |ctx, lf, args| {
+            let Some(t) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
+            ctx.lf_shared_call::<C>(gate, s, &t, args)
+        }) {
             return plan;
         }
         management_syscall(k, core, args)
@@ -154,9 +173,10 @@ fn management_syscall<const C: bool>(k: &Kernel<LockFreeOf<C>>, core: &mut CoreH
 }
 
 /// Run `f` on `input` as core `core` on a shared path (between the gate's
-/// reader entry and exit). `C`: the regime counts read-modify-writes. The
-/// entry's input is handed to `f` rather than captured, so that it reaches
-/// `f` as a value, not through a reference to the caller's copy.
+/// reader entry and exit, [`enter_shared`]). `C`: the regime counts
+/// read-modify-writes. The entry's input is handed to `f` rather than
+/// captured, so that it reaches `f` as a value, not through a reference to
+/// the caller's copy.
 #[inline(always)]
 fn shared<const C: bool, I, T>(
     gate: &LockFreeOf<C>,
@@ -166,6 +186,26 @@ fn shared<const C: bool, I, T>(
     input: I,
     f: impl FnOnce(&mut Ctx<'_, LfState>, &LfState, I) -> T,
 ) -> T {
+    // Leaves the gate once `f`'s result is in place (it is built straight
+    // into this function's result, not copied out of a local first).
+    let (_inside, mut ctx) = enter_shared(gate, s, core, kind);
+    f(&mut ctx, &s.waits, input)
+}
+
+/// Trap as `kind`, enter the gate's reader side and make the context of
+/// core `core` on a shared path: the caller binds the two in this order, so
+/// that the context goes first and then the gate's reader side is left
+/// ([`Inside`]). The caller has checked the core's handle: `core` is a core
+/// of this kernel, and no other thread acts as it. (Two values rather than
+/// one that holds both: the gate and the core would then be read back from
+/// memory at the end.)
+#[inline(always)]
+fn enter_shared<'k, const C: bool>(
+    gate: &'k LockFreeOf<C>,
+    s: &'k State<LfState>,
+    core: usize,
+    kind: u8,
+) -> (Inside<'k, C>, Ctx<'k, LfState>) {
     // SAFETY: the caller checked the core's handle: `core` is a core of
     // this kernel.
     unsafe { s.trap(core, kind) };
@@ -173,22 +213,20 @@ fn shared<const C: bool, I, T>(
     // which `Kernel::boot` checked against the regime's, and the caller
     // holds that handle `&mut`: no other thread acts as `core`.
     unsafe { gate.enter_shared(core) };
-    // Leaves the gate once `f`'s result is in place (it is built straight
-    // into this function's result, not copied out of a local first).
-    let _inside = Inside { gate, core };
     // SAFETY: the gate's reader side excludes every management operation
-    // until `_inside` goes (after the context, declared later), and the
-    // platform's `CoreHandle` (checked by the caller) makes this the only
-    // thread acting as `core`. The context is used only as the ownership
-    // protocol of `crate::lockfree` allows: this core's scheduler state and
-    // the threads it owns mutably, capability / endpoint / notification /
-    // reply slots read-only, everything shared through atomics.
-    let mut ctx = unsafe { Ctx::new(s, core) };
-    f(&mut ctx, &s.waits, input)
+    // until the `Inside` goes (after the context: the caller's binding
+    // order), and the platform's `CoreHandle` (checked by the caller) makes
+    // this the only thread acting as `core`. The context is used only as the
+    // ownership protocol of `crate::lockfree` allows: this core's scheduler
+    // state and the threads it owns mutably, capability / endpoint /
+    // notification / reply slots read-only, everything shared through
+    // atomics.
+    let ctx = unsafe { Ctx::new(s, core) };
+    (Inside { gate, core }, ctx)
 }
 
 /// Core `core` on a shared path: leaves the gate's reader side when it
-/// goes (see [`shared`]).
+/// goes (see [`enter_shared`]).
 struct Inside<'g, const C: bool> {
     gate: &'g LockFreeOf<C>,
     core: usize,
@@ -201,41 +239,6 @@ impl<const C: bool> Drop for Inside<'_, C> {
         // contract (`core` is this kernel's, and no other thread acts as
         // it) holds until the entry ends, here.
         unsafe { self.gate.exit_shared(self.core) };
-    }
-}
-
-/// A system call of `core`'s current thread on the shared path; `None` if
-/// it needs a management entry (nothing has changed then). The common
-/// call, one the one executor runs, goes from the decoder to the executor
-/// as it is; an invocation this regime runs without the whole kernel is
-/// decoded further and run apart ([`Ctx::lf_run_op`]).
-#[inline(always)]
-fn shared_syscall<const C: bool>(
-    gate: &LockFreeOf<C>,
-    s: &State<LfState>,
-    core: usize,
-    args: SyscallArgs,
-) -> Option<ExitPlan> {
-    // `Call` and `ReplyRecv` try the fast path first, the general path
-    // out of line beside it; every other call runs the general path inline
-    // (one entry each, so that neither path's frame holds the other's
-    // values).
-    let ipc = args.sysno == Sysno::Call.word() || args.sysno == Sysno::ReplyRecv.word();
-    if ipc {
-        shared(gate, s, core, TRAP_SYSCALL, args, |ctx, lf, args| {
-            let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
-            // The fast path's plan and the general path's are the
-            // closure's one result (a plan returned early would be copied
-            // into it). The general path gets copies of the caller's view
-            // and the arguments: borrowed, they would be stored for it
-            // before the fast path begins.
-            ctx.lf_fastpath::<C>(lf, &c, args, move |ctx| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
-        })
-    } else {
-        shared(gate, s, core, TRAP_SYSCALL, args, |ctx, lf, args| {
-            let Some(c) = ctx.lf_shared_current()? else { return Some(ctx.lf_idle_call::<C>(lf)) };
-            ctx.lf_shared_call::<C>(gate, s, &c, args)
-        })
     }
 }
 
@@ -291,6 +294,27 @@ impl Ctx<'_, LfState> {
     fn lf_idle_call<const C: bool>(&mut self, lf: &LfState) -> ExitPlan {
         self.lf_begin::<C>(lf, true);
         self.lf_finish::<C>(lf)
+    }
+
+    /// `Call` or `ReplyRecv` of this core's current thread on the shared
+    /// path: the fast path, the general path out of line beside it (see
+    /// [`Ended`]). Out of line itself, as the general path's system call
+    /// is (`handle_syscall`).
+    #[inline(never)]
+    fn lf_ipc_call<const C: bool>(
+        &mut self,
+        gate: &LockFreeOf<C>,
+        s: &State<LfState>,
+        args: SyscallArgs,
+        slow: &mut Option<ExitPlan>,
+    ) -> Ended {
+        let lf = self.lf();
+        let Some(current) = self.lf_shared_current() else { return None };
+        let Some(c) = current else { return put(slow, Some(self.lf_idle_call::<C>(lf))) };
+        // The general path gets copies of the caller's view and the
+        // arguments: borrowed, they would be stored for it before the fast
+        // path begins.
+        self.lf_fastpath::<C>(lf, &c, args, slow, move |ctx| ctx.lf_shared_call_apart::<C>(gate, s, &c, args))
     }
 
     /// [`Ctx::lf_shared_call`] out of line, beside the fast path.

@@ -38,38 +38,41 @@ use super::shared::{published, LfState};
 impl Ctx<'_, LfState> {
     /// Run `c`'s system call, a `Call` or a `ReplyRecv`, on the fast path if
     /// it is its case (see the module documentation); if not, nothing has
-    /// changed and `declined` runs it. (Each end returns a call's result,
-    /// which is built straight into this one's: a fast path that returned
-    /// `None` to its caller would have its plan copied out of an `Option`.)
+    /// changed and `declined` runs it. A direct switch is returned as the
+    /// decision ([`Ended`]), for the entry to end in; any other
+    /// end's plan is written into `slow`.
     #[inline(always)]
     pub(super) fn lf_fastpath<const C: bool>(
         &mut self,
         lf: &LfState,
         c: &CallerView,
         a: SyscallArgs,
+        slow: &mut Option<ExitPlan>,
         declined: impl FnOnce(&mut Self) -> Option<ExitPlan>,
-    ) -> Option<ExitPlan> {
+    ) -> Ended {
         // The caller runs only `Call` and `ReplyRecv` here.
         let call = a.sysno == Sysno::Call.word();
         debug_assert!(call || a.sysno == Sysno::ReplyRecv.word());
         // The entry's start (`lf_begin`) would do nothing but count it.
         if self.lf_begin_has_work() {
-            return declined(self);
+            return put(slow, declined(self));
         }
         let cs = self.own();
         if !matches!(cs.action, Action::Resume) || cs.held != 0 || lf.ctl_of(c.t).pending() {
-            return declined(self);
+            return put(slow, declined(self));
         }
         // The decoder, inlined once per system call with its number a
         // constant, keeps only that call's arm.
         if call {
             let a = SyscallArgs { sysno: Sysno::Call.word(), ..a };
             match self.decode_call(lf, c, a) {
-                Ok(Decoded::Send { ep, msg, blocking: true }) if msg.call => self.lf_fast_call::<C>(lf, c.t, ep, msg),
-                _ => declined(self),
+                Ok(Decoded::Send { ep, msg, blocking: true }) if msg.call => {
+                    self.lf_fast_call::<C>(lf, c.t, ep, msg, slow)
+                }
+                _ => put(slow, declined(self)),
             }
         } else if c.bound {
-            declined(self)
+            put(slow, declined(self))
         } else {
             let a = SyscallArgs { sysno: Sysno::ReplyRecv.word(), ..a };
             match self.decode_call(lf, c, a) {
@@ -78,8 +81,8 @@ impl Ctx<'_, LfState> {
                     grant_cap,
                     info,
                     recv: RecvHalf::Now(recv @ RecvPart::Ep { ep, reply: Some(_), blocking: true }),
-                }) => self.lf_fast_reply_recv::<C>(lf, c.t, reply, grant_cap, info, ep, recv, declined),
-                _ => declined(self),
+                }) => self.lf_fast_reply_recv::<C>(lf, c.t, reply, grant_cap, info, ep, recv, slow, declined),
+                _ => put(slow, declined(self)),
             }
         }
     }
@@ -92,11 +95,12 @@ impl Ctx<'_, LfState> {
         me: Ref<Tcb>,
         ep: Ref<Endpoint>,
         msg: Msg,
-    ) -> Option<ExitPlan> {
+        slow: &mut Option<ExitPlan>,
+    ) -> Ended {
         self.lf_fast_counted();
         let Some(r) = (Words::<false, C> { lf }).take(self, ep, RECEIVERS) else {
             // Nobody receives: the one executor's send, which waits.
-            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Send { ep, msg }));
+            return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Send { ep, msg })));
         };
         // `r` is ours now.
         let core = self.core;
@@ -108,16 +112,17 @@ impl Ctx<'_, LfState> {
             _ => None,
         };
         // (A thread the take refused and resumed would have made the
-        // entry's action other than `Resume`: `lf_wake` then decides.)
+        // entry's action other than `Resume`: `lf_wake` then decides. The
+        // receiver's reply object is live: destroying one takes its
+        // receiver off it, an invariant the checker asserts, and only a
+        // management entry destroys one.)
         let cs = self.own();
         let fast = match direct {
-            Some((rp, prio)) if matches!(cs.action, Action::Resume) && !cs.ready.any_above(prio) && self.live(rp) => {
-                Some((rp, prio))
-            }
+            Some((rp, prio)) if matches!(cs.action, Action::Resume) && !cs.ready.any_above(prio) => Some((rp, prio)),
             _ => None,
         };
         let Some((rp, prio)) = fast else {
-            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Deliver { ep, r, msg }));
+            return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Deliver { ep, r, msg })));
         };
         // `deliver`'s steps for a call, the receiver woken by a direct
         // switch (`lf_wake`, `lf_switch_to`).
@@ -131,7 +136,7 @@ impl Ctx<'_, LfState> {
         // SAFETY: `r` was found live above, and a shared entry frees no
         // thread (freeing is management's, which the gate excludes).
         let d = unsafe { Direct::new(r, prio) };
-        self.lf_end_direct::<C>(lf, d)
+        self.lf_end_direct::<C>(lf, d, slow)
     }
 
     /// `ReplyRecv` with `reply`, which names a caller: take the caller and
@@ -149,25 +154,26 @@ impl Ctx<'_, LfState> {
         info: MessageInfo,
         ep: Ref<Endpoint>,
         recv: RecvPart,
+        slow: &mut Option<ExitPlan>,
         declined: impl FnOnce(&mut Self) -> Option<ExitPlan>,
-    ) -> Option<ExitPlan> {
+    ) -> Ended {
         let word = lf.reply(reply);
         let (raw, seen) = word.load();
-        let ReplyState::Caller(caller, grant) = seen else { return declined(self) };
+        let ReplyState::Caller(caller, grant) = seen else { return put(slow, declined(self)) };
         // A caller with a stop pending has abandoned its call: the general
         // update treats the word as empty.
         if lf.ctl_of(caller).pending() {
-            return declined(self);
+            return put(slow, declined(self));
         }
         if word.cas(raw, ReplyState::Receiver(me), lf.links::<C>(self.core)).is_err() {
-            return declined(self);
+            return put(slow, declined(self));
         }
         // The caller is ours now.
         self.lf_fast_counted();
         if self.lf_refuse_taken::<false, C>(lf, caller) {
             // Refused: it was never there, and the object is claimed.
             let seen = ReplyState::Empty;
-            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv }));
+            return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv })));
         }
         let core = self.core;
         let direct = match self.get(caller) {
@@ -182,7 +188,7 @@ impl Ctx<'_, LfState> {
             _ => None,
         };
         let Some(prio) = fast else {
-            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv }));
+            return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv })));
         };
         // `answer`'s steps for an ordinary caller, then `receive_on`'s. The
         // caller is woken as `lf_wake` wakes it once `me` has stopped
@@ -201,40 +207,49 @@ impl Ctx<'_, LfState> {
         if let Some(s) = (Words::<false, C> { lf }).offer(self, ep, RECEIVERS, me) {
             // A sender came: `me` runs on, and the woken caller is this
             // core's candidate.
-            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Sender { ep, s, reply }));
+            return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Sender { ep, s, reply })));
         }
         // (A sender the offer refused and resumed went to the ready queue
         // with the caller, as `wake_on` queues a thread beside a direct
         // switch, and the action is `Choose`.)
         let cs = self.own();
         if !matches!(cs.action, Action::Direct { .. }) {
-            return Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Finish));
+            return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Finish)));
         }
         cs.action = Action::Resume;
         // SAFETY: `caller` was found live above, and a shared entry frees no
         // thread.
         let d = unsafe { Direct::new(caller, prio) };
-        self.lf_end_direct::<C>(lf, d)
+        self.lf_end_direct::<C>(lf, d, slow)
     }
 
-    /// The entry's end in a direct switch to `d`: [`Ctx::lf_finish`] for
-    /// that case, returning the `Option` the entry returns (a plan wrapped
-    /// in `Some` by a caller would be built aside and copied).
+    /// The fast path's end in a direct switch to `d` (what
+    /// [`Ctx::lf_finish`] does in that case): `d` returned, for the entry to
+    /// end in ([`Ctx::finish_direct`]), once the published priority is
+    /// raised.
     ///
     /// A raise of the published priority is made before the switch, so that
-    /// the plan goes straight into the result: the thread's priority is
-    /// known, and nothing the switch writes is read by another core together
-    /// with the priority (`lf_wake` reads only the priority). A lowering
-    /// follows the switch, through `lf_publish`. The raise skips
-    /// `lf_publish`'s debug check; the invariant checker's `lf-priority`
-    /// still compares the two.
+    /// the plan goes straight into the entry's result: the thread's priority
+    /// is known, and nothing the switch writes is read by another core
+    /// together with the priority (`lf_wake` reads only the priority). A
+    /// lowering follows the switch, through `lf_publish`, and that plan goes
+    /// into `slow`. The raise skips `lf_publish`'s debug check; the
+    /// invariant checker's `lf-priority` still compares the two.
     #[inline(always)]
-    fn lf_end_direct<const C: bool>(&mut self, lf: &LfState, d: Direct) -> Option<ExitPlan> {
+    fn lf_end_direct<const C: bool>(&mut self, lf: &LfState, d: Direct, slow: &mut Option<ExitPlan>) -> Ended {
         if self.lf_own().raise_prio(published(d.prio())) {
-            return Some(self.finish_direct(d));
+            return Some(d);
         }
+        put(slow, Some(self.lf_end_direct_lowered::<C>(lf, d)))
+    }
+
+    /// [`Ctx::lf_end_direct`] where the published priority goes down (out
+    /// of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn lf_end_direct_lowered<const C: bool>(&mut self, lf: &LfState, d: Direct) -> ExitPlan {
         let plan = self.finish_direct(d);
-        Some(self.lf_publish::<C>(lf, plan))
+        self.lf_publish::<C>(lf, plan)
     }
 
     /// A fast-path call that is not its case after the take: the rest in
@@ -269,6 +284,23 @@ impl Ctx<'_, LfState> {
         bump(&cell.syscalls);
         bump(&cell.fastpath);
     }
+}
+
+/// How a shared path's `Call` or `ReplyRecv` ended (see
+/// [`Ctx::lf_fastpath`]): `Some` in a direct switch to this thread (the
+/// published priority raised already, [`Ctx::lf_end_direct`]), which the
+/// entry ends in by [`Ctx::finish_direct`], made by its caller straight
+/// into the entry's result (a plan made here would be copied out); `None`
+/// otherwise, its plan written in the slot the caller gave, or the slot
+/// left empty if declined (nothing changed: a management entry runs it).
+/// Sixteen bytes: returned in two registers.
+pub(super) type Ended = Option<Direct>;
+
+/// Put `plan`, if any, into the slot `slow`: how the call ended.
+#[inline(always)]
+pub(super) fn put(slow: &mut Option<ExitPlan>, plan: Option<ExitPlan>) -> Ended {
+    *slow = plan;
+    None
 }
 
 /// Where a fast-path call goes on in the one executor once its take found

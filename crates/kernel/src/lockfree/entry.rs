@@ -309,8 +309,8 @@ impl Ctx<'_, LfState> {
         slow: &mut Option<ExitPlan>,
     ) -> Ended {
         let lf = self.lf();
-        let Some(current) = self.lf_shared_current() else { return None };
-        let Some(c) = current else { return put(slow, Some(self.lf_idle_call::<C>(lf))) };
+        // (`None` from the current thread's check: declined, `slow` empty.)
+        let Some(c) = self.lf_shared_current()? else { return put(slow, Some(self.lf_idle_call::<C>(lf))) };
         // The general path gets copies of the caller's view and the
         // arguments: borrowed, they would be stored for it before the fast
         // path begins.

@@ -309,8 +309,12 @@ impl Ctx<'_, LfState> {
         slow: &mut Option<ExitPlan>,
     ) -> Ended {
         let lf = self.lf();
-        // (`None` from the current thread's check: declined, `slow` empty.)
-        let Some(c) = self.lf_shared_current()? else { return put(slow, Some(self.lf_idle_call::<C>(lf))) };
+        let c = match self.lf_shared_current() {
+            Some(Some(c)) => c,
+            Some(None) => return put(slow, Some(self.lf_idle_call::<C>(lf))),
+            // Declined: `slow` stays empty.
+            None => return None,
+        };
         // The general path gets copies of the caller's view and the
         // arguments: borrowed, they would be stored for it before the fast
         // path begins.

@@ -285,20 +285,44 @@ impl<W> State<W> {
     }
 }
 
+/// The part of a wait representation ([`crate::waits::Waits`]) that the
+/// access context carries: the way to its own state of one core (`lockfree`:
+/// a reference to its cell of inbox, published priority and counters;
+/// nothing for the objects' own queues, so that their contexts carry
+/// nothing), found once per entry ([`Ctx::waits_here`]). Sealed as `Waits`
+/// is.
+pub trait WaitsHere {
+    /// The way to one core's state.
+    #[doc(hidden)]
+    type Here<'k>: Copy
+    where
+        Self: 'k;
+
+    /// Core `core`'s [`WaitsHere::Here`].
+    ///
+    /// # Safety
+    /// `core` is below the cores the representation was made for (the
+    /// configuration's).
+    #[doc(hidden)]
+    unsafe fn here(&self, core: usize) -> Self::Here<'_>;
+}
+
 /// The access context of one kernel entry on one core.
-pub(crate) struct Ctx<'k, W> {
+pub(crate) struct Ctx<'k, W: WaitsHere> {
     pub s: &'k State<W>,
     pub core: usize,
     /// `core`'s cell, found once when the context is made (the hot paths
     /// reach their own core's state through it, with no index check).
     here: &'k CoreCell,
+    /// `core`'s state of the wait representation, found likewise.
+    waits_here: W::Here<'k>,
     /// Cores to interrupt when this entry returns.
     pub ipis: CoreMask,
     /// IRQs to acknowledge when this entry returns.
     pub irq_acks: IrqMask,
 }
 
-impl<'k, W> Ctx<'k, W> {
+impl<'k, W: WaitsHere> Ctx<'k, W> {
     /// # Safety
     ///
     /// Until the context is dropped, the regime grants core `core` access to
@@ -311,7 +335,16 @@ impl<'k, W> Ctx<'k, W> {
     pub unsafe fn new(s: &'k State<W>, core: usize) -> Self {
         // SAFETY: by the caller's contract.
         let here = unsafe { s.core_cell(core) };
-        Self { s, core, here, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
+        // SAFETY: by the caller's contract, `core` is below the cores `s`
+        // (and so its wait representation) was made for.
+        let waits_here = unsafe { s.waits.here(core) };
+        Self { s, core, here, waits_here, ipis: CoreMask::EMPTY, irq_acks: IrqMask(0) }
+    }
+
+    /// This core's state of the wait representation ([`WaitsHere`]).
+    #[inline(always)]
+    pub(crate) fn waits_here(&self) -> W::Here<'k> {
+        self.waits_here
     }
 
     /// The slot behind `r` if it is live with `r`'s generation.

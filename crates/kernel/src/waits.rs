@@ -21,7 +21,7 @@ use crate::args::FaultKind;
 use crate::introspect::CoreStats;
 use crate::object::{Cap, Notification, Ref, Reply, SlotAddr, Tcb};
 use crate::outcome::Outcome;
-use crate::state::Ctx;
+use crate::state::{Ctx, WaitsHere};
 use crate::violation::InvariantViolation;
 
 /// A reply object's caller and receiver, as the general code keeps them.
@@ -30,7 +30,7 @@ pub(crate) type CallerAndReceiver = (Option<Ref<Tcb>>, Option<Ref<Tcb>>);
 /// Where blocked threads wait besides the objects' own queues (see the
 /// module documentation). Sealed: implemented by [`Queues`] and by
 /// `lockfree`'s state only.
-pub trait Waits: Send + Sync + Sized + 'static {
+pub trait Waits: WaitsHere + Send + Sync + Sized + 'static {
     /// Whether a core may write a capability slot while another reads it
     /// (`lockfree`'s shared paths). `false`: a slot changes only where no
     /// other core reads it (the whole kernel, or `fine`'s write side), so
@@ -202,3 +202,10 @@ pub trait Waits: Send + Sync + Sized + 'static {
 pub struct Queues;
 
 impl Waits for Queues {}
+
+impl WaitsHere for Queues {
+    type Here<'k> = ();
+
+    #[inline(always)]
+    unsafe fn here(&self, _core: usize) {}
+}

@@ -22,7 +22,7 @@
 
 use crate::abi::{MessageInfo, Sysno};
 use crate::args::SyscallArgs;
-use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart};
+use crate::decode::{CallerView, Decoded, RecvHalf, RecvPart, Scope};
 use crate::exec::{Exec, RECEIVERS};
 use crate::exit::ExitPlan;
 use crate::ipc::Msg;
@@ -75,7 +75,7 @@ impl Ctx<'_, LfState> {
             put(slow, declined(self))
         } else {
             let a = SyscallArgs { sysno: Sysno::ReplyRecv.word(), ..a };
-            match self.decode_call(lf, c, a) {
+            match self.decode_call(&FastScope(lf), c, a) {
                 Ok(Decoded::ReplyRecv {
                     reply,
                     grant_cap,
@@ -283,6 +283,27 @@ impl Ctx<'_, LfState> {
         let cell = self.own_cell();
         bump(&cell.syscalls);
         bump(&cell.fastpath);
+    }
+}
+
+/// The fast `ReplyRecv`'s decoding scope: the shared path's
+/// ([`LfState`]'s), less its look at a reply object claimed by a stopping
+/// receiver: the fast path goes on only where the reply object's word holds
+/// a caller, never a receiver's claim, and otherwise declines to the shared
+/// path, which decodes the call again with that look.
+struct FastScope<'a>(&'a LfState);
+
+impl Scope for FastScope<'_> {
+    const WHOLE: bool = false;
+
+    #[inline(always)]
+    fn marked(&self, ep: Ref<Endpoint>) -> bool {
+        self.0.marked(ep)
+    }
+
+    #[inline(always)]
+    fn stopping(&self, t: Ref<Tcb>) -> bool {
+        self.0.stopping(t)
     }
 }
 

@@ -23,11 +23,24 @@ use crate::outcome::Outcome;
 use crate::state::Ctx;
 
 use super::ipc::Words;
-use super::shared::{LfState, ReplyState};
+use super::shared::{LfCore, LfState, ReplyState};
 
 use super::SENDERS;
+use crate::state::WaitsHere;
 use crate::violation::InvariantViolation;
 use crate::waits::{CallerAndReceiver, Waits};
+
+impl WaitsHere for LfState {
+    type Here<'k> = &'k LfCore;
+
+    #[inline(always)]
+    unsafe fn here(&self, core: usize) -> &LfCore {
+        debug_assert!(core < self.cores.len());
+        // SAFETY: the caller's contract: `core` is below the configuration's
+        // cores, which is the length of `cores` (`LfState::new`).
+        unsafe { self.cores.get_unchecked(core) }
+    }
+}
 
 impl Waits for LfState {
     // The shared paths allocate frames into slots, free them and kill

@@ -204,16 +204,11 @@ impl<'k> Ctx<'k, LfState> {
         &self.s.waits
     }
 
-    /// This core's lock-free cell (`lf().cores[self.core]`, without a
-    /// bounds check).
+    /// This core's lock-free cell (`lf().cores[self.core]`, found when the
+    /// context was made).
     #[inline(always)]
     pub(crate) fn lf_own(&self) -> &'k shared::LfCore {
-        let cores = &self.lf().cores;
-        debug_assert!(self.core < cores.len());
-        // SAFETY: `Ctx::new`'s contract: `self.core` is below the cores the
-        // state was made for, `config.cores`, which is the length of
-        // `LfState::cores` (`LfState::new`).
-        unsafe { cores.get_unchecked(self.core) }
+        self.waits_here()
     }
 
     /// An entry of this core begins: it takes the interrupt a stop request

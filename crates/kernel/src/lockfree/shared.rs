@@ -104,19 +104,20 @@ pub(crate) struct ThreadCell {
     pub ctl: StopWord,
 }
 
-/// One core's lock-free cell.
-pub(crate) struct LfCore {
+/// One core's lock-free cell: the regime's per-core state
+/// ([`crate::waits::Waits::PerCore`]).
+pub struct LfCore {
     /// Threads of this core woken by other cores' shared paths; drained by
     /// this core at every kernel entry (management entries other than
     /// looks drain every core's).
-    pub inbox: Inbox,
+    pub(crate) inbox: Inbox,
     /// The priority of the thread this core runs, plus one (`0`: idle), for
     /// other cores' "does the woken thread outrank it?" decision. Written by
     /// this core at the end of each shared entry (and by management).
-    pub prio: AtomicU32,
+    pub(crate) prio: AtomicU32,
     /// Bound receivers this core's signals claimed since management last
     /// purged their nodes (`bound.rs`); only this core adds to it.
-    pub ghosts: AtomicU32,
+    pub(crate) ghosts: AtomicU32,
     /// A stop request for a thread of this core interrupted it, and no
     /// entry of the core has begun since: the kernel's record of the owed
     /// interrupt (what `Kernel::pending_ipi` reports). Set by a `swap`
@@ -124,19 +125,25 @@ pub(crate) struct LfCore {
     /// entries with a `swap`, so no request's flag is lost. The request itself is met wherever an entry
     /// ends (`finish_entry`'s `dispatchable`), so it sets no IPI bit.
     /// Wake-ups need no flag: the inbox is drained at every entry.
-    pub stop_ipi: AtomicBool,
+    pub(crate) stop_ipi: AtomicBool,
     /// Plain data of this core, reached only through `Ctx::lists` (see
     /// there for who may touch it when).
-    pub lists: UnsafeCell<CoreLists>,
+    pub(crate) lists: UnsafeCell<CoreLists>,
     /// 4 KiB frames this core's shared paths allocated or freed
     /// (`pages.rs`; reported as `CoreStats::shared_pages`).
-    pub pages: AtomicU64,
+    pub(crate) pages: AtomicU64,
     /// Threads this core's shared paths destroyed (`destroy.rs`).
-    pub destroys: AtomicU64,
+    pub(crate) destroys: AtomicU64,
     /// Bound receivers this core's shared signals woke (`bound.rs`).
-    pub bound_wakes: AtomicU64,
+    pub(crate) bound_wakes: AtomicU64,
     /// Suspends and resumes this core's shared paths ran (`control.rs`).
-    pub controls: AtomicU64,
+    pub(crate) controls: AtomicU64,
+}
+
+impl core::fmt::Debug for LfCore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LfCore").field("prio", &self.prio).finish_non_exhaustive()
+    }
 }
 
 impl LfCore {

@@ -40,7 +40,7 @@ use crate::args::{OtherEntry, SyscallArgs};
 use crate::config::{BootConfig, BootError};
 use crate::exec::Exec;
 use crate::exit::ExitPlan;
-use crate::hold::Hold;
+use crate::hold::{Hold, StopKind};
 use crate::kernel::{CoreHandle, Kernel};
 use crate::regime::Regime;
 use crate::state::Ctx;
@@ -55,6 +55,13 @@ pub trait Drive<R: Regime<Drive = Self>>: Sized + 'static {
     type Guard<'k>: Hold
     where
         R: 'k;
+
+    /// Whether a `ReplyRecv` may deliver its reply and then return
+    /// `restart` (its receive half could not be held, past the point of no
+    /// return; `hold.rs`): true exactly where the guard can stop
+    /// ([`Regime::REPLY_THEN_RESTART`]).
+    #[doc(hidden)]
+    const REPLY_THEN_RESTART: bool = <<Self::Guard<'static> as Hold>::Stop as StopKind>::CAN_STOP;
 
     /// The regime's wait representation, built at boot (or the reason the
     /// configuration cannot run under it).

@@ -242,8 +242,7 @@ pub unsafe trait Regime: Send + Sync + Sized + 'static {
     /// return; `hold.rs`): true exactly where the drive's guard can stop.
     /// A model of the kernel (the linearizability check of `granule
     /// verify`) must then allow a restarted `ReplyRecv` that replied.
-    const REPLY_THEN_RESTART: bool =
-        <<<Self::Drive as Drive<Self>>::Guard<'static> as crate::hold::Hold>::Stop as crate::hold::StopKind>::CAN_STOP;
+    const REPLY_THEN_RESTART: bool = <Self::Drive as Drive<Self>>::REPLY_THEN_RESTART;
 
     /// How many cores the regime was built for: [`crate::Kernel::boot`]
     /// refuses a configuration with more, so that every core the kernel

@@ -2,8 +2,9 @@
 //! "Shape"; `docs/lockfree-kernel.md`, "A regime like the others"):
 //!
 //! * no two files of `src/` import each other in a circle (file-level graph
-//!   of the top-level `use crate::…` and `use super::…` lines; re-exports,
-//!   `pub use`, are a folder's face, not an import);
+//!   of the top-level `use crate::…` and `use super::…` lines, and of every
+//!   path `crate::…` written out in code; re-exports, `pub use`, are a
+//!   folder's face, not an import);
 //! * outside `src/lockfree/`, no file names the lock-free regime's types or
 //!   functions in code (doc comments and comments may point to them), except
 //!   `regime/mod.rs` and `lib.rs`, which re-export its public types as every
@@ -58,6 +59,22 @@ fn source() -> Source {
     Source { src, files }
 }
 
+/// The deepest module that is a file on the path `base`, then the module
+/// segments of `segs` (up to the first item name).
+fn file_module<'a>(s: &Source, mut base: Vec<String>, segs: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    for seg in segs {
+        if seg.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') && !seg.is_empty() {
+            base.push(seg.to_string());
+        } else {
+            break;
+        }
+    }
+    while !base.is_empty() && !s.files.contains_key(&base) {
+        base.pop();
+    }
+    base
+}
+
 /// The file-level import graph: module → modules it imports from.
 fn imports(s: &Source) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let mut graph = BTreeMap::new();
@@ -70,7 +87,7 @@ fn imports(s: &Source) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
         for line in text.lines().filter(|l| l.starts_with("use ")) {
             let path = line.trim_start_matches("use ").trim_end_matches(';');
             let mut segs: Vec<&str> = path.split("::").collect();
-            let mut target: Vec<String> = match segs.first() {
+            let base = match segs.first() {
                 Some(&"crate") => {
                     segs.remove(0);
                     Vec::new()
@@ -87,21 +104,23 @@ fn imports(s: &Source) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
                 }
                 _ => continue,
             };
-            for seg in segs {
-                if seg.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') && !seg.is_empty() {
-                    target.push(seg.to_string());
-                } else {
-                    break;
+            to.insert(file_module(s, base, segs));
+        }
+        // Paths written out in code (a `crate::a::B` in a bound or a call
+        // imports `a` as much as a `use` line does), outside re-exports.
+        for line in code(text).lines().filter(|l| !l.trim_start().starts_with("pub use ")) {
+            for (at, _) in line.match_indices("crate::") {
+                // Not the tail of another name (`granule_sync::`'s crate is
+                // another crate's).
+                if line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    continue;
                 }
-            }
-            // The deepest module that is a file.
-            while !target.is_empty() && !s.files.contains_key(&target) {
-                target.pop();
-            }
-            if !target.is_empty() && &target != module {
-                to.insert(target);
+                let path = line[at + "crate::".len()..].split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
+                let segs = path.into_iter().next().unwrap_or("").split("::");
+                to.insert(file_module(s, Vec::new(), segs));
             }
         }
+        to.retain(|t| !t.is_empty() && t != module);
         graph.insert(module.clone(), to);
     }
     graph

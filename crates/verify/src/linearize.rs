@@ -279,12 +279,12 @@ impl Search<'_> {
     }
 }
 
-fn placed(path: &[(usize, Option<Form>)]) -> Vec<(usize, Form)> {
-    path.iter().filter_map(|&(i, f)| Some((i, f?))).collect()
-}
-
 /// An event placed, and its form.
 type Placed = (usize, Form);
+
+fn placed(path: &[(usize, Option<Form>)]) -> Vec<Placed> {
+    path.iter().filter_map(|&(i, f)| Some((i, f?))).collect()
+}
 
 /// The sequential oracle positioned after some events.
 struct Replay {

@@ -105,7 +105,7 @@ pub(crate) struct ThreadCell {
 }
 
 /// One core's lock-free cell: the regime's per-core state
-/// ([`crate::waits::Waits::PerCore`]).
+/// ([`crate::state::WaitsHere`]).
 pub struct LfCore {
     /// Threads of this core woken by other cores' shared paths; drained by
     /// this core at every kernel entry (management entries other than

@@ -204,17 +204,17 @@ fn lockfree_counts_the_atomics_of_its_ping_pong_path() {
             let used = counts(&sim).since(&before);
             sim.follow(0, plan);
             assert_eq!(sim.running[0], Some(next));
-            // The gate's xchg, then two CASes: taking the only waiting
+            // The gate's lock add, then two CASes: taking the only waiting
             // server (close its link, empty the endpoint word) for Call; the
             // reply word and queueing the server for ReplyRecv
             // (`crate::lockfree`'s cost table).
-            assert_eq!(used, RmwCounts { xchg: 1, cmpxchg: 2, ..RmwCounts::default() }, "{sysno:?} {i}");
+            assert_eq!(used, RmwCounts { xadd: 1, cmpxchg: 2, ..RmwCounts::default() }, "{sysno:?} {i}");
         }
     }
     // A management entry: the ticket's lock xadd and the gate's SeqCst store.
     let before = counts(&sim);
     sim.check();
-    assert_eq!(counts(&sim).since(&before), RmwCounts { xchg: 1, xadd: 1, ..RmwCounts::default() });
+    assert_eq!(counts(&sim).since(&before), RmwCounts { xchg: 1, xadd: 1, management: 1, ..RmwCounts::default() });
 }
 
 /// Suspend and resume under `lockfree` are shared entries (no management
@@ -227,10 +227,10 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
     assert_eq!(sim.running[1], Some(t));
     sim.auto_ipi = false;
     let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
-    let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    let gate = |cmpxchg| RmwCounts { xadd: 1, cmpxchg, ..RmwCounts::default() };
     // A stop request also sets the target core's `stop_ipi` flag, and the
     // interrupted core's entry takes it: one `xchg` each.
-    let asked = RmwCounts { xchg: 2, cmpxchg: 1, ..RmwCounts::default() };
+    let asked = RmwCounts { xadd: 1, xchg: 1, cmpxchg: 1, ..RmwCounts::default() };
     // One system call (or IPI) of `core` alone: `follow` then runs the
     // invariant checker, a management entry with atomics of its own.
     let entry = |sim: &mut Sim<CountingLockFree>, core: usize, inv: Option<Invocation>| {
@@ -248,7 +248,7 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
         used
     };
     for _ in 0..5 {
-        // Suspend: the gate's xchg, `0 → STOPME`, the flag; core 1 is
+        // Suspend: the gate's lock add, `0 → STOPME`, the flag; core 1 is
         // interrupted.
         assert_eq!(entry(&mut sim, 0, Some(Invocation::suspend())), asked);
         assert_eq!(sim.buf(sim.root).result(), Ok(()));
@@ -282,11 +282,10 @@ fn lockfree_suspend_and_resume_count_their_atomics() {
 
 /// A suspend or resume of a thread of the caller's own core is a shared
 /// entry too where the core owns the thread: a ready thread (the gate's
-/// `xchg`, `0 → STOPME`, the stop met at once: `STOPME → INACTIVE`), a
+/// `lock add`, `0 → STOPME`, the stop met at once: `STOPME → INACTIVE`), a
 /// stopped one (the claim, `INACTIVE → 0`; no inbox) and the caller itself
 /// (met where the entry ends). No core is interrupted. A thread blocked in
-/// an endpoint's queue is suspended by a management entry (its ticket lock
-/// shows as an `xadd`).
+/// an endpoint's queue is suspended by a management entry.
 #[test]
 fn lockfree_suspend_and_resume_of_a_thread_of_the_callers_core_count_their_atomics() {
     let mut sim = Sim::with(config(1), LockFree::counting(1));
@@ -295,7 +294,7 @@ fn lockfree_suspend_and_resume_of_a_thread_of_the_callers_core_count_their_atomi
     assert_eq!(sim.status(t), ThreadStatus::Ready);
     sim.auto_ipi = false;
     let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
-    let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    let gate = |cmpxchg| RmwCounts { xadd: 1, cmpxchg, ..RmwCounts::default() };
     let entry = |sim: &mut Sim<CountingLockFree>, inv: Invocation| {
         let before = counts(sim);
         let root = sim.root;
@@ -328,20 +327,22 @@ fn lockfree_suspend_and_resume_of_a_thread_of_the_callers_core_count_their_atomi
     // Blocked in an endpoint's queue: management.
     sim.sys(0, Sysno::Recv, ep, msg(0, 0), 0);
     assert_eq!(sim.status(t), ThreadStatus::BlockedOnRecv);
-    assert_eq!(entry(&mut sim, Invocation::suspend()).xadd, 1);
+    let used = entry(&mut sim, Invocation::suspend());
+    // The declined shared entry's gate, the ticket and its `SeqCst` store.
+    assert_eq!((used.management, used.xadd, used.xchg), (1, 2, 1));
     assert_eq!(sim.status(t), ThreadStatus::Inactive);
 }
 
 /// Frame map, unmap and get-address under `lockfree` are shared entries
-/// (no management entry, whose ticket lock would show as an `xadd`): the
-/// gate's `xchg` and the mapping's CASes (`granule_sync`'s `mapping.rs`).
+/// (no management entry): the gate's `lock add` and the mapping's CASes
+/// (`granule_sync`'s `mapping.rs`).
 #[test]
 fn lockfree_frames_map_and_unmap_on_the_shared_path_with_their_atomics() {
     let mut sim = Sim::with(config(1), LockFree::counting(1));
     let v = sim.obj(ObjectType::VSpace);
     let f = sim.retype(0, ObjectType::Frame, 12, 2);
     let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
-    let gate = |cmpxchg, cmpxchg16b| RmwCounts { xchg: 1, cmpxchg, cmpxchg16b, ..RmwCounts::default() };
+    let gate = |cmpxchg, cmpxchg16b| RmwCounts { xadd: 1, cmpxchg, cmpxchg16b, ..RmwCounts::default() };
     let entry = |sim: &mut Sim<CountingLockFree>, frame: Word, label: InvocationLabel, args: &[Word]| {
         let before = counts(sim);
         let root = sim.root;
@@ -370,11 +371,11 @@ fn lockfree_frames_map_and_unmap_on_the_shared_path_with_their_atomics() {
     // another object's invocation is a management entry.
     assert_eq!(entry(&mut sim, f, InvocationLabel::TcbResume, &[]), (gate(0, 0), Err(Error::IllegalOperation)));
     let (used, _) = entry(&mut sim, v, FrameUnmap, &[]);
-    assert_eq!(used.xadd, 1);
+    assert_eq!(used.management, 1);
 }
 
 /// A fault goes to its handler on the shared path, with the atomics of the
-/// `Call` it is: the gate's `xchg` and the two CASes that take the waiting
+/// `Call` it is: the gate's `lock add` and the two CASes that take the waiting
 /// handler (no management entry); the handler's `ReplyRecv` answers it
 /// with the usual three.
 #[test]
@@ -388,7 +389,7 @@ fn lockfree_a_fault_reaches_its_handler_with_the_atomics_of_a_call() {
     sim.sys(0, Sysno::Recv, ep, msg(0, 0), reply);
     assert_eq!(sim.running[0], Some(t));
     let counts = |sim: &Sim<CountingLockFree>| sim.k.regime().rmw_counts();
-    let gate = |cmpxchg| RmwCounts { xchg: 1, cmpxchg, ..RmwCounts::default() };
+    let gate = |cmpxchg| RmwCounts { xadd: 1, cmpxchg, ..RmwCounts::default() };
     for i in 0..5 {
         let before = counts(&sim);
         let plan = sim.k.fault(&mut sim.cores[0], FaultKind::MemoryAccess { addr: i, write: false });

@@ -142,7 +142,8 @@ impl Ctx<'_, LfState> {
     /// `ReplyRecv` with `reply`, which names a caller: take the caller and
     /// claim the object for the receive on `ep` in one CAS (the point of no
     /// return); `declined` (nothing changed here) if the word holds no
-    /// caller, its caller has a stop pending, or the CAS finds it changed.
+    /// caller or the CAS finds it changed. A caller with a stop pending is
+    /// refused after the CAS, as the general update refuses it.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn lf_fast_reply_recv<const C: bool>(
@@ -160,18 +161,16 @@ impl Ctx<'_, LfState> {
         let word = lf.reply(reply);
         let (raw, seen) = word.load();
         let ReplyState::Caller(caller, grant) = seen else { return put(slow, declined(self)) };
-        // A caller with a stop pending has abandoned its call: the general
-        // update treats the word as empty.
-        if lf.ctl_of(caller).pending() {
-            return put(slow, declined(self));
-        }
         if word.cas(raw, ReplyState::Receiver(me), lf.links::<C>(self.core)).is_err() {
             return put(slow, declined(self));
         }
         // The caller is ours now.
         self.lf_fast_counted();
+        // A caller with a stop pending has abandoned its call: refused, it
+        // was never there, and the object is claimed (what the general
+        // update, `reply_update`, does with such a caller: the take and
+        // the refusal, one look at its control word).
         if self.lf_refuse_taken::<false, C>(lf, caller) {
-            // Refused: it was never there, and the object is claimed.
             let seen = ReplyState::Empty;
             return put(slow, Some(self.lf_fast_go_on::<C>(lf, me, GoOn::Answer { seen, grant_cap, info, recv })));
         }

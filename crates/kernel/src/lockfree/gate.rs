@@ -10,9 +10,9 @@
 //! objects, is explained in `crate::lockfree` and `docs/lockfree-kernel.md`.
 //!
 //! **The gate** (a Dekker-style handshake, like a big-reader lock whose
-//! reader side is one `xchg` on a core-private line):
+//! reader side is one locked add on a core-private line):
 //!
-//! * shared entry of core `c`: `active[c].swap(odd, SeqCst)` (the word
+//! * shared entry of core `c`: `active[c].fetch_add(1, SeqCst)` (the word
 //!   counts entries and exits: odd inside), then `exclusive.load(SeqCst)`;
 //!   if a management operation is running or waiting, `active[c]` = the
 //!   next even value and spin until it is done, then retry.
@@ -23,14 +23,16 @@
 //! * management exit: `exclusive.store(false, Release)`, release the lock.
 //!
 //! With all four accesses of the handshake `SeqCst`, in their single total
-//! order either the reader's `swap` precedes the manager's load of
+//! order either the reader's add precedes the manager's load of
 //! `active[c]` (the manager waits for the reader's exit), or the manager's
 //! store precedes the reader's load (the reader backs off): never both
 //! inside. The manager's acquire of `active[c] == 0` synchronises with the
 //! reader's release at exit, and the reader's acquire of `exclusive ==
 //! false` with the manager's release at its exit, so each side sees all the
-//! other wrote. On x86-64 the reader pays one `xchg` per entry (the only
-//! read-modify-write of the gate; the exit is a plain store).
+//! other wrote. On x86-64 the reader pays one `lock add` per entry (the
+//! only read-modify-write of the gate; the exit is a plain store). (It was
+//! an `xchg` of the word's next value, which needs a load of the word
+//! first: two instructions more on every entry, and no cheaper a barrier.)
 //!
 //! A core waiting at the gate has already published that it trapped
 //! (`CoreCell::trapped`), exactly like a core waiting for the big lock, so
@@ -42,10 +44,12 @@
 //! **Counting.** [`CountingLockFree`] (from [`LockFree::counting`]) is the
 //! same regime counting every atomic read-modify-write instruction its
 //! paths execute, per core and by instruction
-//! ([`CountingLockFree::rmw_counts`]): the gate's `xchg`es, a management
-//! entry's `lock xadd` (the ticket) and `xchg` (the `SeqCst` store of
-//! `exclusive`), and everything the lock-free objects report through the
-//! kernel's link view (`crate::lockfree`), failed CAS attempts included.
+//! ([`CountingLockFree::rmw_counts`]): the gate's `lock add`s (counted as
+//! `lock xadd`, the same locked add that also returns the old value), a
+//! management entry's `lock xadd` (the ticket) and `xchg` (the `SeqCst`
+//! store of `exclusive`), and everything the lock-free objects report
+//! through the kernel's link view (`crate::lockfree`), failed CAS attempts
+//! included; beside them, the management entries themselves.
 //! The IPI protocol's `fetch_or` and `swap` of pending bits, which every
 //! regime shares and a one-core ping-pong never executes, are not counted.
 //! Whether the shared paths count is the type's constant parameter
@@ -80,6 +84,11 @@ pub struct RmwCounts {
     pub cmpxchg: u64,
     /// `lock cmpxchg16b` (failed attempts included).
     pub cmpxchg16b: u64,
+    /// Not an instruction: the management entries begun (each one's
+    /// ticket `lock xadd` and `SeqCst` store, an `xchg`, are counted
+    /// above). How a count tells a lock-free operation from one that
+    /// needed the whole kernel.
+    pub management: u64,
 }
 
 impl core::ops::AddAssign for RmwCounts {
@@ -89,6 +98,7 @@ impl core::ops::AddAssign for RmwCounts {
         self.xadd += more.xadd;
         self.cmpxchg += more.cmpxchg;
         self.cmpxchg16b += more.cmpxchg16b;
+        self.management += more.management;
     }
 }
 
@@ -100,18 +110,23 @@ impl RmwCounts {
             xadd: self.xadd.wrapping_sub(earlier.xadd),
             cmpxchg: self.cmpxchg.wrapping_sub(earlier.cmpxchg),
             cmpxchg16b: self.cmpxchg16b.wrapping_sub(earlier.cmpxchg16b),
+            management: self.management.wrapping_sub(earlier.management),
         }
     }
 
-    /// All of them.
+    /// All the instructions (not the management entries).
     pub fn total(&self) -> u64 {
         self.xchg + self.xadd + self.cmpxchg + self.cmpxchg16b
     }
 }
 
-/// One core's counters, written by the thread acting as that core only.
+/// One core's counters, written by the thread acting as that core only:
+/// one per instruction, then its management entries.
 #[derive(Debug, Default)]
-pub(crate) struct RmwTally([AtomicU64; 4]);
+pub(crate) struct RmwTally([AtomicU64; 5]);
+
+/// [`RmwTally`]'s counter of management entries.
+const MANAGEMENT: usize = 4;
 
 impl RmwTally {
     #[inline(always)]
@@ -128,6 +143,11 @@ impl RmwTally {
     #[inline(always)]
     pub(crate) fn add(&self, op: Rmw) {
         bump(self.of(op));
+    }
+
+    /// The management entries begun.
+    fn management(&self) -> &AtomicU64 {
+        &self.0[MANAGEMENT]
     }
 }
 
@@ -187,6 +207,7 @@ impl CountingLockFree {
             xadd: sum(Rmw::Xadd),
             cmpxchg: sum(Rmw::Cmpxchg),
             cmpxchg16b: sum(Rmw::Cmpxchg16b),
+            management: self.tally.iter().map(|t| t.management().load(Ordering::Relaxed)).sum(),
         }
     }
 }
@@ -222,7 +243,7 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
     }
 
     /// Enter a shared path as `core`, waiting while a management operation
-    /// runs (or waits to run); counting its `xchg`es if counting.
+    /// runs (or waits to run); counting its locked adds if counting.
     ///
     /// # Safety
     /// As [`Regime::enter`]'s: `core` is below [`Regime::cores`] (the
@@ -231,16 +252,16 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
     pub(crate) unsafe fn enter_shared(&self, core: usize) {
         // SAFETY: `core < self.active.len()` (this method's contract).
         let me = unsafe { self.active_of(core) };
-        // Only this core writes its word: it is even here.
-        let mut v = me.load(Ordering::Relaxed);
+        // Only this core writes its word: it is even here, and the add
+        // makes it odd (one `lock add`: no load of the word first).
         loop {
-            self.count(core, Rmw::Xchg);
-            me.swap(v + 1, Ordering::SeqCst);
+            self.count(core, Rmw::Xadd);
+            me.fetch_add(1, Ordering::SeqCst);
             if !self.exclusive.load(Ordering::SeqCst) {
                 return;
             }
-            v += 2;
-            me.store(v, Ordering::Release);
+            // Back off: even again (only this core writes the word).
+            me.store(me.load(Ordering::Relaxed) + 1, Ordering::Release);
             while self.exclusive.load(Ordering::Relaxed) {
                 core::hint::spin_loop();
             }
@@ -271,7 +292,7 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
 
     /// As `me`, wait until the shared entry `core` is in now (if any) has
     /// ended. Called from a shared path after a read-modify-write that an
-    /// entry of `core` checks after its own entering `xchg`: either that
+    /// entry of `core` checks after its own entering locked add: either that
     /// entry saw the write, or this sees the entry (both are locked
     /// instructions, so x86-64 orders each one's later load after it).
     /// An entry that backs off for a management operation changes the word
@@ -323,6 +344,9 @@ unsafe impl<const COUNTING: bool> Regime for LockFreeOf<COUNTING> {
 
     #[inline]
     unsafe fn enter<F: FnMut()>(&self, core: usize, mut spin: F) {
+        if COUNTING {
+            bump(self.tally[core].management());
+        }
         self.count(core, Rmw::Xadd);
         self.manage.acquire(core, &mut spin);
         // A `SeqCst` store is an `xchg` on x86-64.

@@ -116,8 +116,8 @@
 //!
 //! | call | atomic read-modify-writes |
 //! |---|---|
-//! | `Call` | gate `xchg`; taking the waiting server (the endpoint's last waiter): CAS closing its link, CAS emptying the word |
-//! | `ReplyRecv` | gate `xchg`; reply-word CAS (`Caller(client)` → `Receiver(server)`); endpoint CAS queueing the server |
+//! | `Call` | gate `lock add`; taking the waiting server (the endpoint's last waiter): CAS closing its link, CAS emptying the word |
+//! | `ReplyRecv` | gate `lock add`; reply-word CAS (`Caller(client)` → `Receiver(server)`); endpoint CAS queueing the server |
 //!
 //! Six per round trip (3 per call), as `LockFree::counting` counts them
 //! (the kernel test `lockfree_counts_the_atomics_of_its_ping_pong_path`).

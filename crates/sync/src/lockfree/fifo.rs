@@ -37,7 +37,7 @@
 //! after it is bookkeeping anyone may finish).
 
 use super::link::{self, relink, Link, Links, Rmw, NIL};
-use crate::primitive::Ordering;
+use crate::primitive::{AtomicU64, Ordering};
 
 /// A word holding a FIFO's ends (and maybe more), as seen by one load.
 pub(crate) trait Ends: Copy + PartialEq {
@@ -69,11 +69,12 @@ pub(crate) fn cas<'a, C: Cell, L: Links<'a>>(cell: &C, links: &L, seen: C::W, ne
     cell.cas(seen, new)
 }
 
-/// A CAS of a link word from `seen` to `new`, accounted to `links`.
+/// A CAS of `link` (a node's link word, found once by the caller for its
+/// load and this CAS) from `seen` to `new`, accounted to `links`.
 #[inline(always)]
-fn cas_link<'a, L: Links<'a>>(links: &L, node: u32, seen: Link, new: u64) -> bool {
+fn cas_link<'a, L: Links<'a>>(links: &L, link: &AtomicU64, seen: Link, new: u64) -> bool {
     links.rmw(Rmw::Cmpxchg);
-    links.link(node).compare_exchange(seen.raw(), new, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    link.compare_exchange(seen.raw(), new, Ordering::AcqRel, Ordering::Acquire).is_ok()
 }
 
 /// What one attempt of an operation found.
@@ -92,7 +93,8 @@ where
     L: Links<'a>,
 {
     let h = w.head();
-    let l = link::load(links.link(h));
+    let hl = links.link(h);
+    let l = link::load(hl);
     // The link must be the one of `w`'s head.
     let now = cell.load();
     if now != w {
@@ -112,7 +114,7 @@ where
         return step;
     }
     // The last waiter: close its link, then empty the word.
-    if cas_link(links, h, l, l.closed()) {
+    if cas_link(links, hl, l, l.closed()) {
         finish_close(cell, links, w);
         Step::Done(Some(h))
     } else {
@@ -129,7 +131,8 @@ where
     L: Links<'a>,
 {
     let t = w.tail();
-    let l = link::load(links.link(t));
+    let tl = links.link(t);
+    let l = link::load(tl);
     let now = cell.load();
     if now != w {
         return Step::Retry(now);
@@ -138,7 +141,7 @@ where
         return step;
     }
     relink(links.link(node), NIL);
-    if cas_link(links, t, l, l.to(node)) {
+    if cas_link(links, tl, l, l.to(node)) {
         // Linked: the node waits. Swing the tail (or let a helper).
         let _ = cas(cell, links, w, w.ends(w.head(), node));
         Step::Done(None)

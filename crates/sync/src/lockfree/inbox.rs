@@ -2,8 +2,10 @@
 //! once, oldest first (a core's queue of threads woken by other cores).
 //!
 //! **Word layout.** `head`: one `AtomicU64` holding the index of the most
-//! recently pushed node, `u32::MAX` = empty. Nodes are linked newest to
-//! oldest through the caller's link array (see [`super::link`]).
+//! recently pushed node plus one, `0` = empty (as the links and the dual
+//! queue's ends encode "none": the empty test is a compare with zero, one
+//! instruction on every kernel entry). Nodes are linked newest to oldest
+//! through the caller's link array (see [`super::link`]).
 //!
 //! **Algorithm.** A Treiber push (R. K. Treiber, IBM RJ 5118, 1986) and a
 //! take-all by `swap(empty)`, the intrusive MPSC list of the Linux kernel's
@@ -28,6 +30,22 @@ use core::marker::PhantomData;
 use super::link::{self, relink, Links, Rmw, NIL};
 use crate::primitive::{AtomicU64, Ordering};
 
+/// The head word of an empty inbox.
+const EMPTY: u64 = 0;
+
+/// The head word naming `node` (not [`NIL`]) as the newest.
+#[inline(always)]
+fn word(node: u32) -> u64 {
+    debug_assert_ne!(node, NIL);
+    u64::from(node) + 1
+}
+
+/// The newest node a head word names ([`NIL`] for [`EMPTY`]).
+#[inline(always)]
+fn index(head: u64) -> u32 {
+    (head as u32).wrapping_sub(1)
+}
+
 /// A multi-producer, single-consumer inbox of nodes; see the module
 /// documentation.
 #[derive(Debug)]
@@ -44,7 +62,7 @@ impl Default for Inbox {
 impl Inbox {
     /// An empty inbox.
     pub fn new() -> Self {
-        Self { head: AtomicU64::new(u64::from(NIL)) }
+        Self { head: AtomicU64::new(EMPTY) }
     }
 
     /// Push `node` (the caller's until the push publishes it).
@@ -55,9 +73,9 @@ impl Inbox {
     {
         let mut h = self.head.load(Ordering::Relaxed);
         loop {
-            relink(links.link(node), h as u32);
+            relink(links.link(node), index(h));
             links.rmw(Rmw::Cmpxchg);
-            match self.head.compare_exchange(h, u64::from(node), Ordering::AcqRel, Ordering::Relaxed) {
+            match self.head.compare_exchange(h, word(node), Ordering::AcqRel, Ordering::Relaxed) {
                 Ok(_) => return,
                 Err(now) => h = now,
             }
@@ -67,7 +85,7 @@ impl Inbox {
     /// Whether the inbox is empty (a `Relaxed` load; see the module docs).
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.head.load(Ordering::Relaxed) == u64::from(NIL)
+        self.head.load(Ordering::Relaxed) == EMPTY
     }
 
     /// The nodes in the inbox, newest first, left in it. **Exclusive**: only
@@ -78,7 +96,7 @@ impl Inbox {
     where
         L: Links<'a>,
     {
-        Drained { links, next: self.head.load(Ordering::Acquire) as u32, _links: PhantomData }
+        Drained { links, next: index(self.head.load(Ordering::Acquire)), _links: PhantomData }
     }
 
     /// Take every node pushed so far, oldest first. **Single consumer**: at
@@ -89,12 +107,12 @@ impl Inbox {
     where
         L: Links<'a>,
     {
-        if self.head.load(Ordering::Relaxed) == u64::from(NIL) {
+        if self.head.load(Ordering::Relaxed) == EMPTY {
             return Drained { links, next: NIL, _links: PhantomData };
         }
         // Newest first; reverse in place (the nodes are ours now).
         links.rmw(Rmw::Xchg);
-        let mut cur = self.head.swap(u64::from(NIL), Ordering::Acquire) as u32;
+        let mut cur = index(self.head.swap(EMPTY, Ordering::Acquire));
         let mut prev = NIL;
         while cur != NIL {
             let next = link::load(links.link(cur)).next;

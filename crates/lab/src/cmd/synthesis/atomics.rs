@@ -25,12 +25,15 @@ pub struct AtomicsRecord {
     pub part: Cow<'static, str>,
     pub iterations: usize,
     pub atomics: f64,
-    /// Of them: the management gate's reader-side `xchg`, one per entry.
+    /// Of them: `xchg` (a stop request's owed-interrupt flag, set and
+    /// taken; an inbox's take-all; a management entry's `SeqCst` store).
     pub xchg: f64,
+    /// `lock xadd`: the management gate's reader side, one per entry (a
+    /// `lock add`), and a management entry's ticket.
     pub xadd: f64,
     pub cmpxchg: f64,
     pub cmpxchg16b: f64,
-    /// Whether any part ran as a management entry (the gate's `lock xadd`):
+    /// Whether any part ran as a management entry (the regime counts them):
     /// the operation was not lock-free.
     pub management: bool,
     /// What these atomics alone cost, from this machine's measured
@@ -317,7 +320,7 @@ pub fn records(
     let per = |x: u64| x as f64 / n as f64;
     let mut out = Vec::new();
     for (&(op, names), parts) in OPERATIONS.iter().zip(&sums) {
-        let management = parts.iter().any(|p| p.xadd > 0);
+        let management = parts.iter().any(|p| p.management > 0);
         // A split operation is also judged whole (the target is
         // per operation; the seed splits its times).
         let mut both = parts[0];

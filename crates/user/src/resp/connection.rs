@@ -148,6 +148,12 @@ impl Connection {
         let mut used = 0;
         loop {
             let frame = &data[used..];
+            // Nothing left: the parser is at a frame start (after a
+            // complete request, or given no input), where no bytes parse
+            // to nothing. Skipping that call saves a parse per request.
+            if frame.is_empty() {
+                return (used, Flow::Continue);
+            }
             match self.parser.parse(frame, &self.limits) {
                 Ok(None) => return (used, Flow::Continue),
                 Ok(Some(len)) => {

@@ -260,8 +260,10 @@ impl<const COUNTING: bool> LockFreeOf<COUNTING> {
             if !self.exclusive.load(Ordering::SeqCst) {
                 return;
             }
-            // Back off: even again (only this core writes the word).
-            me.store(me.load(Ordering::Relaxed) + 1, Ordering::Release);
+            // Back off: leave again (the word even), then wait.
+            // SAFETY: this method's contract, for the `core` that just
+            // entered.
+            unsafe { self.exit_shared(core) };
             while self.exclusive.load(Ordering::Relaxed) {
                 core::hint::spin_loop();
             }

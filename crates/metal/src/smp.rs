@@ -166,8 +166,14 @@ extern "C" fn ap_main(core: u64) -> ! {
     apic::enable();
     apic::start_timer(irq::TIMER_VECTOR, irq::TIMER_COUNT);
     irq::enable();
-    ONLINE.fetch_add(1, Ordering::AcqRel);
+    // The generation is read before checking in: the boot core publishes
+    // its first job only after it saw this core online, so that job's bump
+    // comes after this read. Read after checking in, a bump made in between
+    // (this core's thread descheduled by a loaded host) would be taken for
+    // the starting point and its job never run, leaving the boot core
+    // waiting for it forever.
     let mut seen = GENERATION.load(Ordering::Acquire);
+    ONLINE.fetch_add(1, Ordering::AcqRel);
     loop {
         let generation = GENERATION.load(Ordering::Acquire);
         if generation == seen {

@@ -61,6 +61,13 @@ proptest! {
     #[test]
     fn parsers_and_connections_never_panic(input in any_input(), chunk in 1usize..40) {
         let limits = small_limits();
+        // The stack's framing scan agrees with the parser on every input:
+        // the same end, the same incompleteness, the same error.
+        let framing = Limits::with_max_request(limits.max_request);
+        prop_assert_eq!(
+            request_len(&input, limits.max_request),
+            parse_request(&input, &framing).map(|parsed| parsed.map(|(_, used)| used))
+        );
         match parse_request(&input, &limits) {
             Ok(Some((request, used))) => {
                 prop_assert!(used <= input.len() && used <= limits.max_request);

@@ -170,6 +170,37 @@ impl Spans {
     }
 }
 
+/// Where a multibulk scan puts each argument's `(start, len)`: a request's
+/// [`Spans`], or nowhere ([`Boundaries`]) when only the frame's end is wanted.
+trait SpanSink {
+    fn push(&mut self, span: (usize, usize));
+}
+
+impl SpanSink for Spans {
+    #[inline]
+    fn push(&mut self, span: (usize, usize)) {
+        Spans::push(self, span);
+    }
+}
+
+/// The sink of a scan that only finds where frames end ([`request_len`]).
+struct Boundaries;
+
+impl SpanSink for Boundaries {
+    #[inline(always)]
+    fn push(&mut self, _span: (usize, usize)) {}
+}
+
+/// How far a multibulk scan got.
+enum Scan {
+    /// The buffer ends inside the frame's header line: read it again.
+    Header,
+    /// The frame is whole and ends here.
+    Whole(usize),
+    /// The buffer ends inside it: `remaining` arguments from `pos` to go.
+    Partial { pos: usize, remaining: usize },
+}
+
 /// One parsed request: its argument list (command name first). A request
 /// parsed from a multibulk frame refers into the buffer it was parsed from,
 /// which every accessor takes again as `buf`; an inline command (whose
@@ -267,7 +298,16 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Request, usi
 /// `Limits::with_max_request(max_request)` fails. It allocates only for
 /// inline commands and frames of more than eight arguments.
 pub fn request_len(buf: &[u8], max_request: usize) -> Result<Option<usize>, ProtocolError> {
-    Parser::new().parse(buf, &Limits::with_max_request(max_request))
+    let limits = Limits::with_max_request(max_request);
+    if buf.first() != Some(&b'*') {
+        return Parser::new().parse(buf, &limits);
+    }
+    // The same scan as the parser's, its spans dropped: no request is built.
+    match scan_frame(buf, &limits, &mut Boundaries)? {
+        Scan::Whole(end) => Ok(Some(end)),
+        Scan::Header | Scan::Partial { .. } if buf.len() > limits.max_request => Err(ProtocolError::TooBigRequest),
+        Scan::Header | Scan::Partial { .. } => Ok(None),
+    }
 }
 
 /// An incremental request parser: [`parse_request`] that remembers how far
@@ -348,63 +388,33 @@ impl Parser {
 
     #[inline]
     fn multibulk_header(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, ProtocolError> {
-        let Some((count, pos)) = read_header(buf, 0, ProtocolError::InvalidMultibulkLength)? else {
-            return Ok(None);
-        };
-        if count == 0 || count == -1 {
-            return Ok(Some(pos));
-        }
-        let count = usize::try_from(count).map_err(|_| ProtocolError::InvalidMultibulkLength)?;
-        if count > limits.max_args {
-            return Err(ProtocolError::InvalidMultibulkLength);
-        }
-        if pos.saturating_add(count.saturating_mul(MIN_ARG_BYTES)) > limits.max_request {
-            return Err(ProtocolError::TooBigRequest);
-        }
-        self.multibulk(buf, pos, count, limits)
+        let scan = scan_frame(buf, limits, &mut self.request.spans)?;
+        Ok(self.scanned(scan))
     }
 
     #[inline]
     fn multibulk(
         &mut self,
         buf: &[u8],
-        mut pos: usize,
-        mut remaining: usize,
+        pos: usize,
+        remaining: usize,
         limits: &Limits,
     ) -> Result<Option<usize>, ProtocolError> {
-        while remaining > 0 {
-            let Some(&kind) = buf.get(pos) else {
+        let scan = scan_args(buf, pos, remaining, limits, &mut self.request.spans)?;
+        Ok(self.scanned(scan))
+    }
+
+    /// The end of a whole frame, or the progress kept for the next call.
+    #[inline(always)]
+    fn scanned(&mut self, scan: Scan) -> Option<usize> {
+        match scan {
+            Scan::Header => None,
+            Scan::Whole(end) => Some(end),
+            Scan::Partial { pos, remaining } => {
                 self.state = State::Multibulk { pos, remaining };
-                return Ok(None);
-            };
-            if kind != b'$' {
-                return Err(ProtocolError::ExpectedBulk(kind));
+                None
             }
-            let Some((len, data)) = read_header(buf, pos, ProtocolError::InvalidBulkLength)? else {
-                self.state = State::Multibulk { pos, remaining };
-                return Ok(None);
-            };
-            let len = usize::try_from(len).map_err(|_| ProtocolError::InvalidBulkLength)?;
-            if len > limits.max_bulk {
-                return Err(ProtocolError::InvalidBulkLength);
-            }
-            // Everything still to come must fit, at its smallest.
-            let end = data.saturating_add(len).saturating_add(2);
-            if end.saturating_add((remaining - 1).saturating_mul(MIN_ARG_BYTES)) > limits.max_request {
-                return Err(ProtocolError::TooBigRequest);
-            }
-            if buf.len() < end {
-                self.state = State::Multibulk { pos, remaining };
-                return Ok(None);
-            }
-            if buf[end - 2..end] != *b"\r\n" {
-                return Err(ProtocolError::MissingCrlf);
-            }
-            self.request.spans.push((data, len));
-            pos = end;
-            remaining -= 1;
         }
-        Ok(Some(pos))
     }
 
     #[cold]
@@ -427,6 +437,69 @@ impl Parser {
         self.request = split_inline(line)?;
         Ok(Some(newline + 1))
     }
+}
+
+/// Scans a multibulk frame from its `*` at the start of `buf`, each
+/// argument's span into `spans`.
+#[inline(always)]
+fn scan_frame(buf: &[u8], limits: &Limits, spans: &mut impl SpanSink) -> Result<Scan, ProtocolError> {
+    let Some((count, pos)) = read_header(buf, 0, ProtocolError::InvalidMultibulkLength)? else {
+        return Ok(Scan::Header);
+    };
+    if count == 0 || count == -1 {
+        return Ok(Scan::Whole(pos));
+    }
+    let count = usize::try_from(count).map_err(|_| ProtocolError::InvalidMultibulkLength)?;
+    if count > limits.max_args {
+        return Err(ProtocolError::InvalidMultibulkLength);
+    }
+    if pos.saturating_add(count.saturating_mul(MIN_ARG_BYTES)) > limits.max_request {
+        return Err(ProtocolError::TooBigRequest);
+    }
+    scan_args(buf, pos, count, limits, spans)
+}
+
+/// Scans `remaining` bulk arguments from `pos`, each one's span into
+/// `spans`; lengths are checked against the limits before their bytes are
+/// waited for.
+#[inline(always)]
+fn scan_args(
+    buf: &[u8],
+    mut pos: usize,
+    mut remaining: usize,
+    limits: &Limits,
+    spans: &mut impl SpanSink,
+) -> Result<Scan, ProtocolError> {
+    while remaining > 0 {
+        let Some(&kind) = buf.get(pos) else {
+            return Ok(Scan::Partial { pos, remaining });
+        };
+        if kind != b'$' {
+            return Err(ProtocolError::ExpectedBulk(kind));
+        }
+        let Some((len, data)) = read_header(buf, pos, ProtocolError::InvalidBulkLength)? else {
+            return Ok(Scan::Partial { pos, remaining });
+        };
+        let len = usize::try_from(len).map_err(|_| ProtocolError::InvalidBulkLength)?;
+        if len > limits.max_bulk {
+            return Err(ProtocolError::InvalidBulkLength);
+        }
+        // Everything still to come must fit, at its smallest.
+        let end = data.saturating_add(len).saturating_add(2);
+        if end.saturating_add((remaining - 1).saturating_mul(MIN_ARG_BYTES)) > limits.max_request {
+            return Err(ProtocolError::TooBigRequest);
+        }
+        if buf.len() < end {
+            return Ok(Scan::Partial { pos, remaining });
+        }
+        if buf[end - 2..end] != *b"\r\n" {
+            return Err(ProtocolError::MissingCrlf);
+        }
+        spans.push((data, len));
+        pos = end;
+        remaining -= 1;
+    }
+    Ok(Scan::Whole(pos))
 }
 
 /// Reads the header line `<type byte><number>\r\n` at `at`: the number and
@@ -607,6 +680,47 @@ mod tests {
 
     fn parse(buf: &[u8]) -> Parsed {
         parse_request(buf, &Limits::default()).map(|r| r.map(|(req, n)| (req.to_vec(buf), n)))
+    }
+
+    /// The stack's framing scan ends, waits and fails exactly where the
+    /// parser does, on every prefix of well-formed frames and on each way
+    /// a frame can be malformed or too large.
+    #[test]
+    fn request_len_agrees_with_the_parser_on_every_prefix_and_error() {
+        let whole: &[&[u8]] = &[
+            b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n",
+            b"*0\r\n",
+            b"*-1\r\n",
+            b"*1\r\n$0\r\n\r\n",
+            b"PING\r\n",
+            b"SET k \"v w\"\n",
+        ];
+        let malformed: &[&[u8]] = &[
+            b"*x\r\n",
+            b"*-2\r\n",
+            b"*1\r\n:3\r\n",
+            b"*1\r\n$-1\r\n",
+            b"*1\r\n$3\r\nGETxx",
+            b"*1\r\n$99999\r\n",
+            b"*99999999\r\n",
+            b"*012\r\n",
+            b"SET k \"v\n",
+        ];
+        let max = 4096;
+        let check = |buf: &[u8]| {
+            let parsed = parse_request(buf, &Limits::with_max_request(max)).map(|r| r.map(|(_, n)| n));
+            assert_eq!(request_len(buf, max), parsed, "{:?}", String::from_utf8_lossy(buf));
+        };
+        for frame in whole.iter().chain(malformed) {
+            for end in 0..=frame.len() {
+                check(&frame[..end]);
+            }
+            // Followed by the start of the next frame.
+            check(&[*frame, b"*1\r\n$4\r\nPI".as_slice()].concat());
+        }
+        assert_eq!(request_len(whole[0], max), Ok(Some(whole[0].len())));
+        assert_eq!(request_len(&whole[0][..9], max), Ok(None));
+        assert_eq!(request_len(malformed[4], max), Err(ProtocolError::MissingCrlf));
     }
 
     fn words(list: &[&str]) -> Vec<Vec<u8>> {

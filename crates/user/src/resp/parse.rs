@@ -295,8 +295,9 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Request, usi
 /// Finds where the first request of `buf` ends, for a network stack that
 /// cuts a stream into requests without executing them: `Ok(Some(len))`,
 /// `Ok(None)` if incomplete, `Err` exactly when [`parse_request`] with
-/// `Limits::with_max_request(max_request)` fails. It allocates only for
-/// inline commands and frames of more than eight arguments.
+/// `Limits::with_max_request(max_request)` fails. A multibulk frame is
+/// scanned without building a request (nothing allocated, no span kept);
+/// an inline command goes through the parser.
 pub fn request_len(buf: &[u8], max_request: usize) -> Result<Option<usize>, ProtocolError> {
     let limits = Limits::with_max_request(max_request);
     if buf.first() != Some(&b'*') {

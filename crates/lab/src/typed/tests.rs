@@ -32,7 +32,7 @@ const SYNTHETIC: &str = concat!(
     "\n",
     r#"{"record":"serve_bench","round":1,"server":"granule","test":"set","pipeline":16,"order":0,"requests":5000,"requests_per_sec":125000.5,"server_cpu_s":0.25,"requests_per_cpu_s":500002.0,"load_cpu_s":0.2,"load_cpu_share":0.8}"#,
     "\n",
-    r#"{"record":"serve_vs_redis","test":"get","pipeline":1,"regime":"bkl","rounds":3,"granule_requests_per_sec":90000.0,"redis_requests_per_sec":100000.0,"ratio_rps":0.9,"granule_requests_per_cpu_s":null,"redis_requests_per_cpu_s":120000.0,"ratio_xput":null,"granule_load_cpu_share":0.95,"redis_load_cpu_share":null,"meets_target":false}"#,
+    r#"{"record":"serve_vs_redis","test":"get","pipeline":1,"regime":"bkl","rounds":3,"granule_requests_per_sec":90000.0,"redis_requests_per_sec":100000.0,"ratio_rps":0.9,"granule_requests_per_cpu_s":null,"redis_requests_per_cpu_s":120000.0,"ratio_xput":null,"paired_ratio_rps":0.92,"paired_ratio_xput":null,"paired_ratio_xput_min":null,"paired_ratio_xput_max":null,"granule_load_cpu_share":0.95,"redis_load_cpu_share":null,"meets_target":false}"#,
     "\n",
     r#"{"record":"ipc_instructions","regime":"bkl","instructions_per_round_trip":812.5,"extra_instructions_over_none":40.25,"extra_instructions_per_call":20.125,"iterations_short":1000,"iterations_long":11000,"ir_short":900000,"ir_long":9025000}"#,
     "\n",

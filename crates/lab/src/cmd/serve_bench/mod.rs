@@ -305,7 +305,8 @@ pub fn run(a: &Args) -> Result<()> {
              server_cpu_s (empty when none was charged); order 1: that server ran first in its round (the first alternates); \
              load_cpu_share: redis-benchmark's own CPU time over the run's wall time (its one thread can use one CPU).\n\
              serve_vs_redis: medians over the rounds, ratios granule / redis; meets_target: both ratios >= 1.0. Target \
-             met on {met} of {} (test, pipeline) points.\n",
+             met on {met} of {} (test, pipeline) points. paired_ratio_*: the median (and the range) of each round's \
+             own ratio, its two runs back to back: the machine's drift between rounds cancels there.\n",
             s.pipelines.len() * s.tests.len()
         ));
         if let Some(bound) = summary::load_bound(&compared) {

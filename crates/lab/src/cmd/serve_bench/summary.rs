@@ -103,6 +103,21 @@ pub struct ServeVsRedis<'a> {
     pub redis_requests_per_cpu_s: Option<f64>,
     /// `granule_requests_per_cpu_s / redis_requests_per_cpu_s`.
     pub ratio_xput: Option<f64>,
+    /// Median over the rounds of each round's own `granule / redis`
+    /// requests per second (the two runs of a round are back to back, so
+    /// the VM's drift between rounds cancels in each).
+    #[serde(default)]
+    pub paired_ratio_rps: Option<f64>,
+    /// Median over the rounds of each round's own `granule / redis`
+    /// requests per server CPU-second.
+    #[serde(default)]
+    pub paired_ratio_xput: Option<f64>,
+    /// Lowest of those per-round requests-per-CPU-second ratios.
+    #[serde(default)]
+    pub paired_ratio_xput_min: Option<f64>,
+    /// Highest of those per-round requests-per-CPU-second ratios.
+    #[serde(default)]
+    pub paired_ratio_xput_max: Option<f64>,
     /// Median share of its CPU redis-benchmark used against `granule serve`.
     pub granule_load_cpu_share: Option<f64>,
     /// Median share of its CPU redis-benchmark used against `redis-server`.
@@ -183,6 +198,15 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
     let load = |kind: Kind| median(&of(kind).filter_map(Sample::load_cpu_share).collect::<Vec<_>>());
     let ratio_rps = ratio(g_rps, r_rps);
     let ratio_xput = ratio(g_xput, r_xput);
+    let pairs = rounds_paired(samples, test, pipeline);
+    let (paired_rps, paired_xput): (Vec<f64>, Vec<f64>) = pairs
+        .iter()
+        .map(|(g, r)| {
+            let rps = ratio(Some(g.requests_per_sec), Some(r.requests_per_sec)).unwrap_or(f64::NAN);
+            (rps, ratio(g.requests_per_cpu_s(), r.requests_per_cpu_s()).unwrap_or(f64::NAN))
+        })
+        .unzip();
+    let xput_known: Vec<f64> = paired_xput.iter().copied().filter(|x| x.is_finite()).collect();
     ServeVsRedis {
         test: Cow::Borrowed(test),
         pipeline,
@@ -194,10 +218,27 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
         granule_requests_per_cpu_s: g_xput,
         redis_requests_per_cpu_s: r_xput,
         ratio_xput,
+        paired_ratio_rps: median(&paired_rps),
+        paired_ratio_xput: median(&paired_xput),
+        paired_ratio_xput_min: xput_known.iter().copied().reduce(f64::min),
+        paired_ratio_xput_max: xput_known.iter().copied().reduce(f64::max),
         granule_load_cpu_share: load(Kind::Granule),
         redis_load_cpu_share: load(Kind::Redis),
         meets_target: ratio_rps.is_some_and(|x| x >= 1.0) && ratio_xput.is_some_and(|x| x >= 1.0),
     }
+}
+
+/// Per round that measured both servers at (`test`, `pipeline`), the
+/// granule run and the Redis run, in round order.
+fn rounds_paired<'s>(samples: &'s [Sample], test: &str, pipeline: u64) -> Vec<(&'s Sample, &'s Sample)> {
+    let of = |kind: Kind, round: u64| {
+        samples.iter().find(|s| s.server == kind && s.round == round && s.test == test && s.pipeline == pipeline)
+    };
+    let mut rounds: Vec<u64> =
+        samples.iter().filter(|s| s.test == test && s.pipeline == pipeline).map(|s| s.round).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    rounds.into_iter().filter_map(|r| Some((of(Kind::Granule, r)?, of(Kind::Redis, r)?))).collect()
 }
 
 /// The share of its CPU above which redis-benchmark is taken to have set
@@ -265,8 +306,14 @@ mod tests {
         // The load generator used 0.5, 1.0 and 1.5 s of CPU over 2 s runs.
         assert_eq!(r.granule_load_cpu_share, Some(0.5));
         assert_eq!(r.redis_load_cpu_share, Some(0.5));
+        // Round by round: requests/s 2, 1 and 3 times Redis's; per
+        // CPU-second 2 and 1 (round 3's granule run has none).
+        assert_eq!(r.paired_ratio_rps, Some(2.0));
+        assert_eq!(r.paired_ratio_xput, Some(1.5));
+        assert_eq!((r.paired_ratio_xput_min, r.paired_ratio_xput_max), (Some(1.0), Some(2.0)));
         let none = compare(&s, "bkl", "get", 1);
         assert!(none.ratio_rps.is_none());
+        assert!(none.paired_ratio_rps.is_none() && none.paired_ratio_xput_min.is_none());
         assert!(!none.meets_target);
         let m = sample(Kind::Redis, 1, 1.0, 0.0).record().to_map();
         assert_eq!(m["requests_per_cpu_s"], serde_json::Value::Null, "{m:?}");
@@ -287,5 +334,29 @@ mod tests {
         let mut instant = sample(Kind::Redis, 1, 1.0, 0.0);
         instant.wall_s = 0.0;
         assert_eq!(instant.record().to_map()["load_cpu_share"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn paired_ratios_cancel_the_drift_between_rounds() {
+        // The machine ran twice as fast in round 2 for both servers: the
+        // ratio of the medians reads 0.90 (95 against 105, granule's median
+        // taking in its unpaired round 4 too), while granule was ahead in
+        // two of the three rounds themselves.
+        let s = vec![
+            sample(Kind::Granule, 1, 100.0, 1.0),
+            sample(Kind::Redis, 1, 95.0, 1.0),
+            sample(Kind::Granule, 2, 210.0, 1.0),
+            sample(Kind::Redis, 2, 200.0, 1.0),
+            sample(Kind::Granule, 3, 90.0, 1.0),
+            sample(Kind::Redis, 3, 105.0, 1.0),
+            // A round Redis never ran is not paired.
+            sample(Kind::Granule, 4, 1.0, 1.0),
+        ];
+        let r = compare(&s, "bkl", "set", 1);
+        assert_eq!(r.ratio_rps, Some(95.0 / 105.0));
+        assert_eq!(r.paired_ratio_rps, Some(210.0 / 200.0));
+        // 1000 requests per 1 s of CPU time in every run.
+        assert_eq!(r.paired_ratio_xput, Some(1.0));
+        assert_eq!((r.paired_ratio_xput_min, r.paired_ratio_xput_max), (Some(1.0), Some(1.0)));
     }
 }

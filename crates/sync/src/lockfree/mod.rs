@@ -21,6 +21,7 @@
 //! | [`DualQueue`] (senders *or* receivers waiting, FIFO) | `dual.rs`, `fifo.rs` | 64-bit tagged word, tagged links | Michael & Scott 1996 |
 //! | [`SignalStack`] (badge bits + FIFO waiters) | `signal.rs`, `fifo.rs` | 128-bit word, tagged links | §2.3 "squeeze into two words", Michael & Scott 1996 |
 //! | [`Inbox`] (MPSC, take-all) | `inbox.rs` | 64-bit head | Treiber push, Linux `llist` |
+//! | [`IndexStack`] (LIFO free list of indices: buffer pools) | `index_stack.rs` | 64-bit head, 48-bit tag | Treiber 1986 |
 //! | [`LogRing`] (byte messages, drop when full, sleeping reader) | `log_ring.rs` | 64-bit positions and sequences | Vyukov 2010 |
 //! | [`rcu_tree::Tree`] (named nodes, byte values) | `rcu_tree.rs` | one body pointer per node | §4 optimistic update, RCU (McKenney 1998) |
 //! | [`StopWord`] (suspend, resume, kill, the owner's stop) | `stop_word.rs` | 32-bit flags and home core | §4.2 `STOPME` |
@@ -75,6 +76,7 @@ mod counter;
 mod dual;
 mod fifo;
 mod inbox;
+mod index_stack;
 mod interference;
 mod link;
 mod list;
@@ -93,6 +95,7 @@ mod tagged;
 pub use counter::{Counter, SeqCounter};
 pub use dual::{DualQueue, Side, Snapshot, MAX_WAITER};
 pub use inbox::{Drained, Inbox};
+pub use index_stack::{IndexStack, MAX_INDICES};
 pub use interference::{Interference, NoInterference, OnFirstAttempt, Retried};
 pub use link::{new_link, Links, Rmw, MAX_NODE, NIL};
 pub use list::{List, Node, SeqList, MAX_NODES};

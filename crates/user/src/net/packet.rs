@@ -20,8 +20,9 @@
 //! is the contract that makes the raw accesses below sound.
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use granule_sync::lockfree::MpmcQueue;
+use granule_sync::lockfree::{IndexStack, MAX_INDICES};
 
 /// Bytes of one buffer.
 pub const BUF_BYTES: usize = 2048;
@@ -50,12 +51,20 @@ pub struct Header {
 }
 
 /// A pool of packet buffers in shared memory, with a lock-free free list
-/// (granule-sync's multi-producer multi-consumer Synthesis queue: any
-/// thread allocates, any thread frees).
+/// that any thread allocates from and frees to. The list is last-in
+/// first-out (granule-sync's [`IndexStack`]): the buffer freed last, its
+/// bytes likely still in the cache, is the next one handed out. A
+/// first-in first-out list used every buffer of the frame in turn, each one
+/// cold by the time it came round, and a locked instruction after the copy
+/// into it waited for those stores (`docs/kv.md`).
 pub struct PacketPool {
     base: NonNull<u8>,
     count: usize,
-    free: MpmcQueue,
+    free: IndexStack,
+    /// Buffers in `free`, or a few more while frees and allocations are
+    /// under way (relaxed: a reading for the far side's reserve, which
+    /// needs no more).
+    free_count: AtomicUsize,
 }
 
 // SAFETY: the pool hands out each buffer to one owner at a time (the
@@ -69,12 +78,13 @@ unsafe impl Sync for PacketPool {}
 
 impl std::fmt::Debug for PacketPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PacketPool").field("count", &self.count).field("free", &self.free.len()).finish()
+        f.debug_struct("PacketPool").field("count", &self.count).field("free", &self.free_now()).finish()
     }
 }
 
 impl PacketPool {
-    /// A pool over `bytes` bytes at `base` (whole buffers only).
+    /// A pool over `bytes` bytes at `base` (whole buffers only, at most
+    /// [`MAX_INDICES`] of them).
     ///
     /// # Safety
     ///
@@ -82,12 +92,8 @@ impl PacketPool {
     /// pool or any descriptor it handed out is alive: a frame mapped for the
     /// experiment's lifetime.
     pub unsafe fn new(base: NonNull<u8>, bytes: usize) -> Self {
-        let count = bytes / BUF_BYTES;
-        let free = MpmcQueue::new(count.max(2));
-        for d in 0..count {
-            let _ = free.put(d as u64);
-        }
-        Self { base, count, free }
+        let count = (bytes / BUF_BYTES).min(MAX_INDICES);
+        Self { base, count, free: IndexStack::full(count), free_count: AtomicUsize::new(count) }
     }
 
     /// Buffers in the pool.
@@ -97,19 +103,23 @@ impl PacketPool {
 
     /// Buffers free now.
     pub fn free_now(&self) -> usize {
-        self.free.len()
+        self.free_count.load(Ordering::Relaxed)
     }
 
     /// Take a free buffer (`None`: all in flight).
     pub fn alloc(&self) -> Option<u64> {
-        self.free.get()
+        let d = self.free.pop()?;
+        self.free_count.fetch_sub(1, Ordering::Relaxed);
+        Some(d as u64)
     }
 
     /// Return a buffer the caller owns.
     pub fn free(&self, desc: u64) {
         if (desc as usize) < self.count {
-            // Cannot be full: it holds at most `count` descriptors.
-            let _ = self.free.put(desc);
+            // Counted before it is pushed (and after it is popped), so the
+            // count never falls below what the list holds, nor below 0.
+            self.free_count.fetch_add(1, Ordering::Relaxed);
+            self.free.push(desc as usize);
         }
     }
 
@@ -205,8 +215,13 @@ mod tests {
         assert_eq!(pool.header(d).unwrap().len as usize, PAYLOAD_MAX);
         let taken: Vec<u64> = std::iter::from_fn(|| pool.alloc()).collect();
         assert_eq!(taken.len(), 3);
+        assert_eq!(pool.free_now(), 0);
         pool.free(d);
         pool.free(99);
         assert_eq!(pool.free_now(), 1);
+        pool.free(taken[1]);
+        assert_eq!(pool.free_now(), 2);
+        assert_eq!(pool.alloc(), Some(taken[1]), "the buffer freed last is handed out first");
+        assert_eq!(pool.alloc(), Some(d));
     }
 }

@@ -178,7 +178,7 @@ mod tests {
         let after = s.head.load(Ordering::Relaxed);
         assert_eq!(index_of(after), index_of(before));
         assert_ne!(after, before, "same top, new tag: a stalled pop's CAS fails");
-        let top_tag = u64::MAX & !EMPTY;
+        let top_tag = !EMPTY;
         assert_eq!(bumped(top_tag | 1, 5), 5, "the tag wraps to 0, the index is the new one");
     }
 }

@@ -198,15 +198,13 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
     let load = |kind: Kind| median(&of(kind).filter_map(Sample::load_cpu_share).collect::<Vec<_>>());
     let ratio_rps = ratio(g_rps, r_rps);
     let ratio_xput = ratio(g_xput, r_xput);
-    let pairs = rounds_paired(samples, test, pipeline);
-    let (paired_rps, paired_xput): (Vec<f64>, Vec<f64>) = pairs
-        .iter()
-        .map(|(g, r)| {
-            let rps = ratio(Some(g.requests_per_sec), Some(r.requests_per_sec)).unwrap_or(f64::NAN);
-            (rps, ratio(g.requests_per_cpu_s(), r.requests_per_cpu_s()).unwrap_or(f64::NAN))
-        })
-        .unzip();
-    let xput_known: Vec<f64> = paired_xput.iter().copied().filter(|x| x.is_finite()).collect();
+    // Per round that measured both servers, its granule run and its Redis run.
+    let pairs: Vec<(&Sample, &Sample)> =
+        of(Kind::Granule).filter_map(|g| Some((g, of(Kind::Redis).find(|r| r.round == g.round)?))).collect();
+    let paired_rps: Vec<f64> =
+        pairs.iter().filter_map(|(g, r)| ratio(Some(g.requests_per_sec), Some(r.requests_per_sec))).collect();
+    let paired_xput: Vec<f64> =
+        pairs.iter().filter_map(|(g, r)| ratio(g.requests_per_cpu_s(), r.requests_per_cpu_s())).collect();
     ServeVsRedis {
         test: Cow::Borrowed(test),
         pipeline,
@@ -220,25 +218,12 @@ pub fn compare<'a>(samples: &[Sample], regime: &'a str, test: &'a str, pipeline:
         ratio_xput,
         paired_ratio_rps: median(&paired_rps),
         paired_ratio_xput: median(&paired_xput),
-        paired_ratio_xput_min: xput_known.iter().copied().reduce(f64::min),
-        paired_ratio_xput_max: xput_known.iter().copied().reduce(f64::max),
+        paired_ratio_xput_min: paired_xput.iter().copied().reduce(f64::min),
+        paired_ratio_xput_max: paired_xput.iter().copied().reduce(f64::max),
         granule_load_cpu_share: load(Kind::Granule),
         redis_load_cpu_share: load(Kind::Redis),
         meets_target: ratio_rps.is_some_and(|x| x >= 1.0) && ratio_xput.is_some_and(|x| x >= 1.0),
     }
-}
-
-/// Per round that measured both servers at (`test`, `pipeline`), the
-/// granule run and the Redis run, in round order.
-fn rounds_paired<'s>(samples: &'s [Sample], test: &str, pipeline: u64) -> Vec<(&'s Sample, &'s Sample)> {
-    let of = |kind: Kind, round: u64| {
-        samples.iter().find(|s| s.server == kind && s.round == round && s.test == test && s.pipeline == pipeline)
-    };
-    let mut rounds: Vec<u64> =
-        samples.iter().filter(|s| s.test == test && s.pipeline == pipeline).map(|s| s.round).collect();
-    rounds.sort_unstable();
-    rounds.dedup();
-    rounds.into_iter().filter_map(|r| Some((of(Kind::Granule, r)?, of(Kind::Redis, r)?))).collect()
 }
 
 /// The share of its CPU above which redis-benchmark is taken to have set

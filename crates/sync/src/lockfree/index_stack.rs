@@ -82,6 +82,7 @@ impl IndexStack {
     }
 
     /// How many indices the stack ranges over.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.links.len()
     }

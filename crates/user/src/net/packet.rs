@@ -59,7 +59,7 @@ pub struct Header {
 /// into it waited for those stores (`docs/kv.md`).
 pub struct PacketPool {
     base: NonNull<u8>,
-    count: usize,
+    /// Its capacity is the pool's buffer count.
     free: IndexStack,
     /// Buffers in `free`, or a few more while frees and allocations are
     /// under way (relaxed: a reading for the far side's reserve, which
@@ -78,7 +78,7 @@ unsafe impl Sync for PacketPool {}
 
 impl std::fmt::Debug for PacketPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PacketPool").field("count", &self.count).field("free", &self.free_now()).finish()
+        f.debug_struct("PacketPool").field("count", &self.count()).field("free", &self.free_now()).finish()
     }
 }
 
@@ -93,12 +93,12 @@ impl PacketPool {
     /// experiment's lifetime.
     pub unsafe fn new(base: NonNull<u8>, bytes: usize) -> Self {
         let count = (bytes / BUF_BYTES).min(MAX_INDICES);
-        Self { base, count, free: IndexStack::full(count), free_count: AtomicUsize::new(count) }
+        Self { base, free: IndexStack::full(count), free_count: AtomicUsize::new(count) }
     }
 
     /// Buffers in the pool.
     pub fn count(&self) -> usize {
-        self.count
+        self.free.capacity()
     }
 
     /// Buffers free now.
@@ -115,7 +115,7 @@ impl PacketPool {
 
     /// Return a buffer the caller owns.
     pub fn free(&self, desc: u64) {
-        if (desc as usize) < self.count {
+        if (desc as usize) < self.count() {
             // Counted before it is pushed (and after it is popped), so the
             // count never falls below what the list holds, nor below 0.
             self.free_count.fetch_add(1, Ordering::Relaxed);
@@ -127,7 +127,7 @@ impl PacketPool {
         let i = desc as usize;
         // SAFETY: `i < count`, so the offset stays inside the pool's memory
         // (`new`'s contract).
-        (i < self.count).then(|| unsafe { self.base.as_ptr().add(i * BUF_BYTES) })
+        (i < self.count()).then(|| unsafe { self.base.as_ptr().add(i * BUF_BYTES) })
     }
 
     /// Write a packet into buffer `desc` (owned by the caller); the payload
